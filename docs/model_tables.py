@@ -1,0 +1,623 @@
+#!/usr/bin/env python3
+"""Regenerate the built-in model tables of dtsim (sim/src/workload/preset_data.rs).
+
+Plain Python 3, no third-party packages (no torch needed).
+
+Usage:
+    python3 docs/model_tables.py            # check totals, print per-layer and throughput tables
+    python3 docs/model_tables.py --rust     # print the complete preset_data.rs to stdout
+    python3 docs/model_tables.py --rust > sim/src/workload/preset_data.rs
+
+Counting conventions (also in docs/models.md):
+  * params: trainable dense parameters = conv/linear weights + biases + batch-norm
+    gamma/beta. Batch-norm running mean/var (buffers) are NOT counted.
+  * fwd_macs: multiply-accumulates of convolution and fully-connected layers for ONE
+    sample. Batch-norm, ReLU, pooling, residual adds, bias adds and softmax are not
+    counted (this is the convention of torchvision's "GFLOPS" column, which is in fact
+    GMACs, and of fvcore/ptflops conv+linear counts).
+  * activation_elems: elements of the tensor that the entry hands to the next entry,
+    for ONE sample. Pooling / flatten / dropout that sit between two entries are
+    attributed to the EARLIER entry (e.g. VGG conv1_2 includes pool1, ResNet conv1
+    includes the 3x3 max-pool, the last residual block includes global avg-pool).
+
+Every number the script prints is checked against the published totals below; the
+script exits non-zero if any check fails.
+"""
+
+import sys
+
+# --------------------------------------------------------------------------------------
+# Layer arithmetic
+# --------------------------------------------------------------------------------------
+
+
+def _pair(x):
+    return x if isinstance(x, tuple) else (x, x)
+
+
+def conv_out(h, w, k, stride=1, pad=0):
+    kh, kw = _pair(k)
+    sh, sw = _pair(stride)
+    ph, pw = _pair(pad)
+    return (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+
+
+class Conv:
+    """A conv layer (optionally followed by batch norm) applied to a (c, h, w) input."""
+
+    def __init__(self, cin, cout, h, w, k, stride=1, pad=0, bias=True, bn=False):
+        kh, kw = _pair(k)
+        self.ho, self.wo = conv_out(h, w, k, stride, pad)
+        self.cout = cout
+        weights = kh * kw * cin * cout
+        self.params = weights + (cout if bias else 0) + (2 * cout if bn else 0)
+        self.macs = weights * self.ho * self.wo
+
+
+def linear(fin, fout):
+    """(params, macs) of a fully-connected layer with bias."""
+    return fin * fout + fout, fin * fout
+
+
+def pool_out(h, w, k, stride, pad=0):
+    return conv_out(h, w, k, stride, pad)
+
+
+class Entry:
+    def __init__(self, name, params, macs, act):
+        self.name, self.params, self.macs, self.act = name, params, macs, act
+
+
+# --------------------------------------------------------------------------------------
+# Models
+# --------------------------------------------------------------------------------------
+
+
+def resnet50():
+    """torchvision resnet50 (ResNet-50 v1.5: stride 2 on the 3x3 conv of the bottleneck)."""
+    out = []
+    h = w = 224
+    c1 = Conv(3, 64, h, w, 7, 2, 3, bias=False, bn=True)  # 112x112
+    h, w = pool_out(c1.ho, c1.wo, 3, 2, 1)  # 56x56
+    out.append(Entry("conv1", c1.params, c1.macs, 64 * h * w))
+    inplanes = 64
+    for li, (planes, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]):
+        for b in range(blocks):
+            s = stride if b == 0 else 1
+            a = Conv(inplanes, planes, h, w, 1, 1, 0, bias=False, bn=True)
+            bb = Conv(planes, planes, a.ho, a.wo, 3, s, 1, bias=False, bn=True)
+            cc = Conv(planes, planes * 4, bb.ho, bb.wo, 1, 1, 0, bias=False, bn=True)
+            params, macs = a.params + bb.params + cc.params, a.macs + bb.macs + cc.macs
+            if b == 0:  # projection shortcut (downsample)
+                d = Conv(inplanes, planes * 4, h, w, 1, s, 0, bias=False, bn=True)
+                params += d.params
+                macs += d.macs
+            h, w, inplanes = cc.ho, cc.wo, planes * 4
+            last = li == 3 and b == blocks - 1
+            act = inplanes if last else inplanes * h * w  # last block absorbs global avg-pool
+            out.append(Entry("layer%d.%d" % (li + 1, b), params, macs, act))
+    p, m = linear(2048, 1000)
+    out.append(Entry("fc", p, m, 1000))
+    return out
+
+
+def vgg16():
+    """torchvision vgg16 (configuration D, no batch norm, 224x224)."""
+    cfg = [
+        ("conv1_1", 64), ("conv1_2", 64), "M",
+        ("conv2_1", 128), ("conv2_2", 128), "M",
+        ("conv3_1", 256), ("conv3_2", 256), ("conv3_3", 256), "M",
+        ("conv4_1", 512), ("conv4_2", 512), ("conv4_3", 512), "M",
+        ("conv5_1", 512), ("conv5_2", 512), ("conv5_3", 512), "M",
+    ]
+    out = []
+    c, h, w = 3, 224, 224
+    for item in cfg:
+        if item == "M":
+            h, w = pool_out(h, w, 2, 2)
+            out[-1].act = c * h * w  # pool attributed to the preceding conv
+            continue
+        name, cout = item
+        cv = Conv(c, cout, h, w, 3, 1, 1, bias=True, bn=False)
+        c, h, w = cout, cv.ho, cv.wo
+        out.append(Entry(name, cv.params, cv.macs, c * h * w))
+    # AdaptiveAvgPool2d((7, 7)) is the identity at 224x224 input.
+    for name, fin, fout in [("fc6", 512 * 7 * 7, 4096), ("fc7", 4096, 4096), ("fc8", 4096, 1000)]:
+        p, m = linear(fin, fout)
+        out.append(Entry(name, p, m, fout))
+    return out
+
+
+def alexnet():
+    """torchvision alexnet (the 'one weird trick' single-GPU variant: 64-192-384-256-256)."""
+    out = []
+    h = w = 224
+    c1 = Conv(3, 64, h, w, 11, 4, 2)  # 55x55
+    h, w = pool_out(c1.ho, c1.wo, 3, 2)  # 27x27
+    out.append(Entry("conv1", c1.params, c1.macs, 64 * h * w))
+    c2 = Conv(64, 192, h, w, 5, 1, 2)  # 27x27
+    h, w = pool_out(c2.ho, c2.wo, 3, 2)  # 13x13
+    out.append(Entry("conv2", c2.params, c2.macs, 192 * h * w))
+    c3 = Conv(192, 384, h, w, 3, 1, 1)
+    out.append(Entry("conv3", c3.params, c3.macs, 384 * h * w))
+    c4 = Conv(384, 256, h, w, 3, 1, 1)
+    out.append(Entry("conv4", c4.params, c4.macs, 256 * h * w))
+    c5 = Conv(256, 256, h, w, 3, 1, 1)
+    h, w = pool_out(c5.ho, c5.wo, 3, 2)  # 6x6; AdaptiveAvgPool2d((6,6)) is then the identity
+    out.append(Entry("conv5", c5.params, c5.macs, 256 * h * w))
+    for name, fin, fout in [("fc6", 256 * 6 * 6, 4096), ("fc7", 4096, 4096), ("fc8", 4096, 1000)]:
+        p, m = linear(fin, fout)
+        out.append(Entry(name, p, m, fout))
+    return out
+
+
+def _bc(cin, cout, h, w, k, stride=1, pad=0):
+    """torchvision BasicConv2d: conv (no bias) + BN."""
+    return Conv(cin, cout, h, w, k, stride, pad, bias=False, bn=True)
+
+
+def _sum(convs):
+    return sum(x.params for x in convs), sum(x.macs for x in convs)
+
+
+def inception_a(cin, pool_features, h, w):
+    convs = []
+    convs.append(_bc(cin, 64, h, w, 1))
+    convs.append(_bc(cin, 48, h, w, 1))
+    convs.append(_bc(48, 64, h, w, 5, 1, 2))
+    convs.append(_bc(cin, 64, h, w, 1))
+    convs.append(_bc(64, 96, h, w, 3, 1, 1))
+    convs.append(_bc(96, 96, h, w, 3, 1, 1))
+    convs.append(_bc(cin, pool_features, h, w, 1))  # after 3x3/1 avg-pool
+    return _sum(convs) + (64 + 64 + 96 + pool_features, h, w)
+
+
+def inception_b(cin, h, w):
+    b3 = _bc(cin, 384, h, w, 3, 2)
+    d1 = _bc(cin, 64, h, w, 1)
+    d2 = _bc(64, 96, h, w, 3, 1, 1)
+    d3 = _bc(96, 96, h, w, 3, 2)
+    ho, wo = b3.ho, b3.wo
+    return _sum([b3, d1, d2, d3]) + (384 + 96 + cin, ho, wo)
+
+
+def inception_c(cin, c7, h, w):
+    convs = [
+        _bc(cin, 192, h, w, 1),
+        _bc(cin, c7, h, w, 1),
+        _bc(c7, c7, h, w, (1, 7), 1, (0, 3)),
+        _bc(c7, 192, h, w, (7, 1), 1, (3, 0)),
+        _bc(cin, c7, h, w, 1),
+        _bc(c7, c7, h, w, (7, 1), 1, (3, 0)),
+        _bc(c7, c7, h, w, (1, 7), 1, (0, 3)),
+        _bc(c7, c7, h, w, (7, 1), 1, (3, 0)),
+        _bc(c7, 192, h, w, (1, 7), 1, (0, 3)),
+        _bc(cin, 192, h, w, 1),  # after 3x3/1 avg-pool
+    ]
+    return _sum(convs) + (768, h, w)
+
+
+def inception_d(cin, h, w):
+    a1 = _bc(cin, 192, h, w, 1)
+    a2 = _bc(192, 320, h, w, 3, 2)
+    b1 = _bc(cin, 192, h, w, 1)
+    b2 = _bc(192, 192, h, w, (1, 7), 1, (0, 3))
+    b3 = _bc(192, 192, h, w, (7, 1), 1, (3, 0))
+    b4 = _bc(192, 192, h, w, 3, 2)
+    return _sum([a1, a2, b1, b2, b3, b4]) + (320 + 192 + cin, a2.ho, a2.wo)
+
+
+def inception_e(cin, h, w):
+    convs = [
+        _bc(cin, 320, h, w, 1),
+        _bc(cin, 384, h, w, 1),
+        _bc(384, 384, h, w, (1, 3), 1, (0, 1)),
+        _bc(384, 384, h, w, (3, 1), 1, (1, 0)),
+        _bc(cin, 448, h, w, 1),
+        _bc(448, 384, h, w, 3, 1, 1),
+        _bc(384, 384, h, w, (1, 3), 1, (0, 1)),
+        _bc(384, 384, h, w, (3, 1), 1, (1, 0)),
+        _bc(cin, 192, h, w, 1),  # after 3x3/1 avg-pool
+    ]
+    return _sum(convs) + (320 + 768 + 768 + 192, h, w)
+
+
+def inception_aux_params():
+    """Params of torchvision's InceptionAux head (used only for the total check)."""
+    c0 = _bc(768, 128, 5, 5, 1)
+    c1 = _bc(128, 768, 5, 5, 5)
+    p, _ = linear(768, 1000)
+    return c0.params + c1.params + p
+
+
+def inception_v3():
+    """torchvision inception_v3 at 299x299, WITHOUT the auxiliary classifier (AuxLogits)."""
+    out = []
+    h = w = 299
+    a = _bc(3, 32, h, w, 3, 2)  # 149
+    out.append(Entry("Conv2d_1a_3x3", a.params, a.macs, 32 * a.ho * a.wo))
+    b = _bc(32, 32, a.ho, a.wo, 3)  # 147
+    out.append(Entry("Conv2d_2a_3x3", b.params, b.macs, 32 * b.ho * b.wo))
+    c = _bc(32, 64, b.ho, b.wo, 3, 1, 1)  # 147
+    h, w = pool_out(c.ho, c.wo, 3, 2)  # maxpool1 -> 73
+    out.append(Entry("Conv2d_2b_3x3", c.params, c.macs, 64 * h * w))
+    d = _bc(64, 80, h, w, 1)  # 73
+    out.append(Entry("Conv2d_3b_1x1", d.params, d.macs, 80 * d.ho * d.wo))
+    e = _bc(80, 192, d.ho, d.wo, 3)  # 71
+    h, w = pool_out(e.ho, e.wo, 3, 2)  # maxpool2 -> 35
+    out.append(Entry("Conv2d_4a_3x3", e.params, e.macs, 192 * h * w))
+    cin = 192
+    mods = [
+        ("Mixed_5b", lambda ci, h, w: inception_a(ci, 32, h, w)),
+        ("Mixed_5c", lambda ci, h, w: inception_a(ci, 64, h, w)),
+        ("Mixed_5d", lambda ci, h, w: inception_a(ci, 64, h, w)),
+        ("Mixed_6a", inception_b),
+        ("Mixed_6b", lambda ci, h, w: inception_c(ci, 128, h, w)),
+        ("Mixed_6c", lambda ci, h, w: inception_c(ci, 160, h, w)),
+        ("Mixed_6d", lambda ci, h, w: inception_c(ci, 160, h, w)),
+        ("Mixed_6e", lambda ci, h, w: inception_c(ci, 192, h, w)),
+        ("Mixed_7a", inception_d),
+        ("Mixed_7b", inception_e),
+        ("Mixed_7c", inception_e),
+    ]
+    for name, f in mods:
+        p, m, cin, h, w = f(cin, h, w)
+        act = cin if name == "Mixed_7c" else cin * h * w  # Mixed_7c absorbs global avg-pool
+        out.append(Entry(name, p, m, act))
+    p, m = linear(2048, 1000)
+    out.append(Entry("fc", p, m, 1000))
+    return out
+
+
+def resnet20():
+    """CIFAR-10 ResNet-20 of He et al. 2016 (Sec. 4.2), option-A (parameter-free) shortcuts.
+
+    Same as models/resnet.py of the gTop-k authors' code (hclhkbu/gtopkssgd): convs without
+    bias, BN after every conv, DownsampleA (avg-pool + zero channel padding) shortcuts.
+    """
+    out = []
+    h = w = 32
+    c1 = Conv(3, 16, h, w, 3, 1, 1, bias=False, bn=True)
+    out.append(Entry("conv1", c1.params, c1.macs, 16 * h * w))
+    cin = 16
+    for si, (planes, stride) in enumerate([(16, 1), (32, 2), (64, 2)]):
+        for b in range(3):
+            s = stride if b == 0 else 1
+            a = Conv(cin, planes, h, w, 3, s, 1, bias=False, bn=True)
+            bb = Conv(planes, planes, a.ho, a.wo, 3, 1, 1, bias=False, bn=True)
+            h, w, cin = bb.ho, bb.wo, planes
+            last = si == 2 and b == 2
+            act = planes if last else planes * h * w  # last block absorbs 8x8 avg-pool
+            out.append(Entry("layer%d.%d" % (si + 1, b), a.params + bb.params, a.macs + bb.macs, act))
+    p, m = linear(64, 10)
+    out.append(Entry("fc", p, m, 10))
+    return out
+
+
+def vgg16_cifar():
+    """VGG-16 for CIFAR-10 as in the gTop-k authors' code (hclhkbu/gtopkssgd models/vgg.py):
+    13 conv3x3 (with bias) each followed by BN, 5 max-pools, ONE Linear(512, 10)."""
+    cfg = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"]
+    names = ["conv1_1", "conv1_2", "conv2_1", "conv2_2", "conv3_1", "conv3_2", "conv3_3",
+             "conv4_1", "conv4_2", "conv4_3", "conv5_1", "conv5_2", "conv5_3"]
+    out = []
+    c, h, w = 3, 32, 32
+    i = 0
+    for item in cfg:
+        if item == "M":
+            h, w = pool_out(h, w, 2, 2)
+            out[-1].act = c * h * w
+            continue
+        cv = Conv(c, item, h, w, 3, 1, 1, bias=True, bn=True)
+        c, h, w = item, cv.ho, cv.wo
+        out.append(Entry(names[i], cv.params, cv.macs, c * h * w))
+        i += 1
+    p, m = linear(512, 10)
+    out.append(Entry("fc", p, m, 10))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Published totals to check against
+# --------------------------------------------------------------------------------------
+
+# (params, macs_rounded_to, macs_published) -- params must match EXACTLY; MACs must round
+# to the published figure. torchvision figures: "num_params" and "GFLOPS" (GMACs) on the
+# torchvision model pages (pytorch.org/vision/stable/models.html).
+PUBLISHED = {
+    "resnet50": dict(params=25_557_032, gmacs=4.09, src="torchvision resnet50: 25,557,032 params, 4.09 GFLOPS(=GMACs)"),
+    "vgg16": dict(params=138_357_544, gmacs=15.47, src="torchvision vgg16: 138,357,544 params, 15.47 GFLOPS(=GMACs)"),
+    "alexnet": dict(params=61_100_840, gmacs=0.71, src="torchvision alexnet: 61,100,840 params, 0.71 GFLOPS(=GMACs)"),
+    # inception: torchvision's 27,161,264 INCLUDES AuxLogits; we check (ours + aux) == that.
+    "inception_v3": dict(params=27_161_264, gmacs=5.71, src="torchvision inception_v3: 27,161,264 params incl. AuxLogits, 5.71 GFLOPS(=GMACs)"),
+    # He et al. 2016 Table 6: ResNet-20 "0.27M" params. Exact count for option-A shortcuts.
+    "resnet20": dict(params=269_722, gmacs=None, src="He et al. 2016 Table 6: 0.27M params (exact option-A count 269,722)"),
+    # Commonly quoted for kuangliu-style CIFAR VGG16 with BN and one Linear(512,10): 14.73M.
+    "vgg16_cifar": dict(params=14_728_266, gmacs=None, src="CIFAR VGG-16 (BN, 1 FC): 14,728,266 params"),
+}
+
+# --------------------------------------------------------------------------------------
+# Throughputs (samples/s on ONE GPU, training)
+# --------------------------------------------------------------------------------------
+
+# Measured (or back-computed exactly from published measurements).
+PARALLAX_RN50 = 7600.0 / 39.8  # Table 1 AR 7.6k img/s on 48 GPUs / Fig. 9 speedup 39.8x
+PARALLAX_INC3 = 5900.0 / 43.6  # Table 1 AR 5.9k img/s on 48 GPUs / Fig. 9 speedup 43.6x
+
+# gTop-k authors' repo hclhkbu/gtopkssgd, scripts/icdcs2019/communication.py,
+# realdata_speedup(): the nworkers=1 entry of each model (data behind Fig. 10).
+GTOPK_1GPU = {"resnet50": 52.873, "alexnet": 173.469, "resnet20": 920.632, "vgg16_cifar": 1317.333}
+# Same function, dense S-SGD per-worker throughput at 32 workers (x32 = Table IV 'Dense').
+GTOPK_DENSE32_PER_WORKER = {"vgg16_cifar": 12.600, "resnet20": 287.900, "alexnet": 1.234, "resnet50": 10.721}
+GTOPK_TABLE_IV_DENSE = {"vgg16_cifar": 403, "resnet20": 9212, "alexnet": 39, "resnet50": 343}
+
+# Lambda TensorFlow benchmark (tf_cnn_benchmarks), LambdaColdStorage/lambda-tensorflow-benchmark
+# tf-train-throughput-fp32.csv + tf-train-bs-fp32.csv at commit 080a6b7fee1c651228f227f52a2bed6ff90579cf.
+LAMBDA_A100_PCIE = {"alexnet": (10187, 1792), "inception_v3": (627, 224), "resnet50": (953, 224), "vgg16": (504, 224)}
+LAMBDA_1080TI = {"alexnet": (2636, 512), "inception_v3": (131, 64), "resnet50": (209, 64), "vgg16": (125, 56)}
+
+
+def r1(anchor, ref_model, ref_rn50):
+    """Derivation rule R1: throughput(m, g) = throughput(resnet50, g) * t_ref(m) / t_ref(resnet50)."""
+    return anchor * ref_model / ref_rn50
+
+
+def throughputs():
+    """Return {model: [(gpu, batch, samples_per_s, source, derived_bool, arithmetic)]}."""
+    T = {m: [] for m in ["resnet50", "inception_v3", "vgg16", "alexnet", "resnet20", "vgg16_cifar"]}
+    L1 = LAMBDA_1080TI
+    lam1080 = "Lambda TF bench GTX 1080 Ti"
+
+    def add(m, gpu, batch, v, src, derived, arith=""):
+        # Measured values are kept as published; back-computed ones (Parallax) to 0.01,
+        # DERIVED ones to 0.1 samples/s.
+        T[m].append((gpu, batch, round(v, 1) if derived else round(v, 3), src, derived, arith))
+
+    # ---- titan-xp (Parallax testbed: TF 1.6 + Horovod, batch 64/GPU)
+    add("resnet50", "titan-xp", 64, round(PARALLAX_RN50, 2),
+        "Parallax (EuroSys'19) Table 1 AR 7.6k img/s on 48 GPUs / Fig. 9 speedup 39.8x", False,
+        "7600 / 39.8 = %.2f" % PARALLAX_RN50)
+    add("inception_v3", "titan-xp", 64, round(PARALLAX_INC3, 2),
+        "Parallax (EuroSys'19) Table 1 AR 5.9k img/s on 48 GPUs / Fig. 9 speedup 43.6x", False,
+        "5900 / 43.6 = %.2f" % PARALLAX_INC3)
+    for m in ["vgg16", "alexnet"]:
+        v = r1(PARALLAX_RN50, L1[m][0], L1["resnet50"][0])
+        add(m, "titan-xp", 64, v,
+            "DERIVED: titan-xp resnet50 %.2f x %s %s/resnet50 %d/%d" % (PARALLAX_RN50, lam1080, m, L1[m][0], L1["resnet50"][0]),
+            True, "%.2f x %d / %d = %.1f" % (PARALLAX_RN50, L1[m][0], L1["resnet50"][0], v))
+    v = r1(PARALLAX_RN50, GTOPK_1GPU["resnet20"], GTOPK_1GPU["resnet50"])
+    add("resnet20", "titan-xp", 128, v,
+        "DERIVED: titan-xp resnet50 %.2f x gTop-k P102-100 resnet20/resnet50 920.632/52.873" % PARALLAX_RN50,
+        True, "%.2f x 920.632 / 52.873 = %.1f" % (PARALLAX_RN50, v))
+    v = r1(PARALLAX_RN50, GTOPK_1GPU["vgg16_cifar"], GTOPK_1GPU["resnet50"])
+    add("vgg16_cifar", "titan-xp", 128, v,
+        "DERIVED: titan-xp resnet50 %.2f x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873" % PARALLAX_RN50,
+        True, "%.2f x 1317.333 / 52.873 = %.1f" % (PARALLAX_RN50, v))
+
+    # ---- p102-100 (gTop-k testbed: PyTorch 0.4, 1 GbE, Celeron N3350 hosts)
+    gsrc = "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py"
+    add("resnet50", "p102-100", 256, GTOPK_1GPU["resnet50"], gsrc, False, "measured 52.873")
+    add("alexnet", "p102-100", 64, GTOPK_1GPU["alexnet"], gsrc, False, "measured 173.469")
+    add("resnet20", "p102-100", 128, GTOPK_1GPU["resnet20"], gsrc, False, "measured 920.632")
+    add("vgg16_cifar", "p102-100", 128, GTOPK_1GPU["vgg16_cifar"], gsrc, False, "measured 1317.333")
+    for m in ["vgg16", "inception_v3"]:
+        v = r1(GTOPK_1GPU["resnet50"], L1[m][0], L1["resnet50"][0])
+        add(m, "p102-100", 256, v,
+            "DERIVED: p102-100 resnet50 52.873 x %s %s/resnet50 %d/%d" % (lam1080, m, L1[m][0], L1["resnet50"][0]),
+            True, "52.873 x %d / %d = %.1f" % (L1[m][0], L1["resnet50"][0], v))
+
+    # ---- a100 (Lambda TF benchmark, A100 40GB PCIe, 'fp32' label = TF32 tensor-core math)
+    asrc = "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv"
+    for m in ["resnet50", "inception_v3", "vgg16", "alexnet"]:
+        v, b = LAMBDA_A100_PCIE[m]
+        add(m, "a100", b, v, asrc, False, "measured %d" % v)
+    a_rn50 = LAMBDA_A100_PCIE["resnet50"][0]
+    for m in ["resnet20", "vgg16_cifar"]:
+        v = r1(a_rn50, GTOPK_1GPU[m], GTOPK_1GPU["resnet50"])
+        add(m, "a100", 128, v,
+            "DERIVED: a100 resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (a_rn50, m, GTOPK_1GPU[m]),
+            True, "%d x %.3f / 52.873 = %.1f" % (a_rn50, GTOPK_1GPU[m], v))
+    return T
+
+
+# --------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------
+
+MODELS = [
+    ("resnet50", "224x224x3 ImageNet", resnet50, "RESNET50"),
+    ("inception_v3", "299x299x3 ImageNet", inception_v3, "INCEPTION_V3"),
+    ("vgg16", "224x224x3 ImageNet", vgg16, "VGG16"),
+    ("alexnet", "224x224x3 ImageNet", alexnet, "ALEXNET"),
+    ("resnet20", "32x32x3 CIFAR-10", resnet20, "RESNET20"),
+]
+EXTRA = [("vgg16_cifar", "32x32x3 CIFAR-10", vgg16_cifar, "VGG16_CIFAR")]
+
+
+def check(name, entries):
+    ok = True
+    tp = sum(e.params for e in entries)
+    tm = sum(e.macs for e in entries)
+    pub = PUBLISHED[name]
+    want = pub["params"]
+    got = tp + (inception_aux_params() if name == "inception_v3" else 0)
+    if got != want:
+        print("FAIL %s params %d != published %d" % (name, got, want))
+        ok = False
+    if pub["gmacs"] is not None and round(tm / 1e9, 2) != pub["gmacs"]:
+        print("FAIL %s GMACs %.4f does not round to published %.2f" % (name, tm / 1e9, pub["gmacs"]))
+        ok = False
+    return ok, tp, tm
+
+
+def fmt_int(n):
+    return "{:_}".format(n)
+
+
+def emit_rust(tables, T):
+    o = []
+    o.append("//! Built-in model presets: per-layer (or per-block) parameter counts, forward FLOPs and output activation sizes, plus measured single-GPU throughputs used to turn FLOPs into time. Sources: docs/models.md.")
+    o.append("//!")
+    o.append("//! GENERATED by `python3 docs/model_tables.py --rust`; edit the script, not this file.")
+    o.append("//! Counting conventions: `params` = weights + biases + BN gamma/beta; `fwd_macs` = conv +")
+    o.append("//! fully-connected multiply-accumulates only (BN/ReLU/pool/add not counted); `activation_elems`")
+    o.append("//! = elements of the tensor handed to the next entry, pooling between entries belonging to the")
+    o.append("//! earlier entry. Throughput `source` strings starting with \"DERIVED\" are not measurements;")
+    o.append("//! the arithmetic is in docs/models.md.")
+    o.append("")
+    o.append("""/// One layer or block of a preset model, in forward order.
+#[derive(Debug, Clone, Copy)]
+pub struct PresetLayer {
+    /// Layer or block name, e.g. "conv1", "layer3.2", "fc6".
+    pub name: &'static str,
+    /// Trainable dense parameters (weights + biases + batch-norm scale/shift; NOT batch-norm running stats).
+    pub params: u64,
+    /// Forward multiply-accumulate operations for ONE sample (MACs, not FLOPs).
+    pub fwd_macs: u64,
+    /// Elements of the layer's output activation for ONE sample.
+    pub activation_elems: u64,
+}
+
+/// A measured single-GPU training throughput of one model on one GPU.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuThroughput {
+    /// GPU key used in scenario files: "titan-xp", "p102-100", "a100" (and optionally "v100", "h100").
+    pub gpu: &'static str,
+    /// Batch size per GPU at which it was measured.
+    pub batch: u32,
+    /// Training throughput in samples per second on one GPU (forward + backward + update).
+    pub samples_per_s: f64,
+    /// Short citation (the full one is in docs/models.md).
+    pub source: &'static str,
+}
+
+/// A built-in model.
+#[derive(Debug, Clone, Copy)]
+pub struct PresetModel {
+    /// Key used in scenario files: "resnet50", "inception_v3", "vgg16", "alexnet", "resnet20".
+    pub name: &'static str,
+    /// Input description, e.g. "224x224x3 ImageNet", "32x32x3 CIFAR-10".
+    pub input: &'static str,
+    /// Layers in forward order.
+    pub layers: &'static [PresetLayer],
+    /// Measured throughputs, one per GPU.
+    pub throughputs: &'static [GpuThroughput],
+}""")
+    o.append("")
+    docs = {
+        "resnet50": "ResNet-50, torchvision `resnet50` (v1.5: stride on the 3x3 conv). conv1 entry = conv1+bn1+maxpool; one entry per bottleneck block (incl. its downsample); layer4.2 includes global avg-pool; fc = 2048x1000.",
+        "inception_v3": "Inception-v3, torchvision `inception_v3` at 299x299, WITHOUT the auxiliary classifier (AuxLogits, 3,326,696 params, excluded). Entries: 5 stem convs (BN incl.; max-pools attributed to Conv2d_2b/Conv2d_4a), Mixed_5b..Mixed_7c (7c incl. global avg-pool), fc.",
+        "vgg16": "VGG-16 (configuration D), torchvision `vgg16` without batch norm: 13 conv entries (max-pools attributed to the preceding conv) + fc6/fc7/fc8.",
+        "alexnet": "AlexNet, torchvision `alexnet` (single-tower 'one weird trick' variant, 64-192-384-256-256 convs), NOT the original two-GPU network (60,965,224 params in Caffe's bvlc_alexnet).",
+        "resnet20": "ResNet-20 for CIFAR-10 (He et al. 2016, Sec. 4.2), option-A parameter-free shortcuts, as in the gTop-k authors' code: conv1, 9 basic blocks, fc (64x10).",
+        "vgg16_cifar": "CIFAR-10 VGG-16 as actually trained in the gTop-k paper (authors' models/vgg.py): 13 conv3x3+BN, ONE fc 512x10. Not in PRESETS; provided for reproducing gTop-k Table IV.",
+    }
+    short = {
+        "resnet50": "ResNet-50 (torchvision, ImageNet 224x224): 18 entries.",
+        "inception_v3": "Inception-v3 (torchvision, ImageNet 299x299, no aux classifier): 17 entries.",
+        "vgg16": "VGG-16 (torchvision, ImageNet 224x224): 13 conv + 3 FC entries.",
+        "alexnet": "AlexNet (torchvision variant, ImageNet 224x224): 5 conv + 3 FC entries.",
+        "resnet20": "ResNet-20 (He et al. 2016, CIFAR-10 32x32): conv1, 9 basic blocks, fc.",
+        "vgg16_cifar": "VGG-16 for CIFAR-10 as trained by gTop-k (BN, one FC): 13 conv + 1 FC entries.",
+    }
+    for name, inp, _, const in tables:
+        entries = tables_entries[name]
+        tp = sum(e.params for e in entries)
+        tm = sum(e.macs for e in entries)
+        o.append("/// %s" % docs[name])
+        o.append("/// Totals: %s params, %s forward MACs per sample." % (fmt_int(tp), fmt_int(tm)))
+        o.append("const %s_LAYERS: &[PresetLayer] = &[" % const)
+        for e in entries:
+            o.append("    PresetLayer { name: %s, params: %s, fwd_macs: %s, activation_elems: %s }," % (
+                '"%s"' % e.name, fmt_int(e.params), fmt_int(e.macs), fmt_int(e.act)))
+        o.append("];")
+        o.append("")
+        o.append("/// Single-GPU training throughputs of `%s` (see docs/models.md for full citations and arithmetic)." % name)
+        o.append("const %s_THROUGHPUTS: &[GpuThroughput] = &[" % const)
+        for gpu, batch, v, src, derived, _ in T[name]:
+            o.append("    GpuThroughput { gpu: \"%s\", batch: %d, samples_per_s: %r, source: \"%s\" }," % (gpu, batch, float(v), src))
+        o.append("];")
+        o.append("")
+    for name, inp, _, const in tables:
+        o.append("/// %s" % short[name])
+        o.append("const %s: PresetModel = PresetModel { name: \"%s\", input: \"%s\", layers: %s_LAYERS, throughputs: %s_THROUGHPUTS };" % (
+            const, name, inp, const, const))
+        o.append("")
+    o.append("/// The built-in models, looked up by `name` from scenario files.")
+    o.append("pub const PRESETS: &[PresetModel] = &[RESNET50, INCEPTION_V3, VGG16, ALEXNET, RESNET20];")
+    o.append("")
+    o.append("/// Extra model, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the")
+    o.append("/// gTop-k paper actually trained (its Table IV 'VGG-16' row). Use it to reproduce gTop-k results;")
+    o.append("/// the ImageNet `vgg16` preset is a different, 9.4x larger network.")
+    o.append("pub const EXTRA_PRESETS: &[PresetModel] = &[VGG16_CIFAR];")
+    return "\n".join(o) + "\n"
+
+
+tables_entries = {}
+
+
+def rustfmt(src):
+    """Format with rustfmt (edition 2024, as the workspace) if it is installed."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("rustfmt")
+    if exe is None:
+        return src
+    r = subprocess.run([exe, "--edition", "2024", "--emit", "stdout"], input=src,
+                       capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 and r.stdout.strip() else src
+
+
+def main():
+    all_ok = True
+    rows = []
+    for name, inp, f, const in MODELS + EXTRA:
+        entries = f()
+        tables_entries[name] = entries
+        ok, tp, tm = check(name, entries)
+        all_ok &= ok
+        rows.append((name, inp, len(entries), tp, tm, ok))
+    T = throughputs()
+
+    # Cross-check the gTop-k repo numbers against the paper's Table IV dense column.
+    for m, per in GTOPK_DENSE32_PER_WORKER.items():
+        if abs(per * 32 - GTOPK_TABLE_IV_DENSE[m]) > 1.0:
+            print("FAIL gTop-k dense 32-GPU %s: %.1f vs Table IV %d" % (m, per * 32, GTOPK_TABLE_IV_DENSE[m]))
+            all_ok = False
+
+    if "--rust" in sys.argv:
+        if not all_ok:
+            sys.exit(1)
+        sys.stdout.write(rustfmt(emit_rust(MODELS + EXTRA, T)))
+        return
+
+    print("== Totals (checked against published) ==")
+    print("%-13s %-20s %7s %14s %16s %s" % ("model", "input", "entries", "params", "fwd MACs", "check"))
+    for name, inp, n, tp, tm, ok in rows:
+        print("%-13s %-20s %7d %14s %16s %s" % (name, inp, n, "{:,}".format(tp), "{:,}".format(tm), "OK" if ok else "FAIL"))
+        print("    published: %s" % PUBLISHED[name]["src"])
+    print("    inception_v3 AuxLogits params (excluded): {:,}".format(inception_aux_params()))
+    print()
+    for name, inp, f, const in MODELS + EXTRA:
+        print("== %s (%s) ==" % (name, inp))
+        print("| entry | params | fwd MACs | activation elems |")
+        print("|---|---:|---:|---:|")
+        for e in tables_entries[name]:
+            print("| %s | %s | %s | %s |" % (e.name, "{:,}".format(e.params), "{:,}".format(e.macs), "{:,}".format(e.act)))
+        print()
+    print("== Throughputs (samples/s, one GPU, training) ==")
+    print("| model | gpu | batch | samples/s | kind | arithmetic | source |")
+    print("|---|---|---:|---:|---|---|---|")
+    for m in T:
+        for gpu, batch, v, src, derived, arith in T[m]:
+            print("| %s | %s | %d | %s | %s | %s | %s |" % (m, gpu, batch, v, "DERIVED" if derived else "measured", arith, src))
+    print()
+    print("gTop-k cross-check: 32 x dense per-worker = " + ", ".join(
+        "%s %.1f (Table IV %d)" % (m, GTOPK_DENSE32_PER_WORKER[m] * 32, GTOPK_TABLE_IV_DENSE[m]) for m in GTOPK_DENSE32_PER_WORKER))
+    print("ALL CHECKS PASSED" if all_ok else "SOME CHECKS FAILED")
+    sys.exit(0 if all_ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+//! The analytical (α-β) cost of a collective.
+//!
+//! Each step of the collective's program costs, for the slowest of its
+//! transfers, the path latency α plus the bytes of the most loaded link on
+//! the path divided by that link's bandwidth:
+//!
+//! ```text
+//! T(m) = Σ_steps max_f ( α_f + m · max_{l ∈ path(f)} load_l / B_l )
+//! ```
+//!
+//! with `load_l` the bytes per unit of buffer that the step puts on link l.
+//! Links are full duplex, so a step in which every GPU sends one message
+//! and receives one costs α + size/B, not twice that (CASES.md convention 1).
+//! Transfers of one step that share a link (a PS server's NIC, a node's NIC
+//! in a hierarchical AllReduce) share it; transfers of different collectives
+//! never contend here — that is the flow model's job.
+//!
+//! For a ring over one link class the sum is the closed form of BaiduRing and
+//! gTop-k Eq. 5: T = 2(N−1)α + 2(N−1)/N · m · β. The model is compiled once
+//! per (collective, cluster) into a few (α, β) pairs per distinct step, so
+//! evaluating it at a new size is O(steps with distinct shapes), O(1) for
+//! rings.
+
+use super::Collective;
+use super::program::Phase;
+use crate::cluster::{ClusterSpec, Topology};
+
+/// A compiled α-β cost model: `T(m) = Σ mult · max_j (α_j + m·c_j)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostModel {
+    /// (multiplicity, terms (α seconds, c seconds per byte of buffer)).
+    steps: Vec<(u32, Vec<(f64, f64)>)>,
+    /// Bytes sent by all participants together, per byte of buffer.
+    sent_per_byte: f64,
+    gpus: u32,
+}
+
+impl CostModel {
+    /// Compiles the cost model of `coll` on `cluster`.
+    pub fn new(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
+        let topo = Topology::new(cluster);
+        let caps = topo.capacities();
+        // A program for a 1-byte buffer: every send's bytes are then the
+        // fraction of the buffer it carries.
+        let prog = coll.program(cluster, 1.0);
+        let mut load = vec![0.0f64; caps.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut flows: Vec<(f64, crate::cluster::Path)> = Vec::new();
+        let mut out = Vec::new();
+        let mut steps: Vec<(u32, Vec<(f64, f64)>)> = Vec::new();
+        let mut sent = 0.0;
+        for (i, phase) in prog.phases().iter().enumerate() {
+            let range = prog.phase_range(i);
+            // every step of a ring phase has the same shape
+            let (eval, mult): (Vec<u32>, u32) = match phase {
+                Phase::Ring { .. } if !range.is_empty() => (vec![range.start], range.len() as u32),
+                _ => (range.collect(), 1),
+            };
+            for step in eval {
+                flows.clear();
+                let mut step_sent = 0.0;
+                for p in 0..prog.participants() {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    for &(d, bytes) in &out {
+                        let path = topo.path(prog.endpoint(p), prog.endpoint(d));
+                        step_sent += bytes;
+                        for &l in path.links() {
+                            if load[l as usize] == 0.0 {
+                                touched.push(l);
+                            }
+                            load[l as usize] += bytes;
+                        }
+                        flows.push((path.latency, path));
+                    }
+                }
+                sent += step_sent * mult as f64;
+                let mut terms: Vec<(f64, f64)> = Vec::new();
+                for (alpha, path) in &flows {
+                    let c = path
+                        .links()
+                        .iter()
+                        .map(|&l| load[l as usize] / caps[l as usize])
+                        .fold(0.0, f64::max);
+                    // keep only terms not dominated by another
+                    if terms.iter().any(|&(a, b)| a >= *alpha && b >= c) {
+                        continue;
+                    }
+                    terms.retain(|&(a, b)| !(*alpha >= a && c >= b));
+                    terms.push((*alpha, c));
+                }
+                for &l in &touched {
+                    load[l as usize] = 0.0;
+                }
+                touched.clear();
+                if terms.is_empty() {
+                    continue;
+                }
+                terms.sort_by(|x, y| x.partial_cmp(y).unwrap());
+                match steps.last_mut() {
+                    Some((m, t)) if *t == terms => *m += mult,
+                    _ => steps.push((mult, terms)),
+                }
+            }
+        }
+        CostModel {
+            steps,
+            sent_per_byte: sent,
+            gpus: cluster.gpus(),
+        }
+    }
+
+    /// Time in seconds for a buffer of `bytes`.
+    pub fn time(&self, bytes: f64) -> f64 {
+        self.steps
+            .iter()
+            .map(|(mult, terms)| {
+                *mult as f64
+                    * terms
+                        .iter()
+                        .map(|&(a, c)| a + bytes * c)
+                        .fold(0.0, f64::max)
+            })
+            .sum()
+    }
+
+    /// Bytes sent by all participants together for a buffer of `bytes`.
+    pub fn bytes_sent_total(&self, bytes: f64) -> f64 {
+        self.sent_per_byte * bytes
+    }
+
+    /// Bytes sent per GPU (all participants' bytes divided by the GPUs, so
+    /// that PS servers' pulls are charged to the GPUs of their node).
+    pub fn bytes_sent_per_gpu(&self, bytes: f64) -> f64 {
+        self.bytes_sent_total(bytes) / self.gpus as f64
+    }
+
+    /// Number of steps of the program.
+    pub fn steps(&self) -> u32 {
+        self.steps.iter().map(|(m, _)| *m).sum()
+    }
+}

@@ -1,0 +1,287 @@
+//! Collective operations: what each one sends, and what it costs.
+//!
+//! Every collective is built from point-to-point sends ([`program`]) and
+//! can be costed two ways:
+//!
+//! * [`analytical::CostModel`]: each step costs the latency of its slowest
+//!   path plus its bytes over the most loaded link of that path (α-β with
+//!   full-duplex links). For a ring AllReduce over N GPUs with one link
+//!   class this is exactly 2(N−1)α + 2(N−1)/N·m·β (BaiduRing; gTop-k Eq. 5).
+//! * [`exec::run_flow`]: the same sends as flows of the max-min fair
+//!   network model, each participant moving on as soon as its own messages
+//!   of a step are done.
+//!
+//! ```text
+//!  ring AllReduce, N = 4, 2(N−1) = 6 steps of m/4:
+//!     GPU0 ──▶ GPU1
+//!      ▲        │       steps 1-3: reduce-scatter (each GPU ends with 1/4 summed)
+//!      │        ▼       steps 4-6: all-gather   (each GPU ends with all of it)
+//!     GPU3 ◀── GPU2
+//! ```
+//!
+//! ```
+//! use sim::cluster::ClusterSpec;
+//! use sim::collective::{Collective, Op};
+//! // BaiduRing BR-A1: 1.2 GB over 40 GPUs on 6 GB/s links, no latency.
+//! let cluster = ClusterSpec::flat(40, 6e9, 0.0);
+//! let c = Collective::new(Op::AllReduce);
+//! let t = c.analytical(&cluster).time(1.2e9);
+//! assert!((t - 0.390).abs() < 1e-9);
+//! ```
+
+pub mod analytical;
+pub mod exec;
+pub mod program;
+
+use crate::cluster::ClusterSpec;
+use program::{Grouping, Phase, Program};
+
+/// A collective operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    /// Sum over all GPUs, result on all GPUs. Size: the buffer.
+    AllReduce,
+    /// Concatenation of every GPU's part on every GPU. Size: the whole
+    /// output (N parts), as nccl-tests counts it.
+    AllGather,
+    /// Sum, each GPU keeping 1/N. Size: the whole input.
+    ReduceScatter,
+    /// Root's buffer to every GPU. Size: the buffer.
+    Broadcast,
+    /// Every GPU sends a distinct 1/N of its buffer to every other GPU.
+    /// Size: one GPU's send buffer.
+    AllToAll,
+    /// Parameter-server push of gradients and pull of parameters. Size: the
+    /// variable, sharded evenly over the servers.
+    Ps,
+}
+
+impl Op {
+    /// All operations, in a fixed order.
+    pub const ALL: [Op; 6] = [
+        Op::AllReduce,
+        Op::AllGather,
+        Op::ReduceScatter,
+        Op::Broadcast,
+        Op::AllToAll,
+        Op::Ps,
+    ];
+
+    /// Name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::AllReduce => "allreduce",
+            Op::AllGather => "allgather",
+            Op::ReduceScatter => "reducescatter",
+            Op::Broadcast => "broadcast",
+            Op::AllToAll => "alltoall",
+            Op::Ps => "ps",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// The algorithms this operation supports; the first is the default.
+    pub fn algorithms(self) -> &'static [Algo] {
+        match self {
+            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Hierarchical],
+            Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
+            Op::Broadcast => &[Algo::Binomial],
+            Op::AllToAll => &[Algo::Pairwise],
+            Op::Ps => &[Algo::Overlapped, Algo::Sequential],
+        }
+    }
+
+    /// nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
+    /// AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll (n−1)/n;
+    /// Broadcast 1 (nccl-tests `doc/PERFORMANCE.md`). For PS we report the
+    /// bandwidth of the busiest server NIC direction: workers/servers.
+    pub fn busbw_factor(self, n: u32) -> f64 {
+        let n = n as f64;
+        match self {
+            Op::AllReduce => 2.0 * (n - 1.0) / n,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll => (n - 1.0) / n,
+            Op::Broadcast | Op::Ps => 1.0,
+        }
+    }
+}
+
+/// An algorithm implementing an [`Op`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Algo {
+    /// Ring: 2(N−1) steps of m/N (AllReduce), N−1 (AllGather, ReduceScatter).
+    Ring,
+    /// Binomial-tree reduce to rank 0, then binomial broadcast:
+    /// 2⌈log2 N⌉ steps of m (not pipelined).
+    Tree,
+    /// Intra-node ring reduce-scatter, inter-node ring AllReduce per rail
+    /// (GPU i of every node), intra-node ring all-gather.
+    Hierarchical,
+    /// Binomial-tree broadcast from rank 0: ⌈log2 N⌉ steps of m.
+    Binomial,
+    /// Pairwise exchange: N−1 steps of m/N.
+    Pairwise,
+    /// PS push and pull stream concurrently (full-duplex, Parallax Table 3).
+    Overlapped,
+    /// PS pull after the push.
+    Sequential,
+}
+
+impl Algo {
+    /// Name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Ring => "ring",
+            Algo::Tree => "tree",
+            Algo::Hierarchical => "hierarchical",
+            Algo::Binomial => "binomial",
+            Algo::Pairwise => "pairwise",
+            Algo::Overlapped => "overlapped",
+            Algo::Sequential => "sequential",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Option<Algo> {
+        [
+            Algo::Ring,
+            Algo::Tree,
+            Algo::Hierarchical,
+            Algo::Binomial,
+            Algo::Pairwise,
+            Algo::Overlapped,
+            Algo::Sequential,
+        ]
+        .into_iter()
+        .find(|a| a.name() == s)
+    }
+}
+
+/// A collective over all GPUs of a cluster (and its PS servers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Collective {
+    /// The operation.
+    pub op: Op,
+    /// The algorithm (one of `op.algorithms()`).
+    pub algo: Algo,
+    /// PS: number of servers (0 = one per node).
+    pub ps_servers: u32,
+    /// PS: reduce the GPUs of a node first and let one GPU per node push
+    /// and pull (Parallax "local aggregation").
+    pub local_aggregation: bool,
+}
+
+impl Collective {
+    /// `op` with its default algorithm, one PS server per node, and local
+    /// aggregation off.
+    pub fn new(op: Op) -> Collective {
+        Collective {
+            op,
+            algo: op.algorithms()[0],
+            ps_servers: 0,
+            local_aggregation: false,
+        }
+    }
+
+    /// With a given algorithm; `None` if `op` does not support it.
+    pub fn with_algo(self, algo: Algo) -> Option<Collective> {
+        self.op
+            .algorithms()
+            .contains(&algo)
+            .then_some(Collective { algo, ..self })
+    }
+
+    /// Number of PS servers on `cluster`.
+    pub fn servers(&self, cluster: &ClusterSpec) -> u32 {
+        if self.op != Op::Ps {
+            0
+        } else if self.ps_servers == 0 {
+            cluster.nodes
+        } else {
+            self.ps_servers
+        }
+    }
+
+    /// The step program for a buffer of `bytes`.
+    pub fn program(&self, cluster: &ClusterSpec, bytes: f64) -> Program {
+        let n = cluster.gpus() as f64;
+        let g = cluster.gpus_per_node as f64;
+        let nodes = cluster.nodes as f64;
+        let all = Grouping::All;
+        let phases = match (self.op, self.algo) {
+            (Op::AllReduce, Algo::Ring) => vec![Phase::Ring {
+                group: all,
+                steps: 2 * (cluster.gpus() - 1),
+                chunk: bytes / n,
+            }],
+            (Op::AllReduce, Algo::Tree) => vec![
+                Phase::BinomialReduce { group: all, bytes },
+                Phase::BinomialBcast { group: all, bytes },
+            ],
+            (Op::AllReduce, Algo::Hierarchical) => vec![
+                Phase::Ring {
+                    group: Grouping::IntraNode,
+                    steps: cluster.gpus_per_node - 1,
+                    chunk: bytes / g,
+                },
+                Phase::Ring {
+                    group: Grouping::Rail,
+                    steps: 2 * (cluster.nodes - 1),
+                    chunk: bytes / (g * nodes),
+                },
+                Phase::Ring {
+                    group: Grouping::IntraNode,
+                    steps: cluster.gpus_per_node - 1,
+                    chunk: bytes / g,
+                },
+            ],
+            (Op::AllGather | Op::ReduceScatter, _) => vec![Phase::Ring {
+                group: all,
+                steps: cluster.gpus() - 1,
+                chunk: bytes / n,
+            }],
+            (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
+            (Op::AllToAll, _) => vec![Phase::Pairwise {
+                group: all,
+                chunk: bytes / n,
+            }],
+            (Op::Ps, algo) => {
+                let shard = bytes / self.servers(cluster) as f64;
+                let overlap = algo != Algo::Sequential;
+                if self.local_aggregation && cluster.gpus_per_node > 1 {
+                    vec![
+                        Phase::BinomialReduce {
+                            group: Grouping::IntraNode,
+                            bytes,
+                        },
+                        Phase::Ps {
+                            leaders_only: true,
+                            shard,
+                            overlap,
+                        },
+                        Phase::BinomialBcast {
+                            group: Grouping::IntraNode,
+                            bytes,
+                        },
+                    ]
+                } else {
+                    vec![Phase::Ps {
+                        leaders_only: false,
+                        shard,
+                        overlap,
+                    }]
+                }
+            }
+            (op, algo) => panic!("{} does not support {}", op.name(), algo.name()),
+        };
+        Program::new(cluster, phases, self.servers(cluster))
+    }
+
+    /// The closed-form cost model of this collective on `cluster`.
+    pub fn analytical(&self, cluster: &ClusterSpec) -> analytical::CostModel {
+        analytical::CostModel::new(self, cluster)
+    }
+}

@@ -1,0 +1,399 @@
+//! Collectives as per-participant step programs of point-to-point sends.
+//!
+//! A collective is a sequence of *phases* (a ring pass, a binomial reduce,
+//! a pairwise exchange, a parameter-server exchange). Phases are cut into
+//! global steps that every participant walks through in order. In step `k`
+//! a participant sends its messages and waits for the messages addressed to
+//! it in step `k`; only then does it enter step `k + 1`. A participant with
+//! nothing to do in a step passes through it at once. There is no global
+//! barrier: neighbours synchronise only through their messages, as NCCL and
+//! MPI implementations do.
+//!
+//! Participants `0..gpus` are GPUs (by global index); participants
+//! `gpus..gpus + servers` are parameter-server processes on node hosts.
+//!
+//! A program stores only its shape, never a list of transfers, so a ring
+//! over 4096 GPUs costs a few words of memory.
+
+use crate::cluster::{ClusterSpec, Endpoint};
+
+/// Participant index: GPUs first, then PS servers.
+pub type Participant = u32;
+
+/// Which participants form the groups a phase runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// One group of all GPUs, in the cluster's rank placement order.
+    All,
+    /// One group per node, of that node's GPUs.
+    IntraNode,
+    /// One group per local GPU index ("rail"): GPU i of every node.
+    Rail,
+}
+
+/// One phase of a collective.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Phase {
+    /// `steps` steps in which every member sends `chunk` bytes to the next
+    /// member of its group (ring reduce-scatter, all-gather, all-reduce).
+    Ring {
+        /// Groups the rings run in.
+        group: Grouping,
+        /// Number of steps.
+        steps: u32,
+        /// Bytes per send.
+        chunk: f64,
+    },
+    /// Binomial-tree reduction to member 0: ⌈log2 s⌉ steps of `bytes`.
+    BinomialReduce {
+        /// Groups.
+        group: Grouping,
+        /// Bytes per send.
+        bytes: f64,
+    },
+    /// Binomial-tree broadcast from member 0: ⌈log2 s⌉ steps of `bytes`.
+    BinomialBcast {
+        /// Groups.
+        group: Grouping,
+        /// Bytes per send.
+        bytes: f64,
+    },
+    /// Pairwise exchange: s−1 steps; in step j member i sends `chunk` to
+    /// member (i + j) mod s.
+    Pairwise {
+        /// Groups.
+        group: Grouping,
+        /// Bytes per send.
+        chunk: f64,
+    },
+    /// Parameter-server push and pull of a variable sharded evenly over the
+    /// servers: each worker sends `shard` bytes to every server and each
+    /// server sends `shard` bytes to every worker. With `overlap` the push
+    /// and pull stream concurrently (one step: a server that returns each
+    /// aggregated piece while the next arrives, the full-duplex accounting of
+    /// Parallax Table 3); without, the pull follows the push (two steps).
+    Ps {
+        /// Whether only GPU 0 of each node is a worker (local aggregation).
+        leaders_only: bool,
+        /// Bytes per worker-server pair in each direction.
+        shard: f64,
+        /// Push and pull concurrently.
+        overlap: bool,
+    },
+}
+
+/// A collective's program over a cluster.
+#[derive(Debug, Clone)]
+pub struct Program {
+    phases: Vec<Phase>,
+    /// First global step of each phase, plus the total at the end.
+    phase_start: Vec<u32>,
+    gpus: u32,
+    nodes: u32,
+    gpus_per_node: u32,
+    nics_per_node: u32,
+    servers: u32,
+    scattered: bool,
+}
+
+fn ceil_log2(s: u32) -> u32 {
+    if s <= 1 { 0 } else { 32 - (s - 1).leading_zeros() }
+}
+
+impl Program {
+    /// Builds a program from phases; `servers` PS processes are placed one
+    /// per node in turn (server j on node j mod nodes).
+    pub fn new(spec: &ClusterSpec, phases: Vec<Phase>, servers: u32) -> Program {
+        let mut p = Program {
+            phases: Vec::new(),
+            phase_start: vec![0],
+            gpus: spec.gpus(),
+            nodes: spec.nodes,
+            gpus_per_node: spec.gpus_per_node,
+            nics_per_node: spec.nics_per_node,
+            servers,
+            scattered: spec.placement == crate::cluster::Placement::Scattered,
+        };
+        for ph in phases {
+            let steps = p.phase_steps(&ph);
+            let last = *p.phase_start.last().unwrap();
+            p.phase_start.push(last + steps);
+            p.phases.push(ph);
+        }
+        p
+    }
+
+    /// The phases.
+    pub fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
+
+    /// Number of participants (GPUs plus servers).
+    pub fn participants(&self) -> u32 {
+        self.gpus + self.servers
+    }
+
+    /// Number of global steps.
+    pub fn steps(&self) -> u32 {
+        *self.phase_start.last().unwrap()
+    }
+
+    /// Global step range of phase `i`.
+    pub fn phase_range(&self, i: usize) -> std::ops::Range<u32> {
+        self.phase_start[i]..self.phase_start[i + 1]
+    }
+
+    fn group_size(&self, g: Grouping) -> u32 {
+        match g {
+            Grouping::All => self.gpus,
+            Grouping::IntraNode => self.gpus_per_node,
+            Grouping::Rail => self.nodes,
+        }
+    }
+
+    fn phase_steps(&self, ph: &Phase) -> u32 {
+        match *ph {
+            Phase::Ring { group, steps, .. } => {
+                if self.group_size(group) > 1 {
+                    steps
+                } else {
+                    0
+                }
+            }
+            Phase::BinomialReduce { group, .. } | Phase::BinomialBcast { group, .. } => {
+                ceil_log2(self.group_size(group))
+            }
+            Phase::Pairwise { group, .. } => self.group_size(group).saturating_sub(1),
+            Phase::Ps { overlap, .. } => {
+                if overlap {
+                    1
+                } else {
+                    2
+                }
+            }
+        }
+    }
+
+    /// (group id, index in group) of a GPU.
+    fn locate(&self, gpu: u32, g: Grouping) -> (u32, u32) {
+        let gp = self.gpus_per_node;
+        match g {
+            Grouping::All => {
+                let rank = if self.scattered {
+                    (gpu % gp) * self.nodes + gpu / gp
+                } else {
+                    gpu
+                };
+                (0, rank)
+            }
+            Grouping::IntraNode => (gpu / gp, gpu % gp),
+            Grouping::Rail => (gpu % gp, gpu / gp),
+        }
+    }
+
+    /// The GPU at `index` of group `id`.
+    fn member(&self, id: u32, index: u32, g: Grouping) -> u32 {
+        let gp = self.gpus_per_node;
+        match g {
+            Grouping::All => {
+                if self.scattered {
+                    (index % self.nodes) * gp + index / self.nodes
+                } else {
+                    index
+                }
+            }
+            Grouping::IntraNode => id * gp + index,
+            Grouping::Rail => index * gp + id,
+        }
+    }
+
+    /// The endpoint a participant runs on.
+    pub fn endpoint(&self, p: Participant) -> Endpoint {
+        if p < self.gpus {
+            Endpoint::Gpu(p)
+        } else {
+            let j = p - self.gpus;
+            Endpoint::Host {
+                node: j % self.nodes,
+                nic: (j / self.nodes) % self.nics_per_node,
+            }
+        }
+    }
+
+    fn phase_of(&self, step: u32) -> (usize, u32) {
+        // phases are few; a linear scan beats a binary search here
+        let i = self
+            .phase_start
+            .windows(2)
+            .position(|w| step < w[1])
+            .expect("step past the end of the program");
+        (i, step - self.phase_start[i])
+    }
+
+    fn is_worker(&self, p: Participant, leaders_only: bool) -> bool {
+        p < self.gpus && (!leaders_only || p % self.gpus_per_node == 0)
+    }
+
+    fn workers(&self, leaders_only: bool) -> u32 {
+        if leaders_only { self.nodes } else { self.gpus }
+    }
+
+    /// Appends participant `p`'s sends in global step `step` to `out` as
+    /// (destination, bytes).
+    pub fn sends(&self, p: Participant, step: u32, out: &mut Vec<(Participant, f64)>) {
+        let (i, k) = self.phase_of(step);
+        match self.phases[i] {
+            Phase::Ps {
+                leaders_only,
+                shard,
+                overlap,
+            } => {
+                let push = overlap || k == 0;
+                let pull = overlap || k == 1;
+                if self.is_worker(p, leaders_only) && push {
+                    out.extend((0..self.servers).map(|j| (self.gpus + j, shard)));
+                } else if p >= self.gpus && pull {
+                    out.extend(
+                        (0..self.gpus)
+                            .filter(|&w| self.is_worker(w, leaders_only))
+                            .map(|w| (w, shard)),
+                    );
+                }
+            }
+            ph => {
+                if p >= self.gpus {
+                    return;
+                }
+                let (group, bytes) = match ph {
+                    Phase::Ring { group, chunk, .. } => (group, chunk),
+                    Phase::BinomialReduce { group, bytes } => (group, bytes),
+                    Phase::BinomialBcast { group, bytes } => (group, bytes),
+                    Phase::Pairwise { group, chunk } => (group, chunk),
+                    Phase::Ps { .. } => unreachable!(),
+                };
+                let s = self.group_size(group);
+                let (id, idx) = self.locate(p, group);
+                let to = match ph {
+                    Phase::Ring { .. } => Some((idx + 1) % s),
+                    Phase::Pairwise { .. } => Some((idx + k + 1) % s),
+                    Phase::BinomialReduce { .. } => {
+                        let d = 1u32 << k;
+                        (idx % (2 * d) == d).then(|| idx - d)
+                    }
+                    Phase::BinomialBcast { .. } => {
+                        let d = 1u32 << k;
+                        (idx < d && idx + d < s).then(|| idx + d)
+                    }
+                    Phase::Ps { .. } => unreachable!(),
+                };
+                if let Some(to) = to {
+                    out.push((self.member(id, to, group), bytes));
+                }
+            }
+        }
+    }
+
+    /// How many messages participant `p` receives in global step `step`.
+    pub fn expected_recvs(&self, p: Participant, step: u32) -> u32 {
+        let (i, k) = self.phase_of(step);
+        match self.phases[i] {
+            Phase::Ps {
+                leaders_only,
+                overlap,
+                ..
+            } => {
+                let push = overlap || k == 0;
+                let pull = overlap || k == 1;
+                if self.is_worker(p, leaders_only) && pull {
+                    self.servers
+                } else if p >= self.gpus && push {
+                    self.workers(leaders_only)
+                } else {
+                    0
+                }
+            }
+            ph => {
+                if p >= self.gpus {
+                    return 0;
+                }
+                let group = match ph {
+                    Phase::Ring { group, .. }
+                    | Phase::BinomialReduce { group, .. }
+                    | Phase::BinomialBcast { group, .. }
+                    | Phase::Pairwise { group, .. } => group,
+                    Phase::Ps { .. } => unreachable!(),
+                };
+                let s = self.group_size(group);
+                let (_, idx) = self.locate(p, group);
+                let d = 1u32 << k.min(31);
+                let got = match ph {
+                    Phase::Ring { .. } | Phase::Pairwise { .. } => true,
+                    Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
+                    Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
+                    Phase::Ps { .. } => unreachable!(),
+                };
+                got as u32
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every send has a matching expected receive, step by step.
+    fn check_balance(spec: &ClusterSpec, phases: Vec<Phase>, servers: u32) {
+        let prog = Program::new(spec, phases, servers);
+        let n = prog.participants();
+        let mut out = Vec::new();
+        for step in 0..prog.steps() {
+            let mut recv = vec![0u32; n as usize];
+            for p in 0..n {
+                out.clear();
+                prog.sends(p, step, &mut out);
+                for &(d, _) in &out {
+                    assert_ne!(d, p, "self-send at step {step}");
+                    recv[d as usize] += 1;
+                }
+            }
+            for p in 0..n {
+                assert_eq!(recv[p as usize], prog.expected_recvs(p, step), "p {p} step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn sends_and_receives_balance() {
+        for (nodes, g) in [(1, 1), (1, 5), (3, 1), (3, 4), (4, 2), (5, 8)] {
+            for placement in [crate::cluster::Placement::Contiguous, crate::cluster::Placement::Scattered] {
+                let mut spec = ClusterSpec::flat(nodes, 1e9, 0.0);
+                spec.gpus_per_node = g;
+                spec.placement = placement;
+                let n = spec.gpus() as f64;
+                for group in [Grouping::All, Grouping::IntraNode, Grouping::Rail] {
+                    check_balance(&spec, vec![Phase::Ring { group, steps: 3, chunk: 1.0 }], 0);
+                    check_balance(&spec, vec![Phase::BinomialReduce { group, bytes: 1.0 }], 0);
+                    check_balance(&spec, vec![Phase::BinomialBcast { group, bytes: 1.0 }], 0);
+                    check_balance(&spec, vec![Phase::Pairwise { group, chunk: 1.0 / n }], 0);
+                }
+                for overlap in [true, false] {
+                    for leaders_only in [true, false] {
+                        check_balance(
+                            &spec,
+                            vec![Phase::Ps { leaders_only, shard: 1.0, overlap }],
+                            nodes,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn binomial_has_log_steps() {
+        let spec = ClusterSpec::flat(5, 1e9, 0.0);
+        let p = Program::new(&spec, vec![Phase::BinomialBcast { group: Grouping::All, bytes: 1.0 }], 0);
+        assert_eq!(p.steps(), 3);
+    }
+}

@@ -1,0 +1,327 @@
+//! Max-min fair bandwidth sharing between flows.
+//!
+//! A flow has a path of directed links and a number of bytes. At any
+//! instant the rates of the active flows are the max-min fair allocation
+//! (progressive filling): repeatedly take the link whose remaining capacity
+//! divided by its number of unfixed flows is smallest, give each of those
+//! flows that share, and remove them. Rates change only when the set of
+//! flows changes, so between changes every flow's finish time is known
+//! exactly; the network is *settled* (remaining bytes brought up to date)
+//! only at changes.
+//!
+//! Complexity: a recomputation costs O(F·h·log L) for F flows of h links
+//! over L links; [`FlowNet::next_finish`] is O(1) after it. Callers batch all
+//! changes that happen at one instant and recompute once.
+
+use crate::cluster::{LinkId, Path};
+use crate::time::{PS_PER_S, SimTime};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Handle of an active flow.
+pub type FlowId = u32;
+
+#[derive(Debug, Clone)]
+struct Flow {
+    path: Path,
+    remaining: f64,
+    /// Bytes per second.
+    rate: f64,
+    finish: SimTime,
+    tag: u64,
+    fixed: bool,
+}
+
+/// A set of links and the flows crossing them.
+#[derive(Debug, Clone)]
+pub struct FlowNet {
+    capacity: Vec<f64>,
+    flows: Vec<Flow>,
+    free: Vec<FlowId>,
+    active: Vec<FlowId>,
+    settled_at: SimTime,
+    dirty: bool,
+    next_finish: SimTime,
+    recomputations: u64,
+    // scratch space for progressive filling, reused between recomputations
+    link_count: Vec<u32>,
+    link_rem: Vec<f64>,
+    link_start: Vec<u32>,
+    link_fill: Vec<u32>,
+    link_flows: Vec<FlowId>,
+    touched: Vec<LinkId>,
+    heap: BinaryHeap<Reverse<(u64, LinkId)>>,
+}
+
+/// Orders positive finite `f64` by bit pattern (monotonic for non-negative
+/// values), so the heap needs no float comparison.
+fn key(x: f64) -> u64 {
+    debug_assert!(x >= 0.0);
+    x.to_bits()
+}
+
+impl FlowNet {
+    /// A network with the given directed-link capacities (bytes/s).
+    pub fn new(capacity: &[f64]) -> FlowNet {
+        let n = capacity.len();
+        FlowNet {
+            capacity: capacity.to_vec(),
+            flows: Vec::new(),
+            free: Vec::new(),
+            active: Vec::new(),
+            settled_at: SimTime::ZERO,
+            dirty: false,
+            next_finish: SimTime::MAX,
+            recomputations: 0,
+            link_count: vec![0; n],
+            link_rem: vec![0.0; n],
+            link_start: vec![0; n + 1],
+            link_fill: vec![0; n],
+            link_flows: Vec::new(),
+            touched: Vec::new(),
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// Number of active flows.
+    pub fn active(&self) -> usize {
+        self.active.len()
+    }
+
+    /// How many times rates were recomputed.
+    pub fn recomputations(&self) -> u64 {
+        self.recomputations
+    }
+
+    /// Current rate of a flow, bytes/s (valid after [`FlowNet::recompute`]).
+    pub fn rate(&self, f: FlowId) -> f64 {
+        self.flows[f as usize].rate
+    }
+
+    /// Brings remaining bytes up to `now` at the current rates.
+    fn settle(&mut self, now: SimTime) {
+        if now == self.settled_at {
+            return;
+        }
+        let dt = (now - self.settled_at).as_secs();
+        for &f in &self.active {
+            let fl = &mut self.flows[f as usize];
+            fl.remaining = (fl.remaining - fl.rate * dt).max(0.0);
+        }
+        self.settled_at = now;
+    }
+
+    /// Starts a flow of `bytes` over a non-empty `path` at `now`.
+    pub fn start(&mut self, now: SimTime, path: Path, bytes: f64, tag: u64) -> FlowId {
+        assert!(!path.links().is_empty(), "a flow needs at least one link");
+        self.settle(now);
+        let flow = Flow {
+            path,
+            remaining: bytes,
+            rate: 0.0,
+            finish: SimTime::MAX,
+            tag,
+            fixed: false,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.flows[id as usize] = flow;
+                id
+            }
+            None => {
+                self.flows.push(flow);
+                (self.flows.len() - 1) as FlowId
+            }
+        };
+        self.active.push(id);
+        self.dirty = true;
+        id
+    }
+
+    /// The earliest finish time among active flows (`SimTime::MAX` if none).
+    /// Recomputes rates first if flows started or ended.
+    pub fn next_finish(&mut self) -> SimTime {
+        if self.dirty {
+            self.recompute();
+        }
+        self.next_finish
+    }
+
+    /// Removes every flow finishing at or before `now`, appending their
+    /// tags to `done` in flow-start order. The caller must not skip past a
+    /// finish time: call with `now <= next_finish()`.
+    pub fn finish_until(&mut self, now: SimTime, done: &mut Vec<u64>) {
+        if self.dirty {
+            self.recompute();
+        }
+        if now < self.next_finish {
+            return;
+        }
+        self.settle(now);
+        // order-preserving compaction: completions come out in start order
+        let mut kept = 0;
+        for i in 0..self.active.len() {
+            let f = self.active[i];
+            if self.flows[f as usize].finish <= now {
+                done.push(self.flows[f as usize].tag);
+                self.free.push(f);
+            } else {
+                self.active[kept] = f;
+                kept += 1;
+            }
+        }
+        self.active.truncate(kept);
+        self.dirty = true;
+    }
+
+    /// Max-min fair rates by progressive filling; then each flow's finish.
+    pub fn recompute(&mut self) {
+        self.dirty = false;
+        self.recomputations += 1;
+        let now = self.settled_at;
+        // count flows per link
+        for &f in &self.active {
+            let fl = &mut self.flows[f as usize];
+            fl.fixed = false;
+            for &l in fl.path.links() {
+                let l = l as usize;
+                if self.link_count[l] == 0 {
+                    self.touched.push(l as LinkId);
+                }
+                self.link_count[l] += 1;
+            }
+        }
+        // CSR adjacency link -> flows (touched links only)
+        let mut total = 0u32;
+        for &l in &self.touched {
+            let l = l as usize;
+            self.link_start[l] = total;
+            self.link_fill[l] = total;
+            total += self.link_count[l];
+            self.link_rem[l] = self.capacity[l];
+        }
+        self.link_flows.clear();
+        self.link_flows.resize(total as usize, 0);
+        for &f in &self.active {
+            for &l in self.flows[f as usize].path.links() {
+                let l = l as usize;
+                self.link_flows[self.link_fill[l] as usize] = f;
+                self.link_fill[l] += 1;
+            }
+        }
+        self.heap.clear();
+        for &l in &self.touched {
+            let share = self.capacity[l as usize] / self.link_count[l as usize] as f64;
+            self.heap.push(Reverse((key(share), l)));
+        }
+        while let Some(Reverse((k, l))) = self.heap.pop() {
+            let li = l as usize;
+            let count = self.link_count[li];
+            if count == 0 {
+                continue;
+            }
+            let share = self.link_rem[li].max(0.0) / count as f64;
+            if key(share) != k {
+                continue; // a fresher entry for this link is in the heap
+            }
+            for idx in self.link_start[li]..self.link_fill[li] {
+                let f = self.link_flows[idx as usize];
+                if self.flows[f as usize].fixed {
+                    continue;
+                }
+                self.flows[f as usize].fixed = true;
+                self.flows[f as usize].rate = share;
+                let path = self.flows[f as usize].path;
+                for &m in path.links() {
+                    let mi = m as usize;
+                    self.link_rem[mi] -= share;
+                    self.link_count[mi] -= 1;
+                    if mi != li && self.link_count[mi] > 0 {
+                        let s = self.link_rem[mi].max(0.0) / self.link_count[mi] as f64;
+                        self.heap.push(Reverse((key(s), m)));
+                    }
+                }
+            }
+        }
+        for &l in &self.touched {
+            self.link_count[l as usize] = 0;
+        }
+        self.touched.clear();
+        // finish times
+        let mut next = SimTime::MAX;
+        for &f in &self.active {
+            let fl = &mut self.flows[f as usize];
+            fl.finish = if fl.remaining <= 0.0 {
+                now
+            } else if fl.rate > 0.0 {
+                now + SimTime((fl.remaining / fl.rate * PS_PER_S).ceil() as u64)
+            } else {
+                SimTime::MAX
+            };
+            next = next.min(fl.finish);
+        }
+        self.next_finish = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{ClusterSpec, Endpoint, LinkParams, Placement, Topology};
+
+    fn star(nodes: u32) -> Topology {
+        Topology::new(&ClusterSpec {
+            nodes,
+            gpus_per_node: 1,
+            network: "t".into(),
+            inter: LinkParams {
+                bandwidth: 1e9,
+                latency: 0.0,
+            },
+            intra_name: "t".into(),
+            intra: LinkParams {
+                bandwidth: 1e12,
+                latency: 0.0,
+            },
+            nics_per_node: 1,
+            oversubscription: 1.0,
+            placement: Placement::Contiguous,
+        })
+    }
+
+    #[test]
+    fn incast_shares_the_receiver_and_rates_rise_when_flows_end() {
+        let t = star(4);
+        let mut net = FlowNet::new(t.capacities());
+        // three senders into GPU 0, one of them half the size
+        for (i, bytes) in [(1u32, 1e9), (2, 1e9), (3, 0.5e9)] {
+            net.start(SimTime::ZERO, t.path(Endpoint::Gpu(i), Endpoint::Gpu(0)), bytes, i as u64);
+        }
+        let t1 = net.next_finish();
+        // each gets 1/3 GB/s; the small one ends at 1.5 s
+        assert_eq!(t1, SimTime::from_secs(1.5));
+        let mut done = vec![];
+        net.finish_until(t1, &mut done);
+        assert_eq!(done, [3]);
+        // the other two then have 0.5 GB left each at 0.5 GB/s: 1 s more
+        let t2 = net.next_finish();
+        assert!((t2.as_secs() - 2.5).abs() < 1e-9);
+        net.finish_until(t2, &mut done);
+        assert_eq!(done, [3, 1, 2]);
+        assert_eq!(net.next_finish(), SimTime::MAX);
+    }
+
+    #[test]
+    fn max_min_gives_unused_share_to_unconstrained_flows() {
+        // flows a: 1->0, b: 2->0, c: 1->3. Link 1-up carries a and c; 0-down carries a, b.
+        let t = star(4);
+        let mut net = FlowNet::new(t.capacities());
+        let a = net.start(SimTime::ZERO, t.path(Endpoint::Gpu(1), Endpoint::Gpu(0)), 1e9, 0);
+        let b = net.start(SimTime::ZERO, t.path(Endpoint::Gpu(2), Endpoint::Gpu(0)), 1e9, 1);
+        let c = net.start(SimTime::ZERO, t.path(Endpoint::Gpu(1), Endpoint::Gpu(3)), 1e9, 2);
+        net.recompute();
+        assert_eq!(net.rate(a), 0.5e9);
+        assert_eq!(net.rate(b), 0.5e9);
+        assert_eq!(net.rate(c), 0.5e9);
+    }
+}

@@ -1,0 +1,204 @@
+//! The raw layer of a scenario file: its form, checked by serde.
+//!
+//! Every table denies unknown keys. Fields a sweep may supply are optional
+//! here; whether a value is present and meaningful is the validated layer's
+//! business ([`super::validate`]), which can then name the key and line.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An integer, or a string with a unit (sizes: `fusion = 0` or `"64MiB"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum IntOrText {
+    /// A bare integer.
+    Int(i64),
+    /// A quantity with a unit.
+    Text(String),
+}
+
+/// A whole scenario file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    /// Default: the file's stem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Default 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Default 2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_iterations: Option<i64>,
+    /// Default 10.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<i64>,
+    /// Required.
+    #[serde(default)]
+    pub cluster: RawCluster,
+    /// Required.
+    #[serde(default)]
+    pub model: RawModel,
+    /// Defaults as documented on each key.
+    #[serde(default)]
+    pub strategy: RawStrategy,
+    /// Keys (dotted paths) to lists of values; every combination is a point.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sweep: BTreeMap<String, Vec<toml::Value>>,
+}
+
+/// `[cluster]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCluster {
+    /// Required, ≥ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<i64>,
+    /// Default 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus_per_node: Option<i64>,
+    /// Required: an inter-node preset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// Default "pcie3-x16".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intra: Option<String>,
+    /// Overrides the network preset's per-NIC bandwidth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<String>,
+    /// Overrides the network preset's latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<String>,
+    /// Overrides the intra preset's bandwidth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intra_bandwidth: Option<String>,
+    /// Overrides the intra preset's latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intra_latency: Option<String>,
+    /// Default 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nics_per_node: Option<i64>,
+    /// Default 1.0 (non-blocking).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oversubscription: Option<f64>,
+    /// "flow" (default) or "analytical".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// "contiguous" (default) or "scattered".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+}
+
+/// `[model]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModel {
+    /// A built-in model; exclusive with `layers`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Required, ≥ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_per_gpu: Option<i64>,
+    /// Which compute table of the preset; required with `preset`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// A custom model, in forward order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<RawLayer>,
+}
+
+/// `[[model.layers]]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLayer {
+    /// Default "layerN".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Dense parameters; required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub params: Option<i64>,
+    /// Forward time at `batch_per_gpu`; required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward: Option<String>,
+    /// Backward time; required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backward: Option<String>,
+    /// Output activation per iteration; default 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activation_bytes: Option<IntOrText>,
+    /// A sparse (embedding) part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<RawEmbedding>,
+}
+
+/// `[model.layers.embedding]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEmbedding {
+    /// Rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocab: Option<i64>,
+    /// Columns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dim: Option<i64>,
+    /// Fraction of rows touched per iteration, in (0, 1].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub density: Option<f64>,
+    /// Tokens per batch (token model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_per_batch: Option<i64>,
+    /// Zipf exponent (token model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zipf: Option<f64>,
+}
+
+/// `[strategy]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStrategy {
+    /// allreduce (default) | ps | topk | gtopk | dct.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense: Option<String>,
+    /// ps | allgather | allreduce | alltoall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<String>,
+    /// ring (default) | tree | hierarchical.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allreduce: Option<String>,
+    /// fifo (default) | priority.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Default "64MiB"; 0 = off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<IntOrText>,
+    /// Default "4MiB".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<IntOrText>,
+    /// Default true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_aggregation: Option<bool>,
+    /// Default 0 (one per machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ps_servers: Option<i64>,
+    /// "auto" or an integer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ps_partitions: Option<IntOrText>,
+    /// topk/gtopk density, in (0, 1].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub density: Option<f64>,
+    /// DCT-DP sparsity η, in [0, 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dct_sparsity: Option<f64>,
+    /// DCT-DP threshold life-span L ≥ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dct_lifespan: Option<i64>,
+    /// Model-parallel stages ≥ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mp_stages: Option<i64>,
+    /// DCT-MP sparsity, in [0, 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mp_sparsity: Option<f64>,
+    /// EmbRace prior/delayed rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vertical_scheduling: Option<bool>,
+}

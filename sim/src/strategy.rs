@@ -1,0 +1,90 @@
+//! How a model is synchronised: the method, its parameters, and the
+//! communication schedule.
+
+use crate::collective::{Algo, Collective, Op};
+
+/// The synchronisation method for dense gradients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DenseMethod {
+    /// AllReduce with the given algorithm (ring, tree, hierarchical).
+    AllReduce(Algo),
+    /// Parameter servers.
+    Ps,
+}
+
+/// The communication schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// First ready, first sent (wait-free backpropagation).
+    #[default]
+    Fifo,
+    /// The tensor the next forward pass needs first goes first; tensors are
+    /// cut into `partition`-sized pieces so a long transfer can be
+    /// overtaken (ByteScheduler, P3).
+    Priority,
+}
+
+impl Schedule {
+    /// Name in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Fifo => "fifo",
+            Schedule::Priority => "priority",
+        }
+    }
+}
+
+/// A validated strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Strategy {
+    /// Dense method.
+    pub dense: DenseMethod,
+    /// Schedule.
+    pub schedule: Schedule,
+    /// Tensor fusion buffer in bytes (0 = off).
+    pub fusion: u64,
+    /// Priority scheduling partition size in bytes (0 = whole tensors).
+    pub partition: u64,
+    /// PS: aggregate the GPUs of a machine first.
+    pub local_aggregation: bool,
+    /// PS: number of servers (0 = one per machine).
+    pub ps_servers: u32,
+}
+
+impl Default for Strategy {
+    fn default() -> Self {
+        Strategy {
+            dense: DenseMethod::AllReduce(Algo::Ring),
+            schedule: Schedule::Fifo,
+            fusion: 64 << 20,
+            partition: 4 << 20,
+            local_aggregation: true,
+            ps_servers: 0,
+        }
+    }
+}
+
+impl Strategy {
+    /// The collective that synchronises one dense message.
+    pub fn dense_collective(&self) -> Collective {
+        match self.dense {
+            DenseMethod::AllReduce(algo) => Collective {
+                algo,
+                ..Collective::new(Op::AllReduce)
+            },
+            DenseMethod::Ps => Collective {
+                ps_servers: self.ps_servers,
+                local_aggregation: self.local_aggregation,
+                ..Collective::new(Op::Ps)
+            },
+        }
+    }
+
+    /// Name of the dense method for results ("allreduce" or "ps").
+    pub fn dense_name(&self) -> &'static str {
+        match self.dense {
+            DenseMethod::AllReduce(_) => "allreduce",
+            DenseMethod::Ps => "ps",
+        }
+    }
+}

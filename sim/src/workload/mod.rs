@@ -1,0 +1,136 @@
+//! The workload: a model as an ordered list of layers with their
+//! parameters and compute times.
+//!
+//! Built-in presets ([`preset_data`]) carry per-layer parameter counts and
+//! forward multiply-accumulates, and measured single-GPU training
+//! throughputs. A preset becomes layer times on a given GPU and batch size
+//! by [`Model::from_preset`]: the measured time per sample is split over
+//! the layers in proportion to their MACs, one third forward and two thirds
+//! backward (backward ≈ 2 × forward), and scales linearly with the batch.
+//! Sources and the limits of this model are in `docs/models.md`.
+
+pub mod preset_data;
+
+use crate::time::SimTime;
+
+/// Bytes per parameter of gradients and parameters on the wire (fp32).
+pub const BYTES_PER_PARAM: u64 = 4;
+
+/// One layer (or block) of a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    /// Name, for traces and tables.
+    pub name: String,
+    /// Dense parameters.
+    pub params: u64,
+    /// Forward time at the model's batch size.
+    pub forward: SimTime,
+    /// Backward time at the model's batch size.
+    pub backward: SimTime,
+    /// Output activation bytes per iteration (model parallelism).
+    pub activation_bytes: u64,
+}
+
+impl Layer {
+    /// Gradient bytes of the layer.
+    pub fn grad_bytes(&self) -> u64 {
+        self.params * BYTES_PER_PARAM
+    }
+}
+
+/// A model at a batch size on a GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// Name (preset key or "custom").
+    pub name: String,
+    /// GPU the compute times are for.
+    pub gpu: String,
+    /// Samples per GPU per iteration.
+    pub batch_per_gpu: u32,
+    /// Layers in forward order.
+    pub layers: Vec<Layer>,
+}
+
+/// Why a preset could not be instantiated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PresetError {
+    /// No preset of that name.
+    #[error("unknown model preset `{0}` (known: {1})")]
+    UnknownModel(String, String),
+    /// The preset has no compute figures for that GPU.
+    #[error("model `{model}` has no compute-time table for GPU `{gpu}` (known: {known})")]
+    UnknownGpu {
+        /// Model.
+        model: String,
+        /// Requested GPU.
+        gpu: String,
+        /// GPUs it has.
+        known: String,
+    },
+}
+
+/// Names of the built-in models.
+pub fn preset_names() -> Vec<&'static str> {
+    preset_data::PRESETS.iter().map(|p| p.name).collect()
+}
+
+impl Model {
+    /// Instantiates a preset on `gpu` at `batch` samples per GPU.
+    pub fn from_preset(name: &str, gpu: &str, batch: u32) -> Result<Model, PresetError> {
+        let p = preset_data::PRESETS
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| PresetError::UnknownModel(name.into(), preset_names().join(", ")))?;
+        let tp = p.throughputs.iter().find(|t| t.gpu == gpu).ok_or_else(|| {
+            PresetError::UnknownGpu {
+                model: name.into(),
+                gpu: gpu.into(),
+                known: p
+                    .throughputs
+                    .iter()
+                    .map(|t| t.gpu)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+        })?;
+        let total_macs: u64 = p.layers.iter().map(|l| l.fwd_macs).sum();
+        let iter_s = batch as f64 / tp.samples_per_s;
+        let layers = p
+            .layers
+            .iter()
+            .map(|l| {
+                let share = l.fwd_macs as f64 / total_macs as f64;
+                Layer {
+                    name: l.name.to_string(),
+                    params: l.params,
+                    forward: SimTime::from_secs(iter_s * share / 3.0),
+                    backward: SimTime::from_secs(iter_s * share * 2.0 / 3.0),
+                    activation_bytes: l.activation_elems * batch as u64 * 4,
+                }
+            })
+            .collect();
+        Ok(Model {
+            name: name.into(),
+            gpu: gpu.into(),
+            batch_per_gpu: batch,
+            layers,
+        })
+    }
+
+    /// Total dense parameters.
+    pub fn params(&self) -> u64 {
+        self.layers.iter().map(|l| l.params).sum()
+    }
+
+    /// Forward plus backward time of one iteration on one GPU.
+    pub fn compute_time(&self) -> SimTime {
+        self.layers
+            .iter()
+            .fold(SimTime::ZERO, |t, l| t + l.forward + l.backward)
+    }
+
+    /// Samples per second on one GPU with no communication.
+    pub fn single_gpu_throughput(&self) -> f64 {
+        self.batch_per_gpu as f64 / self.compute_time().as_secs()
+    }
+}
