@@ -1,1 +1,57 @@
-fn main() {}
+//! `dtsim`: the command line. It parses arguments, calls the crates and
+//! prints; everything it prints comes from the `sim` crate's models.
+//!
+//! Exit codes: 0 success, 2 bad input (a message says what and where),
+//! 1 anything else. `--json` output goes to stdout alone; human messages go
+//! to stderr.
+
+mod cmd_collective;
+mod cmd_run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Predicts how fast a distributed deep-learning training job runs on a
+/// GPU cluster, and why.
+#[derive(Debug, Parser)]
+#[command(name = "dtsim", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Simulate one scenario file (or every point of its sweep).
+    Run(cmd_run::RunArgs),
+    /// Time one collective operation on a cluster.
+    Collective(cmd_collective::CollectiveArgs),
+}
+
+/// An error with its exit code.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input: exit code 2.
+    Input(String),
+    /// Anything else: exit code 1.
+    Other(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => cmd_run::run(a),
+        Command::Collective(a) => cmd_collective::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Input(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Other(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -214,16 +214,20 @@ impl Topology {
         &self.capacity
     }
 
-    fn gpu_up(&self, g: u32) -> LinkId {
+    /// The intra-node link out of GPU `g`.
+    pub fn gpu_up(&self, g: u32) -> LinkId {
         2 * g
     }
-    fn gpu_down(&self, g: u32) -> LinkId {
+    /// The intra-node link into GPU `g`.
+    pub fn gpu_down(&self, g: u32) -> LinkId {
         2 * g + 1
     }
-    fn nic_up(&self, node: u32, nic: u32) -> LinkId {
+    /// The link out of a node's NIC.
+    pub fn nic_up(&self, node: u32, nic: u32) -> LinkId {
         self.nic_base + 2 * (node * self.spec.nics_per_node + nic)
     }
-    fn nic_down(&self, node: u32, nic: u32) -> LinkId {
+    /// The link into a node's NIC.
+    pub fn nic_down(&self, node: u32, nic: u32) -> LinkId {
         self.nic_up(node, nic) + 1
     }
     fn core_up(&self, node: u32) -> LinkId {

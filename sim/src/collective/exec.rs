@@ -24,6 +24,9 @@ pub struct FlowOutcome {
     pub sent: Vec<f64>,
     /// Bytes received by each participant.
     pub received: Vec<f64>,
+    /// Bytes carried by each directed link (indexed by
+    /// [`crate::cluster::LinkId`] of the cluster's [`Topology`]).
+    pub link_bytes: Vec<f64>,
     /// Messages (point-to-point transfers) carried.
     pub messages: u64,
     /// Events processed (transfer entries plus flow completions).
@@ -66,6 +69,7 @@ struct Runner<'a> {
     end: SimTime,
     sent: Vec<f64>,
     received: Vec<f64>,
+    link_bytes: Vec<f64>,
     messages: u64,
 }
 
@@ -100,8 +104,10 @@ pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
         end: SimTime::ZERO,
         sent: vec![0.0; n],
         received: vec![0.0; n],
+        link_bytes: Vec::new(),
         messages: 0,
     };
+    r.link_bytes = vec![0.0; r.topo.capacities().len()];
     for p in 0..n as u32 {
         r.begin(p);
         r.advance(p);
@@ -144,6 +150,7 @@ pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
         events: r.queue.events_processed() + r.messages,
         sent: r.sent,
         received: r.received,
+        link_bytes: r.link_bytes,
         messages: r.messages,
     }
 }
@@ -219,6 +226,12 @@ impl Runner<'_> {
         let xf = self.xfers[x as usize];
         self.free.push(x);
         self.received[xf.dst as usize] += xf.bytes;
+        let path = self
+            .topo
+            .path(self.prog.endpoint(xf.src), self.prog.endpoint(xf.dst));
+        for &l in path.links() {
+            self.link_bytes[l as usize] += xf.bytes;
+        }
         self.parts[xf.src as usize].outstanding -= 1;
         let d = &mut self.parts[xf.dst as usize];
         assert!(xf.step >= d.step, "message for a step already left");

@@ -1,0 +1,241 @@
+//! The [A] cases of CASES.md this issue can express, in both network
+//! models. Times within 1% (the CASES tolerance); byte counts exact up to
+//! floating-point summation (relative 1e-12).
+
+use super::*;
+use sim::cluster::{Placement, Topology};
+use sim::formulas;
+
+const MS: f64 = 1e-3;
+
+/// BR-A1: 1.2 GB over 40 GPUs, 6 GB/s bottleneck, no latency.
+#[test]
+fn br_a1_ring_bytes_and_time() {
+    let cluster = ClusterSpec::flat(40, 6e9, 0.0);
+    let ring = Collective::new(Op::AllReduce);
+    let s = 1.2e9;
+    let prog = ring.program(&cluster, s);
+    // chunk = S/N = 30 MB, 2(N-1) = 78 steps
+    assert_eq!(prog.steps(), 78);
+    let mut out = Vec::new();
+    prog.sends(0, 0, &mut out);
+    assert_eq!(out, vec![(1, 30e6)]);
+    let (a, f, o) = both(&ring, &cluster, s);
+    assert_close(a, 0.390, 0.01, "analytical time");
+    assert_close(f, 0.390, 0.01, "flow time");
+    assert_close(a, 0.400, 0.03, "blog's 400 ms");
+    // sent per GPU = 2(N-1)/N * S = 2.34 GB, and the same received
+    for g in 0..40 {
+        assert_close(o.sent[g], 2.34e9, 1e-12, "sent");
+        assert_close(o.received[g], 2.34e9, 1e-12, "received");
+    }
+    assert_eq!(o.messages, 40 * 78);
+    assert_close(ring.analytical(&cluster).bytes_sent_per_gpu(s), 2.34e9, 1e-12, "analytical bytes");
+}
+
+/// BR-A2: single reducer with a 1 GB/s full-duplex link: (N−1)·S/B.
+/// The reducer is a PS with one server, gathering and broadcasting at once.
+#[test]
+fn br_a2_single_reducer() {
+    for (n, want) in [(2, 1.2), (10, 10.8)] {
+        let cluster = ClusterSpec::flat(n, 1e9, 0.0);
+        let mut ps = Collective::new(Op::Ps);
+        ps.ps_servers = 1;
+        let (a, f, _) = both(&ps, &cluster, 1.2e9);
+        assert_close(a, want, 0.01, "analytical");
+        assert_close(f, want, 0.01, "flow");
+        assert_close(f, formulas::single_reducer(n, 1.2e9, 1e9), 0.01, "formula");
+    }
+}
+
+/// BR-A3: ring time grows as 2(N−1)/N; with latency, 2(N−1)α is added.
+#[test]
+fn br_a3_ring_nearly_independent_of_n() {
+    let s = 1.2e9;
+    let ring = Collective::new(Op::AllReduce);
+    let t2 = both(&ring, &ClusterSpec::flat(2, 1e9, 0.0), s);
+    for (n, ratio) in [(2, 1.00), (4, 1.50), (8, 1.75), (40, 1.95)] {
+        let (a, f, _) = both(&ring, &ClusterSpec::flat(n, 1e9, 0.0), s);
+        assert_close(a / t2.0, ratio, 0.01, "analytical ratio");
+        assert_close(f / t2.1, ratio, 0.01, "flow ratio");
+        // ring = single reducer at N=2, faster for every N ≥ 3
+        let reducer = formulas::single_reducer(n, s, 1e9);
+        if n == 2 {
+            assert_close(f, reducer, 1e-9, "ring = reducer at N=2");
+        } else {
+            assert!(f < reducer);
+        }
+        // with latency the α term grows linearly in N
+        let alpha = 50e-6;
+        let (a, f, _) = both(&ring, &ClusterSpec::flat(n, 1e9, alpha), s);
+        let want = formulas::ring_allreduce(n, s, alpha, 1.0 / 1e9);
+        assert_close(a, want, 1e-9, "analytical with latency");
+        assert_close(f, want, 0.01, "flow with latency");
+    }
+}
+
+/// BR-B1: 5 nodes × 8 GPUs; node-contiguous ring is set by the 6 GB/s
+/// inter-node link; an ordering where every hop crosses nodes makes the 8
+/// GPUs of a node share its NIC (≈ 8× slower). Flow model.
+#[test]
+fn br_b1_placement() {
+    let mut c = ClusterSpec::flat(5, 6e9, 0.0);
+    c.gpus_per_node = 8;
+    c.intra.bandwidth = 10e9;
+    let ring = Collective::new(Op::AllReduce);
+    let (a, f, _) = both(&ring, &c, 1.2e9);
+    assert_close(a, 0.390, 0.01, "contiguous analytical");
+    assert_close(f, 0.390, 0.01, "contiguous flow");
+    c.placement = Placement::Scattered;
+    let (_, fs, _) = both(&ring, &c, 1.2e9);
+    assert!(fs > f);
+    assert_close(fs / f, 8.0, 0.02, "scattered / contiguous");
+}
+
+/// PX-A2: 8 machines, 12.5 GB/s, no latency, w = 100 MB.
+#[test]
+fn px_a2_ps_hot_spot() {
+    let cluster = ClusterSpec::flat(8, 12.5e9, 0.0);
+    let topo = Topology::new(&cluster);
+    let w = 100e6;
+    let ring = Collective::new(Op::AllReduce);
+    let (a, f, _) = both(&ring, &cluster, w);
+    assert_close(a, 14.0 * MS, 0.01, "ring analytical");
+    assert_close(f, 14.0 * MS, 0.01, "ring flow");
+    // one variable on one server (machine 0)
+    let mut ps = Collective::new(Op::Ps);
+    ps.ps_servers = 1;
+    let (a, f, o) = both(&ps, &cluster, w);
+    assert_close(a, 56.0 * MS, 0.01, "hosting server analytical");
+    assert_close(f, 56.0 * MS, 0.01, "hosting server flow");
+    assert_close(f / (14.0 * MS), 4.0, 0.01, "ratio N/2");
+    // the hosting machine's NIC sends 700 MB while receiving 700 MB
+    let up0 = o.link_bytes[topo.nic_up(0, 0) as usize];
+    let down0 = o.link_bytes[topo.nic_down(0, 0) as usize];
+    assert_close(up0, 7.0 * w, 1e-12, "host NIC out");
+    assert_close(down0, 7.0 * w, 1e-12, "host NIC in");
+    // other machines: w each way, 8 ms of NIC time
+    for m in 1..8 {
+        let up = o.link_bytes[topo.nic_up(m, 0) as usize];
+        let down = o.link_bytes[topo.nic_down(m, 0) as usize];
+        assert_close(up.max(down) / 12.5e9, 8.0 * MS, 1e-9, "other machine");
+    }
+    // balanced: m = N variables, one per server = AR time of 8 variables
+    let balanced = Collective::new(Op::Ps); // one server per machine
+    let (a, f, _) = both(&balanced, &cluster, 8.0 * w);
+    assert_close(a, 112.0 * MS, 0.01, "balanced analytical");
+    assert_close(f, 112.0 * MS, 0.01, "balanced flow");
+    let (ar8, _, _) = both(&ring, &cluster, 8.0 * w);
+    assert_close(f, ar8, 0.01, "balanced PS = AR of 8 variables");
+}
+
+/// PX-A1 dense rows (Parallax Table 3): bytes sent plus received per
+/// machine, N = 8, one worker each. Exact.
+#[test]
+fn px_a1_dense_bytes_per_machine() {
+    let n = 8;
+    let cluster = ClusterSpec::flat(n, 12.5e9, 0.0);
+    let topo = Topology::new(&cluster);
+    let w = 4.0 * 1_000_003.0; // an fp32 variable
+    let nic = |o: &FlowOutcome, m: u32| {
+        o.link_bytes[topo.nic_up(m, 0) as usize] + o.link_bytes[topo.nic_down(m, 0) as usize]
+    };
+    let mut one = Collective::new(Op::Ps);
+    one.ps_servers = 1;
+    let o = run_flow(&one, &cluster, w);
+    assert_close(nic(&o, 0), formulas::parallax_table3::dense_ps_one_host(n, w), 1e-12, "PS host");
+    assert_close(nic(&o, 3), formulas::parallax_table3::dense_ps_one_other(w), 1e-12, "PS other");
+    let m = 8.0;
+    let o = run_flow(&Collective::new(Op::Ps), &cluster, m * w);
+    assert_close(nic(&o, 5), formulas::parallax_table3::dense_m(n, w, m), 1e-12, "PS m vars");
+    let ring = Collective::new(Op::AllReduce);
+    let o = run_flow(&ring, &cluster, w);
+    assert_close(nic(&o, 2), formulas::parallax_table3::dense_ar_one(n, w), 1e-12, "AR one");
+    let o = run_flow(&ring, &cluster, m * w);
+    assert_close(nic(&o, 2), formulas::parallax_table3::dense_m(n, w, m), 1e-12, "AR m vars");
+}
+
+/// gTop-k constants: α = 0.436 ms; β = 3.6e-5 ms per fp32 element.
+fn gtopk_cluster(p: u32) -> ClusterSpec {
+    ClusterSpec::flat(p, 4.0 / 3.6e-8, 0.436e-3)
+}
+
+/// GT-A1 dense column, m = 25e6 elements: CASES values within 1%.
+#[test]
+fn gt_a1_dense_vs_p() {
+    let ring = Collective::new(Op::AllReduce);
+    let rows = [
+        (2, 900.87),
+        (4, 1352.62),
+        (8, 1581.10),
+        (16, 1700.58),
+        (32, 1770.78),
+        (64, 1826.81),
+        (128, 1896.68),
+    ];
+    for (p, want_ms) in rows {
+        let (a, f, _) = both(&ring, &gtopk_cluster(p), 4.0 * 25e6);
+        assert_close(a, want_ms * MS, 0.01, &format!("analytical P={p}"));
+        assert_close(f, want_ms * MS, 0.01, &format!("flow P={p}"));
+    }
+}
+
+/// GT-A1 dense column at P = 32, m = 2^20 … 2^27 elements.
+#[test]
+fn gt_a1_dense_vs_m() {
+    let ring = Collective::new(Op::AllReduce);
+    let cluster = gtopk_cluster(32);
+    let rows = [100.2, 173.3, 319.6, 612.1, 1197.2, 2367.5, 4707.9, 9388.7];
+    for (i, want_ms) in rows.into_iter().enumerate() {
+        let m = (1u64 << (20 + i)) as f64;
+        let (a, f, _) = both(&ring, &cluster, 4.0 * m);
+        assert_close(a, want_ms * MS, 0.01, &format!("analytical m=2^{}", 20 + i));
+        assert_close(f, want_ms * MS, 0.01, &format!("flow m=2^{}", 20 + i));
+    }
+}
+
+/// ER-A1, AllGather and AllReduce columns: GNMT-8 embedding M = 252.5 MiB,
+/// density 0.103, B = 12.5 GB/s uniform, latency β per message.
+#[test]
+fn er_a1_allgather_and_allreduce() {
+    let m = 264_765_440.0;
+    let density = 0.103;
+    let rows = [
+        (2, 0.0, 21.181, 2.182),
+        (4, 0.0, 31.772, 6.545),
+        (8, 0.0, 37.067, 15.272),
+        (16, 0.0, 39.715, 32.725),
+        (4, 10e-6, 31.832, 6.575),
+        (8, 10e-6, 37.207, 15.342),
+        (16, 10e-6, 40.015, 32.875),
+    ];
+    let ring = Collective::new(Op::AllReduce);
+    let gather = Collective::new(Op::AllGather);
+    for (n, beta, ar_ms, ag_ms) in rows {
+        let cluster = ClusterSpec::flat(n, 12.5e9, beta);
+        let (a, f, _) = both(&ring, &cluster, m);
+        assert_close(a, ar_ms * MS, 0.01, &format!("AR analytical N={n}"));
+        assert_close(f, ar_ms * MS, 0.01, &format!("AR flow N={n}"));
+        // AllGather of every GPU's αM sparse gradient: total N·αM
+        let (a, f, _) = both(&gather, &cluster, n as f64 * density * m);
+        assert_close(a, ag_ms * MS, 0.01, &format!("AG analytical N={n}"));
+        assert_close(f, ag_ms * MS, 0.01, &format!("AG flow N={n}"));
+        assert_close(f, formulas::embrace_allgather(n, m, density, 12.5e9, beta), 0.01, "AG formula");
+    }
+}
+
+/// The issue's PS hot-spot check: one server, 8 single-GPU nodes: PS
+/// push+pull ≥ 7·m/B; ring AllReduce = 2·(7/8)·m/B. Flow model, with the
+/// inter-node preset's own latency.
+#[test]
+fn ps_hot_spot_flow() {
+    let b = 12.5e9;
+    let cluster = ClusterSpec::flat(8, b, 1e-6);
+    let m = 64.0 * 1024.0 * 1024.0;
+    let mut ps = Collective::new(Op::Ps);
+    ps.ps_servers = 1;
+    let t = run_flow(&ps, &cluster, m).time.as_secs();
+    assert!(t >= 7.0 * m / b, "PS {t} < 7m/B");
+    let r = run_flow(&Collective::new(Op::AllReduce), &cluster, m).time.as_secs();
+    assert_close(r, 2.0 * 7.0 / 8.0 * m / b + 14.0 * 1e-6, 0.01, "ring");
+}

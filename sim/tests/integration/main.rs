@@ -1,0 +1,38 @@
+//! Integration tests of the `sim` crate: the validation cases of
+//! `shared/validation/CASES.md`, properties of the network models, and
+//! training behaviour. One binary with topic modules links faster.
+
+mod cases;
+mod properties;
+mod training;
+
+use sim::cluster::ClusterSpec;
+use sim::collective::exec::{FlowOutcome, run_flow};
+use sim::collective::{Algo, Collective, Op};
+
+/// Relative error of `got` against `want`.
+pub fn rel(got: f64, want: f64) -> f64 {
+    ((got - want) / want).abs()
+}
+
+/// Asserts `got` is within `tol` (relative) of `want`.
+#[track_caller]
+pub fn assert_close(got: f64, want: f64, tol: f64, what: &str) {
+    assert!(
+        rel(got, want) <= tol,
+        "{what}: got {got}, want {want} (rel err {:.3e} > {tol})",
+        rel(got, want)
+    );
+}
+
+/// A collective with an algorithm.
+pub fn coll(op: Op, algo: Algo) -> Collective {
+    Collective::new(op).with_algo(algo).expect("supported")
+}
+
+/// Time of `c` for `bytes` on `cluster` in both models: (analytical, flow).
+pub fn both(c: &Collective, cluster: &ClusterSpec, bytes: f64) -> (f64, f64, FlowOutcome) {
+    let a = c.analytical(cluster).time(bytes);
+    let f = run_flow(c, cluster, bytes);
+    (a, f.time.as_secs(), f)
+}

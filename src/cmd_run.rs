@@ -1,0 +1,88 @@
+//! `dtsim run FILE [--json]`.
+
+use crate::CliError;
+use clap::Args;
+use sim::scenario;
+use sim::train::{RunResult, simulate};
+use sim::units::HumanBytes;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `dtsim run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The scenario file (TOML).
+    file: PathBuf,
+    /// Print one JSON object per point on stdout instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A result with the sweep values of its point, for JSON output.
+#[derive(serde::Serialize)]
+struct PointResult<'a> {
+    #[serde(flatten)]
+    result: &'a RunResult,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    sweep: &'a std::collections::BTreeMap<String, toml::Value>,
+}
+
+pub fn run(a: RunArgs) -> Result<(), CliError> {
+    let points = scenario::load_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let io = |e: std::io::Error| CliError::Other(format!("writing output: {e}"));
+    if !a.json {
+        writeln!(
+            out,
+            "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
+            "scenario", "gpus", "network", "dense", "schedule", "iter (ms)", "samples/s", "eff",
+            "compute", "comm", "exposed", "sent/GPU"
+        )
+        .map_err(io)?;
+    }
+    for p in &points {
+        let r = simulate(&p.config);
+        if a.json {
+            let line = serde_json::to_string(&PointResult {
+                result: &r,
+                sweep: &p.sweep,
+            })
+            .map_err(|e| CliError::Other(e.to_string()))?;
+            writeln!(out, "{line}").map_err(io)?;
+        } else {
+            let label = if p.sweep.is_empty() {
+                r.scenario.clone()
+            } else {
+                p.sweep
+                    .iter()
+                    .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), v))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let dense = if r.dense == "allreduce" {
+                format!("ar-{}", r.algo)
+            } else {
+                r.dense.to_string()
+            };
+            writeln!(
+                out,
+                "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
+                label,
+                r.gpus,
+                r.network,
+                dense,
+                r.schedule,
+                r.iteration_time_s * 1e3,
+                r.throughput,
+                r.scaling_efficiency * 100.0,
+                r.compute_s * 1e3,
+                r.comm_s * 1e3,
+                r.exposed_comm_s * 1e3,
+                HumanBytes(r.bytes_sent_per_gpu).to_string()
+            )
+            .map_err(io)?;
+        }
+    }
+    Ok(())
+}
