@@ -181,6 +181,13 @@ impl Path {
     pub fn links(&self) -> &[LinkId] {
         &self.links[..self.len as usize]
     }
+
+    /// Replaces every link by `f(link)`.
+    pub fn map_links(&mut self, f: impl Fn(LinkId) -> LinkId) {
+        for l in &mut self.links[..self.len as usize] {
+            *l = f(*l);
+        }
+    }
 }
 
 impl Topology {
@@ -279,6 +286,21 @@ impl Topology {
             .iter()
             .map(|&l| self.capacity[l as usize])
             .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The link that plays the same role in node 0 as `l` does in its own
+    /// node (the image of `l` under the node shift that moves its node to
+    /// node 0). Nodes are identical, so this is how a symmetric collective
+    /// is simulated on one node's links (`crate::collective::exec`).
+    pub fn link_in_node0(&self, l: LinkId) -> LinkId {
+        let s = &self.spec;
+        if l < self.nic_base {
+            l % (2 * s.gpus_per_node)
+        } else if l < self.core_base {
+            self.nic_base + (l - self.nic_base) % (2 * s.nics_per_node)
+        } else {
+            self.core_base + (l - self.core_base) % 2
+        }
     }
 
     /// Human name of a link, for traces and errors.

@@ -49,6 +49,14 @@ impl CostModel {
         let mut out = Vec::new();
         let mut steps: Vec<(u32, Vec<(f64, f64)>)> = Vec::new();
         let mut sent = 0.0;
+        // Under node symmetry, node 0's participants with node k's links
+        // mapped onto node 0's see exactly the loads of the whole cluster
+        // (see `exec`), at 1/nodes of the work.
+        let symmetric = prog.node_symmetric();
+        let scale = if symmetric { cluster.nodes as f64 } else { 1.0 };
+        let reps: Vec<u32> = (0..prog.participants())
+            .filter(|&p| !symmetric || prog.node_of(p) == 0)
+            .collect();
         for (i, phase) in prog.phases().iter().enumerate() {
             let range = prog.phase_range(i);
             // every step of a ring phase has the same shape
@@ -59,11 +67,14 @@ impl CostModel {
             for step in eval {
                 flows.clear();
                 let mut step_sent = 0.0;
-                for p in 0..prog.participants() {
+                for &p in &reps {
                     out.clear();
                     prog.sends(p, step, &mut out);
                     for &(d, bytes) in &out {
-                        let path = topo.path(prog.endpoint(p), prog.endpoint(d));
+                        let mut path = topo.path(prog.endpoint(p), prog.endpoint(d));
+                        if symmetric {
+                            path.map_links(|l| topo.link_in_node0(l));
+                        }
                         step_sent += bytes;
                         for &l in path.links() {
                             if load[l as usize] == 0.0 {
@@ -74,7 +85,7 @@ impl CostModel {
                         flows.push((path.latency, path));
                     }
                 }
-                sent += step_sent * mult as f64;
+                sent += step_sent * mult as f64 * scale;
                 let mut terms: Vec<(f64, f64)> = Vec::new();
                 for (alpha, path) in &flows {
                     let c = path

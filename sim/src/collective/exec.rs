@@ -6,10 +6,22 @@
 //! step to arrive. Messages that arrive early, for a later step, are
 //! counted in a small per-participant window. Memory is O(participants +
 //! messages in flight); nothing is stored per step.
+//!
+//! **Symmetry.** When the program is invariant under shifting every
+//! participant by one node ([`Program::node_symmetric`]: rings, pairwise
+//! exchanges, hierarchical AllReduce, PS with servers on every node), all
+//! nodes do the same thing at the same time. Then only node 0's
+//! participants are simulated: a message to node k's participant is
+//! delivered to its node-0 counterpart, and the links of node k on its path
+//! are replaced by node 0's ([`Topology::link_in_node0`]). Each node-0 link
+//! then carries exactly the flows its real counterparts carry, so the
+//! max-min rates, and the times, are those of the full simulation, at
+//! 1/nodes of the cost: a ring over N GPUs costs O(N·G) instead of O(N²).
+//! [`run_program_full`] skips the shortcut; tests check that both agree.
 
 use super::Collective;
 use super::program::{Participant, Program};
-use crate::cluster::{ClusterSpec, Topology};
+use crate::cluster::{ClusterSpec, Path, Topology};
 use crate::net::flow::FlowNet;
 use crate::queue::EventQueue;
 use crate::time::SimTime;
@@ -27,10 +39,13 @@ pub struct FlowOutcome {
     /// Bytes carried by each directed link (indexed by
     /// [`crate::cluster::LinkId`] of the cluster's [`Topology`]).
     pub link_bytes: Vec<f64>,
-    /// Messages (point-to-point transfers) carried.
+    /// Messages (point-to-point transfers) carried, cluster-wide.
     pub messages: u64,
-    /// Events processed (transfer entries plus flow completions).
+    /// Events processed (transfer entries plus flow completions) by the
+    /// simulation, which may be fewer than `messages` under symmetry.
     pub events: u64,
+    /// Whether the node-symmetry shortcut was used.
+    pub symmetric: bool,
 }
 
 impl FlowOutcome {
@@ -43,9 +58,11 @@ impl FlowOutcome {
 #[derive(Debug, Clone, Copy)]
 struct Xfer {
     src: Participant,
+    /// The participant that receives (node 0's counterpart under symmetry).
     dst: Participant,
     step: u32,
     bytes: f64,
+    path: Path,
 }
 
 struct State {
@@ -57,6 +74,7 @@ struct State {
 struct Runner<'a> {
     prog: &'a Program,
     topo: Topology,
+    symmetric: bool,
     net: FlowNet,
     queue: EventQueue<u32>,
     xfers: Vec<Xfer>,
@@ -79,14 +97,25 @@ pub fn run_flow(coll: &Collective, cluster: &ClusterSpec, bytes: f64) -> FlowOut
     run_program(&prog, cluster)
 }
 
-/// Simulates a program on `cluster`'s flow network.
+/// Simulates a program, using node symmetry where the program has it.
 pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
+    run(prog, cluster, prog.node_symmetric())
+}
+
+/// Simulates a program participant by participant, never using symmetry.
+pub fn run_program_full(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
+    run(prog, cluster, false)
+}
+
+fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> FlowOutcome {
     let topo = Topology::new(cluster);
     let n = prog.participants() as usize;
+    let links = topo.capacities().len();
     let mut r = Runner {
         prog,
         net: FlowNet::new(topo.capacities()),
         topo,
+        symmetric,
         queue: EventQueue::new(),
         xfers: Vec::new(),
         free: Vec::new(),
@@ -104,11 +133,13 @@ pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
         end: SimTime::ZERO,
         sent: vec![0.0; n],
         received: vec![0.0; n],
-        link_bytes: Vec::new(),
+        link_bytes: vec![0.0; links],
         messages: 0,
     };
-    r.link_bytes = vec![0.0; r.topo.capacities().len()];
-    for p in 0..n as u32 {
+    let active: Vec<Participant> = (0..n as u32)
+        .filter(|&p| !symmetric || prog.node_of(p) == 0)
+        .collect();
+    for &p in &active {
         r.begin(p);
         r.advance(p);
     }
@@ -124,7 +155,7 @@ pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
             r.net.finish_until(tn, &mut r.done_tags);
             let tags = std::mem::take(&mut r.done_tags);
             for &t in &tags {
-                r.complete(tn, t as u32);
+                r.complete(t as u32);
             }
             r.done_tags = tags;
         } else {
@@ -132,34 +163,56 @@ pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
             while r.queue.peek_time() == Some(tq) {
                 let (_, x) = r.queue.pop().expect("peeked");
                 let xf = r.xfers[x as usize];
-                let path = r.topo.path(prog.endpoint(xf.src), prog.endpoint(xf.dst));
-                if xf.bytes <= 0.0 || path.links().is_empty() {
-                    r.complete(tq, x);
+                if xf.bytes <= 0.0 || xf.path.links().is_empty() {
+                    r.complete(x);
                 } else {
-                    r.net.start(tq, path, xf.bytes, x as u64);
+                    r.net.start(tq, xf.path, xf.bytes, x as u64);
                 }
             }
         }
     }
     assert_eq!(
-        r.finished as usize, n,
+        r.finished as usize,
+        active.len(),
         "collective deadlocked: a participant never finished"
     );
+    let events = r.queue.events_processed() + r.net.recomputations();
+    let mut messages = r.messages;
+    if symmetric {
+        // every node did what node 0 did
+        let nodes = cluster.nodes as usize;
+        for p in 0..n as u32 {
+            let rep = prog.representative(p) as usize;
+            r.sent[p as usize] = r.sent[rep];
+            r.received[p as usize] = r.received[rep];
+        }
+        let node0: Vec<(usize, f64)> = r
+            .link_bytes
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, b)| b > 0.0)
+            .collect();
+        for l in 0..links {
+            let rep = r.topo.link_in_node0(l as u32) as usize;
+            if let Some(&(_, b)) = node0.iter().find(|&&(i, _)| i == rep) {
+                r.link_bytes[l] = b;
+            }
+        }
+        messages *= nodes as u64;
+    }
     FlowOutcome {
         time: r.end,
-        events: r.queue.events_processed() + r.messages,
         sent: r.sent,
         received: r.received,
         link_bytes: r.link_bytes,
-        messages: r.messages,
+        messages,
+        events,
+        symmetric,
     }
 }
 
 impl Runner<'_> {
-    fn now(&self) -> SimTime {
-        self.clock
-    }
-
     /// Starts participant `p`'s current step (if any steps remain).
     fn begin(&mut self, p: Participant) {
         let step = self.parts[p as usize].step;
@@ -169,14 +222,23 @@ impl Runner<'_> {
         self.out.clear();
         self.prog.sends(p, step, &mut self.out);
         self.parts[p as usize].outstanding = self.out.len() as u32;
-        let now = self.now();
         for i in 0..self.out.len() {
             let (dst, bytes) = self.out[i];
+            let mut path = self
+                .topo
+                .path(self.prog.endpoint(p), self.prog.endpoint(dst));
+            let dst = if self.symmetric {
+                path.map_links(|l| self.topo.link_in_node0(l));
+                self.prog.representative(dst)
+            } else {
+                dst
+            };
             let x = Xfer {
                 src: p,
                 dst,
                 step,
                 bytes,
+                path,
             };
             let id = match self.free.pop() {
                 Some(id) => {
@@ -190,11 +252,8 @@ impl Runner<'_> {
             };
             self.sent[p as usize] += bytes;
             self.messages += 1;
-            let lat = self
-                .topo
-                .path(self.prog.endpoint(p), self.prog.endpoint(dst))
-                .latency;
-            self.queue.push(now + SimTime::from_secs(lat), id);
+            self.queue
+                .push(self.clock + SimTime::from_secs(path.latency), id);
         }
     }
 
@@ -214,22 +273,18 @@ impl Runner<'_> {
             st.step += 1;
             if st.step == total {
                 self.finished += 1;
-                self.end = self.end.max(self.now());
+                self.end = self.end.max(self.clock);
                 return;
             }
             self.begin(p);
         }
     }
 
-    fn complete(&mut self, now: SimTime, x: u32) {
-        debug_assert_eq!(now, self.clock);
+    fn complete(&mut self, x: u32) {
         let xf = self.xfers[x as usize];
         self.free.push(x);
         self.received[xf.dst as usize] += xf.bytes;
-        let path = self
-            .topo
-            .path(self.prog.endpoint(xf.src), self.prog.endpoint(xf.dst));
-        for &l in path.links() {
+        for &l in xf.path.links() {
             self.link_bytes[l as usize] += xf.bytes;
         }
         self.parts[xf.src as usize].outstanding -= 1;

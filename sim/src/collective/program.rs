@@ -220,6 +220,47 @@ impl Program {
         }
     }
 
+    /// Whether the program is invariant under shifting every participant by
+    /// one node (GPU g → g + gpus_per_node, a server to the same server slot
+    /// of the next node). Then all nodes behave identically and a
+    /// simulation of node 0's participants, with node k's links mapped onto
+    /// node 0's, is exact. True for rings and pairwise exchanges in
+    /// contiguous placement, per-node and per-rail rings, and PS with a
+    /// whole number of servers per node; false for binomial trees (rooted)
+    /// and scattered placement.
+    pub fn node_symmetric(&self) -> bool {
+        if self.nodes <= 1 {
+            return false;
+        }
+        self.phases.iter().all(|ph| match *ph {
+            Phase::Ring { group, .. } | Phase::Pairwise { group, .. } => {
+                group != Grouping::All || !self.scattered
+            }
+            Phase::BinomialReduce { .. } | Phase::BinomialBcast { .. } => false,
+            Phase::Ps { .. } => self.servers.is_multiple_of(self.nodes),
+        })
+    }
+
+    /// Node 0's participant that plays `p`'s role (see
+    /// [`Program::node_symmetric`]).
+    pub fn representative(&self, p: Participant) -> Participant {
+        if p < self.gpus {
+            p % self.gpus_per_node
+        } else {
+            let j = p - self.gpus;
+            self.gpus + j - j % self.nodes
+        }
+    }
+
+    /// Node of a participant.
+    pub fn node_of(&self, p: Participant) -> u32 {
+        if p < self.gpus {
+            p / self.gpus_per_node
+        } else {
+            (p - self.gpus) % self.nodes
+        }
+    }
+
     fn phase_of(&self, step: u32) -> (usize, u32) {
         // phases are few; a linear scan beats a binary search here
         let i = self

@@ -113,3 +113,46 @@ fn oversubscription_shows_in_flow() {
     let over = run_flow(&col, &c, 64e6).time.as_secs();
     assert!(over > 1.5 * base, "oversubscribed {over} vs {base}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// The node-symmetry shortcut gives the full simulation's results.
+    #[test]
+    fn symmetry_shortcut_is_exact(
+        nodes in 2u32..7,
+        g in 1u32..5,
+        nics in 1u32..3,
+        size in 1.0f64..1e8,
+        over in prop::sample::select(vec![1.0f64, 2.0, 3.0]),
+        servers_per_node in 1u32..3,
+        local_aggregation in any::<bool>(),
+    ) {
+        let mut c = cluster(nodes, g, 1e9, 2e-6, 3e9, 5e-7);
+        c.nics_per_node = nics;
+        c.oversubscription = over;
+        let mut ps = coll(Op::Ps, Algo::Overlapped);
+        ps.ps_servers = servers_per_node * nodes;
+        ps.local_aggregation = local_aggregation && g == 1;
+        let mut cols = all_collectives(c.gpus());
+        cols.push(ps);
+        for col in cols {
+            let prog = col.program(&c, size);
+            if !prog.node_symmetric() {
+                continue;
+            }
+            let s = sim::collective::exec::run_program(&prog, &c);
+            let f = sim::collective::exec::run_program_full(&prog, &c);
+            prop_assert!(s.symmetric && !f.symmetric);
+            prop_assert!(rel(s.time.as_secs(), f.time.as_secs()) < 1e-9,
+                "{} {}: symmetric {} full {}", col.op.name(), col.algo.name(), s.time.as_secs(), f.time.as_secs());
+            prop_assert_eq!(s.messages, f.messages);
+            for (a, b) in s.sent.iter().zip(&f.sent) {
+                prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0));
+            }
+            for (a, b) in s.link_bytes.iter().zip(&f.link_bytes) {
+                prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0));
+            }
+        }
+    }
+}
