@@ -104,7 +104,11 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         } else {
             ""
         };
-        bad(format!("--op: unknown operation `{}`{later}; known: {}", a.op, known.join(", ")))
+        bad(format!(
+            "--op: unknown operation `{}`{later}; known: {}",
+            a.op,
+            known.join(", ")
+        ))
     })?;
     let mut coll = Collective::new(op);
     if let Some(name) = &a.algo {
@@ -123,7 +127,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
     if a.gpus == 0 {
         return Err(bad("--gpus must be at least 1"));
     }
-    if a.gpus_per_node == 0 || a.gpus % a.gpus_per_node != 0 {
+    if a.gpus_per_node == 0 || !a.gpus.is_multiple_of(a.gpus_per_node) {
         return Err(bad(format!(
             "--gpus-per-node {} must be ≥ 1 and divide --gpus {}",
             a.gpus_per_node, a.gpus
@@ -138,11 +142,19 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
     let size = parse_bytes(&a.size).map_err(|e| bad(format!("--size: {e}")))?;
     let inter = presets::inter_node(&a.network).ok_or_else(|| {
         let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
-        bad(format!("--network: unknown preset `{}`; known: {}", a.network, known.join(", ")))
+        bad(format!(
+            "--network: unknown preset `{}`; known: {}",
+            a.network,
+            known.join(", ")
+        ))
     })?;
     let intra = presets::intra_node(&a.intra).ok_or_else(|| {
         let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
-        bad(format!("--intra: unknown preset `{}`; known: {}", a.intra, known.join(", ")))
+        bad(format!(
+            "--intra: unknown preset `{}`; known: {}",
+            a.intra,
+            known.join(", ")
+        ))
     })?;
     let bandwidth = match &a.bandwidth {
         Some(b) => parse_bandwidth(b).map_err(|e| bad(format!("--bandwidth: {e}")))?,
@@ -180,14 +192,26 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
     let (time_s, sent, model) = match a.model {
         ModelArg::Analytical => {
             let m = coll.analytical(&cluster);
-            (m.time(size as f64), m.bytes_sent_per_gpu(size as f64), "analytical")
+            (
+                m.time(size as f64),
+                m.bytes_sent_per_gpu(size as f64),
+                "analytical",
+            )
         }
         ModelArg::Flow => {
             let o = run_flow(&coll, &cluster, size as f64);
-            (o.time.as_secs(), o.bytes_sent_per_gpu(cluster.gpus()), "flow")
+            (
+                o.time.as_secs(),
+                o.bytes_sent_per_gpu(cluster.gpus()),
+                "flow",
+            )
         }
     };
-    let algbw = if time_s > 0.0 { size as f64 / time_s / 1e9 } else { 0.0 };
+    let algbw = if time_s > 0.0 {
+        size as f64 / time_s / 1e9
+    } else {
+        0.0
+    };
     let out = Output {
         op: op.name(),
         algo: coll.algo.name(),

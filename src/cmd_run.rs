@@ -36,8 +36,18 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         writeln!(
             out,
             "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
-            "scenario", "gpus", "network", "dense", "schedule", "iter (ms)", "samples/s", "eff",
-            "compute", "comm", "exposed", "sent/GPU"
+            "scenario",
+            "gpus",
+            "network",
+            "dense",
+            "schedule",
+            "iter (ms)",
+            "samples/s",
+            "eff",
+            "compute",
+            "comm",
+            "exposed",
+            "sent/GPU"
         )
         .map_err(io)?;
     }

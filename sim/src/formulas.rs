@@ -120,9 +120,21 @@ mod tests {
     fn embrace_table2_values() {
         let m = 264_765_440.0;
         let (d, b) = (0.103, 12.5e9);
-        assert!(close(embrace_alltoall(16, m, d, b, 10e-6) * 1e3, 4.391, 1e-3));
-        assert!(close(embrace_allreduce(16, m, b, 10e-6) * 1e3, 40.015, 1e-3));
+        assert!(close(
+            embrace_alltoall(16, m, d, b, 10e-6) * 1e3,
+            4.391,
+            1e-3
+        ));
+        assert!(close(
+            embrace_allreduce(16, m, b, 10e-6) * 1e3,
+            40.015,
+            1e-3
+        ));
         assert!(close(embrace_ps(16, 4, m, d, b, 10e-6) * 1e3, 17.773, 1e-3));
-        assert!(close(embrace_allgather(16, m, d, b, 10e-6) * 1e3, 32.875, 1e-3));
+        assert!(close(
+            embrace_allgather(16, m, d, b, 10e-6) * 1e3,
+            32.875,
+            1e-3
+        ));
     }
 }

@@ -33,9 +33,9 @@
 //! `warmup + iterations`, divided by `iterations`.
 
 use crate::cluster::ClusterSpec;
+use crate::collective::Collective;
 use crate::collective::analytical::CostModel;
 use crate::collective::exec::run_flow;
-use crate::collective::Collective;
 use crate::net::NetModel;
 use crate::queue::EventQueue;
 use crate::strategy::{Schedule, Strategy};
@@ -277,8 +277,13 @@ impl Sim<'_> {
             }
         }
         let l = &self.cfg.model.layers[layer as usize];
-        let d = if pass == Pass::Forward { l.forward } else { l.backward };
-        self.q.push(now + d, Event::ComputeDone { iter, pass, layer });
+        let d = if pass == Pass::Forward {
+            l.forward
+        } else {
+            l.backward
+        };
+        self.q
+            .push(now + d, Event::ComputeDone { iter, pass, layer });
     }
 
     fn run(&mut self) {

@@ -48,7 +48,8 @@ fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
                 || c == '.'
                 || c == '_'
                 || ((c == 'e' || c == 'E')
-                    && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
+                    && t[i + 1..]
+                        .starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
                 || ((c == '-' || c == '+')
                     && (i == 0 || matches!(t.as_bytes()[i - 1], b'e' | b'E'))))
         })
@@ -92,7 +93,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, UnitError> {
     };
     let f = prefix_factor(prefix).ok_or_else(unknown)?;
     let bytes = v * f;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > 9.0e18 {
+    if !bytes.is_finite() || !(0.0..=9.0e18).contains(&bytes) {
         return Err(UnitError::OutOfRange(
             text.to_string(),
             "must be a non-negative size",
@@ -193,9 +194,15 @@ mod tests {
         assert_eq!(parse_bytes("252.5 MiB").unwrap(), 264_765_440);
         assert_eq!(parse_bytes("100MB").unwrap(), 100_000_000);
         assert_eq!(parse_bytes("1_000kB").unwrap(), 1_000_000);
-        assert!(matches!(parse_bytes("12 apples"), Err(UnitError::UnknownUnit { .. })));
+        assert!(matches!(
+            parse_bytes("12 apples"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
         assert!(matches!(parse_bytes("MiB"), Err(UnitError::NoNumber(_))));
-        assert!(matches!(parse_bytes("-1MB"), Err(UnitError::OutOfRange(..))));
+        assert!(matches!(
+            parse_bytes("-1MB"),
+            Err(UnitError::OutOfRange(..))
+        ));
     }
 
     #[test]

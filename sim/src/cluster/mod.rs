@@ -80,10 +80,7 @@ impl ClusterSpec {
             nodes: n,
             gpus_per_node: 1,
             network: "custom".into(),
-            inter: LinkParams {
-                bandwidth,
-                latency,
-            },
+            inter: LinkParams { bandwidth, latency },
             intra_name: "custom".into(),
             intra: LinkParams {
                 bandwidth: bandwidth * 1e3,
@@ -201,7 +198,10 @@ impl Topology {
         capacity.resize(capacity.len() + 2 * nics as usize, spec.inter.bandwidth);
         let core_base = capacity.len() as u32;
         if spec.oversubscription > 1.0 {
-            capacity.resize(capacity.len() + 2 * spec.nodes as usize, spec.core_bandwidth());
+            capacity.resize(
+                capacity.len() + 2 * spec.nodes as usize,
+                spec.core_bandwidth(),
+            );
         }
         Topology {
             spec: spec.clone(),
@@ -305,7 +305,7 @@ impl Topology {
 
     /// Human name of a link, for traces and errors.
     pub fn link_name(&self, l: LinkId) -> String {
-        let dir = if l % 2 == 0 { "up" } else { "down" };
+        let dir = if l.is_multiple_of(2) { "up" } else { "down" };
         if l < self.nic_base {
             format!("gpu{}-intra-{dir}", l / 2)
         } else if l < self.core_base {
@@ -369,7 +369,11 @@ mod tests {
         assert_eq!(t.path_bandwidth(&p), 10e9);
         let h = t.path(Endpoint::Gpu(0), Endpoint::Host { node: 0, nic: 0 });
         assert_eq!(h.links().len(), 1);
-        assert!(t.path(Endpoint::Gpu(3), Endpoint::Gpu(3)).links().is_empty());
+        assert!(
+            t.path(Endpoint::Gpu(3), Endpoint::Gpu(3))
+                .links()
+                .is_empty()
+        );
     }
 
     #[test]

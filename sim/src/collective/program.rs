@@ -97,7 +97,11 @@ pub struct Program {
 }
 
 fn ceil_log2(s: u32) -> u32 {
-    if s <= 1 { 0 } else { 32 - (s - 1).leading_zeros() }
+    if s <= 1 {
+        0
+    } else {
+        32 - (s - 1).leading_zeros()
+    }
 }
 
 impl Program {
@@ -272,7 +276,7 @@ impl Program {
     }
 
     fn is_worker(&self, p: Participant, leaders_only: bool) -> bool {
-        p < self.gpus && (!leaders_only || p % self.gpus_per_node == 0)
+        p < self.gpus && (!leaders_only || p.is_multiple_of(self.gpus_per_node))
     }
 
     fn workers(&self, leaders_only: bool) -> u32 {
@@ -399,7 +403,11 @@ mod tests {
                 }
             }
             for p in 0..n {
-                assert_eq!(recv[p as usize], prog.expected_recvs(p, step), "p {p} step {step}");
+                assert_eq!(
+                    recv[p as usize],
+                    prog.expected_recvs(p, step),
+                    "p {p} step {step}"
+                );
             }
         }
     }
@@ -407,22 +415,44 @@ mod tests {
     #[test]
     fn sends_and_receives_balance() {
         for (nodes, g) in [(1, 1), (1, 5), (3, 1), (3, 4), (4, 2), (5, 8)] {
-            for placement in [crate::cluster::Placement::Contiguous, crate::cluster::Placement::Scattered] {
+            for placement in [
+                crate::cluster::Placement::Contiguous,
+                crate::cluster::Placement::Scattered,
+            ] {
                 let mut spec = ClusterSpec::flat(nodes, 1e9, 0.0);
                 spec.gpus_per_node = g;
                 spec.placement = placement;
                 let n = spec.gpus() as f64;
                 for group in [Grouping::All, Grouping::IntraNode, Grouping::Rail] {
-                    check_balance(&spec, vec![Phase::Ring { group, steps: 3, chunk: 1.0 }], 0);
+                    check_balance(
+                        &spec,
+                        vec![Phase::Ring {
+                            group,
+                            steps: 3,
+                            chunk: 1.0,
+                        }],
+                        0,
+                    );
                     check_balance(&spec, vec![Phase::BinomialReduce { group, bytes: 1.0 }], 0);
                     check_balance(&spec, vec![Phase::BinomialBcast { group, bytes: 1.0 }], 0);
-                    check_balance(&spec, vec![Phase::Pairwise { group, chunk: 1.0 / n }], 0);
+                    check_balance(
+                        &spec,
+                        vec![Phase::Pairwise {
+                            group,
+                            chunk: 1.0 / n,
+                        }],
+                        0,
+                    );
                 }
                 for overlap in [true, false] {
                     for leaders_only in [true, false] {
                         check_balance(
                             &spec,
-                            vec![Phase::Ps { leaders_only, shard: 1.0, overlap }],
+                            vec![Phase::Ps {
+                                leaders_only,
+                                shard: 1.0,
+                                overlap,
+                            }],
                             nodes,
                         );
                     }
@@ -434,7 +464,14 @@ mod tests {
     #[test]
     fn binomial_has_log_steps() {
         let spec = ClusterSpec::flat(5, 1e9, 0.0);
-        let p = Program::new(&spec, vec![Phase::BinomialBcast { group: Grouping::All, bytes: 1.0 }], 0);
+        let p = Program::new(
+            &spec,
+            vec![Phase::BinomialBcast {
+                group: Grouping::All,
+                bytes: 1.0,
+            }],
+            0,
+        );
         assert_eq!(p.steps(), 3);
     }
 }

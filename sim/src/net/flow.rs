@@ -295,7 +295,12 @@ mod tests {
         let mut net = FlowNet::new(t.capacities());
         // three senders into GPU 0, one of them half the size
         for (i, bytes) in [(1u32, 1e9), (2, 1e9), (3, 0.5e9)] {
-            net.start(SimTime::ZERO, t.path(Endpoint::Gpu(i), Endpoint::Gpu(0)), bytes, i as u64);
+            net.start(
+                SimTime::ZERO,
+                t.path(Endpoint::Gpu(i), Endpoint::Gpu(0)),
+                bytes,
+                i as u64,
+            );
         }
         let t1 = net.next_finish();
         // each gets 1/3 GB/s; the small one ends at 1.5 s
@@ -316,9 +321,24 @@ mod tests {
         // flows a: 1->0, b: 2->0, c: 1->3. Link 1-up carries a and c; 0-down carries a, b.
         let t = star(4);
         let mut net = FlowNet::new(t.capacities());
-        let a = net.start(SimTime::ZERO, t.path(Endpoint::Gpu(1), Endpoint::Gpu(0)), 1e9, 0);
-        let b = net.start(SimTime::ZERO, t.path(Endpoint::Gpu(2), Endpoint::Gpu(0)), 1e9, 1);
-        let c = net.start(SimTime::ZERO, t.path(Endpoint::Gpu(1), Endpoint::Gpu(3)), 1e9, 2);
+        let a = net.start(
+            SimTime::ZERO,
+            t.path(Endpoint::Gpu(1), Endpoint::Gpu(0)),
+            1e9,
+            0,
+        );
+        let b = net.start(
+            SimTime::ZERO,
+            t.path(Endpoint::Gpu(2), Endpoint::Gpu(0)),
+            1e9,
+            1,
+        );
+        let c = net.start(
+            SimTime::ZERO,
+            t.path(Endpoint::Gpu(1), Endpoint::Gpu(3)),
+            1e9,
+            2,
+        );
         net.recompute();
         assert_eq!(net.rate(a), 0.5e9);
         assert_eq!(net.rate(b), 0.5e9);

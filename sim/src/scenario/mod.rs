@@ -142,17 +142,23 @@ pub fn load_str(text: &str, file: &str, stem: &str) -> Result<Vec<Point>, Scenar
             set_path(&mut table, k, v.clone()).map_err(|m| locate(invalid(k, m), true))?;
             sweep.insert((*k).clone(), v);
         }
-        let raw: RawScenario = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
-            let key = keys
-                .iter()
-                .find(|k| e.message().contains(k.rsplit('.').next().unwrap_or(k)))
-                .copied()
-                .unwrap_or(keys[0]);
-            locate(
-                invalid(key, format!("swept value does not fit: {}", e.message().trim())),
-                true,
-            )
-        })?;
+        let raw: RawScenario =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    let key = keys
+                        .iter()
+                        .find(|k| e.message().contains(k.rsplit('.').next().unwrap_or(k)))
+                        .copied()
+                        .unwrap_or(keys[0]);
+                    locate(
+                        invalid(
+                            key,
+                            format!("swept value does not fit: {}", e.message().trim()),
+                        ),
+                        true,
+                    )
+                })?;
         let cfg = validate(&raw, stem).map_err(|(k, m)| {
             let swept = sweep.contains_key(&k);
             locate((k, m), swept)
@@ -207,7 +213,10 @@ impl KeyLines {
             } else if let Some(h) = line.strip_prefix('[') {
                 let name = h.split(']').next().unwrap_or("").trim();
                 // [model.layers.embedding] belongs to the latest layer
-                table = match counts.iter().find(|(k, _)| name.starts_with(&format!("{k}."))) {
+                table = match counts
+                    .iter()
+                    .find(|(k, _)| name.starts_with(&format!("{k}.")))
+                {
                     Some((k, c)) => format!("{k}[{}]{}", c - 1, &name[k.len()..]),
                     None => name.to_string(),
                 };
@@ -244,7 +253,8 @@ impl KeyLines {
 }
 
 fn need<T: Clone>(v: &Option<T>, key: &str) -> Result<T, Invalid> {
-    v.clone().ok_or_else(|| invalid(key, "is required but missing"))
+    v.clone()
+        .ok_or_else(|| invalid(key, "is required but missing"))
 }
 
 fn count(v: Option<i64>, key: &str, default: Option<i64>, min: i64) -> Result<u32, Invalid> {
@@ -263,7 +273,10 @@ fn size(v: &Option<IntOrText>, key: &str, default: u64) -> Result<u64, Invalid> 
     match v {
         None => Ok(default),
         Some(IntOrText::Int(i)) if *i >= 0 => Ok(*i as u64),
-        Some(IntOrText::Int(i)) => Err(invalid(key, format!("must be a non-negative size, got {i}"))),
+        Some(IntOrText::Int(i)) => Err(invalid(
+            key,
+            format!("must be a non-negative size, got {i}"),
+        )),
         Some(IntOrText::Text(t)) => parse_bytes(t).map_err(|e| invalid(key, e.to_string())),
     }
 }
@@ -273,7 +286,10 @@ fn fraction(v: Option<f64>, key: &str, lo_open: bool, hi_open: bool) -> Result<(
         let lo_ok = if lo_open { x > 0.0 } else { x >= 0.0 };
         let hi_ok = if hi_open { x < 1.0 } else { x <= 1.0 };
         if !(lo_ok && hi_ok && x.is_finite()) {
-            let (a, b) = (if lo_open { "(" } else { "[" }, if hi_open { ")" } else { "]" });
+            let (a, b) = (
+                if lo_open { "(" } else { "[" },
+                if hi_open { ")" } else { "]" },
+            );
             return Err(invalid(key, format!("must be in {a}0, 1{b}, got {x}")));
         }
     }
@@ -296,7 +312,10 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
         };
         invalid(
             "cluster.network",
-            format!("unknown network `{network}`{hint}; known: {}", known.join(", ")),
+            format!(
+                "unknown network `{network}`{hint}; known: {}",
+                known.join(", ")
+            ),
         )
     })?;
     let intra_name = c.intra.clone().unwrap_or_else(|| "pcie3-x16".into());
@@ -304,7 +323,10 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
         let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
         invalid(
             "cluster.intra",
-            format!("unknown intra-node link `{intra_name}`; known: {}", known.join(", ")),
+            format!(
+                "unknown intra-node link `{intra_name}`; known: {}",
+                known.join(", ")
+            ),
         )
     })?;
     let bw = |v: &Option<String>, key: &str, d: f64| match v {
@@ -354,7 +376,11 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
         gpus_per_node: gpn,
         network: custom(&network, c.bandwidth.is_some() || c.latency.is_some()),
         inter: LinkParams {
-            bandwidth: bw(&c.bandwidth, "cluster.bandwidth", inter.bandwidth_bytes_per_s)?,
+            bandwidth: bw(
+                &c.bandwidth,
+                "cluster.bandwidth",
+                inter.bandwidth_bytes_per_s,
+            )?,
             latency: lat(&c.latency, "cluster.latency", inter.latency_s)?,
         },
         intra_name: custom(
@@ -362,7 +388,11 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
             c.intra_bandwidth.is_some() || c.intra_latency.is_some(),
         ),
         intra: LinkParams {
-            bandwidth: bw(&c.intra_bandwidth, "cluster.intra_bandwidth", intra.bandwidth_bytes_per_s)?,
+            bandwidth: bw(
+                &c.intra_bandwidth,
+                "cluster.intra_bandwidth",
+                intra.bandwidth_bytes_per_s,
+            )?,
             latency: lat(&c.intra_latency, "cluster.intra_latency", intra.latency_s)?,
         },
         nics_per_node: nics,
@@ -422,12 +452,16 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                         "sparse embeddings are not supported yet (they arrive with the sparse-methods issue)",
                     ));
                 }
-                let params = l.params.ok_or_else(|| invalid(&k("params"), "is required but missing"))?;
+                let params = l
+                    .params
+                    .ok_or_else(|| invalid(&k("params"), "is required but missing"))?;
                 if params < 0 {
                     return Err(invalid(&k("params"), format!("must be ≥ 0, got {params}")));
                 }
                 let time = |v: &Option<String>, f: &str| -> Result<crate::SimTime, Invalid> {
-                    let t = v.as_ref().ok_or_else(|| invalid(&k(f), "is required but missing"))?;
+                    let t = v
+                        .as_ref()
+                        .ok_or_else(|| invalid(&k(f), "is required but missing"))?;
                     parse_duration(t).map_err(|e| invalid(&k(f), e.to_string()))
                 };
                 layers.push(Layer {
@@ -439,7 +473,10 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                 });
             }
             if layers.iter().all(|l| l.forward.0 == 0 && l.backward.0 == 0) {
-                return Err(invalid("model.layers", "at least one layer needs a non-zero compute time"));
+                return Err(invalid(
+                    "model.layers",
+                    "at least one layer needs a non-zero compute time",
+                ));
             }
             Ok(Model {
                 name: raw.name.clone().unwrap_or_else(|| "custom".into()),
@@ -460,7 +497,10 @@ fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strategy, Invalid>
     if let Some(l) = s.dct_lifespan
         && l < 1
     {
-        return Err(invalid("strategy.dct_lifespan", format!("must be ≥ 1, got {l}")));
+        return Err(invalid(
+            "strategy.dct_lifespan",
+            format!("must be ≥ 1, got {l}"),
+        ));
     }
     let mp = count(s.mp_stages, "strategy.mp_stages", Some(1), 1)?;
     if mp > 1 {
@@ -484,7 +524,9 @@ fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strategy, Invalid>
         other => {
             return Err(invalid(
                 "strategy.allreduce",
-                format!("unknown AllReduce algorithm `{other}`; expected ring, tree or hierarchical"),
+                format!(
+                    "unknown AllReduce algorithm `{other}`; expected ring, tree or hierarchical"
+                ),
             ));
         }
     };
@@ -494,13 +536,17 @@ fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strategy, Invalid>
         m @ ("topk" | "gtopk" | "dct") => {
             return Err(invalid(
                 "strategy.dense",
-                format!("`{m}` is not supported yet (compressed methods arrive with the compression issue)"),
+                format!(
+                    "`{m}` is not supported yet (compressed methods arrive with the compression issue)"
+                ),
             ));
         }
         other => {
             return Err(invalid(
                 "strategy.dense",
-                format!("unknown dense method `{other}`; expected allreduce, ps, topk, gtopk or dct"),
+                format!(
+                    "unknown dense method `{other}`; expected allreduce, ps, topk, gtopk or dct"
+                ),
             ));
         }
     };
@@ -585,20 +631,28 @@ gpu = "titan-xp"
 
     #[test]
     fn bad_bandwidth_names_key() {
-        let e = err(&GOOD.replace("network = \"ib-edr-100g\"", "network = \"ib-edr-100g\"\nbandwidth = \"0Gbps\""));
+        let e = err(&GOOD.replace(
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\nbandwidth = \"0Gbps\"",
+        ));
         assert_eq!(e.key.as_deref(), Some("cluster.bandwidth"));
         assert_eq!(e.line, Some(7));
     }
 
     #[test]
     fn sweep_expands_last_key_fastest() {
-        let text = format!("{GOOD}\n[sweep]\n\"cluster.nodes\" = [1, 2]\n\"strategy.schedule\" = [\"fifo\", \"priority\"]\n");
+        let text = format!(
+            "{GOOD}\n[sweep]\n\"cluster.nodes\" = [1, 2]\n\"strategy.schedule\" = [\"fifo\", \"priority\"]\n"
+        );
         let p = load_str(&text, "f.toml", "f").unwrap();
         let got: Vec<(u32, &str)> = p
             .iter()
             .map(|p| (p.config.cluster.nodes, p.config.strategy.schedule.name()))
             .collect();
-        assert_eq!(got, [(1, "fifo"), (1, "priority"), (2, "fifo"), (2, "priority")]);
+        assert_eq!(
+            got,
+            [(1, "fifo"), (1, "priority"), (2, "fifo"), (2, "priority")]
+        );
     }
 
     #[test]
@@ -606,6 +660,14 @@ gpu = "titan-xp"
         let text = format!("{GOOD}\n[sweep]\n\"cluster.nodes\" = [1, 0]\n");
         let e = err(&text);
         assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
-        assert_eq!(e.line, Some(text.lines().position(|l| l.starts_with("\"cluster.nodes\"")).unwrap() + 1));
+        assert_eq!(
+            e.line,
+            Some(
+                text.lines()
+                    .position(|l| l.starts_with("\"cluster.nodes\""))
+                    .unwrap()
+                    + 1
+            )
+        );
     }
 }

@@ -71,28 +71,35 @@ pub enum PresetError {
 
 /// Names of the built-in models.
 pub fn preset_names() -> Vec<&'static str> {
-    preset_data::PRESETS.iter().map(|p| p.name).collect()
+    all_presets().map(|p| p.name).collect()
+}
+
+fn all_presets() -> impl Iterator<Item = &'static preset_data::PresetModel> {
+    preset_data::PRESETS
+        .iter()
+        .chain(preset_data::EXTRA_PRESETS.iter())
 }
 
 impl Model {
     /// Instantiates a preset on `gpu` at `batch` samples per GPU.
     pub fn from_preset(name: &str, gpu: &str, batch: u32) -> Result<Model, PresetError> {
-        let p = preset_data::PRESETS
-            .iter()
+        let p = all_presets()
             .find(|p| p.name == name)
             .ok_or_else(|| PresetError::UnknownModel(name.into(), preset_names().join(", ")))?;
-        let tp = p.throughputs.iter().find(|t| t.gpu == gpu).ok_or_else(|| {
-            PresetError::UnknownGpu {
-                model: name.into(),
-                gpu: gpu.into(),
-                known: p
-                    .throughputs
-                    .iter()
-                    .map(|t| t.gpu)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }
-        })?;
+        let tp =
+            p.throughputs
+                .iter()
+                .find(|t| t.gpu == gpu)
+                .ok_or_else(|| PresetError::UnknownGpu {
+                    model: name.into(),
+                    gpu: gpu.into(),
+                    known: p
+                        .throughputs
+                        .iter()
+                        .map(|t| t.gpu)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
         let total_macs: u64 = p.layers.iter().map(|l| l.fwd_macs).sum();
         let iter_s = batch as f64 / tp.samples_per_s;
         let layers = p

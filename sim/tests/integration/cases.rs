@@ -30,7 +30,12 @@ fn br_a1_ring_bytes_and_time() {
         assert_close(o.received[g], 2.34e9, 1e-12, "received");
     }
     assert_eq!(o.messages, 40 * 78);
-    assert_close(ring.analytical(&cluster).bytes_sent_per_gpu(s), 2.34e9, 1e-12, "analytical bytes");
+    assert_close(
+        ring.analytical(&cluster).bytes_sent_per_gpu(s),
+        2.34e9,
+        1e-12,
+        "analytical bytes",
+    );
 }
 
 /// BR-A2: single reducer with a 1 GB/s full-duplex link: (N−1)·S/B.
@@ -143,16 +148,41 @@ fn px_a1_dense_bytes_per_machine() {
     let mut one = Collective::new(Op::Ps);
     one.ps_servers = 1;
     let o = run_flow(&one, &cluster, w);
-    assert_close(nic(&o, 0), formulas::parallax_table3::dense_ps_one_host(n, w), 1e-12, "PS host");
-    assert_close(nic(&o, 3), formulas::parallax_table3::dense_ps_one_other(w), 1e-12, "PS other");
+    assert_close(
+        nic(&o, 0),
+        formulas::parallax_table3::dense_ps_one_host(n, w),
+        1e-12,
+        "PS host",
+    );
+    assert_close(
+        nic(&o, 3),
+        formulas::parallax_table3::dense_ps_one_other(w),
+        1e-12,
+        "PS other",
+    );
     let m = 8.0;
     let o = run_flow(&Collective::new(Op::Ps), &cluster, m * w);
-    assert_close(nic(&o, 5), formulas::parallax_table3::dense_m(n, w, m), 1e-12, "PS m vars");
+    assert_close(
+        nic(&o, 5),
+        formulas::parallax_table3::dense_m(n, w, m),
+        1e-12,
+        "PS m vars",
+    );
     let ring = Collective::new(Op::AllReduce);
     let o = run_flow(&ring, &cluster, w);
-    assert_close(nic(&o, 2), formulas::parallax_table3::dense_ar_one(n, w), 1e-12, "AR one");
+    assert_close(
+        nic(&o, 2),
+        formulas::parallax_table3::dense_ar_one(n, w),
+        1e-12,
+        "AR one",
+    );
     let o = run_flow(&ring, &cluster, m * w);
-    assert_close(nic(&o, 2), formulas::parallax_table3::dense_m(n, w, m), 1e-12, "AR m vars");
+    assert_close(
+        nic(&o, 2),
+        formulas::parallax_table3::dense_m(n, w, m),
+        1e-12,
+        "AR m vars",
+    );
 }
 
 /// gTop-k constants: α = 0.436 ms; β = 3.6e-5 ms per fp32 element.
@@ -220,7 +250,12 @@ fn er_a1_allgather_and_allreduce() {
         let (a, f, _) = both(&gather, &cluster, n as f64 * density * m);
         assert_close(a, ag_ms * MS, 0.01, &format!("AG analytical N={n}"));
         assert_close(f, ag_ms * MS, 0.01, &format!("AG flow N={n}"));
-        assert_close(f, formulas::embrace_allgather(n, m, density, 12.5e9, beta), 0.01, "AG formula");
+        assert_close(
+            f,
+            formulas::embrace_allgather(n, m, density, 12.5e9, beta),
+            0.01,
+            "AG formula",
+        );
     }
 }
 
@@ -236,6 +271,8 @@ fn ps_hot_spot_flow() {
     ps.ps_servers = 1;
     let t = run_flow(&ps, &cluster, m).time.as_secs();
     assert!(t >= 7.0 * m / b, "PS {t} < 7m/B");
-    let r = run_flow(&Collective::new(Op::AllReduce), &cluster, m).time.as_secs();
+    let r = run_flow(&Collective::new(Op::AllReduce), &cluster, m)
+        .time
+        .as_secs();
     assert_close(r, 2.0 * 7.0 / 8.0 * m / b + 14.0 * 1e-6, 0.01, "ring");
 }

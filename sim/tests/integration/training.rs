@@ -7,7 +7,14 @@ use sim::strategy::{Schedule, Strategy};
 use sim::train::{TrainConfig, simulate};
 use sim::workload::Model;
 
-fn config(model: &str, nodes: u32, g: u32, network: &str, schedule: Schedule, net: NetModel) -> TrainConfig {
+fn config(
+    model: &str,
+    nodes: u32,
+    g: u32,
+    network: &str,
+    schedule: Schedule,
+    net: NetModel,
+) -> TrainConfig {
     let p = presets::inter_node(network).unwrap();
     let mut cluster = ClusterSpec::flat(nodes, p.bandwidth_bytes_per_s, p.latency_s);
     cluster.gpus_per_node = g;
@@ -37,7 +44,11 @@ fn single_gpu_throughput_matches_parallax() {
     for (m, want) in [("resnet50", 191.0), ("inception_v3", 135.0)] {
         let cfg = config(m, 1, 1, "ib-edr-100g", Schedule::Fifo, NetModel::Flow);
         let r = simulate(&cfg);
-        assert!((r.throughput - want).abs() / want < 0.01, "{m}: {}", r.throughput);
+        assert!(
+            (r.throughput - want).abs() / want < 0.01,
+            "{m}: {}",
+            r.throughput
+        );
         assert!((r.scaling_efficiency - 1.0).abs() < 1e-9);
         assert_eq!(r.comm_s, 0.0);
     }
@@ -50,7 +61,10 @@ fn priority_beats_fifo_when_comm_is_exposed() {
     for net in [NetModel::Analytical, NetModel::Flow] {
         let fifo = simulate(&config("vgg16", 4, 4, "eth-10g", Schedule::Fifo, net));
         let prio = simulate(&config("vgg16", 4, 4, "eth-10g", Schedule::Priority, net));
-        assert!(fifo.exposed_comm_s > 0.1 * fifo.compute_s, "comm must be exposed");
+        assert!(
+            fifo.exposed_comm_s > 0.1 * fifo.compute_s,
+            "comm must be exposed"
+        );
         assert!(
             prio.iteration_time_s < 0.98 * fifo.iteration_time_s,
             "{net:?}: priority {} vs fifo {}",
@@ -58,7 +72,10 @@ fn priority_beats_fifo_when_comm_is_exposed() {
             fifo.iteration_time_s
         );
         // the same bytes go over the wire either way
-        assert!((prio.bytes_sent_per_gpu - fifo.bytes_sent_per_gpu).abs() / fifo.bytes_sent_per_gpu < 1e-9);
+        assert!(
+            (prio.bytes_sent_per_gpu - fifo.bytes_sent_per_gpu).abs() / fifo.bytes_sent_per_gpu
+                < 1e-9
+        );
     }
 }
 
@@ -66,12 +83,23 @@ fn priority_beats_fifo_when_comm_is_exposed() {
 #[test]
 fn priority_equals_fifo_when_compute_hides_comm() {
     // ResNet-20 on 2 GPUs over NVLink-class links: tiny gradients.
-    let mut fifo = config("resnet20", 1, 2, "ib-ndr-400g", Schedule::Fifo, NetModel::Flow);
+    let mut fifo = config(
+        "resnet20",
+        1,
+        2,
+        "ib-ndr-400g",
+        Schedule::Fifo,
+        NetModel::Flow,
+    );
     fifo.cluster.intra.bandwidth = 300e9;
     let mut prio = fifo.clone();
     prio.strategy.schedule = Schedule::Priority;
     let (f, p) = (simulate(&fifo), simulate(&prio));
-    assert!(f.exposed_comm_s < 0.01 * f.compute_s, "comm hidden: {}", f.exposed_comm_s);
+    assert!(
+        f.exposed_comm_s < 0.01 * f.compute_s,
+        "comm hidden: {}",
+        f.exposed_comm_s
+    );
     assert!((f.iteration_time_s - p.iteration_time_s).abs() / f.iteration_time_s < 0.01);
 }
 
@@ -99,7 +127,11 @@ fusion = 0
     let p = load_str(text, "t.toml", "t").unwrap();
     let r = simulate(&p[0].config);
     let ar = 2.0 * 3.0 / 4.0 * 100e6 / 1.25e9;
-    assert!((r.iteration_time_s - (0.030 + ar)).abs() < 1e-9, "{}", r.iteration_time_s);
+    assert!(
+        (r.iteration_time_s - (0.030 + ar)).abs() < 1e-9,
+        "{}",
+        r.iteration_time_s
+    );
     assert!((r.comm_s - ar).abs() < 1e-9);
     assert!((r.exposed_comm_s - ar).abs() < 1e-9);
     assert!((r.bytes_sent_per_gpu - 2.0 * 3.0 / 4.0 * 100e6).abs() < 1.0);
@@ -109,7 +141,14 @@ fusion = 0
 /// The same scenario gives byte-identical JSON twice.
 #[test]
 fn training_is_deterministic() {
-    let cfg = config("inception_v3", 2, 4, "eth-25g", Schedule::Priority, NetModel::Flow);
+    let cfg = config(
+        "inception_v3",
+        2,
+        4,
+        "eth-25g",
+        Schedule::Priority,
+        NetModel::Flow,
+    );
     let a = serde_json::to_string(&simulate(&cfg)).unwrap();
     let b = serde_json::to_string(&simulate(&cfg)).unwrap();
     assert_eq!(a, b);

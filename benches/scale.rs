@@ -1,0 +1,194 @@
+//! End-to-end benchmark: wall time, events per second and peak memory of
+//! the reference workloads, and how they grow with the number of GPUs.
+//!
+//! Run: `cargo bench --bench scale` (add `-- --quick` for a short run).
+//! Each measurement runs in a fresh child process so that its peak resident
+//! memory (VmHWM) is its own. Results go to stdout as a Markdown table; the
+//! dated copies live in docs/benchmarks.md.
+//!
+//! Workloads (ASTRA-sim reference points quoted in issue 2):
+//! * `ring`: one 64 MiB ring AllReduce, flow model.
+//! * `ring-full`: the same without the node-symmetry shortcut, every flow
+//!   of every GPU simulated (for reference: what the shortcut saves).
+//! * `dp-iter`: one data-parallel iteration of a 50-layer model (forward
+//!   100 µs, backward 200 µs per layer, a 2 MiB AllReduce per layer, no
+//!   fusion, FIFO), flow model.
+//! * `sweep`: 10,000 analytical scenario points, parsed, validated and
+//!   simulated (ResNet-50 etc. over nodes × networks × schedules).
+
+use sim::SimTime;
+use sim::cluster::{ClusterSpec, presets};
+use sim::collective::exec::run_flow;
+use sim::collective::{Collective, Op};
+use sim::net::NetModel;
+use sim::strategy::Strategy;
+use sim::train::{TrainConfig, simulate};
+use sim::workload::{Layer, Model};
+use std::process::Command;
+use std::time::Instant;
+
+fn cluster(gpus: u32) -> ClusterSpec {
+    let inter = presets::inter_node("ib-hdr-200g").unwrap();
+    let intra = presets::intra_node("nvlink3").unwrap();
+    let g = 8;
+    let mut c = ClusterSpec::flat(gpus / g, inter.bandwidth_bytes_per_s, inter.latency_s);
+    c.network = "ib-hdr-200g".into();
+    c.gpus_per_node = g;
+    c.intra.bandwidth = intra.bandwidth_bytes_per_s;
+    c.intra.latency = intra.latency_s;
+    c
+}
+
+/// Runs one workload in this process; prints "events seconds".
+fn child(workload: &str, gpus: u32) {
+    let t0 = Instant::now();
+    let events = match workload {
+        "ring" => {
+            let o = run_flow(
+                &Collective::new(Op::AllReduce),
+                &cluster(gpus),
+                64.0 * 1048576.0,
+            );
+            assert!(o.time > SimTime::ZERO);
+            o.events
+        }
+        "ring-full" => {
+            // the same ring without the node-symmetry shortcut: every flow
+            let c = cluster(gpus);
+            let prog = Collective::new(Op::AllReduce).program(&c, 64.0 * 1048576.0);
+            let o = sim::collective::exec::run_program_full(&prog, &c);
+            assert!(o.time > SimTime::ZERO);
+            o.events
+        }
+        "dp-iter" => {
+            let layers = (0..50)
+                .map(|i| Layer {
+                    name: format!("l{i}"),
+                    params: 2 * 1048576 / 4,
+                    forward: SimTime::from_secs(100e-6),
+                    backward: SimTime::from_secs(200e-6),
+                    activation_bytes: 0,
+                })
+                .collect();
+            let cfg = TrainConfig {
+                name: "dp-iter".into(),
+                seed: 0,
+                warmup_iterations: 0,
+                iterations: 1,
+                cluster: cluster(gpus),
+                net_model: NetModel::Flow,
+                model: Model {
+                    name: "50x2MiB".into(),
+                    gpu: "synthetic".into(),
+                    batch_per_gpu: 1,
+                    layers,
+                },
+                strategy: Strategy {
+                    fusion: 0,
+                    ..Strategy::default()
+                },
+            };
+            simulate(&cfg).events
+        }
+        "sweep" => {
+            let text = r#"
+[cluster]
+nodes = 1
+gpus_per_node = 8
+network = "ib-edr-100g"
+model = "analytical"
+[model]
+preset = "resnet50"
+batch_per_gpu = 64
+gpu = "titan-xp"
+[sweep]
+"cluster.nodes" = [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99,100,101,102,103,104,105,106,107,108,109,110,111,112,113,114,115,116,117,118,119,120,121,122,123,124,125]
+"cluster.network" = ["eth-10g", "eth-25g", "eth-100g", "ib-edr-100g", "ib-hdr-200g"]
+"model.preset" = ["resnet50", "inception_v3", "vgg16", "alexnet"]
+"strategy.schedule" = ["fifo", "priority"]
+"strategy.allreduce" = ["ring", "hierarchical"]
+"#;
+            let points = sim::scenario::load_str(text, "sweep.toml", "sweep").unwrap();
+            assert_eq!(points.len(), 10_000);
+            points.iter().map(|p| simulate(&p.config).events).sum()
+        }
+        other => panic!("unknown workload {other}"),
+    };
+    println!("{events} {}", t0.elapsed().as_secs_f64());
+}
+
+fn peak_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        child(&args[i + 1], args[i + 2].parse().unwrap());
+        eprintln!("peak_kib {}", peak_kib());
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let runs = if quick { 1 } else { 5 };
+    let exe = std::env::current_exe().unwrap();
+    println!("| workload | GPUs | wall time (median of {runs}) | events | events/s | peak RSS |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut jobs: Vec<(&str, u32)> = Vec::new();
+    for g in [256, 512, 1024, 2048, 4096] {
+        jobs.push(("ring", g));
+    }
+    for g in [256, 1024] {
+        jobs.push(("ring-full", g));
+    }
+    for g in [256, 512, 1024, 2048, 4096] {
+        jobs.push(("dp-iter", g));
+    }
+    jobs.push(("sweep", 0));
+    for (w, g) in jobs {
+        let mut times = Vec::new();
+        let mut events = 0u64;
+        let mut peak = 0u64;
+        for _ in 0..runs {
+            let out = Command::new(&exe)
+                .args(["--child", w, &g.to_string()])
+                .output()
+                .expect("child runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let so = String::from_utf8(out.stdout).unwrap();
+            let mut it = so.split_whitespace();
+            events = it.next().unwrap().parse().unwrap();
+            times.push(it.next().unwrap().parse::<f64>().unwrap());
+            let se = String::from_utf8(out.stderr).unwrap();
+            peak = peak.max(
+                se.lines()
+                    .find_map(|l| l.strip_prefix("peak_kib "))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0),
+            );
+        }
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let t = times[times.len() / 2];
+        let gpus = if w == "sweep" {
+            "10,000 points".to_string()
+        } else {
+            g.to_string()
+        };
+        println!(
+            "| {w} | {gpus} | {:.4} s | {events} | {:.3e} | {:.1} MB |",
+            t,
+            events as f64 / t.max(1e-9),
+            peak as f64 / 1024.0
+        );
+    }
+}

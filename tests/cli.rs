@@ -1,0 +1,390 @@
+//! End-to-end tests of the `dtsim` binary: output shapes, determinism,
+//! and exit code 2 with a located message for every class of bad input.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dtsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(args)
+        .output()
+        .expect("dtsim runs")
+}
+
+fn repo(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(p)
+        .display()
+        .to_string()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Writes a scenario into the test's scratch directory.
+fn scenario(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-scenarios");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const GOOD: &str = r#"name = "good"
+iterations = 3
+
+[cluster]
+nodes = 2
+gpus_per_node = 4
+network = "ib-edr-100g"
+
+[model]
+preset = "resnet50"
+batch_per_gpu = 64
+gpu = "titan-xp"
+
+[strategy]
+density = 0.01
+"#;
+
+/// Asserts exit code 2, no panic, and that stderr names every fragment.
+#[track_caller]
+fn assert_bad(o: &Output, fragments: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(stdout(o).is_empty(), "nothing on stdout for an error");
+    for f in fragments {
+        assert!(err.contains(f), "`{f}` missing from: {err}");
+    }
+}
+
+const RESULT_FIELDS: [&str; 16] = [
+    "scenario",
+    "nodes",
+    "gpus",
+    "network",
+    "dense",
+    "sparse",
+    "schedule",
+    "iteration_time_s",
+    "throughput",
+    "throughput_unit",
+    "scaling_efficiency",
+    "compute_s",
+    "comm_s",
+    "exposed_comm_s",
+    "compression_s",
+    "bytes_sent_per_gpu",
+];
+
+#[test]
+fn run_json_has_the_design_fields_one_object_per_point() {
+    let o = dtsim(&[
+        "run",
+        &repo("scenarios/examples/vgg16-16gpu-10gbe.toml"),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "one object per sweep point");
+    for v in &lines {
+        for f in RESULT_FIELDS {
+            assert!(v.get(f).is_some(), "missing {f} in {v}");
+        }
+        assert_eq!(v["gpus"], 16);
+        assert_eq!(v["throughput_unit"], "samples/s");
+        let t = v["iteration_time_s"].as_f64().unwrap();
+        let thr = v["throughput"].as_f64().unwrap();
+        assert!((thr - 16.0 * 32.0 / t).abs() / thr < 1e-12);
+    }
+    assert_eq!(lines[0]["schedule"], "fifo");
+    assert_eq!(lines[1]["schedule"], "priority");
+    assert_eq!(lines[1]["sweep"]["strategy.schedule"], "priority");
+}
+
+#[test]
+fn run_is_byte_identical_twice() {
+    for f in ["resnet50-48gpu-ib100.toml", "vgg16-16gpu-10gbe.toml"] {
+        let path = repo(&format!("scenarios/examples/{f}"));
+        let a = dtsim(&["run", &path, "--json"]);
+        let b = dtsim(&["run", &path, "--json"]);
+        assert!(a.status.success());
+        assert_eq!(a.stdout, b.stdout);
+        let a = dtsim(&["run", &path]);
+        let b = dtsim(&["run", &path]);
+        assert_eq!(a.stdout, b.stdout);
+    }
+}
+
+#[test]
+fn run_table_names_the_scenario() {
+    let o = dtsim(&["run", &repo("scenarios/examples/resnet50-48gpu-ib100.toml")]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.contains("resnet50-48gpu-ib100"), "{out}");
+    assert!(out.contains("samples/s"));
+}
+
+#[test]
+fn collective_json_fields_and_busbw() {
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "allreduce",
+        "--gpus",
+        "40",
+        "--size",
+        "1.2GB",
+        "--bandwidth",
+        "6GB/s",
+        "--latency",
+        "0us",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    for f in [
+        "op",
+        "algo",
+        "model",
+        "gpus",
+        "size_bytes",
+        "time_s",
+        "algbw_GBps",
+        "busbw_GBps",
+    ] {
+        assert!(v.get(f).is_some(), "missing {f}");
+    }
+    let t = v["time_s"].as_f64().unwrap();
+    assert!((t - 0.390).abs() / 0.390 < 0.01, "BR-A1 time {t}");
+    let algbw = v["algbw_GBps"].as_f64().unwrap();
+    assert!((algbw - 1.2 / t).abs() < 1e-9);
+    let busbw = v["busbw_GBps"].as_f64().unwrap();
+    assert!((busbw - algbw * 2.0 * 39.0 / 40.0).abs() < 1e-9);
+    // busbw of a ring equals the link bandwidth: 6 GB/s
+    assert!((busbw - 6.0).abs() < 0.06);
+    for (op, factor) in [
+        ("allgather", 39.0 / 40.0),
+        ("broadcast", 1.0),
+        ("alltoall", 39.0 / 40.0),
+    ] {
+        let o = dtsim(&[
+            "collective",
+            "--op",
+            op,
+            "--gpus",
+            "40",
+            "--size",
+            "64MiB",
+            "--json",
+            "--model",
+            "analytical",
+        ]);
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        let (a, b) = (
+            v["algbw_GBps"].as_f64().unwrap(),
+            v["busbw_GBps"].as_f64().unwrap(),
+        );
+        assert!((b - a * factor).abs() < 1e-9, "{op}");
+    }
+}
+
+#[test]
+fn missing_file() {
+    assert_bad(
+        &dtsim(&["run", "no/such/file.toml"]),
+        &["no/such/file.toml", "cannot read"],
+    );
+}
+
+#[test]
+fn malformed_toml_names_file_and_line() {
+    let p = scenario("malformed.toml", &GOOD.replace("nodes = 2", "nodes = = 2"));
+    assert_bad(&dtsim(&["run", p.to_str().unwrap()]), &["malformed.toml:5"]);
+}
+
+#[test]
+fn unknown_key_names_file_key_and_line() {
+    let p = scenario(
+        "unknown.toml",
+        &GOOD.replace("gpus_per_node = 4", "gpus_per_node = 4\nturbo = true"),
+    );
+    assert_bad(
+        &dtsim(&["run", p.to_str().unwrap()]),
+        &["unknown.toml:7", "turbo"],
+    );
+}
+
+#[test]
+fn wrong_type_names_line() {
+    let p = scenario("type.toml", &GOOD.replace("nodes = 2", "nodes = \"two\""));
+    assert_bad(&dtsim(&["run", p.to_str().unwrap()]), &["type.toml:5"]);
+}
+
+#[test]
+fn impossible_values_name_key_and_line() {
+    let cases = [
+        ("nodes = 2", "nodes = 0", "cluster.nodes", 5),
+        (
+            "gpus_per_node = 4",
+            "gpus_per_node = -1",
+            "cluster.gpus_per_node",
+            6,
+        ),
+        (
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\nbandwidth = \"0Gbps\"",
+            "cluster.bandwidth",
+            8,
+        ),
+        (
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\nbandwidth = \"-3Gbps\"",
+            "cluster.bandwidth",
+            8,
+        ),
+        (
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\nlatency = \"3 parsecs\"",
+            "cluster.latency",
+            8,
+        ),
+        ("density = 0.01", "density = 1.5", "strategy.density", 15),
+        ("density = 0.01", "density = 0.0", "strategy.density", 15),
+        (
+            "batch_per_gpu = 64",
+            "batch_per_gpu = 0",
+            "model.batch_per_gpu",
+            11,
+        ),
+        (
+            "network = \"ib-edr-100g\"",
+            "network = \"carrier-pigeon\"",
+            "cluster.network",
+            7,
+        ),
+        (
+            "preset = \"resnet50\"",
+            "preset = \"resnet9000\"",
+            "model.preset",
+            10,
+        ),
+        ("gpu = \"titan-xp\"", "gpu = \"abacus\"", "model.gpu", 12),
+    ];
+    for (i, (from, to, key, line)) in cases.into_iter().enumerate() {
+        let name = format!("impossible{i}.toml");
+        let p = scenario(&name, &GOOD.replace(from, to));
+        assert_bad(
+            &dtsim(&["run", p.to_str().unwrap()]),
+            &[&format!("{name}:{line}"), key],
+        );
+    }
+}
+
+#[test]
+fn missing_field_names_key() {
+    let p = scenario(
+        "missing.toml",
+        &GOOD.replace("network = \"ib-edr-100g\"\n", ""),
+    );
+    // reported at the [cluster] table, the nearest line that exists
+    assert_bad(
+        &dtsim(&["run", p.to_str().unwrap()]),
+        &["missing.toml:4", "cluster.network", "missing"],
+    );
+}
+
+#[test]
+fn bad_sweep_values_point_at_the_sweep() {
+    let text = format!("{GOOD}\n[sweep]\n\"cluster.nodes\" = [2, 0]\n");
+    let p = scenario("sweep.toml", &text);
+    assert_bad(
+        &dtsim(&["run", p.to_str().unwrap()]),
+        &["sweep.toml:18", "cluster.nodes"],
+    );
+    let text = format!("{GOOD}\n[sweep]\n\"cluster.warp\" = [1]\n");
+    let p = scenario("sweep2.toml", &text);
+    assert_bad(
+        &dtsim(&["run", p.to_str().unwrap()]),
+        &["sweep2.toml:18", "warp"],
+    );
+}
+
+#[test]
+fn bad_collective_arguments() {
+    let base = [
+        "collective",
+        "--op",
+        "allreduce",
+        "--gpus",
+        "8",
+        "--size",
+        "1MiB",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        dtsim(&v)
+    };
+    assert_bad(&with(&["--gpus", "0"]), &["--gpus"]);
+    assert_bad(&with(&["--gpus-per-node", "3"]), &["--gpus-per-node"]);
+    assert_bad(&with(&["--algo", "bogus"]), &["--algo", "bogus"]);
+    assert_bad(&with(&["--network", "ib-xyz"]), &["--network", "ib-xyz"]);
+    assert_bad(&with(&["--bandwidth", "0Gbps"]), &["--bandwidth"]);
+    assert_bad(
+        &dtsim(&[
+            "collective",
+            "--op",
+            "scatter",
+            "--gpus",
+            "8",
+            "--size",
+            "1",
+        ]),
+        &["--op", "scatter"],
+    );
+    assert_bad(
+        &dtsim(&[
+            "collective",
+            "--op",
+            "allreduce",
+            "--gpus",
+            "8",
+            "--size",
+            "lots",
+        ]),
+        &["--size"],
+    );
+}
+
+/// `--help` is pinned: a change to the interface must change this file
+/// (`DTSIM_BLESS=1 cargo test --test cli` rewrites it).
+#[test]
+fn help_is_pinned() {
+    let mut got = String::new();
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["collective", "--help"],
+    ] {
+        let o = dtsim(args);
+        assert!(o.status.success());
+        got.push_str(&format!("$ dtsim {}\n{}\n", args.join(" "), stdout(&o)));
+    }
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/help.txt");
+    if std::env::var_os("DTSIM_BLESS").is_some() {
+        std::fs::write(&golden, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden).expect("tests/golden/help.txt");
+    assert_eq!(got, want);
+}
