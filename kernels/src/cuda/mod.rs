@@ -1,0 +1,1 @@
+//! CUDA kernels and NCCL collectives (feature `cuda`). Placeholder.

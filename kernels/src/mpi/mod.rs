@@ -1,0 +1,1 @@
+//! MPI collectives (feature `mpi`). Placeholder.
