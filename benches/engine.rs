@@ -51,7 +51,7 @@ fn collectives(c: &mut Criterion) {
     cluster.intra.bandwidth = 270e9;
     let ring = Collective::new(Op::AllReduce);
     c.bench_function("flow: 64 MiB ring AllReduce, 1024 GPUs", |b| {
-        b.iter(|| black_box(run_flow(&ring, &cluster, 64.0 * 1048576.0).time))
+        b.iter(|| black_box(run_flow(&ring, &cluster, 64.0 * 1048576.0).unwrap().time))
     });
     c.bench_function("analytical: compile ring AllReduce, 1024 GPUs", |b| {
         b.iter(|| black_box(ring.analytical(&cluster).time(64.0 * 1048576.0)))
@@ -62,7 +62,13 @@ fn collectives(c: &mut Criterion) {
         .with_algo(sim::collective::Algo::Tree)
         .unwrap();
     c.bench_function("flow: 64 MiB tree AllReduce, 256 GPUs (no symmetry)", |b| {
-        b.iter(|| black_box(run_flow(&tree, &tree_cluster, 64.0 * 1048576.0).time))
+        b.iter(|| {
+            black_box(
+                run_flow(&tree, &tree_cluster, 64.0 * 1048576.0)
+                    .unwrap()
+                    .time,
+            )
+        })
     });
 }
 

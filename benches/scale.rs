@@ -48,7 +48,8 @@ fn child(workload: &str, gpus: u32) {
                 &Collective::new(Op::AllReduce),
                 &cluster(gpus),
                 64.0 * 1048576.0,
-            );
+            )
+            .unwrap();
             assert!(o.time > SimTime::ZERO);
             o.events
         }
@@ -56,7 +57,7 @@ fn child(workload: &str, gpus: u32) {
             // the same ring without the node-symmetry shortcut: every flow
             let c = cluster(gpus);
             let prog = Collective::new(Op::AllReduce).program(&c, 64.0 * 1048576.0);
-            let o = sim::collective::exec::run_program_full(&prog, &c);
+            let o = sim::collective::exec::run_program_full(&prog, &c).unwrap();
             assert!(o.time > SimTime::ZERO);
             o.events
         }
@@ -88,7 +89,7 @@ fn child(workload: &str, gpus: u32) {
                     ..Strategy::default()
                 },
             };
-            simulate(&cfg).events
+            simulate(&cfg).unwrap().events
         }
         "sweep" => {
             let text = r#"
@@ -110,7 +111,10 @@ gpu = "titan-xp"
 "#;
             let points = sim::scenario::load_str(text, "sweep.toml", "sweep").unwrap();
             assert_eq!(points.len(), 10_000);
-            points.iter().map(|p| simulate(&p.config).events).sum()
+            points
+                .iter()
+                .map(|p| simulate(&p.config).unwrap().events)
+                .sum()
         }
         other => panic!("unknown workload {other}"),
     };

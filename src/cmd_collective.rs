@@ -6,6 +6,7 @@ use serde::Serialize;
 use sim::cluster::{ClusterSpec, LinkParams, Placement, presets};
 use sim::collective::exec::run_flow;
 use sim::collective::{Algo, Collective, Op};
+use sim::limits;
 use sim::units::{HumanBytes, parse_bandwidth, parse_bytes, parse_seconds};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -127,19 +128,26 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
     if a.gpus == 0 {
         return Err(bad("--gpus must be at least 1"));
     }
+    if a.gpus as u64 > limits::MAX_GPUS {
+        return Err(bad(format!("--gpus: at most {} GPUs", limits::MAX_GPUS)));
+    }
     if a.gpus_per_node == 0 || !a.gpus.is_multiple_of(a.gpus_per_node) {
         return Err(bad(format!(
             "--gpus-per-node {} must be ≥ 1 and divide --gpus {}",
             a.gpus_per_node, a.gpus
         )));
     }
-    if a.nics_per_node == 0 {
-        return Err(bad("--nics-per-node must be at least 1"));
+    if a.nics_per_node == 0 || a.nics_per_node > a.gpus_per_node.max(64) {
+        return Err(bad(
+            "--nics-per-node must be at least 1 and at most max(--gpus-per-node, 64)",
+        ));
     }
-    if !(a.oversubscription.is_finite() && a.oversubscription >= 1.0) {
-        return Err(bad("--oversubscription must be ≥ 1"));
-    }
+    limits::check_oversubscription(a.oversubscription)
+        .map_err(|m| bad(format!("--oversubscription: {m}")))?;
     let size = parse_bytes(&a.size).map_err(|e| bad(format!("--size: {e}")))?;
+    if size > limits::MAX_BYTES {
+        return Err(bad(format!("--size: at most {} bytes", limits::MAX_BYTES)));
+    }
     let inter = presets::inter_node(&a.network).ok_or_else(|| {
         let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
         bad(format!(
@@ -160,10 +168,12 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         Some(b) => parse_bandwidth(b).map_err(|e| bad(format!("--bandwidth: {e}")))?,
         None => inter.bandwidth_bytes_per_s,
     };
+    limits::check_bandwidth(bandwidth).map_err(|m| bad(format!("--bandwidth: {m}")))?;
     let latency = match &a.latency {
         Some(l) => parse_seconds(l).map_err(|e| bad(format!("--latency: {e}")))?,
         None => inter.latency_s,
     };
+    limits::check_latency(latency).map_err(|m| bad(format!("--latency: {m}")))?;
     let nodes = a.gpus / a.gpus_per_node;
     if op == Op::Ps && coll.servers(&ClusterSpec::flat(nodes, 1.0, 0.0)) > 64 * nodes {
         return Err(bad("--servers: more than 64 servers per node"));
@@ -199,7 +209,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
             )
         }
         ModelArg::Flow => {
-            let o = run_flow(&coll, &cluster, size as f64);
+            let o = run_flow(&coll, &cluster, size as f64).map_err(|e| bad(e.to_string()))?;
             (
                 o.time.as_secs(),
                 o.bytes_sent_per_gpu(cluster.gpus()),

@@ -52,7 +52,8 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         .map_err(io)?;
     }
     for p in &points {
-        let r = simulate(&p.config);
+        let r = simulate(&p.config)
+            .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?;
         if a.json {
             let line = serde_json::to_string(&PointResult {
                 result: &r,

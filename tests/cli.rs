@@ -388,3 +388,107 @@ fn help_is_pinned() {
     let want = std::fs::read_to_string(&golden).expect("tests/golden/help.txt");
     assert_eq!(got, want);
 }
+
+/// Inputs a review found to crash or wrap: each is refused with exit 2.
+#[test]
+fn extreme_inputs_are_refused_not_crashed() {
+    let base = [
+        "collective",
+        "--op",
+        "allreduce",
+        "--gpus",
+        "8",
+        "--size",
+        "1GB",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        dtsim(&v)
+    };
+    assert_bad(&with(&["--bandwidth", "1bps"]), &["--bandwidth"]);
+    assert_bad(&with(&["--latency", "1e9s"]), &["--latency"]);
+    assert_bad(
+        &with(&["--oversubscription", "1e300"]),
+        &["--oversubscription"],
+    );
+    assert_bad(&with(&["--gpus", "4000000000"]), &["--gpus"]);
+    let cases = [
+        (
+            "nodes = 2",
+            "nodes = 65536",
+            "gpus_per_node = 4",
+            "gpus_per_node = 65536",
+            "cluster.gpus_per_node",
+        ),
+        (
+            "iterations = 3",
+            "iterations = 3\nwarmup_iterations = 4294967295",
+            "",
+            "",
+            "warmup_iterations",
+        ),
+        (
+            "iterations = 3",
+            "iterations = 4000000000",
+            "",
+            "",
+            "iterations",
+        ),
+        ("density = 0.01", "fusion = 1.5", "", "", "type.toml"),
+    ];
+    for (i, (a, b, c, d, frag)) in cases.into_iter().enumerate() {
+        let mut text = GOOD.replace(a, b);
+        if !c.is_empty() {
+            text = text.replace(c, d);
+        }
+        let name = format!("extreme{i}.toml");
+        let p = scenario(&name, &text);
+        assert_bad(
+            &dtsim(&["run", p.to_str().unwrap()]),
+            &[&name, frag.trim_end_matches("type.toml")],
+        );
+    }
+    let layers = |params: &str, fwd: &str| {
+        format!(
+            "[cluster]\nnodes = 2\nnetwork = \"eth-10g\"\n[model]\nbatch_per_gpu = 1\n[[model.layers]]\nparams = {params}\nforward = \"{fwd}\"\nbackward = \"1ms\"\n[strategy]\nschedule = \"priority\"\npartition = 1\n"
+        )
+    };
+    let p = scenario("huge-params.toml", &layers("4611686018427387904", "1ms"));
+    assert_bad(
+        &dtsim(&["run", p.to_str().unwrap()]),
+        &["huge-params.toml:7", "model.layers[0].params"],
+    );
+    let p = scenario("huge-time.toml", &layers("10", "1e30s"));
+    assert_bad(
+        &dtsim(&["run", p.to_str().unwrap()]),
+        &["huge-time.toml:8", "model.layers[0].forward"],
+    );
+    let p = scenario("tiny-partition.toml", &layers("100000000", "1ms"));
+    assert_bad(
+        &dtsim(&["run", p.to_str().unwrap()]),
+        &["tiny-partition.toml:12", "strategy.partition"],
+    );
+}
+
+/// One GPU: nothing to send, zero time, success.
+#[test]
+fn single_gpu_collective_takes_no_time() {
+    for model in ["flow", "analytical"] {
+        let o = dtsim(&[
+            "collective",
+            "--op",
+            "allreduce",
+            "--gpus",
+            "1",
+            "--size",
+            "1MB",
+            "--json",
+            "--model",
+            model,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(v["time_s"].as_f64(), Some(0.0));
+    }
+}

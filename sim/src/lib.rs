@@ -31,6 +31,7 @@
 pub mod cluster;
 pub mod collective;
 pub mod formulas;
+pub mod limits;
 pub mod net;
 pub mod queue;
 pub mod scenario;
@@ -40,4 +41,5 @@ pub mod train;
 pub mod units;
 pub mod workload;
 
+pub use limits::SimError;
 pub use time::SimTime;

@@ -36,6 +36,7 @@ use crate::cluster::ClusterSpec;
 use crate::collective::Collective;
 use crate::collective::analytical::CostModel;
 use crate::collective::exec::run_flow;
+use crate::limits::SimError;
 use crate::net::NetModel;
 use crate::queue::EventQueue;
 use crate::strategy::{Schedule, Strategy};
@@ -131,23 +132,33 @@ enum CommCost {
 
 impl CommCost {
     /// (duration, bytes sent per GPU) of a message of `bytes`.
-    fn cost(&mut self, bytes: u64) -> (SimTime, f64) {
+    fn cost(&mut self, bytes: u64) -> Result<(SimTime, f64), SimError> {
         match self {
-            CommCost::None => (SimTime::ZERO, 0.0),
-            CommCost::Analytical(m) => (
-                SimTime::from_secs(m.time(bytes as f64)),
-                m.bytes_sent_per_gpu(bytes as f64),
-            ),
+            CommCost::None => Ok((SimTime::ZERO, 0.0)),
+            CommCost::Analytical(m) => {
+                let t = m.time(bytes as f64);
+                if t >= SimTime::MAX.as_secs() {
+                    return Err(SimError::TimeOverflow(format!(
+                        "a message of {bytes} bytes"
+                    )));
+                }
+                Ok((SimTime::from_secs(t), m.bytes_sent_per_gpu(bytes as f64)))
+            }
             CommCost::Flow {
                 coll,
                 cluster,
                 cache,
                 events,
-            } => *cache.entry(bytes).or_insert_with(|| {
-                let out = run_flow(coll, cluster, bytes as f64);
+            } => {
+                if let Some(&c) = cache.get(&bytes) {
+                    return Ok(c);
+                }
+                let out = run_flow(coll, cluster, bytes as f64)?;
                 *events += out.events;
-                (out.time, out.bytes_sent_per_gpu(cluster.gpus()))
-            }),
+                let c = (out.time, out.bytes_sent_per_gpu(cluster.gpus()));
+                cache.insert(bytes, c);
+                Ok(c)
+            }
         }
     }
 
@@ -203,10 +214,15 @@ struct Sim<'a> {
     window: (SimTime, SimTime),
     comm_log: Vec<(SimTime, SimTime, f64)>,
     messages: Vec<SimTime>,
+    error: Option<SimError>,
 }
 
 /// Simulates a training job.
-pub fn simulate(cfg: &TrainConfig) -> RunResult {
+///
+/// Fails only when simulated time leaves the representable range (a
+/// scenario validated by [`crate::scenario`] keeps each input in bounds,
+/// but extreme combinations can still add up).
+pub fn simulate(cfg: &TrainConfig) -> Result<RunResult, SimError> {
     let gpus = cfg.cluster.gpus();
     let coll = cfg.strategy.dense_collective();
     let cost = if gpus <= 1 {
@@ -240,9 +256,10 @@ pub fn simulate(cfg: &TrainConfig) -> RunResult {
         window: (SimTime::ZERO, SimTime::ZERO),
         comm_log: Vec::new(),
         messages: Vec::new(),
+        error: None,
     };
-    s.run();
-    s.result()
+    s.run()?;
+    Ok(s.result())
 }
 
 impl Sim<'_> {
@@ -286,16 +303,32 @@ impl Sim<'_> {
             .push(now + d, Event::ComputeDone { iter, pass, layer });
     }
 
-    fn run(&mut self) {
+    fn run(&mut self) -> Result<(), SimError> {
         self.start_compute(0, Pass::Forward, 0);
-        while let Some((_, ev)) = self.q.pop() {
+        while let Some((t, ev)) = self.q.pop() {
+            if t == SimTime::MAX {
+                // times saturate at MAX: the run left the representable range
+                return Err(SimError::TimeOverflow(format!(
+                    "{} iterations of `{}`",
+                    self.stop_iter, self.cfg.name
+                )));
+            }
             match ev {
                 Event::ComputeDone { iter, pass, layer } => self.on_compute(iter, pass, layer),
                 Event::CommDone => self.on_comm_done(),
             }
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
         }
+        assert_eq!(
+            self.fwd_start.len(),
+            self.stop_iter as usize + 1,
+            "training stalled before the measured window ended (a scheduler bug)"
+        );
         let w = self.cfg.warmup_iterations as usize;
         self.window = (self.fwd_start[w], self.fwd_start[self.stop_iter as usize]);
+        Ok(())
     }
 
     fn on_compute(&mut self, iter: u32, pass: Pass, layer: u32) {
@@ -359,7 +392,13 @@ impl Sim<'_> {
             total += p.bytes;
             self.inflight.push(p);
         }
-        let (d, sent) = self.cost.cost(total);
+        let (d, sent) = match self.cost.cost(total) {
+            Ok(c) => c,
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
         let now = self.q.now();
         self.comm_log.push((now, now + d, sent));
         self.messages.push(now);
@@ -394,11 +433,12 @@ impl Sim<'_> {
         let iter_s = (t1 - t0).as_secs() / iters;
         let compute_s = cfg.model.compute_time().as_secs();
         let in_window = |t: SimTime| t >= t0 && t < t1;
+        // busy time of the channel inside the window, so that a message
+        // straddling the window's edges counts only its part inside
         let comm_s: f64 = self
             .comm_log
             .iter()
-            .filter(|(s, _, _)| in_window(*s))
-            .map(|(s, e, _)| (*e - *s).as_secs())
+            .map(|&(s, e, _)| (e.min(t1).saturating_sub(s.max(t0))).as_secs())
             .sum::<f64>()
             / iters;
         let sent: f64 = self

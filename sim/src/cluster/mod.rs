@@ -13,11 +13,13 @@
 //! A transfer's path is the list of directed links it crosses:
 //!
 //! * GPU to GPU on one node: the sender's intra `up`, the receiver's intra
-//!   `down`; latency: the intra-node preset's.
+//!   `down`; latency: the intra-node preset's (a GPU-to-GPU figure).
 //! * across nodes: sender's intra `up`, the sender node's NIC `up`, the core
 //!   `up`/`down` of both nodes when the fabric is oversubscribed, the
 //!   receiver node's NIC `down`, the receiver's intra `down`; latency: the
-//!   inter-node preset's (an end-to-end figure, as ping-pong measures it).
+//!   inter-node preset's (host to host, as ping-pong measures it) plus the
+//!   intra-node one (the two hops between GPU and NIC), so a hop across
+//!   nodes never costs less than a hop inside one.
 //! * a host endpoint (a parameter server process) has no intra link of its
 //!   own: its traffic crosses only the NIC (remote peers) or the GPU's intra
 //!   link (local peers).
@@ -73,8 +75,8 @@ pub struct ClusterSpec {
 
 impl ClusterSpec {
     /// A flat cluster for formula checks: `n` single-GPU nodes, every pair
-    /// connected at `bandwidth` bytes/s and `latency` s, intra-node links
-    /// never the bottleneck.
+    /// connected at `bandwidth` bytes/s and `latency` s; intra-node links add
+    /// no latency and are never the bottleneck.
     pub fn flat(n: u32, bandwidth: f64, latency: f64) -> ClusterSpec {
         ClusterSpec {
             nodes: n,
@@ -84,7 +86,7 @@ impl ClusterSpec {
             intra_name: "custom".into(),
             intra: LinkParams {
                 bandwidth: bandwidth * 1e3,
-                latency,
+                latency: 0.0,
             },
             nics_per_node: 1,
             oversubscription: 1.0,
@@ -260,7 +262,7 @@ impl Topology {
         let mut p = Path::new(if same_node {
             self.spec.intra.latency
         } else {
-            self.spec.inter.latency
+            self.spec.inter.latency + self.spec.intra.latency
         });
         if let Endpoint::Gpu(g) = a {
             p.push(self.gpu_up(g));
@@ -364,7 +366,7 @@ mod tests {
                 "gpu6-intra-down"
             ]
         );
-        assert_eq!(p.latency, 1e-6);
+        assert_eq!(p.latency, 1e-6 + 2e-6);
         // core capacity = 2 NICs x 12.5 GB/s / 2
         assert_eq!(t.path_bandwidth(&p), 10e9);
         let h = t.path(Endpoint::Gpu(0), Endpoint::Host { node: 0, nic: 0 });

@@ -22,6 +22,7 @@
 use super::Collective;
 use super::program::{Participant, Program};
 use crate::cluster::{ClusterSpec, Path, Topology};
+use crate::limits::SimError;
 use crate::net::flow::FlowNet;
 use crate::queue::EventQueue;
 use crate::time::SimTime;
@@ -92,25 +93,42 @@ struct Runner<'a> {
 }
 
 /// Simulates `coll` for a buffer of `bytes` on `cluster`'s flow network.
-pub fn run_flow(coll: &Collective, cluster: &ClusterSpec, bytes: f64) -> FlowOutcome {
+pub fn run_flow(
+    coll: &Collective,
+    cluster: &ClusterSpec,
+    bytes: f64,
+) -> Result<FlowOutcome, SimError> {
     let prog = coll.program(cluster, bytes);
     run_program(&prog, cluster)
+        .map_err(|_| SimError::TimeOverflow(format!("a {} of {bytes} bytes", coll.op.name())))
 }
 
 /// Simulates a program, using node symmetry where the program has it.
-pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
+pub fn run_program(prog: &Program, cluster: &ClusterSpec) -> Result<FlowOutcome, SimError> {
     run(prog, cluster, prog.node_symmetric())
 }
 
 /// Simulates a program participant by participant, never using symmetry.
-pub fn run_program_full(prog: &Program, cluster: &ClusterSpec) -> FlowOutcome {
+pub fn run_program_full(prog: &Program, cluster: &ClusterSpec) -> Result<FlowOutcome, SimError> {
     run(prog, cluster, false)
 }
 
-fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> FlowOutcome {
+fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> Result<FlowOutcome, SimError> {
     let topo = Topology::new(cluster);
     let n = prog.participants() as usize;
     let links = topo.capacities().len();
+    if prog.steps() == 0 {
+        // nothing to send (one GPU): done at once
+        return Ok(FlowOutcome {
+            time: SimTime::ZERO,
+            sent: vec![0.0; n],
+            received: vec![0.0; n],
+            link_bytes: vec![0.0; links],
+            messages: 0,
+            events: 0,
+            symmetric: false,
+        });
+    }
     let mut r = Runner {
         prog,
         net: FlowNet::new(topo.capacities()),
@@ -147,6 +165,10 @@ fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> FlowOutcome {
         let tq = r.queue.peek_time().unwrap_or(SimTime::MAX);
         let tn = r.net.next_finish();
         if tq == SimTime::MAX && tn == SimTime::MAX {
+            // a saturated time stands for "beyond the representable range"
+            if r.net.active() > 0 || !r.queue.is_empty() {
+                return Err(SimError::TimeOverflow("a collective".into()));
+            }
             break;
         }
         if tn <= tq {
@@ -201,7 +223,7 @@ fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> FlowOutcome {
         }
         messages *= nodes as u64;
     }
-    FlowOutcome {
+    Ok(FlowOutcome {
         time: r.end,
         sent: r.sent,
         received: r.received,
@@ -209,7 +231,7 @@ fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> FlowOutcome {
         messages,
         events,
         symmetric,
-    }
+    })
 }
 
 impl Runner<'_> {

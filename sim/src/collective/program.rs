@@ -69,9 +69,12 @@ pub enum Phase {
     /// Parameter-server push and pull of a variable sharded evenly over the
     /// servers: each worker sends `shard` bytes to every server and each
     /// server sends `shard` bytes to every worker. With `overlap` the push
-    /// and pull stream concurrently (one step: a server that returns each
-    /// aggregated piece while the next arrives, the full-duplex accounting of
-    /// Parallax Table 3); without, the pull follows the push (two steps).
+    /// and pull stream concurrently (a server that returns each aggregated
+    /// piece while the next arrives, the full-duplex accounting of Parallax
+    /// Table 3): a first step in which every worker tells every server it
+    /// is ready (a zero-byte message, so servers never pull before the
+    /// workers have their gradients), then one step of pushes and pulls.
+    /// Without `overlap`, the pull follows the push (two steps).
     Ps {
         /// Whether only GPU 0 of each node is a worker (local aggregation).
         leaders_only: bool,
@@ -168,13 +171,7 @@ impl Program {
                 ceil_log2(self.group_size(group))
             }
             Phase::Pairwise { group, .. } => self.group_size(group).saturating_sub(1),
-            Phase::Ps { overlap, .. } => {
-                if overlap {
-                    1
-                } else {
-                    2
-                }
-            }
+            Phase::Ps { .. } => 2,
         }
     }
 
@@ -293,9 +290,13 @@ impl Program {
                 shard,
                 overlap,
             } => {
-                let push = overlap || k == 0;
-                let pull = overlap || k == 1;
-                if self.is_worker(p, leaders_only) && push {
+                // overlap: step 0 "ready" signals, step 1 push and pull;
+                // otherwise step 0 push, step 1 pull
+                let push = if overlap { k == 1 } else { k == 0 };
+                let pull = k == 1;
+                if self.is_worker(p, leaders_only) && overlap && k == 0 {
+                    out.extend((0..self.servers).map(|j| (self.gpus + j, 0.0)));
+                } else if self.is_worker(p, leaders_only) && push {
                     out.extend((0..self.servers).map(|j| (self.gpus + j, shard)));
                 } else if p >= self.gpus && pull {
                     out.extend(
@@ -347,8 +348,10 @@ impl Program {
                 overlap,
                 ..
             } => {
-                let push = overlap || k == 0;
-                let pull = overlap || k == 1;
+                // servers hear from every worker in step 0 (a push, or the
+                // ready signal) and, with overlap, in step 1 (the push)
+                let push = k == 0 || overlap;
+                let pull = k == 1;
                 if self.is_worker(p, leaders_only) && pull {
                     self.servers
                 } else if p >= self.gpus && push {

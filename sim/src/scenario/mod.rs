@@ -15,6 +15,7 @@ pub mod raw;
 
 use crate::cluster::{ClusterSpec, LinkParams, Placement, presets};
 use crate::collective::Algo;
+use crate::limits;
 use crate::net::NetModel;
 use crate::strategy::{DenseMethod, Schedule, Strategy};
 use crate::train::TrainConfig;
@@ -269,6 +270,20 @@ fn count(v: Option<i64>, key: &str, default: Option<i64>, min: i64) -> Result<u3
     Ok(v as u32)
 }
 
+fn iterations(v: Option<i64>, key: &str, default: i64, min: i64) -> Result<u32, Invalid> {
+    let n = count(v, key, Some(default), min)?;
+    if n as u64 > limits::MAX_ITERATIONS {
+        return Err(invalid(
+            key,
+            format!(
+                "{n} is more than the {} dtsim simulates",
+                limits::MAX_ITERATIONS
+            ),
+        ));
+    }
+    Ok(n)
+}
+
 fn size(v: &Option<IntOrText>, key: &str, default: u64) -> Result<u64, Invalid> {
     match v {
         None => Ok(default),
@@ -301,7 +316,15 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
     let c = &raw.cluster;
     let nodes = count(c.nodes, "cluster.nodes", None, 1)?;
     let gpn = count(c.gpus_per_node, "cluster.gpus_per_node", Some(1), 1)?;
+    limits::check_gpus(nodes as u64, gpn as u64)
+        .map_err(|m| invalid("cluster.gpus_per_node", m))?;
     let nics = count(c.nics_per_node, "cluster.nics_per_node", Some(1), 1)?;
+    if nics > gpn.max(64) {
+        return Err(invalid(
+            "cluster.nics_per_node",
+            format!("{nics} NICs per node is more than max(GPUs per node, 64)"),
+        ));
+    }
     let network = need(&c.network, "cluster.network")?;
     let inter = presets::inter_node(&network).ok_or_else(|| {
         let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
@@ -330,20 +353,23 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
         )
     })?;
     let bw = |v: &Option<String>, key: &str, d: f64| match v {
-        None => Ok(d),
-        Some(t) => parse_bandwidth(t).map_err(|e| invalid(key, e.to_string())),
+        None => Ok::<f64, Invalid>(d),
+        Some(t) => {
+            let b = parse_bandwidth(t).map_err(|e| invalid(key, e.to_string()))?;
+            limits::check_bandwidth(b).map_err(|m| invalid(key, m))?;
+            Ok(b)
+        }
     };
     let lat = |v: &Option<String>, key: &str, d: f64| match v {
-        None => Ok(d),
-        Some(t) => parse_seconds(t).map_err(|e| invalid(key, e.to_string())),
+        None => Ok::<f64, Invalid>(d),
+        Some(t) => {
+            let l = parse_seconds(t).map_err(|e| invalid(key, e.to_string()))?;
+            limits::check_latency(l).map_err(|m| invalid(key, m))?;
+            Ok(l)
+        }
     };
     let over = c.oversubscription.unwrap_or(1.0);
-    if !(over.is_finite() && over >= 1.0) {
-        return Err(invalid(
-            "cluster.oversubscription",
-            format!("must be ≥ 1 (1 = non-blocking), got {over}"),
-        ));
-    }
+    limits::check_oversubscription(over).map_err(|m| invalid("cluster.oversubscription", m))?;
     let net_model = match c.model.as_deref().unwrap_or("flow") {
         "flow" => NetModel::Flow,
         "analytical" => NetModel::Analytical,
@@ -402,6 +428,22 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
 
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes)?;
+    if strategy.schedule == Schedule::Priority && strategy.partition > 0 {
+        for l in &model.layers {
+            let pieces = l.grad_bytes().div_ceil(strategy.partition);
+            if pieces > limits::MAX_PIECES_PER_TENSOR {
+                return Err(invalid(
+                    "strategy.partition",
+                    format!(
+                        "cuts layer `{}` ({} bytes) into {pieces} pieces, more than {}; use a larger partition",
+                        l.name,
+                        l.grad_bytes(),
+                        limits::MAX_PIECES_PER_TENSOR
+                    ),
+                ));
+            }
+        }
+    }
     Ok(TrainConfig {
         name: raw.name.clone().unwrap_or_else(|| stem.to_string()),
         seed: {
@@ -411,8 +453,8 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
             }
             s as u64
         },
-        warmup_iterations: count(raw.warmup_iterations, "warmup_iterations", Some(2), 0)?,
-        iterations: count(raw.iterations, "iterations", Some(10), 1)?,
+        warmup_iterations: iterations(raw.warmup_iterations, "warmup_iterations", 2, 0)?,
+        iterations: iterations(raw.iterations, "iterations", 10, 1)?,
         cluster,
         net_model,
         model,
@@ -455,14 +497,27 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                 let params = l
                     .params
                     .ok_or_else(|| invalid(&k("params"), "is required but missing"))?;
-                if params < 0 {
-                    return Err(invalid(&k("params"), format!("must be ≥ 0, got {params}")));
+                if !(0..=limits::MAX_LAYER_PARAMS as i64).contains(&params) {
+                    return Err(invalid(
+                        &k("params"),
+                        format!("must be in [0, {}], got {params}", limits::MAX_LAYER_PARAMS),
+                    ));
                 }
                 let time = |v: &Option<String>, f: &str| -> Result<crate::SimTime, Invalid> {
                     let t = v
                         .as_ref()
                         .ok_or_else(|| invalid(&k(f), "is required but missing"))?;
-                    parse_duration(t).map_err(|e| invalid(&k(f), e.to_string()))
+                    let d = parse_duration(t).map_err(|e| invalid(&k(f), e.to_string()))?;
+                    if d.as_secs() > limits::MAX_LAYER_TIME_S {
+                        return Err(invalid(
+                            &k(f),
+                            format!(
+                                "{t} is longer than the {} s per layer dtsim simulates",
+                                limits::MAX_LAYER_TIME_S
+                            ),
+                        ));
+                    }
+                    Ok(d)
                 };
                 layers.push(Layer {
                     name: l.name.clone().unwrap_or_else(|| format!("layer{i}")),

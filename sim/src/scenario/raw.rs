@@ -8,13 +8,37 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// An integer, or a string with a unit (sizes: `fusion = 0` or `"64MiB"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum IntOrText {
     /// A bare integer.
     Int(i64),
     /// A quantity with a unit.
     Text(String),
+}
+
+impl<'de> Deserialize<'de> for IntOrText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = IntOrText;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an integer, or a string with a unit such as \"64MiB\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<IntOrText, E> {
+                Ok(IntOrText::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<IntOrText, E> {
+                i64::try_from(v)
+                    .map(IntOrText::Int)
+                    .map_err(|_| E::custom(format!("{v} is too large")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IntOrText, E> {
+                Ok(IntOrText::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A whole scenario file.

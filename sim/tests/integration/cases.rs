@@ -147,7 +147,7 @@ fn px_a1_dense_bytes_per_machine() {
     };
     let mut one = Collective::new(Op::Ps);
     one.ps_servers = 1;
-    let o = run_flow(&one, &cluster, w);
+    let o = run_flow(&one, &cluster, w).unwrap();
     assert_close(
         nic(&o, 0),
         formulas::parallax_table3::dense_ps_one_host(n, w),
@@ -161,7 +161,7 @@ fn px_a1_dense_bytes_per_machine() {
         "PS other",
     );
     let m = 8.0;
-    let o = run_flow(&Collective::new(Op::Ps), &cluster, m * w);
+    let o = run_flow(&Collective::new(Op::Ps), &cluster, m * w).unwrap();
     assert_close(
         nic(&o, 5),
         formulas::parallax_table3::dense_m(n, w, m),
@@ -169,14 +169,14 @@ fn px_a1_dense_bytes_per_machine() {
         "PS m vars",
     );
     let ring = Collective::new(Op::AllReduce);
-    let o = run_flow(&ring, &cluster, w);
+    let o = run_flow(&ring, &cluster, w).unwrap();
     assert_close(
         nic(&o, 2),
         formulas::parallax_table3::dense_ar_one(n, w),
         1e-12,
         "AR one",
     );
-    let o = run_flow(&ring, &cluster, m * w);
+    let o = run_flow(&ring, &cluster, m * w).unwrap();
     assert_close(
         nic(&o, 2),
         formulas::parallax_table3::dense_m(n, w, m),
@@ -269,9 +269,10 @@ fn ps_hot_spot_flow() {
     let m = 64.0 * 1024.0 * 1024.0;
     let mut ps = Collective::new(Op::Ps);
     ps.ps_servers = 1;
-    let t = run_flow(&ps, &cluster, m).time.as_secs();
+    let t = run_flow(&ps, &cluster, m).unwrap().time.as_secs();
     assert!(t >= 7.0 * m / b, "PS {t} < 7m/B");
     let r = run_flow(&Collective::new(Op::AllReduce), &cluster, m)
+        .unwrap()
         .time
         .as_secs();
     assert_close(r, 2.0 * 7.0 / 8.0 * m / b + 14.0 * 1e-6, 0.01, "ring");

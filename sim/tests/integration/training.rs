@@ -43,7 +43,7 @@ fn config(
 fn single_gpu_throughput_matches_parallax() {
     for (m, want) in [("resnet50", 191.0), ("inception_v3", 135.0)] {
         let cfg = config(m, 1, 1, "ib-edr-100g", Schedule::Fifo, NetModel::Flow);
-        let r = simulate(&cfg);
+        let r = simulate(&cfg).unwrap();
         assert!(
             (r.throughput - want).abs() / want < 0.01,
             "{m}: {}",
@@ -59,8 +59,8 @@ fn single_gpu_throughput_matches_parallax() {
 #[test]
 fn priority_beats_fifo_when_comm_is_exposed() {
     for net in [NetModel::Analytical, NetModel::Flow] {
-        let fifo = simulate(&config("vgg16", 4, 4, "eth-10g", Schedule::Fifo, net));
-        let prio = simulate(&config("vgg16", 4, 4, "eth-10g", Schedule::Priority, net));
+        let fifo = simulate(&config("vgg16", 4, 4, "eth-10g", Schedule::Fifo, net)).unwrap();
+        let prio = simulate(&config("vgg16", 4, 4, "eth-10g", Schedule::Priority, net)).unwrap();
         assert!(
             fifo.exposed_comm_s > 0.1 * fifo.compute_s,
             "comm must be exposed"
@@ -94,7 +94,7 @@ fn priority_equals_fifo_when_compute_hides_comm() {
     fifo.cluster.intra.bandwidth = 300e9;
     let mut prio = fifo.clone();
     prio.strategy.schedule = Schedule::Priority;
-    let (f, p) = (simulate(&fifo), simulate(&prio));
+    let (f, p) = (simulate(&fifo).unwrap(), simulate(&prio).unwrap());
     assert!(
         f.exposed_comm_s < 0.01 * f.compute_s,
         "comm hidden: {}",
@@ -114,6 +114,7 @@ nodes = 4
 network = "eth-10g"
 bandwidth = "10Gbps"
 latency = "0us"
+intra_latency = "0us"
 model = "analytical"
 [model]
 batch_per_gpu = 8
@@ -125,7 +126,7 @@ backward = "20ms"
 fusion = 0
 "#;
     let p = load_str(text, "t.toml", "t").unwrap();
-    let r = simulate(&p[0].config);
+    let r = simulate(&p[0].config).unwrap();
     let ar = 2.0 * 3.0 / 4.0 * 100e6 / 1.25e9;
     assert!(
         (r.iteration_time_s - (0.030 + ar)).abs() < 1e-9,
@@ -149,7 +150,23 @@ fn training_is_deterministic() {
         Schedule::Priority,
         NetModel::Flow,
     );
-    let a = serde_json::to_string(&simulate(&cfg)).unwrap();
-    let b = serde_json::to_string(&simulate(&cfg)).unwrap();
+    let a = serde_json::to_string(&simulate(&cfg).unwrap()).unwrap();
+    let b = serde_json::to_string(&simulate(&cfg).unwrap()).unwrap();
     assert_eq!(a, b);
+}
+
+/// With no warm-up, channel busy time is still measured inside the window:
+/// it can never exceed the iteration time.
+#[test]
+fn comm_time_is_measured_inside_the_window() {
+    let mut cfg = config("vgg16", 4, 4, "eth-10g", Schedule::Fifo, NetModel::Flow);
+    cfg.warmup_iterations = 0;
+    cfg.iterations = 2;
+    let r = simulate(&cfg).unwrap();
+    assert!(
+        r.comm_s <= r.iteration_time_s * (1.0 + 1e-12),
+        "{} > {}",
+        r.comm_s,
+        r.iteration_time_s
+    );
 }

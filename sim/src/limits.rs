@@ -1,0 +1,79 @@
+//! What dtsim accepts as input, and the error for a run that leaves the
+//! representable range.
+//!
+//! Limits keep every simulated time inside a `u64` of picoseconds (about
+//! 213 days) and every count inside the integer types the engine uses, so
+//! that impossible input is refused with a message instead of wrapping or
+//! saturating silently.
+
+/// Most GPUs in one cluster.
+pub const MAX_GPUS: u64 = 1 << 20;
+/// Most measured (or warm-up) iterations.
+pub const MAX_ITERATIONS: u64 = 1_000_000;
+/// Most parameters in one layer.
+pub const MAX_LAYER_PARAMS: u64 = 1_000_000_000_000;
+/// Longest compute time of one layer, seconds (one day).
+pub const MAX_LAYER_TIME_S: f64 = 86_400.0;
+/// Most pieces one tensor may be cut into by `partition`.
+pub const MAX_PIECES_PER_TENSOR: u64 = 1_000_000;
+/// Lowest bandwidth, bytes/s.
+pub const MIN_BANDWIDTH: f64 = 1e3;
+/// Highest bandwidth, bytes/s (1 PB/s).
+pub const MAX_BANDWIDTH: f64 = 1e15;
+/// Highest latency, seconds.
+pub const MAX_LATENCY_S: f64 = 10.0;
+/// Highest fabric oversubscription ratio.
+pub const MAX_OVERSUBSCRIPTION: f64 = 1000.0;
+/// Largest collective buffer, bytes (1 PiB).
+pub const MAX_BYTES: u64 = 1 << 50;
+
+/// Checks a bandwidth in bytes/s.
+pub fn check_bandwidth(bw: f64) -> Result<(), String> {
+    if (MIN_BANDWIDTH..=MAX_BANDWIDTH).contains(&bw) {
+        Ok(())
+    } else {
+        Err(format!(
+            "bandwidth {bw:e} B/s is outside [{MIN_BANDWIDTH:e}, {MAX_BANDWIDTH:e}] B/s"
+        ))
+    }
+}
+
+/// Checks a latency in seconds.
+pub fn check_latency(s: f64) -> Result<(), String> {
+    if (0.0..=MAX_LATENCY_S).contains(&s) {
+        Ok(())
+    } else {
+        Err(format!("latency {s} s is outside [0, {MAX_LATENCY_S}] s"))
+    }
+}
+
+/// Checks a GPU count built from nodes × GPUs per node.
+pub fn check_gpus(nodes: u64, per_node: u64) -> Result<(), String> {
+    match nodes.checked_mul(per_node) {
+        Some(n) if n <= MAX_GPUS => Ok(()),
+        _ => Err(format!(
+            "{nodes} nodes × {per_node} GPUs is more than the {MAX_GPUS} GPUs dtsim simulates"
+        )),
+    }
+}
+
+/// Checks an oversubscription ratio.
+pub fn check_oversubscription(r: f64) -> Result<(), String> {
+    if (1.0..=MAX_OVERSUBSCRIPTION).contains(&r) {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be in [1, {MAX_OVERSUBSCRIPTION}] (1 = non-blocking), got {r}"
+        ))
+    }
+}
+
+/// A simulation that could not complete.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// Simulated time passed what a `u64` of picoseconds holds.
+    #[error(
+        "the simulated time of {0} exceeds the representable range (about 213 days); check the bandwidths, latencies, sizes and compute times"
+    )]
+    TimeOverflow(String),
+}
