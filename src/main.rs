@@ -5,8 +5,10 @@
 //! 1 anything else. `--json` output goes to stdout alone; human messages go
 //! to stderr.
 
+mod cmd_calibrate;
 mod cmd_collective;
 mod cmd_run;
+mod cmd_validate;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -26,6 +28,10 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Time one collective operation on a cluster.
     Collective(cmd_collective::CollectiveArgs),
+    /// Fit cost models from logs or fresh measurements; write a profile.
+    Calibrate(cmd_calibrate::CalibrateArgs),
+    /// Fit on part of the measurements, predict the rest, report the error.
+    Validate(cmd_validate::ValidateArgs),
 }
 
 /// An error with its exit code.
@@ -42,6 +48,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => cmd_run::run(a),
         Command::Collective(a) => cmd_collective::run(a),
+        Command::Calibrate(a) => cmd_calibrate::run(a),
+        Command::Validate(a) => cmd_validate::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

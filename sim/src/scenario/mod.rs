@@ -84,12 +84,24 @@ pub fn load_file(path: &Path) -> Result<Vec<Point>, ScenarioError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario".into());
-    load_str(&text, &file, &stem)
+    load_str_in(&text, &file, &stem, path.parent())
 }
 
 /// Validates scenario text; `file` names it in errors, `stem` is the
 /// default scenario name.
 pub fn load_str(text: &str, file: &str, stem: &str) -> Result<Vec<Point>, ScenarioError> {
+    load_str_in(text, file, stem, None)
+}
+
+/// As [`load_str`], resolving relative profile paths in `cluster.network`
+/// against `dir` (the scenario's directory; the working directory if
+/// `None`).
+pub fn load_str_in(
+    text: &str,
+    file: &str,
+    stem: &str,
+    dir: Option<&Path>,
+) -> Result<Vec<Point>, ScenarioError> {
     let lines = KeyLines::scan(text);
     let base: RawScenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
@@ -111,7 +123,7 @@ pub fn load_str(text: &str, file: &str, stem: &str) -> Result<Vec<Point>, Scenar
         message,
     };
     if base.sweep.is_empty() {
-        let cfg = validate(&base, stem).map_err(|e| locate(e, false))?;
+        let cfg = validate(&base, stem, dir).map_err(|e| locate(e, false))?;
         return Ok(vec![Point {
             config: cfg,
             sweep: BTreeMap::new(),
@@ -160,7 +172,7 @@ pub fn load_str(text: &str, file: &str, stem: &str) -> Result<Vec<Point>, Scenar
                         true,
                     )
                 })?;
-        let cfg = validate(&raw, stem).map_err(|(k, m)| {
+        let cfg = validate(&raw, stem, dir).map_err(|(k, m)| {
             let swept = sweep.contains_key(&k);
             locate((k, m), swept)
         })?;
@@ -311,8 +323,48 @@ fn fraction(v: Option<f64>, key: &str, lo_open: bool, hi_open: bool) -> Result<(
     Ok(())
 }
 
-/// Checks meaning and builds the configuration.
-pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
+/// Link parameters from a calibration profile's `[network]` table
+/// (written by `dtsim calibrate`): (latency s, bandwidth B/s).
+fn profile_network(path: &Path) -> Result<(f64, f64), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read calibration profile {}: {e}", path.display()))?;
+    let table: toml::Table = toml::from_str(&text).map_err(|e| {
+        format!(
+            "calibration profile {}: {}",
+            path.display(),
+            e.message().trim()
+        )
+    })?;
+    let net = table
+        .get("network")
+        .and_then(|v| v.as_table())
+        .ok_or_else(|| {
+            format!(
+                "calibration profile {} has no [network] table",
+                path.display()
+            )
+        })?;
+    let num = |k: &str| {
+        net.get(k)
+            .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+            .ok_or_else(|| {
+                format!(
+                    "calibration profile {}: [network] needs a number `{k}`",
+                    path.display()
+                )
+            })
+    };
+    let (lat, bw) = (num("latency_s")?, num("bandwidth_bps")?);
+    limits::check_latency(lat)
+        .map_err(|m| format!("calibration profile {}: {m}", path.display()))?;
+    limits::check_bandwidth(bw)
+        .map_err(|m| format!("calibration profile {}: {m}", path.display()))?;
+    Ok((lat, bw))
+}
+
+/// Checks meaning and builds the configuration; a relative profile path in
+/// `cluster.network` is resolved against `dir`.
+pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<TrainConfig, Invalid> {
     let c = &raw.cluster;
     let nodes = count(c.nodes, "cluster.nodes", None, 1)?;
     let gpn = count(c.gpus_per_node, "cluster.gpus_per_node", Some(1), 1)?;
@@ -326,21 +378,31 @@ pub fn validate(raw: &RawScenario, stem: &str) -> Result<TrainConfig, Invalid> {
         ));
     }
     let network = need(&c.network, "cluster.network")?;
-    let inter = presets::inter_node(&network).ok_or_else(|| {
-        let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
-        let hint = if network.ends_with(".toml") {
-            " (calibration profiles are not supported yet)"
-        } else {
-            ""
+    let inter = if network.ends_with(".toml") {
+        let path = match dir {
+            Some(d) if Path::new(&network).is_relative() => d.join(&network),
+            _ => Path::new(&network).to_path_buf(),
         };
-        invalid(
-            "cluster.network",
-            format!(
-                "unknown network `{network}`{hint}; known: {}",
-                known.join(", ")
-            ),
-        )
-    })?;
+        let (latency_s, bandwidth) =
+            profile_network(&path).map_err(|m| invalid("cluster.network", m))?;
+        presets::LinkPreset {
+            name: "profile",
+            bandwidth_bytes_per_s: bandwidth,
+            latency_s,
+            source: "calibration profile",
+        }
+    } else {
+        *presets::inter_node(&network).ok_or_else(|| {
+            let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
+            invalid(
+                "cluster.network",
+                format!(
+                    "unknown network `{network}`; known: {}, or the path of a calibration profile (.toml)",
+                    known.join(", ")
+                ),
+            )
+        })?
+    };
     let intra_name = c.intra.clone().unwrap_or_else(|| "pcie3-x16".into());
     let intra = presets::intra_node(&intra_name).ok_or_else(|| {
         let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
@@ -724,5 +786,39 @@ gpu = "titan-xp"
                     + 1
             )
         );
+    }
+
+    #[test]
+    fn network_from_a_calibration_profile() {
+        let dir = std::env::temp_dir().join(format!("dtsim-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("net.toml"),
+            "[provenance]\ntool = \"t\"\n[network]\nlatency_s = 2e-6\nbandwidth_bps = 3e9\nderived_from = \"x\"\n",
+        )
+        .unwrap();
+        let text = GOOD.replace("\"ib-edr-100g\"", "\"net.toml\"");
+        let p = load_str_in(&text, "f.toml", "f", Some(&dir)).unwrap();
+        assert_eq!(p[0].config.cluster.inter.bandwidth, 3e9);
+        assert_eq!(p[0].config.cluster.inter.latency, 2e-6);
+        assert_eq!(p[0].config.cluster.network, "net.toml");
+        let e = load_str_in(
+            &text.replace("net.toml", "missing.toml"),
+            "f.toml",
+            "f",
+            Some(&dir),
+        )
+        .unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("cluster.network"));
+        assert!(e.message.contains("cannot read"), "{e}");
+        std::fs::write(dir.join("bad.toml"), "[network]\nlatency_s = 2e-6\n").unwrap();
+        let e = load_str_in(
+            &text.replace("net.toml", "bad.toml"),
+            "f.toml",
+            "f",
+            Some(&dir),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("bandwidth_bps"), "{e}");
     }
 }

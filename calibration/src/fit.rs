@@ -1,0 +1,410 @@
+//! Fitting α-β cost models to measured times.
+//!
+//! A measured operation is modelled the way the simulator costs it: on a
+//! flat cluster of N ranks joined by links of latency α and bandwidth B, the
+//! simulator's analytical model of the collective (`sim::collective`) gives
+//!
+//! ```text
+//! T(m) = S·α + F·m/B
+//! ```
+//!
+//! with S the number of steps and F the bytes on the busiest link per byte of
+//! buffer (ring AllReduce: S = 2(N−1), F = 2(N−1)/N; a ping-pong: S = F = 1).
+//! S and F are read off the simulator itself, so the fit and the prediction
+//! use one model. α and β = 1/B are fitted by least squares on the *relative*
+//! error, Σ ((T(mᵢ) − tᵢ)/tᵢ)², so small and large messages weigh alike.
+//!
+//! NCCL and MPI switch protocol and algorithm with the message size (NCCL's
+//! LL, LL128 and Simple protocols; MPI's eager and rendezvous), so one line
+//! misfits small messages by 2–3×. The sizes are therefore cut into up to
+//! three contiguous regimes, each with its own (α, β), by segmented least
+//! squares (dynamic programming over breakpoints) with a penalty per regime
+//! (a BIC-style `n·ln(SSE/n) + 2k·ln n`, with SSE floored at 0.1% RMS
+//! relative error, below which differences are timer noise), so a regime is
+//! added only where it pays.
+
+use sim::cluster::ClusterSpec;
+use sim::collective::{Collective, Op};
+
+/// The simulator's structure coefficients of an operation on N ranks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Structure {
+    /// Latency terms: T grows by `steps · α`.
+    pub steps: f64,
+    /// Bytes term per byte of buffer: T grows by `bytes · m / B`.
+    pub bytes: f64,
+}
+
+/// How a measured operation maps onto the simulator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Model {
+    /// A point-to-point message (ping-pong one-way time, osu_latency/osu_bw):
+    /// T = α + m/B.
+    PointToPoint,
+    /// A collective of the simulator over `ranks` ranks, one per node.
+    Collective {
+        /// The simulator's collective (default algorithm).
+        op: Op,
+        /// Ranks.
+        ranks: u32,
+    },
+}
+
+impl Model {
+    /// The model for a tool's op name, or `None` if the simulator has no
+    /// collective of that name. `ranks` is needed for collectives.
+    pub fn for_op(op: &str, ranks: u32) -> Option<Model> {
+        match op {
+            "latency" | "bw" | "pingpong" => Some(Model::PointToPoint),
+            other => Op::from_name(other).map(|op| Model::Collective { op, ranks }),
+        }
+    }
+
+    /// The cluster the model runs on: a flat cluster of single-GPU nodes.
+    pub fn cluster(&self, alpha: f64, bandwidth: f64) -> ClusterSpec {
+        let n = match self {
+            Model::PointToPoint => 2,
+            Model::Collective { ranks, .. } => *ranks,
+        };
+        ClusterSpec::flat(n.max(1), bandwidth, alpha)
+    }
+
+    /// Predicted time of `bytes` with latency `alpha` (s) and bandwidth
+    /// `bandwidth` (B/s), from the simulator's analytical model.
+    pub fn predict(&self, bytes: f64, alpha: f64, bandwidth: f64) -> f64 {
+        match self {
+            Model::PointToPoint => alpha + bytes / bandwidth,
+            Model::Collective { op, .. } => Collective::new(*op)
+                .analytical(&self.cluster(alpha, bandwidth))
+                .time(bytes),
+        }
+    }
+
+    /// S and F of `T(m) = S·α + F·m/B`, read off the simulator by evaluating
+    /// its model at unit latency and bandwidth.
+    pub fn structure(&self) -> Structure {
+        let t0 = self.predict(0.0, 1.0, 1.0);
+        let t1 = self.predict(1.0, 1.0, 1.0);
+        Structure {
+            steps: t0,
+            bytes: t1 - t0,
+        }
+    }
+}
+
+/// One size regime's fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// Smallest fitted size in the regime, bytes.
+    pub min_bytes: u64,
+    /// Largest fitted size in the regime, bytes.
+    pub max_bytes: u64,
+    /// Fitted latency α, seconds (≥ 0).
+    pub alpha_s: f64,
+    /// Fitted bandwidth B, bytes/s.
+    pub bandwidth_bps: f64,
+    /// Points fitted.
+    pub points: usize,
+    /// Coefficient of determination of the regime's fit in time (not
+    /// relative) terms; 1 for a perfect fit, NaN with fewer than 3 points.
+    pub r2: f64,
+}
+
+/// A fitted cost model of one operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    /// How the operation maps onto the simulator.
+    pub model: Model,
+    /// Size regimes, by increasing size.
+    pub segments: Vec<Segment>,
+    /// Relative residual (predicted − measured)/measured of each fitted
+    /// point, by size.
+    pub residuals: Vec<(u64, f64)>,
+}
+
+impl Fit {
+    /// Predicted time of `bytes`, from the simulator with the α and B of
+    /// the regime whose fitted size range contains it. Between two regimes
+    /// (a size no regime covers, where the library switches protocol or
+    /// algorithm at a point the fitted sizes do not pin down) both regimes'
+    /// predictions are candidates and the prediction is their geometric
+    /// mean, which is off by at most half the ratio between them whichever
+    /// regime the library actually uses there. Below the first regime or
+    /// above the last, that regime's line extends.
+    pub fn predict(&self, bytes: u64) -> f64 {
+        let m = bytes as f64;
+        let at = |s: &Segment| self.model.predict(m, s.alpha_s, s.bandwidth_bps);
+        let first = &self.segments[0];
+        if bytes <= first.min_bytes {
+            return at(first);
+        }
+        for w in self.segments.windows(2) {
+            let (a, b) = (&w[0], &w[1]);
+            if bytes <= a.max_bytes {
+                return at(a);
+            }
+            if bytes < b.min_bytes {
+                return (at(a) * at(b)).sqrt();
+            }
+        }
+        at(self.segments.last().expect("a fit has a regime"))
+    }
+
+    /// Median of |residual| over the fitted points.
+    pub fn median_abs_residual(&self) -> f64 {
+        median(self.residuals.iter().map(|r| r.1.abs()).collect())
+    }
+}
+
+/// Why a fit failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// Fewer than two usable points.
+    #[error("need at least 2 measurements with positive time to fit, got {0}")]
+    TooFewPoints(usize),
+    /// The times do not grow with size in any way a bandwidth can explain.
+    #[error("the times do not grow with the message size; no bandwidth can be fitted ({0})")]
+    NoBandwidth(String),
+}
+
+/// Median of a list (NaN if empty).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Least squares of one regime on relative error. Returns (α, β, SSE).
+fn fit_line(st: Structure, pts: &[(f64, f64)]) -> (f64, f64, f64) {
+    // minimise Σ (a·x1 + b·x2 − 1)², x1 = S/t, x2 = F·m/t
+    let (mut s11, mut s12, mut s22, mut s1, mut s2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &(m, t) in pts {
+        let x1 = st.steps / t;
+        let x2 = st.bytes * m / t;
+        s11 += x1 * x1;
+        s12 += x1 * x2;
+        s22 += x2 * x2;
+        s1 += x1;
+        s2 += x2;
+    }
+    let det = s11 * s22 - s12 * s12;
+    let (mut a, mut b) = if det.abs() > 1e-300 * s11.max(1.0) * s22.max(1.0) && det > 0.0 {
+        ((s1 * s22 - s2 * s12) / det, (s2 * s11 - s1 * s12) / det)
+    } else {
+        (f64::NAN, f64::NAN)
+    };
+    // constrained fits when the free one leaves the physical region
+    if !(a >= 0.0 && b > 0.0) {
+        // α = 0: b = s2/s22 ; β → 0: a = s1/s11; take the better physical one
+        let cand_b = if s22 > 0.0 { s2 / s22 } else { 0.0 };
+        let cand_a = if s11 > 0.0 { s1 / s11 } else { 0.0 };
+        let sse = |a: f64, b: f64| {
+            pts.iter()
+                .map(|&(m, t)| ((st.steps * a + st.bytes * m * b - t) / t).powi(2))
+                .sum::<f64>()
+        };
+        let tiny = 1e-30;
+        if cand_b > 0.0 && sse(0.0, cand_b) <= sse(cand_a, tiny) {
+            a = 0.0;
+            b = cand_b;
+        } else {
+            a = cand_a.max(0.0);
+            b = tiny;
+        }
+    }
+    let sse = pts
+        .iter()
+        .map(|&(m, t)| ((st.steps * a + st.bytes * m * b - t) / t).powi(2))
+        .sum();
+    (a, b, sse)
+}
+
+fn r2(st: Structure, pts: &[(f64, f64)], a: f64, b: f64) -> f64 {
+    if pts.len() < 3 {
+        return f64::NAN;
+    }
+    let mean = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
+    let ss_tot: f64 = pts.iter().map(|p| (p.1 - mean).powi(2)).sum();
+    let ss_res: f64 = pts
+        .iter()
+        .map(|&(m, t)| (st.steps * a + st.bytes * m * b - t).powi(2))
+        .sum();
+    if ss_tot == 0.0 {
+        f64::NAN
+    } else {
+        1.0 - ss_res / ss_tot
+    }
+}
+
+/// Fits `model` to (size bytes, seconds) points with up to `max_segments`
+/// size regimes of at least `min_points` points each.
+pub fn fit(
+    model: Model,
+    points: &[(u64, f64)],
+    max_segments: usize,
+    min_points: usize,
+) -> Result<Fit, FitError> {
+    let mut pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.1 > 0.0 && p.1.is_finite())
+        .map(|&(m, t)| (m as f64, t))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = pts.len();
+    if n < 2 {
+        return Err(FitError::TooFewPoints(n));
+    }
+    let st = model.structure();
+    let min_points = min_points.max(2);
+    // cost[i][j]: SSE of one regime over pts[i..j]
+    let seg_cost = |i: usize, j: usize| fit_line(st, &pts[i..j]).2;
+    let kmax = max_segments.max(1).min(n / min_points).max(1);
+    // dp[k][j]: best SSE covering pts[..j] with k regimes; back-pointers
+    let inf = f64::INFINITY;
+    let mut dp = vec![vec![inf; n + 1]; kmax + 1];
+    let mut back = vec![vec![0usize; n + 1]; kmax + 1];
+    dp[0][0] = 0.0;
+    for k in 1..=kmax {
+        for j in (k * min_points)..=n {
+            for i in ((k - 1) * min_points)..=(j - min_points) {
+                if dp[k - 1][i] == inf {
+                    continue;
+                }
+                let c = dp[k - 1][i] + seg_cost(i, j);
+                if c < dp[k][j] {
+                    dp[k][j] = c;
+                    back[k][j] = i;
+                }
+            }
+        }
+    }
+    // choose k by a BIC-style penalty on relative SSE; relative errors
+    // below 0.1% RMS are treated as timer noise, so a regime is never added
+    // to chase noise
+    let nf = n as f64;
+    let score = |k: usize| {
+        let sse = dp[k][n].max(nf * 1e-6);
+        nf * (sse / nf).ln() + 2.0 * k as f64 * nf.ln()
+    };
+    let best_k = (1..=kmax)
+        .filter(|&k| dp[k][n] < inf)
+        .min_by(|&a, &b| score(a).total_cmp(&score(b)))
+        .unwrap_or(1);
+    let mut bounds = Vec::new();
+    let mut j = n;
+    for k in (1..=best_k).rev() {
+        let i = back[k][j];
+        bounds.push((i, j));
+        j = i;
+    }
+    bounds.reverse();
+    let mut segments = Vec::new();
+    let mut residuals = Vec::new();
+    for (i, j) in bounds {
+        let seg = &pts[i..j];
+        // a regime whose time does not grow with size (pure latency) gets
+        // β ≈ 0, i.e. a bandwidth so high it never matters
+        let (a, b, _) = fit_line(st, seg);
+        for &(m, t) in seg {
+            residuals.push((m as u64, (st.steps * a + st.bytes * m * b - t) / t));
+        }
+        segments.push(Segment {
+            min_bytes: seg[0].0 as u64,
+            max_bytes: seg[seg.len() - 1].0 as u64,
+            alpha_s: a,
+            bandwidth_bps: 1.0 / b,
+            points: seg.len(),
+            r2: r2(st, seg, a, b),
+        });
+    }
+    if segments.iter().all(|s| s.bandwidth_bps >= 1e29) {
+        return Err(FitError::NoBandwidth(format!(
+            "sizes {}..{} bytes",
+            pts[0].0,
+            pts[n - 1].0
+        )));
+    }
+    Ok(Fit {
+        model,
+        segments,
+        residuals,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structure_of_a_ring_is_the_closed_form() {
+        let m = Model::Collective {
+            op: Op::AllReduce,
+            ranks: 8,
+        };
+        let s = m.structure();
+        assert!((s.steps - 14.0).abs() < 1e-9);
+        assert!((s.bytes - 14.0 / 8.0).abs() < 1e-12);
+        assert_eq!(
+            Model::PointToPoint.structure(),
+            Structure {
+                steps: 1.0,
+                bytes: 1.0
+            }
+        );
+    }
+
+    #[test]
+    fn recovers_alpha_and_beta_exactly() {
+        let m = Model::Collective {
+            op: Op::AllReduce,
+            ranks: 16,
+        };
+        let pts: Vec<(u64, f64)> = (10..28)
+            .map(|p| {
+                let b = 1u64 << p;
+                (b, m.predict(b as f64, 5e-6, 20e9))
+            })
+            .collect();
+        let f = fit(m, &pts, 3, 4).unwrap();
+        assert_eq!(f.segments.len(), 1, "{f:?}");
+        assert!((f.segments[0].alpha_s - 5e-6).abs() / 5e-6 < 1e-6);
+        assert!((f.segments[0].bandwidth_bps - 20e9).abs() / 20e9 < 1e-6);
+        assert!(f.median_abs_residual() < 1e-9);
+    }
+
+    #[test]
+    fn finds_protocol_regimes() {
+        // two regimes: small messages α=2us,B=1GB/s; large α=50us,B=20GB/s
+        let m = Model::PointToPoint;
+        let pts: Vec<(u64, f64)> = (4..28)
+            .map(|p| {
+                let b = 1u64 << p;
+                let t = if b < (1 << 16) {
+                    2e-6 + b as f64 / 1e9
+                } else {
+                    50e-6 + b as f64 / 20e9
+                };
+                (b, t)
+            })
+            .collect();
+        let f = fit(m, &pts, 3, 3).unwrap();
+        assert!(f.segments.len() >= 2, "{f:?}");
+        assert!(f.median_abs_residual() < 1e-6);
+        assert!((f.predict(1 << 26) - (50e-6 + (1u64 << 26) as f64 / 20e9)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn too_few_points() {
+        assert!(matches!(
+            fit(Model::PointToPoint, &[(8, 1e-6)], 3, 3),
+            Err(FitError::TooFewPoints(1))
+        ));
+    }
+}

@@ -1,0 +1,251 @@
+//! Validation: fit on part of the measurements, predict the rest with the
+//! simulator, and report the error of every point.
+//!
+//! For a log of one operation, the sizes are sorted and split alternately:
+//! even positions (the 1st, 3rd, … size) are fitted ([`crate::fit`]), odd
+//! positions are held out and predicted by the simulator's analytical model
+//! of the operation with the fitted regime's α and B. The error of a point
+//! is (predicted − measured) / measured.
+//!
+//! Errors are summarised twice: over all held-out sizes, and over held-out
+//! sizes of at least 64 KiB, where bandwidth dominates and an α-β model is
+//! expected to hold; below that, per-message software overheads that vary
+//! with the size (protocol switches, kernel launch, eager-buffer copies)
+//! make small-message time noisy relative to its value.
+
+use crate::fit::{Fit, FitError, Model, fit, median};
+use crate::logs::Log;
+use serde::Serialize;
+
+/// Held-out sizes at or above this count in the "large" summary.
+pub const LARGE_BYTES: u64 = 64 * 1024;
+
+/// One held-out point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// Size, bytes.
+    pub size_bytes: u64,
+    /// Measured time, seconds.
+    pub measured_s: f64,
+    /// Predicted time, seconds.
+    pub predicted_s: f64,
+    /// (predicted − measured) / measured.
+    pub error: f64,
+}
+
+/// A regime of the fit, for reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Regime {
+    /// Smallest fitted size, bytes.
+    pub min_bytes: u64,
+    /// Largest fitted size, bytes.
+    pub max_bytes: u64,
+    /// α, seconds.
+    pub alpha_s: f64,
+    /// B, bytes/s.
+    pub bandwidth_bps: f64,
+    /// R².
+    pub r2: f64,
+}
+
+/// The validation of one operation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Validation {
+    /// Where the measurements came from.
+    pub source: String,
+    /// Tool ("nccl-tests", "osu", "mpi").
+    pub tool: String,
+    /// Operation.
+    pub op: String,
+    /// Ranks.
+    pub ranks: u32,
+    /// What was fitted ("every other size" or "pingpong").
+    pub fitted_on: String,
+    /// Fitted regimes.
+    pub regimes: Vec<Regime>,
+    /// Median |relative residual| over the fitted points.
+    pub fit_median_abs_residual: f64,
+    /// Held-out points.
+    pub points: Vec<Point>,
+    /// Median |error| over all held-out points.
+    pub median_abs_error: f64,
+    /// Largest |error| over all held-out points.
+    pub max_abs_error: f64,
+    /// Median |error| over held-out sizes ≥ 64 KiB (NaN if none).
+    pub median_abs_error_large: f64,
+    /// Largest |error| over held-out sizes ≥ 64 KiB (NaN if none).
+    pub max_abs_error_large: f64,
+    /// Median |error| over held-out sizes < 64 KiB (NaN if none).
+    pub median_abs_error_small: f64,
+}
+
+/// Why a validation could not be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValidateError {
+    /// The operation has no model in the simulator.
+    #[error("`{0}`: the simulator has no model of this operation")]
+    UnknownOp(String),
+    /// The rank count is needed and unknown.
+    #[error("`{0}`: the log does not say how many ranks ran; give --ranks")]
+    UnknownRanks(String),
+    /// Too few sizes to fit on half and predict the other half.
+    #[error(
+        "`{op}`: {n} distinct sizes; at least 4 are needed to fit on half and predict the rest"
+    )]
+    TooFewSizes {
+        /// Operation.
+        op: String,
+        /// Distinct sizes.
+        n: usize,
+    },
+    /// The fit failed.
+    #[error("`{0}`: {1}")]
+    Fit(String, FitError),
+}
+
+/// Regimes of at most this many, of at least this many points each. NCCL
+/// changes algorithm, protocol and channel count several times over a size
+/// sweep, so regimes are allowed to be short; the fit's penalty keeps them
+/// from chasing noise.
+const MAX_REGIMES: usize = 8;
+const MIN_POINTS: usize = 2;
+
+fn summarise(
+    source: &str,
+    tool: &str,
+    op: &str,
+    ranks: u32,
+    fitted_on: &str,
+    f: &Fit,
+    held: &[(u64, f64)],
+) -> Validation {
+    let points: Vec<Point> = held
+        .iter()
+        .map(|&(m, t)| {
+            let p = f.predict(m);
+            Point {
+                size_bytes: m,
+                measured_s: t,
+                predicted_s: p,
+                error: (p - t) / t,
+            }
+        })
+        .collect();
+    let abs = |pred: &dyn Fn(&Point) -> bool| -> Vec<f64> {
+        points
+            .iter()
+            .filter(|p| pred(p))
+            .map(|p| p.error.abs())
+            .collect()
+    };
+    let all = abs(&|_| true);
+    let large = abs(&|p| p.size_bytes >= LARGE_BYTES);
+    let small = abs(&|p| p.size_bytes < LARGE_BYTES);
+    let max = |v: &[f64]| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().copied().fold(0.0, f64::max)
+        }
+    };
+    Validation {
+        source: source.to_string(),
+        tool: tool.to_string(),
+        op: op.to_string(),
+        ranks,
+        fitted_on: fitted_on.to_string(),
+        regimes: f
+            .segments
+            .iter()
+            .map(|s| Regime {
+                min_bytes: s.min_bytes,
+                max_bytes: s.max_bytes,
+                alpha_s: s.alpha_s,
+                bandwidth_bps: s.bandwidth_bps,
+                r2: s.r2,
+            })
+            .collect(),
+        fit_median_abs_residual: f.median_abs_residual(),
+        median_abs_error: median(all.clone()),
+        max_abs_error: max(&all),
+        median_abs_error_large: median(large.clone()),
+        max_abs_error_large: max(&large),
+        median_abs_error_small: median(small),
+        points,
+    }
+}
+
+/// Distinct (size, time) points of a log, by size; a repeated size keeps
+/// its median time.
+pub fn points_of(log: &Log) -> Vec<(u64, f64)> {
+    let mut rows: Vec<(u64, f64)> = log.rows.iter().map(|r| (r.size_bytes, r.time_s)).collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut out: Vec<(u64, f64)> = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        let j = rows[i..].iter().take_while(|r| r.0 == rows[i].0).count() + i;
+        out.push((rows[i].0, median(rows[i..j].iter().map(|r| r.1).collect())));
+        i = j;
+    }
+    out.retain(|p| p.1 > 0.0);
+    out
+}
+
+/// Fits every other size of `log` and predicts the others.
+pub fn validate_log(
+    log: &Log,
+    source: &str,
+    ranks: Option<u32>,
+) -> Result<Validation, ValidateError> {
+    let ranks = match (log.op.as_str(), ranks.or(log.ranks)) {
+        ("latency" | "bw", _) => 2,
+        (_, Some(r)) => r,
+        (op, None) => return Err(ValidateError::UnknownRanks(op.to_string())),
+    };
+    let model =
+        Model::for_op(&log.op, ranks).ok_or_else(|| ValidateError::UnknownOp(log.op.clone()))?;
+    let pts = points_of(log);
+    if pts.len() < 4 {
+        return Err(ValidateError::TooFewSizes {
+            op: log.op.clone(),
+            n: pts.len(),
+        });
+    }
+    let fit_pts: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
+    let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
+    let f = fit(model, &fit_pts, MAX_REGIMES, MIN_POINTS)
+        .map_err(|e| ValidateError::Fit(log.op.clone(), e))?;
+    Ok(summarise(
+        source,
+        log.tool.name(),
+        &log.op,
+        ranks,
+        "every other size",
+        &f,
+        &held,
+    ))
+}
+
+/// Fits point-to-point (ping-pong) measurements and predicts a collective
+/// measured on `ranks` ranks with the simulator: the check `.ci/run` makes
+/// with MPI.
+pub fn validate_from_pingpong(
+    pingpong: &[(u64, f64)],
+    op: &str,
+    ranks: u32,
+    measured: &[(u64, f64)],
+    source: &str,
+) -> Result<Validation, ValidateError> {
+    let p2p = fit(Model::PointToPoint, pingpong, MAX_REGIMES, MIN_POINTS)
+        .map_err(|e| ValidateError::Fit("pingpong".into(), e))?;
+    let model = Model::for_op(op, ranks).ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
+    // the same regimes, now driving the collective's model
+    let f = Fit {
+        model,
+        segments: p2p.segments.clone(),
+        residuals: p2p.residuals.clone(),
+    };
+    Ok(summarise(
+        source, "mpi", op, ranks, "pingpong", &f, measured,
+    ))
+}

@@ -1,0 +1,456 @@
+//! `dtsim calibrate net|kernels|collectives`: measure or read measurements,
+//! fit cost models, write a profile.
+
+use crate::CliError;
+use calibration::fit::{Fit, Model, fit, median};
+use calibration::logs::{self, Log};
+use calibration::profile::{
+    FitEntry, KernelEntry, KernelModel, MeasurementEntry, NetworkEntry, Profile, Provenance,
+    SegmentEntry, now_rfc3339,
+};
+use clap::{Args, Subcommand, ValueEnum};
+use kernels::{BackendError, CollectiveTiming};
+use std::path::PathBuf;
+
+/// Arguments of `dtsim calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Debug, Subcommand)]
+enum What {
+    /// Fit the network from nccl-tests and OSU micro-benchmark logs.
+    Net(NetArgs),
+    /// Time Top-k, threshold sorting and masking kernels and fit their cost.
+    Kernels(KernelArgs),
+    /// Measure collectives with MPI (under mpirun) or NCCL (local GPUs).
+    Collectives(CollectiveArgs),
+}
+
+#[derive(Debug, Args)]
+struct NetArgs {
+    /// nccl-tests logs (all_reduce_perf, all_gather_perf, ...).
+    #[arg(long = "nccl-tests", num_args = 1..)]
+    nccl_tests: Vec<PathBuf>,
+    /// OSU micro-benchmark logs (osu_latency, osu_bw, osu_allreduce, ...).
+    #[arg(long, num_args = 1..)]
+    osu: Vec<PathBuf>,
+    /// Ranks of collective logs that do not say (OSU collectives).
+    #[arg(long)]
+    ranks: Option<u32>,
+    /// The profile to write.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum KernelBackend {
+    Cpu,
+    Cuda,
+}
+
+#[derive(Debug, Args)]
+struct KernelArgs {
+    /// Where to run the kernels.
+    #[arg(long, value_enum, default_value_t = KernelBackend::Cpu)]
+    backend: KernelBackend,
+    /// Sizes (elements), comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "65536,262144,1048576,4194304"
+    )]
+    sizes: Vec<usize>,
+    /// Densities k/m, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0.001,0.01")]
+    densities: Vec<f64>,
+    /// Timed repeats per point.
+    #[arg(long, default_value_t = 11)]
+    repeats: u32,
+    /// The profile to write.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CollectiveBackend {
+    Mpi,
+    Nccl,
+}
+
+#[derive(Debug, Args)]
+struct CollectiveArgs {
+    /// MPI across the ranks of mpirun/srun, or NCCL across this host's GPUs.
+    #[arg(long, value_enum)]
+    backend: CollectiveBackend,
+    /// Operations, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pingpong,allreduce,allgather,alltoall,broadcast"
+    )]
+    ops: Vec<String>,
+    /// Smallest size, bytes (with a unit if you like: "1KiB").
+    #[arg(long, default_value = "1KiB")]
+    min_size: String,
+    /// Largest size.
+    #[arg(long, default_value = "4MiB")]
+    max_size: String,
+    /// Timed repeats per size.
+    #[arg(long, default_value_t = 10)]
+    repeats: u32,
+    /// The profile to write (by rank 0).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+fn input(m: impl Into<String>) -> CliError {
+    CliError::Input(m.into())
+}
+
+fn backend_error(e: BackendError) -> CliError {
+    match e {
+        BackendError::NotEnabled { .. } => CliError::Input(e.to_string()),
+        _ => CliError::Other(e.to_string()),
+    }
+}
+
+pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
+    match a.what {
+        What::Net(n) => net(n),
+        What::Kernels(k) => kernels_cmd(k),
+        What::Collectives(c) => collectives(c),
+    }
+}
+
+fn tool(cmd: &str) -> String {
+    format!("dtsim {} calibrate {cmd}", env!("CARGO_PKG_VERSION"))
+}
+
+fn write(profile: &Profile, path: &PathBuf) -> Result<(), CliError> {
+    std::fs::write(path, profile.to_toml())
+        .map_err(|e| input(format!("{}: cannot write the profile: {e}", path.display())))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// Segments of a fit, for the profile.
+pub fn segment_entries(f: &Fit) -> Vec<SegmentEntry> {
+    f.segments
+        .iter()
+        .map(|s| SegmentEntry {
+            min_bytes: s.min_bytes,
+            max_bytes: s.max_bytes,
+            alpha_s: s.alpha_s,
+            bandwidth_bps: s.bandwidth_bps,
+            points: s.points,
+            r2: s.r2,
+        })
+        .collect()
+}
+
+/// Reads logs of one tool, naming the file in errors.
+pub fn read_logs(paths: &[PathBuf]) -> Result<Vec<(String, Log)>, CliError> {
+    let mut out = Vec::new();
+    for p in paths {
+        let logs = logs::parse_file(p).map_err(|e| input(e.to_string()))?;
+        for l in logs {
+            out.push((p.display().to_string(), l));
+        }
+    }
+    Ok(out)
+}
+
+/// The network entry: latency from the smallest-size regime, bandwidth from
+/// the largest-size regime of the preferred fit.
+fn network_from(fits: &[(String, String, Fit)]) -> Option<NetworkEntry> {
+    let prefer = |op: &str| fits.iter().find(|(_, o, _)| o == op);
+    let lat = prefer("latency").or_else(|| prefer("pingpong"));
+    let bw = prefer("bw").or_else(|| prefer("pingpong"));
+    if let (Some((sl, _, fl)), Some((sb, _, fb))) = (lat, bw) {
+        return Some(NetworkEntry {
+            latency_s: fl.segments[0].alpha_s,
+            bandwidth_bps: fb.segments.last()?.bandwidth_bps,
+            derived_from: format!(
+                "latency: smallest-size regime of {sl}; bandwidth: largest-size regime of {sb} (point to point)"
+            ),
+        });
+    }
+    let (src, op, f) = prefer("allreduce").or_else(|| fits.first())?;
+    Some(NetworkEntry {
+        latency_s: f.segments[0].alpha_s,
+        bandwidth_bps: f.segments.last()?.bandwidth_bps,
+        derived_from: format!(
+            "{op} of {src}: per-link latency of the smallest-size regime and bandwidth of the largest-size regime, fitted through the simulator's {op} model"
+        ),
+    })
+}
+
+fn net(a: NetArgs) -> Result<(), CliError> {
+    if a.nccl_tests.is_empty() && a.osu.is_empty() {
+        return Err(input("give at least one --nccl-tests or --osu log"));
+    }
+    let mut logs = read_logs(&a.nccl_tests)?;
+    logs.extend(read_logs(&a.osu)?);
+    let mut fits = Vec::new();
+    let mut entries = Vec::new();
+    for (src, log) in &logs {
+        let ranks = match (log.op.as_str(), a.ranks.or(log.ranks)) {
+            ("latency" | "bw", _) => 2,
+            (_, Some(r)) => r,
+            (op, None) => {
+                return Err(input(format!(
+                    "{src}: `{op}` does not say how many ranks ran; give --ranks"
+                )));
+            }
+        };
+        let model = Model::for_op(&log.op, ranks)
+            .ok_or_else(|| input(format!("{src}: no simulator model of `{}`", log.op)))?;
+        let pts = calibration::validate::points_of(log);
+        let f = fit(model, &pts, 3, 3).map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
+        entries.push(FitEntry {
+            source: src.clone(),
+            op: log.op.clone(),
+            ranks,
+            median_abs_residual: f.median_abs_residual(),
+            segments: segment_entries(&f),
+        });
+        fits.push((src.clone(), log.op.clone(), f));
+    }
+    let profile = Profile {
+        provenance: Provenance {
+            tool: tool("net"),
+            created: now_rfc3339(),
+            sources: logs
+                .iter()
+                .map(|(s, _)| s.clone())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            host: None,
+            notes: vec![],
+        },
+        network: network_from(&fits),
+        fits: entries,
+        ..Profile::default()
+    };
+    write(&profile, &a.output)
+}
+
+/// Fits `time = a + b·x` on relative error.
+fn kernel_model(
+    kernel: &str,
+    backend: &str,
+    form: &str,
+    pts: &[(f64, f64)],
+) -> Option<KernelModel> {
+    let ints: Vec<(u64, f64)> = pts.iter().map(|&(x, t)| (x.round() as u64, t)).collect();
+    let f = fit(Model::PointToPoint, &ints, 1, 2).ok()?;
+    let s = &f.segments[0];
+    Some(KernelModel {
+        kernel: kernel.into(),
+        backend: backend.into(),
+        form: form.into(),
+        a_s: s.alpha_s,
+        b_s: 1.0 / s.bandwidth_bps,
+        median_abs_residual: median(f.residuals.iter().map(|r| r.1.abs()).collect()),
+    })
+}
+
+fn kernels_cmd(a: KernelArgs) -> Result<(), CliError> {
+    if a.sizes.is_empty() || a.sizes.contains(&0) {
+        return Err(input("--sizes: give positive element counts"));
+    }
+    if a.densities.iter().any(|d| !(*d > 0.0 && *d <= 1.0)) {
+        return Err(input("--densities: each must be in (0, 1]"));
+    }
+    if a.repeats == 0 {
+        return Err(input("--repeats must be at least 1"));
+    }
+    let (backend, timings) = match a.backend {
+        KernelBackend::Cpu => (
+            "cpu",
+            kernels::timing::time_kernels(&a.sizes, &a.densities, a.repeats),
+        ),
+        KernelBackend::Cuda => (
+            "cuda",
+            kernels::cuda::time_kernels(&a.sizes, &a.densities, a.repeats)
+                .map_err(backend_error)?,
+        ),
+    };
+    let entries: Vec<KernelEntry> = timings
+        .iter()
+        .map(|t| KernelEntry {
+            kernel: t.kernel.to_string(),
+            backend: backend.into(),
+            m: t.m as u64,
+            density: t.density,
+            median_s: t.timing.median_s,
+            p25_s: t.timing.p25_s,
+            p75_s: t.timing.p75_s,
+            repeats: t.timing.repeats,
+        })
+        .collect();
+    let mut models = Vec::new();
+    let mut names: Vec<&str> = timings.iter().map(|t| t.kernel).collect();
+    names.dedup();
+    names.sort();
+    names.dedup();
+    for k in names {
+        let (form, f): (&str, fn(f64) -> f64) = if k == "threshold_sort" {
+            ("m*log2(m)", |m| m * m.log2())
+        } else {
+            ("m", |m| m)
+        };
+        let pts: Vec<(f64, f64)> = timings
+            .iter()
+            .filter(|t| t.kernel == k)
+            .map(|t| (f(t.m as f64), t.timing.median_s))
+            .collect();
+        if let Some(m) = kernel_model(k, backend, form, &pts) {
+            models.push(m);
+        }
+    }
+    let profile = Profile {
+        provenance: Provenance {
+            tool: tool("kernels"),
+            created: now_rfc3339(),
+            sources: vec![format!("{backend} kernels measured by dtsim")],
+            host: Some(host()),
+            notes: vec![],
+        },
+        kernels: entries,
+        kernel_models: models,
+        ..Profile::default()
+    };
+    write(&profile, &a.output)
+}
+
+fn host() -> String {
+    let name = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_default();
+    format!("{} ({cpu})", name.trim())
+}
+
+fn sizes(a: &CollectiveArgs) -> Result<Vec<u64>, CliError> {
+    let lo = sim::units::parse_bytes(&a.min_size).map_err(|e| input(format!("--min-size: {e}")))?;
+    let hi = sim::units::parse_bytes(&a.max_size).map_err(|e| input(format!("--max-size: {e}")))?;
+    if lo == 0 || hi < lo || hi > 1 << 34 {
+        return Err(input(
+            "--min-size must be ≥ 1 byte and ≤ --max-size ≤ 16 GiB",
+        ));
+    }
+    let mut v = vec![lo];
+    while v[v.len() - 1] * 2 <= hi {
+        v.push(v[v.len() - 1] * 2);
+    }
+    Ok(v)
+}
+
+fn collectives(a: CollectiveArgs) -> Result<(), CliError> {
+    let sizes = sizes(&a)?;
+    let known = [
+        "pingpong",
+        "allreduce",
+        "allgather",
+        "reducescatter",
+        "alltoall",
+        "broadcast",
+    ];
+    for op in &a.ops {
+        if !known.contains(&op.as_str()) {
+            return Err(input(format!(
+                "--ops: unknown operation `{op}`; known: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    if a.repeats == 0 {
+        return Err(input("--repeats must be at least 1"));
+    }
+    let ops: Vec<&str> = a.ops.iter().map(|s| s.as_str()).collect();
+    let (backend, timings, notes, host_name): (&str, Vec<CollectiveTiming>, Vec<String>, String) =
+        match a.backend {
+            CollectiveBackend::Mpi => {
+                let run = kernels::mpi::measure(&ops, &sizes, a.repeats).map_err(backend_error)?;
+                if run.rank != 0 {
+                    return Ok(()); // rank 0 writes the profile
+                }
+                (
+                    "mpi",
+                    run.timings,
+                    vec![format!("{} MPI ranks", run.size)],
+                    format!("{} ({})", run.processor, host()),
+                )
+            }
+            CollectiveBackend::Nccl => {
+                let ops: Vec<&str> = ops.iter().copied().filter(|o| *o != "pingpong").collect();
+                let t = kernels::cuda::time_collectives(&ops, &sizes, a.repeats)
+                    .map_err(backend_error)?;
+                ("nccl", t, vec![], host())
+            }
+        };
+    let measurements: Vec<MeasurementEntry> = timings
+        .iter()
+        .map(|t| MeasurementEntry {
+            op: t.op.clone(),
+            size_bytes: t.size_bytes,
+            time_s: t.time_s,
+            ranks: t.ranks,
+        })
+        .collect();
+    let mut fits = Vec::new();
+    let mut entries = Vec::new();
+    let mut opnames: Vec<&str> = timings.iter().map(|t| t.op.as_str()).collect();
+    opnames.sort();
+    opnames.dedup();
+    for op in opnames {
+        let pts: Vec<(u64, f64)> = timings
+            .iter()
+            .filter(|t| t.op == op)
+            .map(|t| (t.size_bytes, t.time_s))
+            .collect();
+        let ranks = timings
+            .iter()
+            .find(|t| t.op == op)
+            .map(|t| t.ranks)
+            .unwrap_or(2);
+        let Some(model) = Model::for_op(op, ranks) else {
+            continue;
+        };
+        if let Ok(f) = fit(model, &pts, 3, 3) {
+            entries.push(FitEntry {
+                source: format!("{backend} measurement"),
+                op: op.to_string(),
+                ranks,
+                median_abs_residual: f.median_abs_residual(),
+                segments: segment_entries(&f),
+            });
+            fits.push((format!("{backend} {op}"), op.to_string(), f));
+        }
+    }
+    let profile = Profile {
+        provenance: Provenance {
+            tool: tool("collectives"),
+            created: now_rfc3339(),
+            sources: vec![format!("{backend} collectives measured by dtsim")],
+            host: Some(host_name),
+            notes,
+        },
+        network: network_from(&fits),
+        fits: entries,
+        measurements,
+        ..Profile::default()
+    };
+    write(&profile, &a.output)
+}
