@@ -492,3 +492,192 @@ fn single_gpu_collective_takes_no_time() {
         assert_eq!(v["time_s"].as_f64(), Some(0.0));
     }
 }
+
+fn fixture(p: &str) -> String {
+    repo(&format!("tests/fixtures/{p}"))
+}
+
+#[test]
+fn validate_json_per_point_on_an_nccl_tests_log() {
+    let o = dtsim(&[
+        "validate",
+        "--nccl-tests",
+        &fixture("nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt"),
+        "--ranks",
+        "16",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["op"], "allreduce");
+    let points = v["points"].as_array().unwrap();
+    assert!(points.len() >= 10);
+    for p in points {
+        let (m, pr, e) = (
+            p["measured_s"].as_f64().unwrap(),
+            p["predicted_s"].as_f64().unwrap(),
+            p["error"].as_f64().unwrap(),
+        );
+        assert!((e - (pr - m) / m).abs() < 1e-12);
+        assert!(p["size_bytes"].as_u64().is_some());
+    }
+    let med = v["median_abs_error"].as_f64().unwrap();
+    let max = v["max_abs_error"].as_f64().unwrap();
+    assert!(med <= max);
+    // the table form prints the same points
+    let o = dtsim(&[
+        "validate",
+        "--nccl-tests",
+        &fixture("nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt"),
+        "--ranks",
+        "16",
+    ]);
+    assert!(stdout(&o).contains("held out: median"));
+}
+
+#[test]
+fn validate_works_on_osu_logs() {
+    let o = dtsim(&[
+        "validate",
+        "--osu",
+        &fixture("osu/libfabric_cray_pr859_osu_latency_2node_aries.txt"),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["tool"], "osu");
+    assert_eq!(v["ranks"], 2);
+    // an OSU collective needs --ranks
+    let f = fixture("osu/olcf_riker_osu_allgather_4node_16ranks.txt");
+    assert_bad(&dtsim(&["validate", "--osu", &f]), &["--ranks"]);
+    let o = dtsim(&["validate", "--osu", &f, "--ranks", "16", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn truncated_and_garbled_logs_name_the_line() {
+    let text = std::fs::read_to_string(fixture("nccl-tests/aws_2x_p4de_16xA100_efa_allreduce.txt"))
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // cut the last data row in half
+    let mut cut = lines[..lines.len() - 1].join("\n");
+    let last = lines[lines.len() - 1];
+    cut.push('\n');
+    cut.push_str(&last[..last.len() / 2]);
+    let p = scenario("truncated_allreduce.log", &cut);
+    assert_bad(
+        &dtsim(&[
+            "validate",
+            "--nccl-tests",
+            p.to_str().unwrap(),
+            "--ranks",
+            "16",
+        ]),
+        &["truncated_allreduce.log", &format!("line {}", lines.len())],
+    );
+    let garbled = text.replacen("161.4", "16x.4", 1);
+    let p = scenario("garbled_allreduce.log", &garbled);
+    assert_bad(
+        &dtsim(&[
+            "validate",
+            "--nccl-tests",
+            p.to_str().unwrap(),
+            "--ranks",
+            "16",
+        ]),
+        &["garbled_allreduce.log", "line 5", "16x.4"],
+    );
+    assert_bad(
+        &dtsim(&["validate", "--nccl-tests", "no/such.log"]),
+        &["no/such.log"],
+    );
+}
+
+/// calibrate net writes a profile with provenance, and a scenario that names
+/// it runs on its fitted link.
+#[test]
+fn calibrated_profile_drives_a_scenario() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-profile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let prof = dir.join("net.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        &fixture("nccl-tests/aws_2x_p4de_16xA100_efa_allreduce.txt"),
+        "--ranks",
+        "16",
+        "-o",
+        prof.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&prof).unwrap();
+    assert!(
+        text.contains("[provenance]") && text.contains("aws_2x_p4de_16xA100_efa_allreduce.txt")
+    );
+    let table: toml::Table = toml::from_str(&text).unwrap();
+    let bw = table["network"]["bandwidth_bps"].as_float().unwrap();
+    std::fs::write(
+        dir.join("s.toml"),
+        GOOD.replace("\"ib-edr-100g\"", "\"net.toml\""),
+    )
+    .unwrap();
+    let o = dtsim(&["run", dir.join("s.toml").to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["network"], "net.toml");
+    assert!(bw > 1e9, "fitted bandwidth {bw}");
+}
+
+#[test]
+fn calibrate_kernels_on_the_cpu_writes_models() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "kernels",
+        "--sizes",
+        "4096,16384,65536",
+        "--densities",
+        "0.01",
+        "--repeats",
+        "3",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let kernels = table["kernel"].as_array().unwrap();
+    assert!(kernels.iter().any(|k| k["kernel"].as_str() == Some("topk")));
+    assert!(table["kernel_model"].as_array().unwrap().len() >= 2);
+}
+
+/// Without the `cuda` feature, asking for CUDA says so and how to enable it.
+#[test]
+fn cuda_backend_not_enabled_in_a_default_build() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "kernels",
+        "--backend",
+        "cuda",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    if cfg!(feature = "cuda") {
+        // (the CUDA build is checked by .ci/run: no driver here)
+        assert_ne!(o.status.code(), Some(0));
+    } else {
+        assert_bad(&o, &["not enabled in this build", "--features cuda"]);
+    }
+    let o = dtsim(&[
+        "calibrate",
+        "collectives",
+        "--backend",
+        "mpi",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    if !cfg!(feature = "mpi") {
+        assert_bad(&o, &["not enabled in this build", "--features mpi"]);
+    }
+}

@@ -167,18 +167,13 @@ pub enum FitError {
     NoBandwidth(String),
 }
 
-/// Median of a list (NaN if empty).
-pub fn median(mut v: Vec<f64>) -> f64 {
+/// Median of a list (NaN if empty), by statrs.
+pub fn median(v: Vec<f64>) -> f64 {
+    use statrs::statistics::{Data, Median};
     if v.is_empty() {
         return f64::NAN;
     }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
+    Data::new(v).median()
 }
 
 /// Least squares of one regime on relative error. Returns (α, β, SSE).
@@ -227,10 +222,11 @@ fn fit_line(st: Structure, pts: &[(f64, f64)]) -> (f64, f64, f64) {
 }
 
 fn r2(st: Structure, pts: &[(f64, f64)], a: f64, b: f64) -> f64 {
+    use statrs::statistics::Statistics;
     if pts.len() < 3 {
         return f64::NAN;
     }
-    let mean = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
+    let mean = pts.iter().map(|p| p.1).mean();
     let ss_tot: f64 = pts.iter().map(|p| (p.1 - mean).powi(2)).sum();
     let ss_res: f64 = pts
         .iter()
