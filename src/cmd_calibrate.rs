@@ -2,12 +2,13 @@
 //! fit cost models, write a profile.
 
 use crate::CliError;
-use calibration::fit::{Fit, Model, fit, median};
+use calibration::fit::{Fit, Model, fit_linear_relative, fit_measurements};
 use calibration::logs::{self, Log};
 use calibration::profile::{
     FitEntry, KernelEntry, KernelModel, MeasurementEntry, NetworkEntry, Profile, Provenance,
-    SegmentEntry, now_rfc3339,
+    ResidualEntry, SegmentEntry, now_rfc3339,
 };
+use calibration::validate::{ranks_of, sim_points};
 use clap::{Args, Subcommand, ValueEnum};
 use kernels::{BackendError, CollectiveTiming};
 use std::path::PathBuf;
@@ -125,8 +126,40 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     }
 }
 
-fn tool(cmd: &str) -> String {
-    format!("dtsim {} calibrate {cmd}", env!("CARGO_PKG_VERSION"))
+fn provenance(
+    cmd: &str,
+    sources: Vec<String>,
+    host: Option<String>,
+    notes: Vec<String>,
+) -> Provenance {
+    Provenance {
+        tool: format!("dtsim {} calibrate {cmd}", env!("CARGO_PKG_VERSION")),
+        created: now_rfc3339(),
+        sources,
+        host,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        notes,
+    }
+}
+
+/// A fit as the profile records it.
+fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)]) -> FitEntry {
+    FitEntry {
+        source: source.to_string(),
+        op: op.to_string(),
+        ranks,
+        median_abs_residual: f.median_abs_residual(),
+        segments: segment_entries(f),
+        residuals: f
+            .residuals
+            .iter()
+            .map(|&(size_bytes, residual)| ResidualEntry {
+                size_bytes,
+                residual,
+            })
+            .collect(),
+        screened_out_bytes: screened.iter().map(|p| p.0).collect(),
+    }
 }
 
 fn write(profile: &Profile, path: &PathBuf) -> Result<(), CliError> {
@@ -163,29 +196,55 @@ pub fn read_logs(paths: &[PathBuf]) -> Result<Vec<(String, Log)>, CliError> {
     Ok(out)
 }
 
-/// The network entry: latency from the smallest-size regime, bandwidth from
-/// the largest-size regime of the preferred fit.
-fn network_from(fits: &[(String, String, Fit)]) -> Option<NetworkEntry> {
+/// The network entry a scenario uses: per-link latency from the
+/// smallest-size regime and bandwidth from the largest-size regime that has
+/// one (latency-only regimes have none). Point-to-point fits (OSU
+/// latency/bw, ping-pong) describe a single link and are preferred; a
+/// collective's fit describes the effective link of a flat N-rank cluster,
+/// which is a NIC only when every rank is on its own node. The result is
+/// checked against the simulator's limits.
+fn network_from(fits: &[(String, String, Fit)]) -> Result<Option<NetworkEntry>, CliError> {
     let prefer = |op: &str| fits.iter().find(|(_, o, _)| o == op);
+    let bandwidth_of = |f: &Fit| {
+        f.segments
+            .iter()
+            .rev()
+            .map(|s| s.bandwidth_bps)
+            .find(|&b| b < 1e29)
+    };
     let lat = prefer("latency").or_else(|| prefer("pingpong"));
     let bw = prefer("bw").or_else(|| prefer("pingpong"));
-    if let (Some((sl, _, fl)), Some((sb, _, fb))) = (lat, bw) {
-        return Some(NetworkEntry {
+    // one point-to-point log stands in for the other
+    let (lat, bw) = (lat.or(bw), bw.or(lat));
+    let entry = if let (Some((sl, _, fl)), Some((sb, _, fb))) = (lat, bw) {
+        bandwidth_of(fb).map(|b| NetworkEntry {
             latency_s: fl.segments[0].alpha_s,
-            bandwidth_bps: fb.segments.last()?.bandwidth_bps,
+            bandwidth_bps: b,
             derived_from: format!(
-                "latency: smallest-size regime of {sl}; bandwidth: largest-size regime of {sb} (point to point)"
+                "point to point: latency of the smallest-size regime of {sl}, bandwidth of the largest-size regime of {sb}"
             ),
-        });
+        })
+    } else if let Some((src, op, f)) = prefer("allreduce").or_else(|| fits.first()) {
+        let ranks = match f.model {
+            Model::Collective { ranks, .. } => ranks,
+            Model::PointToPoint => 2,
+        };
+        bandwidth_of(f).map(|b| NetworkEntry {
+            latency_s: f.segments[0].alpha_s,
+            bandwidth_bps: b,
+            derived_from: format!(
+                "{op} of {src} on {ranks} ranks, through the simulator's {op} model on a flat cluster of {ranks} single-GPU nodes: the effective per-link latency (smallest-size regime) and bandwidth (largest-size regime); a NIC's figures only if every rank had a node of its own"
+            ),
+        })
+    } else {
+        None
+    };
+    if let Some(e) = &entry {
+        sim::limits::check_bandwidth(e.bandwidth_bps)
+            .and_then(|_| sim::limits::check_latency(e.latency_s))
+            .map_err(|m| CliError::Other(format!("the fitted network is out of range: {m}")))?;
     }
-    let (src, op, f) = prefer("allreduce").or_else(|| fits.first())?;
-    Some(NetworkEntry {
-        latency_s: f.segments[0].alpha_s,
-        bandwidth_bps: f.segments.last()?.bandwidth_bps,
-        derived_from: format!(
-            "{op} of {src}: per-link latency of the smallest-size regime and bandwidth of the largest-size regime, fitted through the simulator's {op} model"
-        ),
-    })
+    Ok(entry)
 }
 
 fn net(a: NetArgs) -> Result<(), CliError> {
@@ -196,66 +255,75 @@ fn net(a: NetArgs) -> Result<(), CliError> {
     logs.extend(read_logs(&a.osu)?);
     let mut fits = Vec::new();
     let mut entries = Vec::new();
+    let mut measurements = Vec::new();
     for (src, log) in &logs {
-        let ranks = match (log.op.as_str(), a.ranks.or(log.ranks)) {
-            ("latency" | "bw", _) => 2,
-            (_, Some(r)) => r,
-            (op, None) => {
-                return Err(input(format!(
-                    "{src}: `{op}` does not say how many ranks ran; give --ranks"
-                )));
-            }
-        };
+        let ranks = ranks_of(log, a.ranks).map_err(|e| input(format!("{src}: {e}")))?;
         let model = Model::for_op(&log.op, ranks)
             .ok_or_else(|| input(format!("{src}: no simulator model of `{}`", log.op)))?;
-        let pts = calibration::validate::points_of(log);
-        let f = fit(model, &pts, 3, 3).map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
-        entries.push(FitEntry {
-            source: src.clone(),
+        let pts = sim_points(log, ranks);
+        let (f, screened) = fit_measurements(model, &pts)
+            .map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
+        entries.push(fit_entry(src, &log.op, ranks, &f, &screened));
+        measurements.extend(pts.iter().map(|&(size_bytes, time_s)| MeasurementEntry {
             op: log.op.clone(),
+            size_bytes,
+            time_s,
             ranks,
-            median_abs_residual: f.median_abs_residual(),
-            segments: segment_entries(&f),
-        });
+            source: src.clone(),
+        }));
         fits.push((src.clone(), log.op.clone(), f));
     }
+    let sources: std::collections::BTreeSet<String> = logs.iter().map(|(s, _)| s.clone()).collect();
     let profile = Profile {
-        provenance: Provenance {
-            tool: tool("net"),
-            created: now_rfc3339(),
-            sources: logs
-                .iter()
-                .map(|(s, _)| s.clone())
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect(),
-            host: None,
-            notes: vec![],
-        },
-        network: network_from(&fits),
+        provenance: provenance("net", sources.into_iter().collect(), None, vec![]),
+        network: network_from(&fits)?,
         fits: entries,
+        measurements,
         ..Profile::default()
     };
     write(&profile, &a.output)
 }
 
-/// Fits `time = a + b·x` on relative error.
+/// Fits a kernel's cost: `a + b·m + c·k` (k: selected or kept elements),
+/// or `a + b·m·log2(m)` for the sort, on relative error.
 fn kernel_model(
     kernel: &str,
     backend: &str,
-    form: &str,
-    pts: &[(f64, f64)],
+    timings: &[&kernels::timing::KernelTiming],
 ) -> Option<KernelModel> {
-    let ints: Vec<(u64, f64)> = pts.iter().map(|&(x, t)| (x.round() as u64, t)).collect();
-    let f = fit(Model::PointToPoint, &ints, 1, 2).ok()?;
-    let s = &f.segments[0];
+    let sort = kernel.contains("sort") || kernel.contains("threshold");
+    let rows: Vec<(Vec<f64>, f64)> = timings
+        .iter()
+        .map(|t| {
+            let m = t.m as f64;
+            let x = if sort {
+                vec![1.0, m * m.max(2.0).log2()]
+            } else {
+                vec![1.0, m, t.k_or_kept as f64]
+            };
+            (x, t.timing.median_s)
+        })
+        .collect();
+    // with too few distinct points for k, fall back to a + b·m
+    let (coef, med, form) = match fit_linear_relative(&rows) {
+        Some((c, r)) if !sort => (c, r, "a + b*m + c*k"),
+        Some((c, r)) => (c, r, "a + b*m*log2(m)"),
+        None if !sort => {
+            let rows: Vec<(Vec<f64>, f64)> =
+                rows.iter().map(|(x, t)| (x[..2].to_vec(), *t)).collect();
+            let (c, r) = fit_linear_relative(&rows)?;
+            (c, r, "a + b*m")
+        }
+        None => return None,
+    };
     Some(KernelModel {
         kernel: kernel.into(),
         backend: backend.into(),
         form: form.into(),
-        a_s: s.alpha_s,
-        b_s: 1.0 / s.bandwidth_bps,
-        median_abs_residual: median(f.residuals.iter().map(|r| r.1.abs()).collect()),
+        a_s: coef[0],
+        b_s: coef[1],
+        c_s: coef.get(2).copied().unwrap_or(0.0),
+        median_abs_residual: med,
     })
 }
 
@@ -263,8 +331,11 @@ fn kernels_cmd(a: KernelArgs) -> Result<(), CliError> {
     if a.sizes.is_empty() || a.sizes.contains(&0) {
         return Err(input("--sizes: give positive element counts"));
     }
-    if a.densities.iter().any(|d| !(*d > 0.0 && *d <= 1.0)) {
-        return Err(input("--densities: each must be in (0, 1]"));
+    if a.densities.iter().any(|d| !(1e-6..=1.0).contains(d)) {
+        return Err(input("--densities: each must be in [1e-6, 1]"));
+    }
+    if a.sizes.iter().any(|&m| m > 1 << 30) {
+        return Err(input("--sizes: at most 2^30 elements"));
     }
     if a.repeats == 0 {
         return Err(input("--repeats must be at least 1"));
@@ -293,34 +364,24 @@ fn kernels_cmd(a: KernelArgs) -> Result<(), CliError> {
             repeats: t.timing.repeats,
         })
         .collect();
-    let mut models = Vec::new();
     let mut names: Vec<&str> = timings.iter().map(|t| t.kernel).collect();
-    names.dedup();
     names.sort();
     names.dedup();
-    for k in names {
-        let (form, f): (&str, fn(f64) -> f64) = if k == "threshold_sort" {
-            ("m*log2(m)", |m| m * m.log2())
-        } else {
-            ("m", |m| m)
-        };
-        let pts: Vec<(f64, f64)> = timings
-            .iter()
-            .filter(|t| t.kernel == k)
-            .map(|t| (f(t.m as f64), t.timing.median_s))
-            .collect();
-        if let Some(m) = kernel_model(k, backend, form, &pts) {
-            models.push(m);
-        }
-    }
+    let models: Vec<KernelModel> = names
+        .into_iter()
+        .filter_map(|k| {
+            let ts: Vec<&kernels::timing::KernelTiming> =
+                timings.iter().filter(|t| t.kernel == k).collect();
+            kernel_model(k, backend, &ts)
+        })
+        .collect();
     let profile = Profile {
-        provenance: Provenance {
-            tool: tool("kernels"),
-            created: now_rfc3339(),
-            sources: vec![format!("{backend} kernels measured by dtsim")],
-            host: Some(host()),
-            notes: vec![],
-        },
+        provenance: provenance(
+            "kernels",
+            vec![format!("{backend} kernels measured by dtsim")],
+            Some(host()),
+            vec![],
+        ),
         kernels: entries,
         kernel_models: models,
         ..Profile::default()
@@ -407,6 +468,7 @@ fn collectives(a: CollectiveArgs) -> Result<(), CliError> {
             size_bytes: t.size_bytes,
             time_s: t.time_s,
             ranks: t.ranks,
+            source: String::new(),
         })
         .collect();
     let mut fits = Vec::new();
@@ -428,26 +490,25 @@ fn collectives(a: CollectiveArgs) -> Result<(), CliError> {
         let Some(model) = Model::for_op(op, ranks) else {
             continue;
         };
-        if let Ok(f) = fit(model, &pts, 3, 3) {
-            entries.push(FitEntry {
-                source: format!("{backend} measurement"),
-                op: op.to_string(),
+        if let Ok((f, screened)) = fit_measurements(model, &pts) {
+            entries.push(fit_entry(
+                &format!("{backend} measurement"),
+                op,
                 ranks,
-                median_abs_residual: f.median_abs_residual(),
-                segments: segment_entries(&f),
-            });
+                &f,
+                &screened,
+            ));
             fits.push((format!("{backend} {op}"), op.to_string(), f));
         }
     }
     let profile = Profile {
-        provenance: Provenance {
-            tool: tool("collectives"),
-            created: now_rfc3339(),
-            sources: vec![format!("{backend} collectives measured by dtsim")],
-            host: Some(host_name),
+        provenance: provenance(
+            "collectives",
+            vec![format!("{backend} collectives measured by dtsim")],
+            Some(host_name),
             notes,
-        },
-        network: network_from(&fits),
+        ),
+        network: network_from(&fits)?,
         fits: entries,
         measurements,
         ..Profile::default()

@@ -31,6 +31,10 @@ pub struct ValidateArgs {
     /// points exceeds this fraction (0.05 = 5%).
     #[arg(long)]
     max_median_error: Option<f64>,
+    /// Fail (exit 1) if any collective's median |log2(predicted/measured)|
+    /// exceeds this (1 = a factor of 2 either way).
+    #[arg(long)]
+    max_median_log2_ratio: Option<f64>,
 }
 
 fn input(m: impl Into<String>) -> CliError {
@@ -83,10 +87,15 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
             );
         }
     }
-    if let Some(m) = a.max_median_error
-        && !(m >= 0.0 && m.is_finite())
-    {
-        return Err(input("--max-median-error must be a non-negative fraction"));
+    for (flag, v) in [
+        ("--max-median-error", a.max_median_error),
+        ("--max-median-log2-ratio", a.max_median_log2_ratio),
+    ] {
+        if let Some(m) = v
+            && !(m.is_finite() && m >= 0.0)
+        {
+            return Err(input(format!("{flag} must be a non-negative number")));
+        }
     }
     for v in &results {
         if a.json {
@@ -111,6 +120,17 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
             }
         }
         eprintln!("every median |error| is within {}", pct(limit));
+    }
+    if let Some(limit) = a.max_median_log2_ratio {
+        for v in &results {
+            if v.median_abs_log2_ratio.is_nan() || v.median_abs_log2_ratio > limit {
+                return Err(CliError::Other(format!(
+                    "{} {}: median |log2(predicted/measured)| {:.2} exceeds --max-median-log2-ratio {limit}",
+                    v.source, v.op, v.median_abs_log2_ratio
+                )));
+            }
+        }
+        eprintln!("every median |log2(predicted/measured)| is within {limit}");
     }
     Ok(())
 }
@@ -158,11 +178,12 @@ fn print_table(v: &Validation) {
         );
     }
     println!(
-        "  held out: median |error| {} (max {}); at ≥ {} KiB: median {} (max {})\n",
+        "  held out: median |error| {} (max {}); at ≥ {} KiB: median {} (max {}); median |log2(pred/meas)| {:.2}\n",
         pct(v.median_abs_error),
         pct(v.max_abs_error),
         LARGE_BYTES / 1024,
         pct(v.median_abs_error_large),
-        pct(v.max_abs_error_large)
+        pct(v.max_abs_error_large),
+        v.median_abs_log2_ratio
     );
 }

@@ -681,3 +681,90 @@ fn cuda_backend_not_enabled_in_a_default_build() {
         assert_bad(&o, &["not enabled in this build", "--features mpi"]);
     }
 }
+
+/// A log's own rank count wins over --ranks, which is for logs that say none.
+#[test]
+fn the_logs_own_rank_count_wins() {
+    let o = dtsim(&[
+        "validate",
+        "--nccl-tests",
+        &fixture("nccl-tests/autodl_1x2_2080ti_pcie_alltoall.txt"),
+        "--ranks",
+        "7",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(v["ranks"], 2);
+}
+
+/// OSU's per-peer alltoall sizes are converted to the simulator's buffer
+/// sizes: the link bandwidth fitted from osu_alltoall on 8 ranks lands near
+/// the one osu_bw measured on the same Slingshot system (CSCS Alps), not 8×
+/// below it.
+#[test]
+fn osu_collective_sizes_are_converted() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let bw_of = |args: &[&str], name: &str| -> f64 {
+        let out = dir.join(name);
+        let mut v = vec!["calibrate", "net"];
+        v.extend_from_slice(args);
+        v.extend_from_slice(&["-o", out.to_str().unwrap()]);
+        let o = dtsim(&v);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let t: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        t["network"]["bandwidth_bps"].as_float().unwrap()
+    };
+    let a2a = bw_of(
+        &[
+            "--osu",
+            &fixture("osu/cscs_alps_osu_alltoall_cpu_2node_8ranks_validation.txt"),
+            "--ranks",
+            "8",
+        ],
+        "a2a.toml",
+    );
+    let p2p = bw_of(
+        &[
+            "--osu",
+            &fixture("osu/cscs_alps_osu_bw_cpu_internode_slingshot.txt"),
+        ],
+        "bw.toml",
+    );
+    assert!(
+        a2a > p2p / 2.0 && a2a < p2p * 2.0,
+        "alltoall {a2a:e} vs osu_bw {p2p:e}"
+    );
+}
+
+#[test]
+fn validate_can_enforce_a_bound() {
+    let f = fixture("nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+    let ok = dtsim(&[
+        "validate",
+        "--nccl-tests",
+        &f,
+        "--ranks",
+        "16",
+        "--max-median-error",
+        "0.05",
+        "--max-median-log2-ratio",
+        "0.1",
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let bad = dtsim(&[
+        "validate",
+        "--nccl-tests",
+        &f,
+        "--ranks",
+        "16",
+        "--max-median-error",
+        "0.0001",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("exceeds --max-median-error"));
+    assert_bad(
+        &dtsim(&["validate", "--nccl-tests", &f, "--max-median-log2-ratio=-1"]),
+        &["--max-median-log2-ratio"],
+    );
+}

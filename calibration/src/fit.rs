@@ -19,7 +19,8 @@
 //! misfits small messages by 2–3×. The sizes are therefore cut into up to
 //! three contiguous regimes, each with its own (α, β), by segmented least
 //! squares (dynamic programming over breakpoints) with a penalty per regime
-//! (a BIC-style `n·ln(SSE/n) + 2k·ln n`, with SSE floored at 0.1% RMS
+//! (BIC, `n·ln(SSE/n) + (3k−1)·ln n` for k regimes of α, β and a break, with
+//! SSE floored at 0.1% RMS
 //! relative error, below which differences are timer noise), so a regime is
 //! added only where it pays.
 
@@ -115,6 +116,12 @@ pub struct Segment {
 pub struct Fit {
     /// How the operation maps onto the simulator.
     pub model: Model,
+    /// Bytes of one point-to-point message per byte of buffer: 1 for fits
+    /// of the operation itself (regimes are looked up by buffer size); for
+    /// a point-to-point fit driving a collective, the collective's message
+    /// size per byte of buffer (1/N for a ring), so that each regime is
+    /// chosen by the size of the messages the collective actually sends.
+    pub regime_scale: f64,
     /// Size regimes, by increasing size.
     pub segments: Vec<Segment>,
     /// Relative residual (predicted − measured)/measured of each fitted
@@ -134,6 +141,8 @@ impl Fit {
     pub fn predict(&self, bytes: u64) -> f64 {
         let m = bytes as f64;
         let at = |s: &Segment| self.model.predict(m, s.alpha_s, s.bandwidth_bps);
+        // the size that selects the regime
+        let bytes = (m * self.regime_scale).round() as u64;
         let first = &self.segments[0];
         if bytes <= first.min_bytes {
             return at(first);
@@ -287,7 +296,8 @@ pub fn fit(
     let nf = n as f64;
     let score = |k: usize| {
         let sse = dp[k][n].max(nf * 1e-6);
-        nf * (sse / nf).ln() + 2.0 * k as f64 * nf.ln()
+        // k regimes have 3k − 1 parameters: α and β each, and k − 1 breaks
+        nf * (sse / nf).ln() + (3 * k - 1) as f64 * nf.ln()
     };
     let best_k = (1..=kmax)
         .filter(|&k| dp[k][n] < inf)
@@ -329,9 +339,56 @@ pub fn fit(
     }
     Ok(Fit {
         model,
+        regime_scale: 1.0,
         segments,
         residuals,
     })
+}
+
+/// Measured (size bytes, seconds) points.
+pub type Points = Vec<(u64, f64)>;
+
+/// The regime settings every fit of dtsim uses, in `calibrate` and in
+/// `validate` alike, so that what is validated is what profiles contain:
+/// up to 8 regimes of at least 2 points. NCCL changes algorithm, protocol
+/// and channel count several times over a size sweep, so regimes may be
+/// short; the BIC penalty keeps them from chasing noise.
+pub const MAX_REGIMES: usize = 8;
+/// See [`MAX_REGIMES`].
+pub const MIN_POINTS: usize = 2;
+
+/// [`fit`] with dtsim's regime settings, after [`screen`]ing anomalies out.
+/// Returns the fit and the screened-out points.
+pub fn fit_measurements(
+    model: Model,
+    points: &[(u64, f64)],
+) -> Result<(Fit, Vec<(u64, f64)>), FitError> {
+    let (kept, dropped) = screen(points);
+    Ok((fit(model, &kept, MAX_REGIMES, MIN_POINTS)?, dropped))
+}
+
+/// Separates measurement anomalies from a size sweep: a point of at least
+/// 1 MiB whose throughput (size/time) is below 60% of the best throughput
+/// at any smaller size. Bandwidth does not fall by half as messages grow;
+/// when a log shows it (swapping, a competing job, a throttled link), the
+/// point measures the anomaly, not the network, and fitting through it
+/// would drag the largest regime off. Screened points are still predicted
+/// and reported by validation; they are only kept out of the fit.
+pub fn screen(points: &[(u64, f64)]) -> (Points, Points) {
+    let mut sorted = points.to_vec();
+    sorted.sort_by_key(|p| p.0);
+    let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+    let mut best = 0.0f64;
+    for (m, t) in sorted {
+        let thr = if t > 0.0 { m as f64 / t } else { 0.0 };
+        if m >= 1 << 20 && thr < 0.6 * best {
+            dropped.push((m, t));
+        } else {
+            kept.push((m, t));
+        }
+        best = best.max(thr);
+    }
+    (kept, dropped)
 }
 
 #[cfg(test)]
@@ -402,5 +459,78 @@ mod tests {
             fit(Model::PointToPoint, &[(8, 1e-6)], 3, 3),
             Err(FitError::TooFewPoints(1))
         ));
+    }
+}
+
+/// Least squares on relative error for `t ≈ Σ cⱼ·xⱼ` (features `x` per
+/// observation, e.g. `[1, m, k]` for a kernel's `a + b·m + c·k`). Returns
+/// the coefficients and the median |relative residual|, or `None` if the
+/// features do not determine the coefficients.
+pub fn fit_linear_relative(rows: &[(Vec<f64>, f64)]) -> Option<(Vec<f64>, f64)> {
+    let p = rows.first()?.0.len();
+    if p == 0
+        || rows.len() < p
+        || rows
+            .iter()
+            .any(|r| r.0.len() != p || r.1.is_nan() || r.1 <= 0.0)
+    {
+        return None;
+    }
+    // normal equations of Σ (x·c/t − 1)²
+    let mut a = vec![vec![0.0f64; p + 1]; p];
+    for (x, t) in rows {
+        for i in 0..p {
+            for j in 0..p {
+                a[i][j] += x[i] * x[j] / (t * t);
+            }
+            a[i][p] += x[i] / t;
+        }
+    }
+    // Gaussian elimination with partial pivoting
+    for col in 0..p {
+        let piv = (col..p).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].abs() < 1e-300 {
+            return None;
+        }
+        a.swap(col, piv);
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                for (x, &y) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * y;
+                }
+            }
+        }
+    }
+    let coef: Vec<f64> = (0..p).map(|i| a[i][p] / a[i][i]).collect();
+    if coef.iter().any(|c| !c.is_finite()) {
+        return None;
+    }
+    let res = rows
+        .iter()
+        .map(|(x, t)| ((x.iter().zip(&coef).map(|(a, b)| a * b).sum::<f64>() - t) / t).abs())
+        .collect();
+    Some((coef, median(res)))
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use super::*;
+
+    #[test]
+    fn recovers_a_kernel_model() {
+        let rows: Vec<(Vec<f64>, f64)> = [(1e4, 10.0), (1e5, 100.0), (1e6, 1000.0), (1e6, 5000.0)]
+            .iter()
+            .map(|&(m, k)| (vec![1.0, m, k], 2e-6 + 3e-9 * m + 4e-8 * k))
+            .collect();
+        let (c, r) = fit_linear_relative(&rows).unwrap();
+        assert!(
+            (c[0] - 2e-6).abs() < 1e-12
+                && (c[1] - 3e-9).abs() < 1e-15
+                && (c[2] - 4e-8).abs() < 1e-14
+        );
+        assert!(r < 1e-9);
+        assert!(fit_linear_relative(&rows[..2]).is_none());
     }
 }

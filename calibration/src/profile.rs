@@ -36,6 +36,9 @@ pub struct Provenance {
     /// Host name and processor, for measurements made by dtsim itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The command line that wrote the profile.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub command: String,
     /// Free-text notes (e.g. the launcher and MCA parameters used).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -86,6 +89,23 @@ pub struct FitEntry {
     pub median_abs_residual: f64,
     /// Size regimes.
     pub segments: Vec<SegmentEntry>,
+    /// Relative residual (fitted − measured)/measured of every fitted point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub residuals: Vec<ResidualEntry>,
+    /// Sizes kept out of the fit as measurement anomalies
+    /// (`calibration::fit::screen`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screened_out_bytes: Vec<u64>,
+}
+
+/// One fitted point's residual.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResidualEntry {
+    /// Size, bytes.
+    pub size_bytes: u64,
+    /// (fitted − measured)/measured.
+    pub residual: f64,
 }
 
 /// A raw measurement.
@@ -100,6 +120,9 @@ pub struct MeasurementEntry {
     pub time_s: f64,
     /// Ranks.
     pub ranks: u32,
+    /// The log it was read from (empty for dtsim's own measurements).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
 }
 
 /// A kernel timing.
@@ -124,7 +147,8 @@ pub struct KernelEntry {
     pub repeats: u32,
 }
 
-/// A fitted kernel cost model: `time = a + b · f(m)`.
+/// A fitted kernel cost model: `time = a + b·m + c·k`, or
+/// `a + b·m·log2(m)` for sorting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelModel {
@@ -132,12 +156,16 @@ pub struct KernelModel {
     pub kernel: String,
     /// Backend.
     pub backend: String,
-    /// `f(m)`: "m" or "m*log2(m)".
+    /// The model: `"a + b*m + c*k"` (k: selected or kept elements) or
+    /// `"a + b*m*log2(m)"`.
     pub form: String,
     /// Constant term, seconds.
     pub a_s: f64,
-    /// Per-unit term, seconds.
+    /// Per-element term, seconds (per m, or per m·log2 m).
     pub b_s: f64,
+    /// Per-selected-element term, seconds (0 where the form has no k).
+    #[serde(default)]
+    pub c_s: f64,
     /// Median |relative residual| over the timings.
     pub median_abs_residual: f64,
 }
@@ -229,6 +257,7 @@ mod tests {
                 sources: vec!["a.txt".into()],
                 host: None,
                 notes: vec![],
+                command: String::new(),
             },
             network: Some(NetworkEntry {
                 latency_s: 1e-6,

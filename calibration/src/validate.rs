@@ -13,7 +13,7 @@
 //! with the size (protocol switches, kernel launch, eager-buffer copies)
 //! make small-message time noisy relative to its value.
 
-use crate::fit::{Fit, FitError, Model, fit, median};
+use crate::fit::{Fit, FitError, Model, fit_measurements, median};
 use crate::logs::Log;
 use serde::Serialize;
 
@@ -77,6 +77,10 @@ pub struct Validation {
     pub max_abs_error_large: f64,
     /// Median |error| over held-out sizes < 64 KiB (NaN if none).
     pub median_abs_error_small: f64,
+    /// Median |log2(predicted / measured)| over all held-out points: a
+    /// symmetric measure (1 = off by a factor of 2 either way), where the
+    /// relative error of an under-prediction can never exceed 100%.
+    pub median_abs_log2_ratio: f64,
 }
 
 /// Why a validation could not be made.
@@ -102,13 +106,6 @@ pub enum ValidateError {
     #[error("`{0}`: {1}")]
     Fit(String, FitError),
 }
-
-/// Regimes of at most this many, of at least this many points each. NCCL
-/// changes algorithm, protocol and channel count several times over a size
-/// sweep, so regimes are allowed to be short; the fit's penalty keeps them
-/// from chasing noise.
-const MAX_REGIMES: usize = 8;
-const MIN_POINTS: usize = 2;
 
 fn summarise(
     source: &str,
@@ -171,6 +168,12 @@ fn summarise(
         median_abs_error_large: median(large.clone()),
         max_abs_error_large: max(&large),
         median_abs_error_small: median(small),
+        median_abs_log2_ratio: median(
+            points
+                .iter()
+                .map(|p| (p.predicted_s / p.measured_s).log2().abs())
+                .collect(),
+        ),
         points,
     }
 }
@@ -191,20 +194,41 @@ pub fn points_of(log: &Log) -> Vec<(u64, f64)> {
     out
 }
 
+/// The ranks of a log: its own count when it states one, else `fallback`
+/// (the user's `--ranks`); point-to-point tests always have 2.
+pub fn ranks_of(log: &Log, fallback: Option<u32>) -> Result<u32, ValidateError> {
+    match (log.op.as_str(), log.ranks.or(fallback)) {
+        ("latency" | "bw", _) => Ok(2),
+        (_, Some(r)) => Ok(r),
+        (op, None) => Err(ValidateError::UnknownRanks(op.to_string())),
+    }
+}
+
+/// A log's points with sizes in the simulator's meaning (nccl-tests'):
+/// OSU prints the per-rank contribution for osu_allgather and the per-peer
+/// message for osu_alltoall, which are multiplied by the ranks to give the
+/// whole gathered buffer and one rank's whole send buffer.
+pub fn sim_points(log: &Log, ranks: u32) -> Vec<(u64, f64)> {
+    let scale = match (log.tool, log.op.as_str()) {
+        (crate::logs::Tool::Osu, "allgather" | "alltoall") => ranks as u64,
+        _ => 1,
+    };
+    points_of(log)
+        .into_iter()
+        .map(|(m, t)| (m.saturating_mul(scale), t))
+        .collect()
+}
+
 /// Fits every other size of `log` and predicts the others.
 pub fn validate_log(
     log: &Log,
     source: &str,
     ranks: Option<u32>,
 ) -> Result<Validation, ValidateError> {
-    let ranks = match (log.op.as_str(), ranks.or(log.ranks)) {
-        ("latency" | "bw", _) => 2,
-        (_, Some(r)) => r,
-        (op, None) => return Err(ValidateError::UnknownRanks(op.to_string())),
-    };
+    let ranks = ranks_of(log, ranks)?;
     let model =
         Model::for_op(&log.op, ranks).ok_or_else(|| ValidateError::UnknownOp(log.op.clone()))?;
-    let pts = points_of(log);
+    let pts = sim_points(log, ranks);
     if pts.len() < 4 {
         return Err(ValidateError::TooFewSizes {
             op: log.op.clone(),
@@ -213,8 +237,8 @@ pub fn validate_log(
     }
     let fit_pts: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
     let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
-    let f = fit(model, &fit_pts, MAX_REGIMES, MIN_POINTS)
-        .map_err(|e| ValidateError::Fit(log.op.clone(), e))?;
+    let (f, _) =
+        fit_measurements(model, &fit_pts).map_err(|e| ValidateError::Fit(log.op.clone(), e))?;
     Ok(summarise(
         source,
         log.tool.name(),
@@ -236,12 +260,19 @@ pub fn validate_from_pingpong(
     measured: &[(u64, f64)],
     source: &str,
 ) -> Result<Validation, ValidateError> {
-    let p2p = fit(Model::PointToPoint, pingpong, MAX_REGIMES, MIN_POINTS)
+    let (p2p, _) = fit_measurements(Model::PointToPoint, pingpong)
         .map_err(|e| ValidateError::Fit("pingpong".into(), e))?;
     let model = Model::for_op(op, ranks).ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
-    // the same regimes, now driving the collective's model
+    // the same regimes, now driving the collective's model, each chosen by
+    // the size of the messages the collective sends (m·F/S per step)
+    let st = model.structure();
     let f = Fit {
         model,
+        regime_scale: if st.steps > 0.0 {
+            st.bytes / st.steps
+        } else {
+            1.0
+        },
         segments: p2p.segments.clone(),
         residuals: p2p.residuals.clone(),
     };

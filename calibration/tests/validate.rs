@@ -32,16 +32,10 @@ fn known_ranks(file: &str) -> Option<u32> {
     .map(|&(_, r)| r)
 }
 
-/// Fixtures kept for their column layouts that the bounds do not apply to,
-/// with the reason (docs/calibration.md reports their numbers):
-/// * the macOS port's reduce_scatter: its largest size runs at half the
-///   bandwidth of the sizes below (0.40 against 0.74 GB/s), an anomaly at
-///   the end of the sweep that no smooth model fitted on it predicts past;
-/// * issue 78's alltoall: two sizes only, nothing to hold out.
-const BOUNDS_EXEMPT: [&str; 2] = [
-    "llv22_nccl_osx_1x2_gtx1080_old_layout_reduce_scatter",
-    "nccl_tests_issue78_8node_64xV100",
-];
+/// The one fixture the bounds cannot apply to: issue 78's alltoall has two
+/// sizes, nothing to hold out (validation refuses it, and the test checks
+/// that it does).
+const BOUNDS_EXEMPT: [&str; 1] = ["nccl_tests_issue78_8node_64xV100"];
 
 #[test]
 fn every_nccl_tests_fixture_validates_within_bounds() {
@@ -101,5 +95,30 @@ fn every_nccl_tests_fixture_validates_within_bounds() {
         }
     }
     // the four logs from shared/validation plus the other real excerpts
-    assert!(checked >= 8, "only {checked} validations checked");
+    assert!(checked >= 10, "only {checked} validations checked");
+}
+
+/// The anomaly screen keeps a sudden bandwidth collapse at the end of a
+/// sweep out of the fit: the macOS port's reduce_scatter runs its largest
+/// size at about half the bandwidth of the sizes below.
+#[test]
+fn anomalies_are_screened_out_of_the_fit() {
+    use calibration::fit::screen;
+    let f = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/nccl-tests/llv22_nccl_osx_1x2_gtx1080_old_layout_reduce_scatter.txt"
+    ));
+    let log = &parse_file(&f).unwrap()[0];
+    let pts = calibration::validate::points_of(log);
+    let (kept, dropped) = screen(&pts);
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(dropped[0].0, 134_217_728);
+    assert_eq!(kept.len(), pts.len() - 1);
+    // a clean sweep loses nothing
+    let g = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt"
+    ));
+    let log = &parse_file(&g).unwrap()[0];
+    assert!(screen(&calibration::validate::points_of(log)).1.is_empty());
 }

@@ -13,6 +13,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod launcher;
 pub mod mpi;
 pub mod timing;
 

@@ -1280,6 +1280,10 @@ mod mpi_collectives {
 
         // 3. Every rank joins the communicator.
         let comm = guarded(|| {
+            // NCCL creates the communicator on the thread's current device
+            gpu.ctx
+                .bind_to_thread()
+                .map_err(failed("making the GPU current"))?;
             Comm::from_rank(gpu.stream.clone(), rank, n, nccl::Id::uninit(internal))
                 .map_err(failed("ncclCommInitRank"))
         });
