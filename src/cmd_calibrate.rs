@@ -6,7 +6,7 @@ use calibration::fit::{Fit, Model, fit_linear_relative, fit_measurements};
 use calibration::logs::{self, Log};
 use calibration::profile::{
     FitEntry, KernelEntry, KernelModel, MeasurementEntry, NetworkEntry, Profile, Provenance,
-    ResidualEntry, SegmentEntry, now_rfc3339,
+    ResidualEntry, now_rfc3339,
 };
 use calibration::validate::{ranks_of, sim_points};
 use clap::{Args, Subcommand, ValueEnum};
@@ -149,7 +149,7 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
         op: op.to_string(),
         ranks,
         median_abs_residual: f.median_abs_residual(),
-        segments: segment_entries(f),
+        segments: f.segments.clone(),
         residuals: f
             .residuals
             .iter()
@@ -167,21 +167,6 @@ fn write(profile: &Profile, path: &PathBuf) -> Result<(), CliError> {
         .map_err(|e| input(format!("{}: cannot write the profile: {e}", path.display())))?;
     eprintln!("wrote {}", path.display());
     Ok(())
-}
-
-/// Segments of a fit, for the profile.
-pub fn segment_entries(f: &Fit) -> Vec<SegmentEntry> {
-    f.segments
-        .iter()
-        .map(|s| SegmentEntry {
-            min_bytes: s.min_bytes,
-            max_bytes: s.max_bytes,
-            alpha_s: s.alpha_s,
-            bandwidth_bps: s.bandwidth_bps,
-            points: s.points,
-            r2: s.r2,
-        })
-        .collect()
 }
 
 /// Reads logs of one tool, naming the file in errors.

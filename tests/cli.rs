@@ -768,3 +768,19 @@ fn validate_can_enforce_a_bound() {
         &["--max-median-log2-ratio"],
     );
 }
+
+#[test]
+fn kernel_calibration_refuses_impossible_densities() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("k.toml");
+    for d in ["1e-17", "0", "1.5"] {
+        let o = dtsim(&[
+            "calibrate",
+            "kernels",
+            "--densities",
+            d,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_bad(&o, &["--densities"]);
+    }
+}

@@ -93,8 +93,9 @@ impl Model {
     }
 }
 
-/// One size regime's fit.
-#[derive(Debug, Clone, PartialEq)]
+/// One size regime's fit (also how profiles store it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Segment {
     /// Smallest fitted size in the regime, bytes.
     pub min_bytes: u64,

@@ -56,24 +56,8 @@ pub struct NetworkEntry {
     pub derived_from: String,
 }
 
-/// One size regime of a fit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SegmentEntry {
-    /// Smallest fitted size, bytes.
-    pub min_bytes: u64,
-    /// Largest fitted size, bytes.
-    pub max_bytes: u64,
-    /// α, seconds.
-    pub alpha_s: f64,
-    /// B, bytes/s.
-    pub bandwidth_bps: f64,
-    /// Points in the regime.
-    pub points: usize,
-    /// R² of the regime; `nan` where it is not defined (fewer than 3
-    /// points).
-    pub r2: f64,
-}
+/// One size regime of a fit, as [`crate::fit`] produces it.
+pub type SegmentEntry = crate::fit::Segment;
 
 /// A fitted operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@
 //! with the size (protocol switches, kernel launch, eager-buffer copies)
 //! make small-message time noisy relative to its value.
 
-use crate::fit::{Fit, FitError, Model, fit_measurements, median};
+use crate::fit::{Fit, FitError, Model, Segment, fit_measurements, median};
 use crate::logs::Log;
 use serde::Serialize;
 
@@ -33,21 +33,6 @@ pub struct Point {
     pub error: f64,
 }
 
-/// A regime of the fit, for reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Regime {
-    /// Smallest fitted size, bytes.
-    pub min_bytes: u64,
-    /// Largest fitted size, bytes.
-    pub max_bytes: u64,
-    /// α, seconds.
-    pub alpha_s: f64,
-    /// B, bytes/s.
-    pub bandwidth_bps: f64,
-    /// R².
-    pub r2: f64,
-}
-
 /// The validation of one operation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Validation {
@@ -62,7 +47,7 @@ pub struct Validation {
     /// What was fitted ("every other size" or "pingpong").
     pub fitted_on: String,
     /// Fitted regimes.
-    pub regimes: Vec<Regime>,
+    pub regimes: Vec<Segment>,
     /// Median |relative residual| over the fitted points.
     pub fit_median_abs_residual: f64,
     /// Held-out points.
@@ -151,17 +136,7 @@ fn summarise(
         op: op.to_string(),
         ranks,
         fitted_on: fitted_on.to_string(),
-        regimes: f
-            .segments
-            .iter()
-            .map(|s| Regime {
-                min_bytes: s.min_bytes,
-                max_bytes: s.max_bytes,
-                alpha_s: s.alpha_s,
-                bandwidth_bps: s.bandwidth_bps,
-                r2: s.r2,
-            })
-            .collect(),
+        regimes: f.segments.clone(),
         fit_median_abs_residual: f.median_abs_residual(),
         median_abs_error: median(all.clone()),
         max_abs_error: max(&all),

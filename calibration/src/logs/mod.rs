@@ -649,13 +649,18 @@ fn field_f64(
 ) -> Result<f64, ParseError> {
     match value.parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(ParseError::BadValue {
-            line: line.number,
-            text: line.text(),
-            column: column.to_string(),
-            value: value.to_string(),
-            expected,
-        }),
+        _ => Err(bad_value(line, column, value, expected)),
+    }
+}
+
+/// A [`ParseError::BadValue`] for `value` in `column` of `line`.
+fn bad_value(line: &Line<'_>, column: &str, value: &str, expected: &'static str) -> ParseError {
+    ParseError::BadValue {
+        line: line.number,
+        text: line.text(),
+        column: column.to_string(),
+        value: value.to_string(),
+        expected,
     }
 }
 

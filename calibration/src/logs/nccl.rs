@@ -622,13 +622,7 @@ impl Table<'_> {
 
 /// A `BadValue` error.
 fn bad(line: &Line<'_>, column: &str, value: &str, expected: &'static str) -> ParseError {
-    ParseError::BadValue {
-        line: line.number,
-        text: line.text(),
-        column: column.to_string(),
-        value: value.to_string(),
-        expected,
-    }
+    super::bad_value(line, column, value, expected)
 }
 
 #[cfg(test)]
