@@ -16,6 +16,14 @@ pub struct RunArgs {
     /// Print one JSON object per point on stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Write the run's timeline as a Chrome trace-event file (Perfetto,
+    /// chrome://tracing); the scenario must have a single point.
+    #[arg(long, value_name = "OUT.json")]
+    trace: Option<PathBuf>,
+    /// GPUs to show in the trace (all GPUs run in lockstep; their tracks
+    /// are identical).
+    #[arg(long, default_value_t = 8)]
+    trace_gpus: u32,
 }
 
 /// A result with the sweep values of its point, for JSON output.
@@ -29,6 +37,26 @@ struct PointResult<'a> {
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     let points = scenario::load_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    if let Some(out) = &a.trace {
+        if points.len() != 1 {
+            return Err(CliError::Input(format!(
+                "{}: --trace needs a single-point scenario; this one's sweep has {} points",
+                a.file.display(),
+                points.len()
+            )));
+        }
+        if a.trace_gpus == 0 {
+            return Err(CliError::Input("--trace-gpus must be at least 1".into()));
+        }
+        let (_, timeline) = sim::train::simulate_traced(&points[0].config)
+            .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?;
+        let trace = reports::trace::chrome_trace(&points[0].config, &timeline, a.trace_gpus);
+        let text = serde_json::to_string(&trace).map_err(|e| CliError::Other(e.to_string()))?;
+        std::fs::write(out, text).map_err(|e| {
+            CliError::Input(format!("{}: cannot write the trace: {e}", out.display()))
+        })?;
+        eprintln!("wrote {}", out.display());
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let io = |e: std::io::Error| CliError::Other(format!("writing output: {e}"));

@@ -784,3 +784,66 @@ fn kernel_calibration_refuses_impossible_densities() {
         assert_bad(&o, &["--densities"]);
     }
 }
+
+/// `run --trace` writes a Chrome trace: valid JSON, one forward event per
+/// layer per iteration per GPU shown, and iteration boundaries consistent
+/// with the reported iteration time.
+#[test]
+fn trace_is_a_consistent_chrome_trace() {
+    let text = GOOD.replace("iterations = 3", "iterations = 3\nwarmup_iterations = 1");
+    let p = scenario("traced.toml", &text);
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace.json");
+    let o = dtsim(&[
+        "run",
+        p.to_str().unwrap(),
+        "--json",
+        "--trace",
+        out.to_str().unwrap(),
+        "--trace-gpus",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let ev = t["traceEvents"].as_array().unwrap();
+    let layers = 18; // resnet50 preset entries
+    let iters = 1 + 3;
+    let fwd = ev
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "compute" && e["args"]["pass"] == "fwd")
+        .count();
+    assert_eq!(fwd, layers * iters * 3);
+    let pids: std::collections::BTreeSet<u64> =
+        ev.iter().filter_map(|e| e["pid"].as_u64()).collect();
+    assert_eq!(pids.len(), 3);
+    // iteration starts: their mean spacing over the measured window is the
+    // reported iteration time
+    let starts: Vec<f64> = t["otherData"]["iteration_starts_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(starts.len(), iters + 1);
+    let measured = (starts[iters] - starts[1]) / 3.0 * 1e-6;
+    let reported = r["iteration_time_s"].as_f64().unwrap();
+    assert!(
+        (measured - reported).abs() / reported < 1e-9,
+        "{measured} vs {reported}"
+    );
+    // every slice lies inside the run, with a non-negative duration
+    for e in ev.iter().filter(|e| e["ph"] == "X") {
+        let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+        assert!(ts >= 0.0 && dur >= 0.0 && ts + dur <= starts[iters] + 1.0);
+    }
+    // a sweep cannot be traced into one file
+    assert_bad(
+        &dtsim(&[
+            "run",
+            &repo("scenarios/examples/vgg16-16gpu-10gbe.toml"),
+            "--trace",
+            out.to_str().unwrap(),
+        ]),
+        &["--trace", "2 points"],
+    );
+}

@@ -1,6 +1,10 @@
-//! Reports of dtsim results: sweeps written as tidy tables (polars: CSV,
-//! Parquet), comparison plots (plotters: PNG, SVG) and timelines.
+//! Reports of dtsim results.
 //!
-//! This crate is a placeholder in the workspace layout of `DESIGN.md`; its
-//! contents arrive with the reports issue.
+//! * [`trace`]: a training run's timeline as a Chrome trace-event file
+//!   (loads in Perfetto and chrome://tracing).
+//!
+//! Sweeps written as tidy tables (polars: CSV, Parquet) and comparison
+//! plots (plotters) arrive with the rest of the reports issue.
 #![warn(missing_docs)]
+
+pub mod trace;

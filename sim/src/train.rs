@@ -118,6 +118,62 @@ pub struct RunResult {
     pub events: u64,
 }
 
+/// One compute pass of one layer, on every GPU (they run in lockstep).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComputeSpan {
+    /// Iteration.
+    pub iter: u32,
+    /// Forward (true) or backward.
+    pub forward: bool,
+    /// Layer index.
+    pub layer: u32,
+    /// Start.
+    pub start: SimTime,
+    /// End.
+    pub end: SimTime,
+}
+
+/// One collective message on the communication channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommSpan {
+    /// Start.
+    pub start: SimTime,
+    /// End.
+    pub end: SimTime,
+    /// Buffer bytes of the (fused) message.
+    pub bytes: u64,
+    /// Bytes each GPU sends for it.
+    pub sent_per_gpu: f64,
+    /// The tensor pieces it carries: (iteration, layer, bytes).
+    pub pieces: Vec<(u32, u32, u64)>,
+}
+
+/// A forward pass waiting for a layer's synchronised parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stall {
+    /// Iteration of the waiting forward pass.
+    pub iter: u32,
+    /// Layer it waits for.
+    pub layer: u32,
+    /// Start of the wait.
+    pub start: SimTime,
+    /// End of the wait.
+    pub end: SimTime,
+}
+
+/// What happened when, for traces and timeline plots.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timeline {
+    /// Compute passes, in start order.
+    pub compute: Vec<ComputeSpan>,
+    /// Collective messages, in start order.
+    pub comm: Vec<CommSpan>,
+    /// Waits of the compute stream on the network.
+    pub stalls: Vec<Stall>,
+    /// First forward of each iteration.
+    pub iteration_starts: Vec<SimTime>,
+}
+
 /// The cost of one message.
 enum CommCost {
     None,
@@ -215,6 +271,7 @@ struct Sim<'a> {
     comm_log: Vec<(SimTime, SimTime, f64)>,
     messages: Vec<SimTime>,
     error: Option<SimError>,
+    timeline: Option<Timeline>,
 }
 
 /// Simulates a training job.
@@ -223,6 +280,16 @@ struct Sim<'a> {
 /// scenario validated by [`crate::scenario`] keeps each input in bounds,
 /// but extreme combinations can still add up).
 pub fn simulate(cfg: &TrainConfig) -> Result<RunResult, SimError> {
+    run_sim(cfg, false).map(|(r, _)| r)
+}
+
+/// [`simulate`], also recording the [`Timeline`] (every compute pass,
+/// message and stall; memory grows with iterations × layers).
+pub fn simulate_traced(cfg: &TrainConfig) -> Result<(RunResult, Timeline), SimError> {
+    run_sim(cfg, true).map(|(r, t)| (r, t.unwrap_or_default()))
+}
+
+fn run_sim(cfg: &TrainConfig, trace: bool) -> Result<(RunResult, Option<Timeline>), SimError> {
     let gpus = cfg.cluster.gpus();
     let coll = cfg.strategy.dense_collective();
     let cost = if gpus <= 1 {
@@ -257,9 +324,14 @@ pub fn simulate(cfg: &TrainConfig) -> Result<RunResult, SimError> {
         comm_log: Vec::new(),
         messages: Vec::new(),
         error: None,
+        timeline: trace.then(Timeline::default),
     };
     s.run()?;
-    Ok(s.result())
+    let result = s.result();
+    if let Some(t) = &mut s.timeline {
+        t.iteration_starts = s.fwd_start.clone();
+    }
+    Ok((result, s.timeline))
 }
 
 impl Sim<'_> {
@@ -299,6 +371,15 @@ impl Sim<'_> {
         } else {
             l.backward
         };
+        if let Some(t) = &mut self.timeline {
+            t.compute.push(ComputeSpan {
+                iter,
+                forward: pass == Pass::Forward,
+                layer,
+                start: now,
+                end: now + d,
+            });
+        }
         self.q
             .push(now + d, Event::ComputeDone { iter, pass, layer });
     }
@@ -400,6 +481,19 @@ impl Sim<'_> {
             }
         };
         let now = self.q.now();
+        if let Some(t) = &mut self.timeline {
+            t.comm.push(CommSpan {
+                start: now,
+                end: now + d,
+                bytes: total,
+                sent_per_gpu: sent,
+                pieces: self
+                    .inflight
+                    .iter()
+                    .map(|p| (p.iter, p.layer, p.bytes))
+                    .collect(),
+            });
+        }
         self.comm_log.push((now, now + d, sent));
         self.messages.push(now);
         self.channel_busy = true;
@@ -417,10 +511,19 @@ impl Sim<'_> {
             }
         }
         self.inflight = done;
-        if let Some((iter, layer, _)) = self.waiting
+        if let Some((iter, layer, since)) = self.waiting
             && self.params_ready(iter, layer)
         {
             self.waiting = None;
+            let now = self.q.now();
+            if let Some(t) = &mut self.timeline {
+                t.stalls.push(Stall {
+                    iter,
+                    layer,
+                    start: since,
+                    end: now,
+                });
+            }
             self.start_compute(iter, Pass::Forward, layer);
         }
         self.kick();
