@@ -15,6 +15,9 @@
 //!   fusion, FIFO), flow model.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules).
+//! * `sweep-parquet`: the same grid through `dtsim sweep`'s engine: all
+//!   cores, a checkpoint line per point, the table written as Parquet
+//!   (events = points).
 
 use sim::SimTime;
 use sim::cluster::{ClusterSpec, presets};
@@ -91,7 +94,7 @@ fn child(workload: &str, gpus: u32) {
             };
             simulate(&cfg).unwrap().events
         }
-        "sweep" => {
+        "sweep" | "sweep-parquet" => {
             let text = r#"
 [cluster]
 nodes = 1
@@ -155,6 +158,7 @@ fn main() {
         jobs.push(("dp-iter", g));
     }
     jobs.push(("sweep", 0));
+    jobs.push(("sweep-parquet", 0));
     for (w, g) in jobs {
         let mut times = Vec::new();
         let mut events = 0u64;

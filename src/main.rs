@@ -7,7 +7,9 @@
 
 mod cmd_calibrate;
 mod cmd_collective;
+mod cmd_plot;
 mod cmd_run;
+mod cmd_sweep;
 mod cmd_validate;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +28,12 @@ struct Cli {
 enum Command {
     /// Simulate one scenario file (or every point of its sweep).
     Run(cmd_run::RunArgs),
+    /// Evaluate a scenario's sweep grid in parallel into a table (CSV or Parquet).
+    Sweep(cmd_sweep::SweepArgs),
+    /// Work with result tables (merge shards).
+    Report(cmd_sweep::ReportArgs),
+    /// Plot a results table (line, grouped bars, stacked breakdown) or a timeline.
+    Plot(cmd_plot::PlotArgs),
     /// Time one collective operation on a cluster.
     Collective(cmd_collective::CollectiveArgs),
     /// Fit cost models from logs or fresh measurements; write a profile.
@@ -47,6 +55,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => cmd_run::run(a),
+        Command::Sweep(a) => cmd_sweep::sweep(a),
+        Command::Report(a) => cmd_sweep::report(a),
+        Command::Plot(a) => cmd_plot::run(a),
         Command::Collective(a) => cmd_collective::run(a),
         Command::Calibrate(a) => cmd_calibrate::run(a),
         Command::Validate(a) => cmd_validate::run(a),

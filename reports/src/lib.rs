@@ -7,4 +7,7 @@
 //! plots (plotters) arrive with the rest of the reports issue.
 #![warn(missing_docs)]
 
+pub mod plot;
+pub mod sweep;
+pub mod table;
 pub mod trace;

@@ -42,7 +42,7 @@ use crate::queue::EventQueue;
 use crate::strategy::{Schedule, Strategy};
 use crate::time::SimTime;
 use crate::workload::Model;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Everything a training simulation needs.
@@ -68,7 +68,7 @@ pub struct TrainConfig {
 }
 
 /// The result of one scenario point. Field order is the output order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Scenario name.
     pub scenario: String,
@@ -79,7 +79,7 @@ pub struct RunResult {
     /// Inter-node network.
     pub network: String,
     /// Network model.
-    pub net_model: &'static str,
+    pub net_model: String,
     /// Model.
     pub model: String,
     /// GPU type.
@@ -87,19 +87,19 @@ pub struct RunResult {
     /// Samples per GPU per iteration.
     pub batch_per_gpu: u32,
     /// Dense method.
-    pub dense: &'static str,
+    pub dense: String,
     /// AllReduce algorithm (or PS variant).
-    pub algo: &'static str,
+    pub algo: String,
     /// Sparse method ("none": the model has no sparse part).
-    pub sparse: &'static str,
+    pub sparse: String,
     /// Schedule.
-    pub schedule: &'static str,
+    pub schedule: String,
     /// Seconds per iteration.
     pub iteration_time_s: f64,
     /// Samples per second, whole cluster.
     pub throughput: f64,
     /// Unit of `throughput`.
-    pub throughput_unit: &'static str,
+    pub throughput_unit: String,
     /// Throughput over (GPUs × single-GPU throughput).
     pub scaling_efficiency: f64,
     /// GPU compute per iteration, seconds.
@@ -559,17 +559,17 @@ impl Sim<'_> {
             nodes: cfg.cluster.nodes,
             gpus,
             network: cfg.cluster.network.clone(),
-            net_model: cfg.net_model.name(),
+            net_model: cfg.net_model.name().into(),
             model: cfg.model.name.clone(),
             gpu: cfg.model.gpu.clone(),
             batch_per_gpu: cfg.model.batch_per_gpu,
-            dense: cfg.strategy.dense_name(),
-            algo: cfg.strategy.dense_collective().algo.name(),
-            sparse: "none",
-            schedule: cfg.strategy.schedule.name(),
+            dense: cfg.strategy.dense_name().into(),
+            algo: cfg.strategy.dense_collective().algo.name().into(),
+            sparse: "none".into(),
+            schedule: cfg.strategy.schedule.name().into(),
             iteration_time_s: iter_s,
             throughput,
-            throughput_unit: "samples/s",
+            throughput_unit: "samples/s".into(),
             scaling_efficiency: throughput / (gpus as f64 * cfg.model.single_gpu_throughput()),
             compute_s,
             comm_s,

@@ -1,0 +1,469 @@
+//! Sweeps: every point of a scenario's grid, evaluated in parallel, kept
+//! durably, written as one tidy table.
+//!
+//! * Points are evaluated on a rayon pool (`--jobs`), in any order; the
+//!   table is sorted by point index, so the output does not depend on
+//!   scheduling.
+//! * Every finished point is appended at once, as one JSON line, to a
+//!   checkpoint beside the output (`RESULTS.csv.partial`). A sweep killed
+//!   part-way keeps every point it finished; a re-run reads the checkpoint,
+//!   computes only the missing points, writes the table (to a temporary
+//!   file, renamed into place) and removes the checkpoint. The checkpoint
+//!   survives the process being killed (each line is written before the
+//!   next point is reported); it is synced to disk at the end.
+//! * `--shard I/N` evaluates the points whose index is I−1 modulo N, so a
+//!   cluster job array can split a sweep; [`merge`] joins the shards and
+//!   refuses overlapping or missing points.
+//!
+//! The table has one row per point: `point` (its index in the whole grid),
+//! `grid_points` (the grid's size), one column per swept key (named by the
+//! key, typed by its values), and one column per result field of
+//! [`sim::train::RunResult`].
+
+use crate::table::{self, TableError};
+use polars::prelude::*;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sim::scenario::Point;
+use sim::train::{RunResult, simulate};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Why a sweep or a merge failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// A table could not be read or written.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// The checkpoint could not be written or read.
+    #[error("{path}: {message}")]
+    Checkpoint {
+        /// The checkpoint file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+    /// A point could not be simulated.
+    #[error("point {point}: {message}")]
+    Point {
+        /// Point index.
+        point: usize,
+        /// The simulator's message.
+        message: String,
+    },
+    /// The shard specification is not I/N with 1 ≤ I ≤ N.
+    #[error("--shard `{0}`: expected I/N with 1 ≤ I ≤ N, e.g. 2/8")]
+    Shard(String),
+    /// Shards that cannot be merged.
+    #[error("{0}")]
+    Merge(String),
+}
+
+/// A shard: this is the `index`-th (1-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based index.
+    pub index: u32,
+    /// Number of shards.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Parses `I/N`.
+    pub fn parse(s: &str) -> Result<Shard, SweepError> {
+        let bad = || SweepError::Shard(s.to_string());
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (u32, u32) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether point `i` belongs to this shard.
+    pub fn has(&self, i: usize) -> bool {
+        i % self.count as usize == (self.index - 1) as usize
+    }
+}
+
+/// How to run a sweep.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Worker threads (0 = all cores).
+    pub jobs: usize,
+    /// Which part of the grid.
+    pub shard: Option<Shard>,
+    /// Show a progress bar on stderr (only drawn on a terminal).
+    pub progress: bool,
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Points in this sweep (its shard).
+    pub points: usize,
+    /// Points taken from a checkpoint of an earlier, interrupted run.
+    pub resumed: usize,
+    /// Points computed now.
+    pub computed: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    dtsim_sweep: u32,
+    scenario: String,
+    grid_points: usize,
+    shard: String,
+    fingerprint: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Line {
+    point: usize,
+    result: RunResult,
+}
+
+/// The checkpoint kept beside `out`.
+pub fn checkpoint_path(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".partial");
+    PathBuf::from(s)
+}
+
+/// A fingerprint of the grid: two runs resume each other's checkpoint only
+/// if their points are the same.
+fn fingerprint(points: &[Point]) -> String {
+    // FNV-1a over the points' debug form: stable for a given dtsim build
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in points {
+        for b in format!("{:?}{:?}", p.config, p.sweep).bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+fn ck_err(path: &Path, e: impl std::fmt::Display) -> SweepError {
+    SweepError::Checkpoint {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Reads a checkpoint whose header matches; anything else starts afresh.
+fn read_checkpoint(path: &Path, header: &Header) -> BTreeMap<usize, RunResult> {
+    let mut done = BTreeMap::new();
+    let Ok(file) = std::fs::File::open(path) else {
+        return done;
+    };
+    let mut lines = std::io::BufReader::new(file).lines();
+    let ok = lines
+        .next()
+        .and_then(|l| l.ok())
+        .and_then(|l| serde_json::from_str::<Header>(&l).ok())
+        .is_some_and(|h| {
+            h.fingerprint == header.fingerprint
+                && h.grid_points == header.grid_points
+                && h.shard == header.shard
+        });
+    if !ok {
+        return done;
+    }
+    // a line cut short by a kill is simply not counted
+    for l in lines.map_while(Result::ok) {
+        if let Ok(line) = serde_json::from_str::<Line>(&l) {
+            done.insert(line.point, line.result);
+        }
+    }
+    done
+}
+
+/// Runs the sweep of `points` (the whole grid) into `out`.
+pub fn run(
+    scenario: &str,
+    points: &[Point],
+    out: &Path,
+    opts: &Options,
+) -> Result<Summary, SweepError> {
+    table::Format::of(out)?;
+    let mine: Vec<usize> = (0..points.len())
+        .filter(|&i| opts.shard.is_none_or(|s| s.has(i)))
+        .collect();
+    let header = Header {
+        dtsim_sweep: 1,
+        scenario: scenario.to_string(),
+        grid_points: points.len(),
+        shard: opts
+            .shard
+            .map(|s| format!("{}/{}", s.index, s.count))
+            .unwrap_or_else(|| "1/1".into()),
+        fingerprint: fingerprint(points),
+    };
+    let ck = checkpoint_path(out);
+    let done = read_checkpoint(&ck, &header);
+    let resumed = mine.iter().filter(|i| done.contains_key(i)).count();
+    // rewrite the checkpoint with what is kept, then append as we go
+    let mut file = std::fs::File::create(&ck).map_err(|e| ck_err(&ck, e))?;
+    writeln!(file, "{}", serde_json::to_string(&header).expect("header"))
+        .map_err(|e| ck_err(&ck, e))?;
+    for (i, r) in &done {
+        let line = Line {
+            point: *i,
+            result: r.clone(),
+        };
+        writeln!(file, "{}", serde_json::to_string(&line).expect("line"))
+            .map_err(|e| ck_err(&ck, e))?;
+    }
+    file.flush().map_err(|e| ck_err(&ck, e))?;
+    let todo: Vec<usize> = mine
+        .iter()
+        .copied()
+        .filter(|i| !done.contains_key(i))
+        .collect();
+    let bar = if opts.progress {
+        let b = indicatif::ProgressBar::new(mine.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} points  {per_sec}  eta {eta}",
+            )
+            .expect("template"),
+        );
+        b.set_position(resumed as u64);
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let slow = std::env::var("DTSIM_SWEEP_TEST_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    let sink = Mutex::new((file, Vec::<(usize, RunResult)>::with_capacity(todo.len())));
+    let work = || -> Result<(), SweepError> {
+        todo.par_iter().try_for_each(|&i| {
+            if let Some(ms) = slow {
+                // a test hook, to kill a sweep part-way
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+            let r = simulate(&points[i].config).map_err(|e| SweepError::Point {
+                point: i,
+                message: e.to_string(),
+            })?;
+            let line = serde_json::to_string(&Line {
+                point: i,
+                result: r.clone(),
+            })
+            .expect("line");
+            let mut g = sink.lock().expect("sink");
+            writeln!(g.0, "{line}").map_err(|e| ck_err(&ck, e))?;
+            g.0.flush().map_err(|e| ck_err(&ck, e))?;
+            g.1.push((i, r));
+            bar.inc(1);
+            Ok(())
+        })
+    };
+    if opts.jobs > 0 {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.jobs)
+            .build()
+            .map_err(|e| SweepError::Merge(e.to_string()))?
+            .install(work)?;
+    } else {
+        work()?;
+    }
+    bar.finish_and_clear();
+    let (file, fresh) = sink.into_inner().expect("sink");
+    file.sync_all().map_err(|e| ck_err(&ck, e))?;
+    let computed = fresh.len();
+    let mut rows: BTreeMap<usize, RunResult> =
+        done.into_iter().filter(|(i, _)| mine.contains(i)).collect();
+    rows.extend(fresh);
+    let mut df = frame(points, &rows)?;
+    table::write(&mut df, out)?;
+    let _ = std::fs::remove_file(&ck);
+    Ok(Summary {
+        points: mine.len(),
+        resumed,
+        computed,
+    })
+}
+
+/// The tidy table of finished points.
+fn frame(points: &[Point], rows: &BTreeMap<usize, RunResult>) -> Result<DataFrame, SweepError> {
+    let n = rows.len();
+    let idx: Vec<usize> = rows.keys().copied().collect();
+    let mut cols: Vec<Column> = vec![
+        Column::new(
+            "point".into(),
+            idx.iter().map(|&i| i as u64).collect::<Vec<_>>(),
+        ),
+        Column::new("grid_points".into(), vec![points.len() as u64; n]),
+    ];
+    // swept keys, typed by their values (mixed types become strings)
+    let keys: BTreeSet<&String> = points.iter().flat_map(|p| p.sweep.keys()).collect();
+    for k in keys {
+        let vals: Vec<Option<&toml::Value>> = idx.iter().map(|&i| points[i].sweep.get(k)).collect();
+        let col = if vals
+            .iter()
+            .all(|v| matches!(v, Some(toml::Value::Integer(_))))
+        {
+            Column::new(
+                k.as_str().into(),
+                vals.iter()
+                    .map(|v| v.and_then(|v| v.as_integer()))
+                    .collect::<Vec<_>>(),
+            )
+        } else if vals
+            .iter()
+            .all(|v| matches!(v, Some(toml::Value::Float(_) | toml::Value::Integer(_))))
+        {
+            Column::new(
+                k.as_str().into(),
+                vals.iter()
+                    .map(|v| {
+                        v.and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        } else if vals
+            .iter()
+            .all(|v| matches!(v, Some(toml::Value::Boolean(_))))
+        {
+            Column::new(
+                k.as_str().into(),
+                vals.iter()
+                    .map(|v| v.and_then(|v| v.as_bool()))
+                    .collect::<Vec<_>>(),
+            )
+        } else {
+            Column::new(
+                k.as_str().into(),
+                vals.iter()
+                    .map(|v| {
+                        v.map(|v| match v {
+                            toml::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        };
+        cols.push(col);
+    }
+    let r: Vec<&RunResult> = rows.values().collect();
+    macro_rules! col {
+        ($name:literal, $f:expr) => {
+            cols.push(Column::new(
+                $name.into(),
+                r.iter().map($f).collect::<Vec<_>>(),
+            ))
+        };
+    }
+    col!("scenario", |x| x.scenario.clone());
+    col!("nodes", |x| x.nodes);
+    col!("gpus", |x| x.gpus);
+    col!("network", |x| x.network.clone());
+    col!("net_model", |x| x.net_model.clone());
+    col!("model", |x| x.model.clone());
+    col!("gpu", |x| x.gpu.clone());
+    col!("batch_per_gpu", |x| x.batch_per_gpu);
+    col!("dense", |x| x.dense.clone());
+    col!("algo", |x| x.algo.clone());
+    col!("sparse", |x| x.sparse.clone());
+    col!("schedule", |x| x.schedule.clone());
+    col!("iteration_time_s", |x| x.iteration_time_s);
+    col!("throughput", |x| x.throughput);
+    col!("throughput_unit", |x| x.throughput_unit.clone());
+    col!("scaling_efficiency", |x| x.scaling_efficiency);
+    col!("compute_s", |x| x.compute_s);
+    col!("comm_s", |x| x.comm_s);
+    col!("exposed_comm_s", |x| x.exposed_comm_s);
+    col!("compression_s", |x| x.compression_s);
+    col!("bytes_sent_per_gpu", |x| x.bytes_sent_per_gpu);
+    col!("messages_per_iteration", |x| x.messages_per_iteration);
+    col!("events", |x| x.events);
+    DataFrame::new(n, cols).map_err(|e| SweepError::Merge(e.to_string()))
+}
+
+/// Joins shard tables into one, refusing overlapping or missing points.
+pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
+    table::Format::of(out)?;
+    if inputs.is_empty() {
+        return Err(SweepError::Merge("give at least one table to merge".into()));
+    }
+    let mut frames = Vec::new();
+    for p in inputs {
+        let df = table::read(p)?;
+        for c in ["point", "grid_points"] {
+            if df.column(c).is_err() {
+                return Err(SweepError::Merge(format!(
+                    "{}: no `{c}` column; is it a dtsim sweep table?",
+                    p.display()
+                )));
+            }
+        }
+        frames.push((p, df));
+    }
+    let names = frames[0].1.get_column_names_owned();
+    let mut all = frames[0].1.clone();
+    for (p, df) in &frames[1..] {
+        if df.get_column_names_owned() != names {
+            return Err(SweepError::Merge(format!(
+                "{}: its columns differ from {}'s",
+                p.display(),
+                frames[0].0.display()
+            )));
+        }
+        all.vstack_mut(df)
+            .map_err(|e| SweepError::Merge(format!("{}: {e}", p.display())))?;
+    }
+    let u64s = |name: &str| -> Result<Vec<u64>, SweepError> {
+        let c = all
+            .column(name)
+            .and_then(|c| c.cast(&DataType::UInt64))
+            .map_err(|e| SweepError::Merge(e.to_string()))?;
+        let ca = c.u64().map_err(|e| SweepError::Merge(e.to_string()))?;
+        Ok(ca.iter().map(|v| v.unwrap_or(u64::MAX)).collect())
+    };
+    let points = u64s("point")?;
+    let grids: BTreeSet<u64> = u64s("grid_points")?.into_iter().collect();
+    if grids.len() != 1 {
+        return Err(SweepError::Merge(format!(
+            "the tables come from grids of different sizes: {grids:?}"
+        )));
+    }
+    let grid = *grids.iter().next().expect("one");
+    let mut seen = BTreeSet::new();
+    let mut dup = Vec::new();
+    for &p in &points {
+        if !seen.insert(p) {
+            dup.push(p);
+        }
+    }
+    if !dup.is_empty() {
+        dup.truncate(10);
+        return Err(SweepError::Merge(format!(
+            "overlapping shards: points {dup:?} appear more than once"
+        )));
+    }
+    let missing: Vec<u64> = (0..grid).filter(|p| !seen.contains(p)).take(10).collect();
+    if !missing.is_empty() {
+        return Err(SweepError::Merge(format!(
+            "missing points (first {}): {missing:?} of a grid of {grid}",
+            missing.len()
+        )));
+    }
+    let mut sorted = all
+        .sort(["point"], SortMultipleOptions::default())
+        .map_err(|e| SweepError::Merge(e.to_string()))?;
+    table::write(&mut sorted, out)?;
+    Ok(Summary {
+        points: grid as usize,
+        resumed: 0,
+        computed: 0,
+    })
+}

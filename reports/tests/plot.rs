@@ -1,0 +1,485 @@
+//! Plots written to files: PNG header and size, not blank, SVG text, byte
+//! determinism, and the errors a user can cause.
+//!
+//! Pixel variance of the drawing itself is checked by the unit tests in
+//! `src/plot.rs`, which render into memory; here a PNG is checked through
+//! its header (signature, IHDR size and colour type) and by being much
+//! larger than a blank picture of the same size from the same encoder.
+
+use plotters::prelude::*;
+use polars::prelude::*;
+use reports::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// A fresh directory for one test's files, kept after the run for a look.
+fn out_dir(test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("plot-tests")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Width and height from a PNG's IHDR chunk, after checking the signature,
+/// the chunk order and an 8-bit RGB colour type.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.len() > 33, "too short for a PNG");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert_eq!(&bytes[12..16], b"IHDR", "first chunk");
+    let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
+    assert_eq!((bytes[24], bytes[25]), (8, 2), "8-bit RGB");
+    (be(16), be(20))
+}
+
+/// Bytes of a blank white PNG of this size, from the same encoder.
+fn blank_png_len(dir: &std::path::Path, w: u32, h: u32) -> usize {
+    let path = dir.join("blank.png");
+    {
+        let root = BitMapBackend::new(&path, (w, h)).into_drawing_area();
+        root.fill(&WHITE).unwrap();
+        root.present().unwrap();
+    }
+    std::fs::read(&path).unwrap().len()
+}
+
+/// The text of every `<text>` element of an SVG.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+/// Asserts that the PNG at `path` is `w`×`h` and far from blank.
+fn assert_png(path: &std::path::Path, w: u32, h: u32) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(png_size(&bytes), (w, h));
+    let blank = blank_png_len(path.parent().unwrap(), w, h);
+    assert!(
+        bytes.len() > 2 * blank,
+        "{} bytes, a blank picture has {blank}",
+        bytes.len()
+    );
+}
+
+/// Asserts that the SVG at `path` has every text of `wanted` as an element.
+fn assert_svg_texts(path: &std::path::Path, wanted: &[&str]) -> Vec<String> {
+    let svg = std::fs::read_to_string(path).unwrap();
+    assert!(svg.starts_with("<svg"), "not an SVG");
+    let texts = svg_texts(&svg);
+    for w in wanted {
+        assert!(texts.iter().any(|t| t == w), "no text `{w}` in {texts:?}");
+    }
+    texts
+}
+
+/// Throughput and efficiency of two methods at 4 to 32 GPUs.
+fn scaling() -> DataFrame {
+    df!(
+        "gpus" => [4i64, 8, 16, 32, 4, 8, 16, 32],
+        "method" => ["ring", "ring", "ring", "ring", "ps", "ps", "ps", "ps"],
+        "throughput" => [1180.0, 2290.0, 4350.0, 8100.0, 1100.0, 1900.0, 2800.0, 3300.0],
+        "throughput_unit" => ["images/s"; 8],
+        "scaling_efficiency" => [0.98, 0.95, 0.91, 0.85, 0.92, 0.79, 0.58, 0.34],
+        "iteration_time_s" => [0.217, 0.224, 0.235, 0.253, 0.233, 0.269, 0.366, 0.776],
+    )
+    .unwrap()
+}
+
+fn line_spec(y: &str) -> PlotSpec {
+    let mut spec = PlotSpec::new("gpus", [y], Kind::Line);
+    spec.series = Some("method".into());
+    spec
+}
+
+#[test]
+fn line_chart_png_has_the_requested_size_and_is_not_blank() {
+    let dir = out_dir("line_png");
+    let path = dir.join("throughput.png");
+    plot_table(&scaling(), &line_spec("throughput"), &path).unwrap();
+    assert_png(&path, 1200, 800);
+
+    let mut small = line_spec("scaling_efficiency");
+    (small.width, small.height) = (640, 480);
+    let path = dir.join("small.png");
+    plot_table(&scaling(), &small, &path).unwrap();
+    assert_png(&path, 640, 480);
+}
+
+#[test]
+fn line_chart_svg_has_axis_titles_with_units_and_a_legend() {
+    let dir = out_dir("line_svg");
+    let path = dir.join("throughput.svg");
+    plot_table(&scaling(), &line_spec("throughput"), &path).unwrap();
+    assert_svg_texts(
+        &path,
+        &["gpus", "throughput (images/s)", "method", "ring", "ps"],
+    );
+
+    let path = dir.join("efficiency.svg");
+    plot_table(&scaling(), &line_spec("scaling_efficiency"), &path).unwrap();
+    let texts = assert_svg_texts(&path, &["scaling_efficiency (%)", "100"]);
+    assert!(
+        !texts.iter().any(|t| t == "1.0"),
+        "efficiency not in %: {texts:?}"
+    );
+
+    let path = dir.join("time.svg");
+    plot_table(&scaling(), &line_spec("iteration_time_s"), &path).unwrap();
+    assert_svg_texts(&path, &["iteration_time_s (ms)"]);
+}
+
+#[test]
+fn titles_default_from_the_columns_and_can_be_set() {
+    let dir = out_dir("titles");
+    let path = dir.join("default.svg");
+    plot_table(&scaling(), &line_spec("throughput"), &path).unwrap();
+    assert_svg_texts(&path, &["throughput against gpus, one line per method"]);
+
+    let mut spec = line_spec("throughput");
+    spec.title = Some("ResNet-50 on 10 GbE".into());
+    let path = dir.join("set.svg");
+    plot_table(&scaling(), &spec, &path).unwrap();
+    assert_svg_texts(&path, &["ResNet-50 on 10 GbE"]);
+}
+
+#[test]
+fn values_spanning_decades_get_a_log_axis() {
+    let dir = out_dir("log");
+    let df = df!(
+        "gpus" => [1i64, 4, 16, 64, 256],
+        "bytes_sent_per_gpu" => [0.0, 75.0e6, 94.0e6, 99.0e6, 100.0e6],
+        "iteration_time_s" => [0.001, 0.01, 0.1, 1.0, 10.0],
+    )
+    .unwrap();
+    let path = dir.join("time.svg");
+    plot_table(
+        &df,
+        &PlotSpec::new("gpus", ["iteration_time_s"], Kind::Line),
+        &path,
+    )
+    .unwrap();
+    // x ticked at the GPU counts, y at decades of seconds
+    assert_svg_texts(
+        &path,
+        &[
+            "1",
+            "4",
+            "16",
+            "64",
+            "256",
+            "0.001",
+            "0.01",
+            "0.1",
+            "10",
+            "iteration_time_s (seconds)",
+        ],
+    );
+    let path = dir.join("bytes.svg");
+    plot_table(
+        &df,
+        &PlotSpec::new("gpus", ["bytes_sent_per_gpu"], Kind::Line),
+        &path,
+    )
+    .unwrap();
+    assert_svg_texts(&path, &["bytes_sent_per_gpu (MiB)"]);
+}
+
+#[test]
+fn grouped_bars_show_categories_and_series() {
+    let dir = out_dir("bars");
+    let df = df!(
+        "model" => ["vgg16", "vgg16", "resnet50", "resnet50", "bert", "bert"],
+        "method" => ["ring", "embrace", "ring", "embrace", "ring", "embrace"],
+        "speedup" => [1.0, 1.6, 1.0, 1.2, 1.0, 2.3],
+    )
+    .unwrap();
+    let mut spec = PlotSpec::new("model", ["speedup"], Kind::Bar);
+    spec.series = Some("method".into());
+    let svg = dir.join("speedup.svg");
+    plot_table(&df, &spec, &svg).unwrap();
+    assert_svg_texts(
+        &svg,
+        &[
+            "model",
+            "speedup (×)",
+            "vgg16",
+            "resnet50",
+            "bert",
+            "ring",
+            "embrace",
+        ],
+    );
+    let png = dir.join("speedup.png");
+    plot_table(&df, &spec, &png).unwrap();
+    assert_png(&png, 1200, 800);
+}
+
+#[test]
+fn stacked_bars_show_the_time_breakdown() {
+    let dir = out_dir("stacked");
+    let df = df!(
+        "method" => ["dense", "topk", "gtopk"],
+        "compute_s" => [0.120, 0.120, 0.120],
+        "compression_s" => [0.0, 0.030, 0.034],
+        "exposed_comm_s" => [0.310, 0.090, 0.020],
+    )
+    .unwrap();
+    let spec = PlotSpec::new(
+        "method",
+        ["compute_s", "compression_s", "exposed_comm_s"],
+        Kind::Stacked,
+    );
+    let svg = dir.join("breakdown.svg");
+    plot_table(&df, &spec, &svg).unwrap();
+    assert_svg_texts(
+        &svg,
+        &[
+            "time (ms)",
+            "method",
+            "dense",
+            "topk",
+            "gtopk",
+            "compute_s",
+            "compression_s",
+            "exposed_comm_s",
+        ],
+    );
+    let png = dir.join("breakdown.png");
+    plot_table(&df, &spec, &png).unwrap();
+    assert_png(&png, 1200, 800);
+}
+
+#[test]
+fn the_same_input_gives_the_same_bytes() {
+    let dir = out_dir("determinism");
+    for ext in ["png", "svg"] {
+        let a = dir.join(format!("a.{ext}"));
+        let b = dir.join(format!("b.{ext}"));
+        plot_table(&scaling(), &line_spec("throughput"), &a).unwrap();
+        plot_table(&scaling(), &line_spec("throughput"), &b).unwrap();
+        assert!(
+            std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+            "{ext} differs"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_column_lists_the_available_ones() {
+    let dir = out_dir("unknown");
+    let err = plot_table(&scaling(), &line_spec("thruput"), &dir.join("x.png")).unwrap_err();
+    match &err {
+        PlotError::UnknownColumn { column, available } => {
+            assert_eq!(column, "thruput");
+            assert_eq!(
+                available,
+                &[
+                    "gpus",
+                    "method",
+                    "throughput",
+                    "throughput_unit",
+                    "scaling_efficiency",
+                    "iteration_time_s"
+                ]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("thruput") && err.to_string().contains("throughput_unit"));
+    let mut spec = line_spec("throughput");
+    spec.series = Some("algo".into());
+    assert!(matches!(
+        plot_table(&scaling(), &spec, &dir.join("x.png")),
+        Err(PlotError::UnknownColumn { column, .. }) if column == "algo"
+    ));
+    assert!(!dir.join("x.png").exists());
+}
+
+#[test]
+fn an_empty_table_is_refused() {
+    let dir = out_dir("empty");
+    let empty = scaling().head(Some(0));
+    assert_eq!(
+        plot_table(&empty, &line_spec("throughput"), &dir.join("x.svg")),
+        Err(PlotError::Empty)
+    );
+    // rows without values in the plotted columns count as none
+    let nulls = df!(
+        "gpus" => [Some(4i64), None],
+        "throughput" => [None, Some(1.0)],
+    )
+    .unwrap();
+    assert_eq!(
+        plot_table(
+            &nulls,
+            &PlotSpec::new("gpus", ["throughput"], Kind::Line),
+            &dir.join("x.svg")
+        ),
+        Err(PlotError::Empty)
+    );
+    assert!(!dir.join("x.svg").exists());
+}
+
+#[test]
+fn an_unwritable_path_is_an_output_error() {
+    let dir = out_dir("unwritable");
+    for name in ["x.png", "x.svg"] {
+        let path = dir.join("no-such-dir").join(name);
+        match plot_table(&scaling(), &line_spec("throughput"), &path) {
+            Err(PlotError::Output { path: p, message }) => {
+                assert!(p.ends_with(name), "{p}");
+                assert!(!message.is_empty());
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        plot_table(&scaling(), &line_spec("throughput"), &dir.join("x.jpg")),
+        Err(PlotError::Output { message, .. }) if message.contains(".png or .svg")
+    ));
+}
+
+#[test]
+fn bad_specs_say_what_is_wrong() {
+    let dir = out_dir("bad_specs");
+    let out = dir.join("x.svg");
+    let df = scaling();
+    // text where numbers are needed
+    assert_eq!(
+        plot_table(
+            &df,
+            &PlotSpec::new("method", ["throughput"], Kind::Line),
+            &out
+        ),
+        Err(PlotError::NotNumeric {
+            column: "method".into()
+        })
+    );
+    assert_eq!(
+        plot_table(&df, &PlotSpec::new("gpus", ["method"], Kind::Bar), &out),
+        Err(PlotError::NotNumeric {
+            column: "method".into()
+        })
+    );
+    // one y for lines and bars; no series for stacks
+    let two = PlotSpec::new("gpus", ["throughput", "scaling_efficiency"], Kind::Line);
+    assert!(
+        matches!(plot_table(&df, &two, &out), Err(PlotError::BadSpec(m)) if m.contains("exactly one y"))
+    );
+    let mut stacked = PlotSpec::new("gpus", ["iteration_time_s"], Kind::Stacked);
+    stacked.series = Some("method".into());
+    assert!(
+        matches!(plot_table(&df, &stacked, &out), Err(PlotError::BadSpec(m)) if m.contains("no series"))
+    );
+    // stacked columns of different units
+    let mixed = PlotSpec::new("gpus", ["iteration_time_s", "throughput"], Kind::Stacked);
+    assert!(
+        matches!(plot_table(&df, &mixed, &out), Err(PlotError::BadSpec(m)) if m.contains("share a unit"))
+    );
+    // two points at one place: the message names the column that differs
+    let no_series = PlotSpec::new("gpus", ["throughput"], Kind::Line);
+    match plot_table(&df, &no_series, &out) {
+        Err(PlotError::BadSpec(m)) => {
+            assert!(m.contains("gpus = 4") && m.contains("method"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // picture size
+    let mut tiny = line_spec("throughput");
+    tiny.width = 0;
+    assert!(matches!(
+        plot_table(&df, &tiny, &out),
+        Err(PlotError::BadSpec(_))
+    ));
+    assert!(!out.exists());
+    // kinds parse from their names
+    assert_eq!("stacked".parse::<Kind>(), Ok(Kind::Stacked));
+    assert!(
+        matches!("pie".parse::<Kind>(), Err(PlotError::BadSpec(m)) if m.contains("line, bar, stacked"))
+    );
+}
+
+/// Two GPUs, iterations every 1000 µs: forward, backward, a wait and a
+/// message per iteration, named as `dtsim run --trace` names them.
+fn tiny_trace() -> serde_json::Value {
+    let mut events = Vec::new();
+    for g in 0..2u32 {
+        events.push(json!({"ph": "M", "name": "process_name", "pid": g, "args": {"name": format!("GPU {g} (node 0)")}}));
+        events.push(json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 0, "args": {"name": "compute"}}));
+        events.push(json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 1, "args": {"name": "communication"}}));
+        for k in 0..4u32 {
+            let t = f64::from(k) * 1000.0;
+            events.push(json!({"ph": "X", "pid": g, "tid": 0, "cat": "stall", "name": "wait for conv1 parameters", "ts": t, "dur": 100.0, "args": {"iteration": k, "layer": 0}}));
+            events.push(json!({"ph": "X", "pid": g, "tid": 0, "cat": "compute", "name": "fwd conv1", "ts": t + 100.0, "dur": 300.0, "args": {"iteration": k, "layer": 0, "pass": "fwd"}}));
+            events.push(json!({"ph": "X", "pid": g, "tid": 0, "cat": "compute", "name": "bwd conv1", "ts": t + 400.0, "dur": 500.0, "args": {"iteration": k, "layer": 0, "pass": "bwd"}}));
+            events.push(json!({"ph": "X", "pid": g, "tid": 1, "cat": "communication", "name": "allreduce/ring 4 MiB [conv1]", "ts": t + 600.0, "dur": 500.0, "args": {"bytes": 4194304}}));
+            events.push(json!({"ph": "C", "pid": g, "name": "send rate (GB/s)", "ts": t + 600.0, "args": {"GB/s": 8.0}}));
+        }
+    }
+    json!({
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {"scenario": "tiny", "gpus": 2, "gpus_shown": 2, "iteration_starts_us": [0.0, 1000.0, 2000.0, 3000.0]},
+    })
+}
+
+#[test]
+fn a_timeline_draws_gpu_tracks_for_two_iterations() {
+    let dir = out_dir("timeline");
+    let svg = dir.join("timeline.svg");
+    plot_timeline(&tiny_trace(), &svg, None, 1200, 800).unwrap();
+    let texts = assert_svg_texts(
+        &svg,
+        &[
+            "Timeline of tiny: iterations 1–2",
+            "GPU 0 (node 0) compute",
+            "GPU 1 (node 0) communication",
+            "forward pass",
+            "backward pass",
+            "waiting for parameters",
+            "communication",
+            "iteration 1",
+            "iteration 2",
+            "time since the start of iteration 1 (ms)",
+        ],
+    );
+    assert!(!texts.iter().any(|t| t == "iteration 3"), "{texts:?}");
+    let png = dir.join("timeline.png");
+    plot_timeline(&tiny_trace(), &png, Some(3), 1000, 600).unwrap();
+    assert_png(&png, 1000, 600);
+}
+
+#[test]
+fn timeline_errors() {
+    let dir = out_dir("timeline_errors");
+    let out = dir.join("t.png");
+    assert!(matches!(
+        plot_timeline(&json!({"traceEvents": 3}), &out, None, 1200, 800),
+        Err(PlotError::BadTrace(m)) if m.contains("traceEvents")
+    ));
+    assert!(matches!(
+        plot_timeline(&json!({"traceEvents": [{"ph": "X", "pid": 0, "tid": 0}]}), &out, None, 1200, 800),
+        Err(PlotError::BadTrace(m)) if m.contains("traceEvents[0]") && m.contains("ts")
+    ));
+    assert_eq!(
+        plot_timeline(&json!({"traceEvents": []}), &out, None, 1200, 800),
+        Err(PlotError::Empty)
+    );
+    assert!(matches!(
+        plot_timeline(
+            &tiny_trace(),
+            &dir.join("missing").join("t.svg"),
+            None,
+            1200,
+            800
+        ),
+        Err(PlotError::Output { .. })
+    ));
+    assert!(!out.exists());
+}

@@ -1,0 +1,75 @@
+//! `dtsim plot RESULTS --x COL --y COL [--series COL] [--kind line|bar|stacked] -o PLOT.(png|svg)`
+//! and `dtsim plot --timeline TRACE.json -o T.(png|svg)`.
+
+use crate::CliError;
+use clap::Args;
+use reports::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
+use std::path::PathBuf;
+
+/// Arguments of `dtsim plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// A results table from `dtsim sweep` (.csv or .parquet).
+    #[arg(required_unless_present = "timeline", conflicts_with = "timeline")]
+    results: Option<PathBuf>,
+    /// Draw a Gantt picture of a trace from `dtsim run --trace` instead.
+    #[arg(long, value_name = "TRACE.json")]
+    timeline: Option<PathBuf>,
+    /// Column for the x axis.
+    #[arg(long, required_unless_present = "timeline")]
+    x: Option<String>,
+    /// Column(s) for the y axis (several, comma-separated, for --kind stacked).
+    #[arg(long, value_delimiter = ',', required_unless_present = "timeline")]
+    y: Vec<String>,
+    /// One line or bar per value of this column.
+    #[arg(long)]
+    series: Option<String>,
+    /// line, bar (grouped) or stacked.
+    #[arg(long, default_value = "line")]
+    kind: String,
+    /// Title (default: derived from the columns).
+    #[arg(long)]
+    title: Option<String>,
+    /// Iterations of the timeline to draw.
+    #[arg(long)]
+    iterations: Option<u32>,
+    /// Width in pixels.
+    #[arg(long, default_value_t = reports::plot::DEFAULT_WIDTH)]
+    width: u32,
+    /// Height in pixels.
+    #[arg(long, default_value_t = reports::plot::DEFAULT_HEIGHT)]
+    height: u32,
+    /// The picture to write: .png or .svg.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+fn map(e: PlotError) -> CliError {
+    CliError::Input(e.to_string())
+}
+
+pub fn run(a: PlotArgs) -> Result<(), CliError> {
+    if let Some(t) = &a.timeline {
+        let text = std::fs::read_to_string(t)
+            .map_err(|e| CliError::Input(format!("{}: cannot read: {e}", t.display())))?;
+        let trace: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::Input(format!("{}: not JSON: {e}", t.display())))?;
+        plot_timeline(&trace, &a.output, a.iterations, a.width, a.height)
+            .map_err(|e| CliError::Input(format!("{}: {e}", t.display())))?;
+    } else {
+        let path = a.results.as_ref().expect("clap requires it");
+        let df = reports::table::read(path).map_err(|e| CliError::Input(e.to_string()))?;
+        let kind: Kind = a.kind.parse().map_err(map)?;
+        let spec = PlotSpec {
+            series: a.series.clone(),
+            title: a.title.clone(),
+            width: a.width,
+            height: a.height,
+            ..PlotSpec::new(a.x.clone().expect("clap requires it"), a.y.clone(), kind)
+        };
+        plot_table(&df, &spec, &a.output)
+            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    }
+    eprintln!("wrote {}", a.output.display());
+    Ok(())
+}

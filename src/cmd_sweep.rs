@@ -1,0 +1,99 @@
+//! `dtsim sweep FILE --out RESULTS.(csv|parquet) [--jobs N] [--shard I/N]`
+//! and `dtsim report merge A B ... --out ALL.(csv|parquet)`.
+
+use crate::CliError;
+use clap::{Args, Subcommand};
+use reports::sweep::{self, Options, Shard, SweepError};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Arguments of `dtsim sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The scenario file; its `[sweep]` grid is evaluated.
+    file: PathBuf,
+    /// The table to write: .csv or .parquet.
+    #[arg(long)]
+    out: PathBuf,
+    /// Worker threads (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Evaluate only shard I of N (points whose index is I−1 modulo N), for
+    /// cluster job arrays; join the shards with `dtsim report merge`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+}
+
+/// Arguments of `dtsim report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(subcommand)]
+    what: ReportCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ReportCommand {
+    /// Join shard tables of one sweep, refusing overlapping or missing points.
+    Merge {
+        /// Shard tables (.csv or .parquet).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The merged table.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn map(e: SweepError) -> CliError {
+    match e {
+        SweepError::Point { .. } => CliError::Other(e.to_string()),
+        other => CliError::Input(other.to_string()),
+    }
+}
+
+pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    let points = sim::scenario::load_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    let shard = a
+        .shard
+        .as_deref()
+        .map(Shard::parse)
+        .transpose()
+        .map_err(map)?;
+    let opts = Options {
+        jobs: a.jobs,
+        shard,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let name = points
+        .first()
+        .map(|p| p.config.name.clone())
+        .unwrap_or_default();
+    let t0 = std::time::Instant::now();
+    let s = sweep::run(&name, &points, &a.out, &opts).map_err(map)?;
+    let secs = t0.elapsed().as_secs_f64();
+    if s.resumed > 0 {
+        eprintln!(
+            "resumed {} finished points from an interrupted run",
+            s.resumed
+        );
+    }
+    eprintln!(
+        "wrote {} ({} points; {} computed in {:.2} s, {:.0} points/s)",
+        a.out.display(),
+        s.points,
+        s.computed,
+        secs,
+        s.computed as f64 / secs.max(1e-9)
+    );
+    Ok(())
+}
+
+pub fn report(a: ReportArgs) -> Result<(), CliError> {
+    match a.what {
+        ReportCommand::Merge { inputs, out } => {
+            let s = sweep::merge(&inputs, &out).map_err(map)?;
+            eprintln!("wrote {} ({} points)", out.display(), s.points);
+            Ok(())
+        }
+    }
+}

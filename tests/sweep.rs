@@ -1,0 +1,368 @@
+//! End-to-end tests of `dtsim sweep` and `dtsim report merge`: one row per
+//! point with the right columns and types, CSV = Parquet, kill-and-resume,
+//! shards, and bad input.
+
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn dtsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(args)
+        .output()
+        .expect("dtsim runs")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("sweep")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A 24-point grid (3 node counts × 2 networks × 2 schedules × 2 models).
+const GRID: &str = r#"name = "grid"
+iterations = 2
+warmup_iterations = 1
+
+[cluster]
+nodes = 1
+gpus_per_node = 4
+network = "eth-10g"
+model = "analytical"
+
+[model]
+preset = "resnet50"
+batch_per_gpu = 32
+gpu = "titan-xp"
+
+[sweep]
+"cluster.nodes" = [1, 2, 4]
+"cluster.network" = ["eth-10g", "ib-edr-100g"]
+"strategy.schedule" = ["fifo", "priority"]
+"model.preset" = ["resnet50", "vgg16"]
+"#;
+
+fn scenario(d: &Path) -> String {
+    let p = d.join("grid.toml");
+    std::fs::write(&p, GRID).unwrap();
+    p.display().to_string()
+}
+
+fn read(p: &Path) -> DataFrame {
+    reports::table::read(p).unwrap()
+}
+
+#[test]
+fn one_row_per_point_with_typed_columns_and_csv_equals_parquet() {
+    let d = dir("rows");
+    let s = scenario(&d);
+    let csv = d.join("r.csv");
+    let pq = d.join("r.parquet");
+    for out in [&csv, &pq] {
+        let o = dtsim(&["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "2"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let a = read(&csv);
+    let b = read(&pq);
+    assert_eq!(a.height(), 24);
+    for c in [
+        "point",
+        "grid_points",
+        "cluster.nodes",
+        "cluster.network",
+        "strategy.schedule",
+        "model.preset",
+        "iteration_time_s",
+        "throughput",
+        "scaling_efficiency",
+        "exposed_comm_s",
+        "bytes_sent_per_gpu",
+    ] {
+        assert!(a.column(c).is_ok(), "missing column {c}");
+    }
+    assert_eq!(a.column("cluster.nodes").unwrap().dtype(), &DataType::Int64);
+    assert_eq!(
+        a.column("cluster.network").unwrap().dtype(),
+        &DataType::String
+    );
+    assert_eq!(a.column("throughput").unwrap().dtype(), &DataType::Float64);
+    let points: Vec<u64> = a
+        .column("point")
+        .unwrap()
+        .cast(&DataType::UInt64)
+        .unwrap()
+        .u64()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap())
+        .collect();
+    assert_eq!(points, (0..24).collect::<Vec<u64>>());
+    // CSV and Parquet hold the same table (CSV infers point as i64)
+    let cast = |df: &DataFrame| {
+        let mut df = df.clone();
+        for c in [
+            "point",
+            "grid_points",
+            "nodes",
+            "gpus",
+            "batch_per_gpu",
+            "events",
+        ] {
+            let col = df.column(c).unwrap().cast(&DataType::Int64).unwrap();
+            df.with_column(col).unwrap();
+        }
+        df
+    };
+    assert!(cast(&a).equals_missing(&cast(&b)), "{a}\n{b}");
+    // the sweep's values match a plain `run` of the same grid
+    let run = dtsim(&["run", &s, "--json"]);
+    let lines: Vec<serde_json::Value> = String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let thr = b.column("throughput").unwrap().f64().unwrap().clone();
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(thr.get(i), l["throughput"].as_f64());
+    }
+}
+
+#[test]
+fn a_killed_sweep_resumes_without_recomputing() {
+    let d = dir("kill");
+    let s = scenario(&d);
+    let out = d.join("r.parquet");
+    let ck = reports::sweep::checkpoint_path(&out);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "1"])
+        .env("DTSIM_SWEEP_TEST_DELAY_MS", "100")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // wait until a few points are in the checkpoint, then SIGKILL
+    let t0 = std::time::Instant::now();
+    loop {
+        let n = std::fs::read_to_string(&ck)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n >= 5 || t0.elapsed().as_secs() > 30 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!out.exists(), "the table is written only at the end");
+    let finished = std::fs::read_to_string(&ck).unwrap().lines().count() - 1;
+    assert!(
+        (4..24).contains(&finished),
+        "{finished} points finished before the kill"
+    );
+    let o = dtsim(&["sweep", &s, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains(&format!("resumed {finished} finished points")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{} computed", 24 - finished)),
+        "{err}"
+    );
+    assert!(
+        !ck.exists(),
+        "the checkpoint is removed once the table is written"
+    );
+    // the resumed table equals a clean run
+    let clean = d.join("clean.parquet");
+    assert!(
+        dtsim(&["sweep", &s, "--out", clean.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(read(&out).equals_missing(&read(&clean)));
+}
+
+#[test]
+fn shards_merge_to_the_whole_and_bad_merges_are_refused() {
+    let d = dir("shards");
+    let s = scenario(&d);
+    let whole = d.join("whole.parquet");
+    assert!(
+        dtsim(&["sweep", &s, "--out", whole.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let mut parts = Vec::new();
+    for i in 1..=3 {
+        let p = d.join(format!("s{i}.parquet"));
+        let o = dtsim(&[
+            "sweep",
+            &s,
+            "--out",
+            p.to_str().unwrap(),
+            "--shard",
+            &format!("{i}/3"),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(read(&p).height(), 8);
+        parts.push(p.display().to_string());
+    }
+    let merged = d.join("merged.parquet");
+    let mut args = vec!["report", "merge"];
+    args.extend(parts.iter().map(|s| s.as_str()));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let o = dtsim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(read(&merged).equals_missing(&read(&whole)));
+    // overlapping and missing shards
+    let o = dtsim(&[
+        "report",
+        "merge",
+        &parts[0],
+        &parts[0],
+        &parts[1],
+        &parts[2],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("overlapping"));
+    let o = dtsim(&[
+        "report",
+        "merge",
+        &parts[0],
+        &parts[2],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing points"));
+}
+
+#[test]
+fn bad_sweep_input_exits_2() {
+    let d = dir("bad");
+    let s = scenario(&d);
+    let cases: [&[&str]; 5] = [
+        &["sweep", &s, "--out", "/no/such/dir/r.parquet"],
+        &["sweep", &s, "--out", "r.xlsx"],
+        &["sweep", &s, "--out", "r.csv", "--shard", "4/3"],
+        &["sweep", "missing.toml", "--out", "r.csv"],
+        &["report", "merge", "nothing.parquet", "--out", "x.parquet"],
+    ];
+    for args in cases {
+        let o = dtsim(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn plots_from_a_sweep_and_a_trace() {
+    let d = dir("plot");
+    let s = scenario(&d);
+    let csv = d.join("r.csv");
+    assert!(
+        dtsim(&["sweep", &s, "--out", csv.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let png = d.join("p.png");
+    let o = dtsim(&[
+        "plot",
+        csv.to_str().unwrap(),
+        "--x",
+        "cluster.nodes",
+        "--y",
+        "throughput",
+        "--series",
+        "strategy.schedule",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    // two models and two networks share each (nodes, schedule): refused with a hint
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // one model and network: a clean line chart
+    let one = d.join("one.toml");
+    std::fs::write(
+        &one,
+        GRID.replace("\"cluster.network\" = [\"eth-10g\", \"ib-edr-100g\"]\n", "")
+            .replace("\"model.preset\" = [\"resnet50\", \"vgg16\"]\n", ""),
+    )
+    .unwrap();
+    let csv1 = d.join("one.csv");
+    assert!(
+        dtsim(&[
+            "sweep",
+            one.to_str().unwrap(),
+            "--out",
+            csv1.to_str().unwrap()
+        ])
+        .status
+        .success()
+    );
+    for out in [png.clone(), d.join("p.svg")] {
+        let o = dtsim(&[
+            "plot",
+            csv1.to_str().unwrap(),
+            "--x",
+            "gpus",
+            "--y",
+            "throughput",
+            "--series",
+            "strategy.schedule",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::metadata(&out).unwrap().len() > 1000);
+    }
+    let svg = std::fs::read_to_string(d.join("p.svg")).unwrap();
+    assert!(svg.contains("throughput") && svg.contains("fifo") && svg.contains("priority"));
+    let o = dtsim(&[
+        "plot",
+        csv1.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--y",
+        "nope",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no column `nope`"));
+    // timeline
+    let single = d.join("single.toml");
+    std::fs::write(&single, GRID.split("[sweep]").next().unwrap()).unwrap();
+    let trace = d.join("t.json");
+    assert!(
+        dtsim(&[
+            "run",
+            single.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap()
+        ])
+        .status
+        .success()
+    );
+    let t = d.join("t.png");
+    let o = dtsim(&[
+        "plot",
+        "--timeline",
+        trace.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::metadata(&t).unwrap().len() > 1000);
+}
