@@ -259,11 +259,11 @@ struct Sim<'a> {
     inflight: Vec<Piece>,
     channel_busy: bool,
     seq: u64,
-    /// Pieces still pending per (layer) for the iteration `pending_iter[l]`.
+    /// Pieces of layer l's gradient still on or waiting for the channel.
     pending: Vec<u32>,
     /// Index of the iteration whose parameters layer l has synchronised.
     synced: Vec<Option<u32>>,
-    /// Forward pass waiting for layer l's parameters: (iter, since).
+    /// A forward pass waiting for a layer's parameters: (iter, layer, since).
     waiting: Option<(u32, u32, SimTime)>,
     fwd_start: Vec<SimTime>,
     stop_iter: u32,
