@@ -15,9 +15,11 @@
 //!   fusion, FIFO), flow model.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules).
-//! * `sweep-parquet`: the same grid through `dtsim sweep`'s engine: all
-//!   cores, a checkpoint line per point, the table written as Parquet
-//!   (events = points).
+//! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
+//!   points) through `dtsim sweep`'s engine: every point validated first,
+//!   then evaluated on all cores, a checkpoint line per point, the table
+//!   written as Parquet block by block (events = points). Peak memory
+//!   should not grow with the grid.
 
 use sim::SimTime;
 use sim::cluster::{ClusterSpec, presets};
@@ -94,8 +96,45 @@ fn child(workload: &str, gpus: u32) {
             };
             simulate(&cfg).unwrap().events
         }
-        "sweep" | "sweep-parquet" => {
-            let text = r#"
+        "sweep" => {
+            let points = sim::scenario::load_str(&sweep_grid(125), "sweep.toml", "sweep").unwrap();
+            assert_eq!(points.len(), 10_000);
+            points
+                .iter()
+                .map(|p| simulate(&p.config).unwrap().events)
+                .sum()
+        }
+        "sweep-parquet" => {
+            // `gpus` is the number of points here: 80 per node count
+            let grid =
+                sim::scenario::open_str_in(&sweep_grid(gpus / 80), "sweep.toml", "sweep", None)
+                    .unwrap();
+            assert_eq!(grid.len(), gpus as usize);
+            let dir = std::env::temp_dir().join(format!("dtsim-bench-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let out = dir.join("sweep.parquet");
+            let opts = reports::sweep::Options {
+                jobs: 0,
+                shard: None,
+                progress: false,
+                block_points: 0,
+            };
+            let s = reports::sweep::run(&grid, &out, &opts).unwrap();
+            assert_eq!(s.computed, gpus as usize);
+            std::fs::remove_dir_all(&dir).unwrap();
+            s.computed as u64
+        }
+        other => panic!("unknown workload {other}"),
+    };
+    println!("{events} {}", t0.elapsed().as_secs_f64());
+}
+
+/// A grid of 80·`k` analytical points: `k` node counts × 5 networks × 4
+/// models × 2 schedules × 2 AllReduce algorithms.
+fn sweep_grid(k: u32) -> String {
+    let nodes: Vec<String> = (1..=k).map(|n| n.to_string()).collect();
+    format!(
+        r#"
 [cluster]
 nodes = 1
 gpus_per_node = 8
@@ -106,22 +145,14 @@ preset = "resnet50"
 batch_per_gpu = 64
 gpu = "titan-xp"
 [sweep]
-"cluster.nodes" = [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99,100,101,102,103,104,105,106,107,108,109,110,111,112,113,114,115,116,117,118,119,120,121,122,123,124,125]
+"cluster.nodes" = [{}]
 "cluster.network" = ["eth-10g", "eth-25g", "eth-100g", "ib-edr-100g", "ib-hdr-200g"]
 "model.preset" = ["resnet50", "inception_v3", "vgg16", "alexnet"]
 "strategy.schedule" = ["fifo", "priority"]
 "strategy.allreduce" = ["ring", "hierarchical"]
-"#;
-            let points = sim::scenario::load_str(text, "sweep.toml", "sweep").unwrap();
-            assert_eq!(points.len(), 10_000);
-            points
-                .iter()
-                .map(|p| simulate(&p.config).unwrap().events)
-                .sum()
-        }
-        other => panic!("unknown workload {other}"),
-    };
-    println!("{events} {}", t0.elapsed().as_secs_f64());
+"#,
+        nodes.join(",")
+    )
 }
 
 fn peak_kib() -> u64 {
@@ -158,7 +189,9 @@ fn main() {
         jobs.push(("dp-iter", g));
     }
     jobs.push(("sweep", 0));
-    jobs.push(("sweep-parquet", 0));
+    for n in [2_000, 10_000, 100_000] {
+        jobs.push(("sweep-parquet", n));
+    }
     for (w, g) in jobs {
         let mut times = Vec::new();
         let mut events = 0u64;
@@ -187,10 +220,10 @@ fn main() {
         }
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let t = times[times.len() / 2];
-        let gpus = if w == "sweep" {
-            "10,000 points".to_string()
-        } else {
-            g.to_string()
+        let gpus = match w {
+            "sweep" => "10,000 points".to_string(),
+            "sweep-parquet" => format!("{g} points"),
+            _ => g.to_string(),
         };
         println!(
             "| {w} | {gpus} | {:.4} s | {events} | {:.3e} | {:.1} MB |",

@@ -1,4 +1,4 @@
-//! `dtsim plot RESULTS --x COL --y COL [--series COL] [--kind line|bar|stacked] -o PLOT.(png|svg)`
+//! `dtsim plot RESULTS --x COL --y COL [--series COL [--baseline V]] [--kind line|bar|stacked] -o PLOT.(png|svg)`
 //! and `dtsim plot --timeline TRACE.json -o T.(png|svg)`.
 
 use crate::CliError;
@@ -27,6 +27,11 @@ pub struct PlotArgs {
     /// line, bar (grouped) or stacked.
     #[arg(long, default_value = "line")]
     kind: String,
+    /// Plot the speedup of y over this value of the series column (y
+    /// divided by the baseline's y at the same x), e.g. `--y throughput
+    /// --series strategy.dense --baseline ps --kind bar`.
+    #[arg(long, requires = "series", value_name = "SERIES_VALUE")]
+    baseline: Option<String>,
     /// Title (default: derived from the columns).
     #[arg(long)]
     title: Option<String>,
@@ -58,14 +63,29 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Input(format!("{}: {e}", t.display())))?;
     } else {
         let path = a.results.as_ref().expect("clap requires it");
-        let df = reports::table::read(path).map_err(|e| CliError::Input(e.to_string()))?;
+        let mut df = reports::table::read(path).map_err(|e| CliError::Input(e.to_string()))?;
         let kind: Kind = a.kind.parse().map_err(map)?;
+        let x = a.x.clone().expect("clap requires it");
+        let mut y = a.y.clone();
+        let mut title = a.title.clone();
+        if let (Some(base), Some(series)) = (&a.baseline, &a.series) {
+            if y.len() != 1 {
+                return Err(CliError::Input(format!(
+                    "--baseline takes exactly one --y column, got {}",
+                    y.join(", ")
+                )));
+            }
+            df = reports::derive::speedup(&df, std::slice::from_ref(&x), &y[0], series, base)
+                .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+            title = title.or_else(|| Some(format!("Speedup in {} over {base}", y[0])));
+            y = vec![reports::derive::SPEEDUP.to_string()];
+        }
         let spec = PlotSpec {
             series: a.series.clone(),
-            title: a.title.clone(),
+            title,
             width: a.width,
             height: a.height,
-            ..PlotSpec::new(a.x.clone().expect("clap requires it"), a.y.clone(), kind)
+            ..PlotSpec::new(x, y, kind)
         };
         plot_table(&df, &spec, &a.output)
             .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;

@@ -1,8 +1,7 @@
-//! `dtsim sweep FILE --out RESULTS.(csv|parquet) [--jobs N] [--shard I/N]`
-//! and `dtsim report merge A B ... --out ALL.(csv|parquet)`.
+//! `dtsim sweep FILE --out RESULTS.(csv|parquet) [--jobs N] [--shard I/N]`.
 
 use crate::CliError;
-use clap::{Args, Subcommand};
+use clap::Args;
 use reports::sweep::{self, Options, Shard, SweepError};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -24,27 +23,7 @@ pub struct SweepArgs {
     shard: Option<String>,
 }
 
-/// Arguments of `dtsim report`.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    #[command(subcommand)]
-    what: ReportCommand,
-}
-
-#[derive(Debug, Subcommand)]
-enum ReportCommand {
-    /// Join shard tables of one sweep, refusing overlapping or missing points.
-    Merge {
-        /// Shard tables (.csv or .parquet).
-        #[arg(required = true)]
-        inputs: Vec<PathBuf>,
-        /// The merged table.
-        #[arg(long)]
-        out: PathBuf,
-    },
-}
-
-fn map(e: SweepError) -> CliError {
+pub(crate) fn map(e: SweepError) -> CliError {
     match e {
         SweepError::Point { .. } => CliError::Other(e.to_string()),
         other => CliError::Input(other.to_string()),
@@ -52,7 +31,7 @@ fn map(e: SweepError) -> CliError {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
-    let points = sim::scenario::load_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    let grid = sim::scenario::open_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
     let shard = a
         .shard
         .as_deref()
@@ -63,13 +42,14 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         jobs: a.jobs,
         shard,
         progress: std::io::stderr().is_terminal(),
+        // a test hook: small blocks exercise block boundaries on small grids
+        block_points: std::env::var("DTSIM_SWEEP_TEST_BLOCK")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
     };
-    let name = points
-        .first()
-        .map(|p| p.config.name.clone())
-        .unwrap_or_default();
     let t0 = std::time::Instant::now();
-    let s = sweep::run(&name, &points, &a.out, &opts).map_err(map)?;
+    let s = sweep::run(&grid, &a.out, &opts).map_err(map)?;
     let secs = t0.elapsed().as_secs_f64();
     if s.resumed > 0 {
         eprintln!(
@@ -86,14 +66,4 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         s.computed as f64 / secs.max(1e-9)
     );
     Ok(())
-}
-
-pub fn report(a: ReportArgs) -> Result<(), CliError> {
-    match a.what {
-        ReportCommand::Merge { inputs, out } => {
-            let s = sweep::merge(&inputs, &out).map_err(map)?;
-            eprintln!("wrote {} ({} points)", out.display(), s.points);
-            Ok(())
-        }
-    }
 }

@@ -8,6 +8,7 @@
 mod cmd_calibrate;
 mod cmd_collective;
 mod cmd_plot;
+mod cmd_report;
 mod cmd_run;
 mod cmd_sweep;
 mod cmd_validate;
@@ -30,8 +31,8 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Evaluate a scenario's sweep grid in parallel into a table (CSV or Parquet).
     Sweep(cmd_sweep::SweepArgs),
-    /// Work with result tables (merge shards).
-    Report(cmd_sweep::ReportArgs),
+    /// Write a Markdown report of a sweep (with its plots), or merge shard tables.
+    Report(cmd_report::ReportArgs),
     /// Plot a results table (line, grouped bars, stacked breakdown) or a timeline.
     Plot(cmd_plot::PlotArgs),
     /// Time one collective operation on a cluster.
@@ -56,7 +57,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => cmd_run::run(a),
         Command::Sweep(a) => cmd_sweep::sweep(a),
-        Command::Report(a) => cmd_sweep::report(a),
+        Command::Report(a) => cmd_report::run(a),
         Command::Plot(a) => cmd_plot::run(a),
         Command::Collective(a) => cmd_collective::run(a),
         Command::Calibrate(a) => cmd_calibrate::run(a),

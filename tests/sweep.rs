@@ -139,6 +139,7 @@ fn a_killed_sweep_resumes_without_recomputing() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_dtsim"))
         .args(["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "1"])
         .env("DTSIM_SWEEP_TEST_DELAY_MS", "100")
+        .env("DTSIM_SWEEP_TEST_BLOCK", "5")
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -161,7 +162,12 @@ fn a_killed_sweep_resumes_without_recomputing() {
         (4..24).contains(&finished),
         "{finished} points finished before the kill"
     );
-    let o = dtsim(&["sweep", &s, "--out", out.to_str().unwrap()]);
+    // resume in blocks of 5: finished and missing points mix in each block
+    let o = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(["sweep", &s, "--out", out.to_str().unwrap()])
+        .env("DTSIM_SWEEP_TEST_BLOCK", "5")
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(
@@ -176,7 +182,7 @@ fn a_killed_sweep_resumes_without_recomputing() {
         !ck.exists(),
         "the checkpoint is removed once the table is written"
     );
-    // the resumed table equals a clean run
+    // the resumed table equals a clean run (in one block)
     let clean = d.join("clean.parquet");
     assert!(
         dtsim(&["sweep", &s, "--out", clean.to_str().unwrap()])
@@ -199,14 +205,19 @@ fn shards_merge_to_the_whole_and_bad_merges_are_refused() {
     let mut parts = Vec::new();
     for i in 1..=3 {
         let p = d.join(format!("s{i}.parquet"));
-        let o = dtsim(&[
-            "sweep",
-            &s,
-            "--out",
-            p.to_str().unwrap(),
-            "--shard",
-            &format!("{i}/3"),
-        ]);
+        // in blocks of 3 points: a shard's table is written block by block
+        let o = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+            .args([
+                "sweep",
+                &s,
+                "--out",
+                p.to_str().unwrap(),
+                "--shard",
+                &format!("{i}/3"),
+            ])
+            .env("DTSIM_SWEEP_TEST_BLOCK", "3")
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert_eq!(read(&p).height(), 8);
         parts.push(p.display().to_string());
@@ -247,6 +258,30 @@ fn shards_merge_to_the_whole_and_bad_merges_are_refused() {
 fn bad_sweep_input_exits_2() {
     let d = dir("bad");
     let s = scenario(&d);
+    // one bad value in the grid is reported before anything runs
+    let bad = d.join("bad.toml");
+    std::fs::write(
+        &bad,
+        GRID.replace(
+            "\"cluster.nodes\" = [1, 2, 4]",
+            "\"cluster.nodes\" = [1, 2, 0]",
+        ),
+    )
+    .unwrap();
+    let bad_out = d.join("bad.parquet");
+    let o = dtsim(&[
+        "sweep",
+        bad.to_str().unwrap(),
+        "--out",
+        bad_out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.toml:") && err.contains("cluster.nodes"),
+        "{err}"
+    );
+    assert!(!bad_out.exists() && !reports::sweep::checkpoint_path(&bad_out).exists());
     let cases: [&[&str]; 5] = [
         &["sweep", &s, "--out", "/no/such/dir/r.parquet"],
         &["sweep", &s, "--out", "r.xlsx"],

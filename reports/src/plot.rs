@@ -1628,8 +1628,12 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &Chart) -> Result<
     for e in &c.legend {
         legend_w = legend_w.max(size(&e.label, &legend_font)?.0 as i32 + swatch + gap);
     }
+    // a long legend title (several keys) wraps at its commas, so it never
+    // widens the legend more than its longest part
     if let Some(t) = &c.legend_title {
-        legend_w = legend_w.max(size(t, &legend_font)?.0 as i32);
+        for part in t.split(", ") {
+            legend_w = legend_w.max(size(part, &legend_font)?.0 as i32);
+        }
     }
     let (area_w, _) = area.dim_in_pixel();
     let legend_w = if c.legend.is_empty() {
@@ -1783,9 +1787,26 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &Chart) -> Result<
         let left = x0 + px(14.0);
         let entry_font = legend_font.pos(Pos::new(HPos::Left, VPos::Center));
         if let Some(t) = &c.legend_title {
-            root.draw_text(t, &entry_font, (left, y + row_h / 2))
-                .map_err(text)?;
-            y += row_h;
+            let room = legend_w - px(30.0);
+            let mut lines: Vec<String> = Vec::new();
+            for part in t.split(", ") {
+                match lines.last_mut() {
+                    Some(l) if size(&format!("{l}, {part}"), &legend_font)?.0 as i32 <= room => {
+                        l.push_str(", ");
+                        l.push_str(part);
+                    }
+                    Some(l) => {
+                        l.push(',');
+                        lines.push(part.to_string());
+                    }
+                    None => lines.push(part.to_string()),
+                }
+            }
+            for l in &lines {
+                root.draw_text(l, &entry_font, (left, y + row_h / 2))
+                    .map_err(text)?;
+                y += row_h;
+            }
         }
         for e in &c.legend {
             let mid = y + row_h / 2;

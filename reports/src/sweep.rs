@@ -1,9 +1,13 @@
 //! Sweeps: every point of a scenario's grid, evaluated in parallel, kept
 //! durably, written as one tidy table.
 //!
-//! * Points are evaluated on a rayon pool (`--jobs`), in any order; the
-//!   table is sorted by point index, so the output does not depend on
-//!   scheduling.
+//! * Points are built one at a time from the [`Grid`] and evaluated on a
+//!   rayon pool (`--jobs`) in blocks of [`BLOCK_POINTS`]; each block is
+//!   sorted by point index and appended to the table (a Parquet row group),
+//!   so the output does not depend on scheduling and memory does not grow
+//!   with the grid. Only resuming holds more: the results found in the
+//!   checkpoint (a few hundred bytes per point) until their block is
+//!   written.
 //! * Every finished point is appended at once, as one JSON line, to a
 //!   checkpoint beside the output (`RESULTS.csv.partial`). A sweep killed
 //!   part-way keeps every point it finished; a re-run reads the checkpoint,
@@ -24,7 +28,7 @@ use crate::table::{self, TableError};
 use polars::prelude::*;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sim::scenario::Point;
+use sim::scenario::Grid;
 use sim::train::{RunResult, simulate};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
@@ -56,6 +60,9 @@ pub enum SweepError {
     /// The shard specification is not I/N with 1 ≤ I ≤ N.
     #[error("--shard `{0}`: expected I/N with 1 ≤ I ≤ N, e.g. 2/8")]
     Shard(String),
+    /// The scenario's grid has a bad point.
+    #[error(transparent)]
+    Scenario(sim::scenario::ScenarioError),
     /// Shards that cannot be merged.
     #[error("{0}")]
     Merge(String),
@@ -100,6 +107,8 @@ pub struct Options {
     pub shard: Option<Shard>,
     /// Show a progress bar on stderr (only drawn on a terminal).
     pub progress: bool,
+    /// Points per block (0 = [`BLOCK_POINTS`]).
+    pub block_points: usize,
 }
 
 /// What a sweep did.
@@ -133,20 +142,6 @@ pub fn checkpoint_path(out: &Path) -> PathBuf {
     let mut s = out.as_os_str().to_owned();
     s.push(".partial");
     PathBuf::from(s)
-}
-
-/// A fingerprint of the grid: two runs resume each other's checkpoint only
-/// if their points are the same.
-fn fingerprint(points: &[Point]) -> String {
-    // FNV-1a over the points' debug form: stable for a given dtsim build
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in points {
-        for b in format!("{:?}{:?}", p.config, p.sweep).bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
 }
 
 fn ck_err(path: &Path, e: impl std::fmt::Display) -> SweepError {
@@ -184,30 +179,42 @@ fn read_checkpoint(path: &Path, header: &Header) -> BTreeMap<usize, RunResult> {
     done
 }
 
-/// Runs the sweep of `points` (the whole grid) into `out`.
-pub fn run(
-    scenario: &str,
-    points: &[Point],
-    out: &Path,
-    opts: &Options,
-) -> Result<Summary, SweepError> {
+/// Points evaluated between two writes of the table: the memory a sweep
+/// holds is this many results (a few hundred bytes each) whatever the size
+/// of the grid, and each block becomes one Parquet row group.
+pub const BLOCK_POINTS: usize = 4_096;
+
+/// Runs the sweep of `grid` (this shard of it) into `out`.
+///
+/// Every point is validated first ([`Grid::check`]), so a bad value is
+/// reported before anything runs. Points are then evaluated block by block
+/// ([`BLOCK_POINTS`]) in parallel; each finished point goes to the
+/// checkpoint at once, each finished block to the table.
+pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepError> {
     table::Format::of(out)?;
-    let mine: Vec<usize> = (0..points.len())
-        .filter(|&i| opts.shard.is_none_or(|s| s.has(i)))
-        .collect();
+    let fingerprint = grid.check().map_err(SweepError::Scenario)?;
+    let scenario = grid.point(0).map_err(SweepError::Scenario)?.config.name;
+    let (first, step) = match opts.shard {
+        Some(s) => ((s.index - 1) as usize, s.count as usize),
+        None => (0, 1),
+    };
+    // this shard's points are first, first + step, ... below grid.len()
+    let mine = grid.len().saturating_sub(first).div_ceil(step);
+    let index = |j: usize| first + j * step;
     let header = Header {
         dtsim_sweep: 1,
-        scenario: scenario.to_string(),
-        grid_points: points.len(),
+        scenario,
+        grid_points: grid.len(),
         shard: opts
             .shard
             .map(|s| format!("{}/{}", s.index, s.count))
             .unwrap_or_else(|| "1/1".into()),
-        fingerprint: fingerprint(points),
+        fingerprint,
     };
     let ck = checkpoint_path(out);
-    let done = read_checkpoint(&ck, &header);
-    let resumed = mine.iter().filter(|i| done.contains_key(i)).count();
+    let mut done = read_checkpoint(&ck, &header);
+    done.retain(|&i, _| i < grid.len() && i >= first && (i - first) % step == 0);
+    let resumed = done.len();
     // rewrite the checkpoint with what is kept, then append as we go
     let mut file = std::fs::File::create(&ck).map_err(|e| ck_err(&ck, e))?;
     writeln!(file, "{}", serde_json::to_string(&header).expect("header"))
@@ -221,13 +228,8 @@ pub fn run(
             .map_err(|e| ck_err(&ck, e))?;
     }
     file.flush().map_err(|e| ck_err(&ck, e))?;
-    let todo: Vec<usize> = mine
-        .iter()
-        .copied()
-        .filter(|i| !done.contains_key(i))
-        .collect();
     let bar = if opts.progress {
-        let b = indicatif::ProgressBar::new(mine.len() as u64);
+        let b = indicatif::ProgressBar::new(mine as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} points  {per_sec}  eta {eta}",
@@ -242,119 +244,135 @@ pub fn run(
     let slow = std::env::var("DTSIM_SWEEP_TEST_DELAY_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok());
-    let sink = Mutex::new((file, Vec::<(usize, RunResult)>::with_capacity(todo.len())));
-    let work = || -> Result<(), SweepError> {
-        todo.par_iter().try_for_each(|&i| {
-            if let Some(ms) = slow {
-                // a test hook, to kill a sweep part-way
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-            }
-            let r = simulate(&points[i].config).map_err(|e| SweepError::Point {
-                point: i,
-                message: e.to_string(),
-            })?;
-            let line = serde_json::to_string(&Line {
-                point: i,
-                result: r.clone(),
-            })
-            .expect("line");
-            let mut g = sink.lock().expect("sink");
-            writeln!(g.0, "{line}").map_err(|e| ck_err(&ck, e))?;
-            g.0.flush().map_err(|e| ck_err(&ck, e))?;
-            g.1.push((i, r));
-            bar.inc(1);
-            Ok(())
-        })
-    };
-    if opts.jobs > 0 {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.jobs)
-            .build()
-            .map_err(|e| SweepError::Merge(e.to_string()))?
-            .install(work)?;
+    let mut writer = table::Writer::create(out, frame(grid, &[])?.schema())?;
+    let file = Mutex::new(file);
+    let mut computed = 0;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs)
+        .build()
+        .map_err(|e| SweepError::Merge(e.to_string()))?;
+    let per_block = if opts.block_points == 0 {
+        BLOCK_POINTS
     } else {
-        work()?;
+        opts.block_points
+    };
+    for block in (0..mine).step_by(per_block) {
+        let positions = block..(block + per_block).min(mine);
+        let fresh = Mutex::new(Vec::<(usize, RunResult)>::new());
+        pool.install(|| {
+            positions.clone().into_par_iter().try_for_each(|j| {
+                let i = index(j);
+                if done.contains_key(&i) {
+                    return Ok(());
+                }
+                if let Some(ms) = slow {
+                    // a test hook, to kill a sweep part-way
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
+                let p = grid.point(i).map_err(SweepError::Scenario)?;
+                let r = simulate(&p.config).map_err(|e| SweepError::Point {
+                    point: i,
+                    message: e.to_string(),
+                })?;
+                let line = serde_json::to_string(&Line {
+                    point: i,
+                    result: r.clone(),
+                })
+                .expect("line");
+                {
+                    let mut f = file.lock().expect("checkpoint");
+                    writeln!(f, "{line}").map_err(|e| ck_err(&ck, e))?;
+                    f.flush().map_err(|e| ck_err(&ck, e))?;
+                }
+                fresh.lock().expect("results").push((i, r));
+                bar.inc(1);
+                Ok::<(), SweepError>(())
+            })
+        })?;
+        let mut rows = fresh.into_inner().expect("results");
+        computed += rows.len();
+        for j in positions {
+            if let Some(r) = done.remove(&index(j)) {
+                rows.push((index(j), r));
+            }
+        }
+        rows.sort_by_key(|(i, _)| *i);
+        writer.write(&mut frame(grid, &rows)?)?;
     }
     bar.finish_and_clear();
-    let (file, fresh) = sink.into_inner().expect("sink");
-    file.sync_all().map_err(|e| ck_err(&ck, e))?;
-    let computed = fresh.len();
-    let mut rows: BTreeMap<usize, RunResult> =
-        done.into_iter().filter(|(i, _)| mine.contains(i)).collect();
-    rows.extend(fresh);
-    let mut df = frame(points, &rows)?;
-    table::write(&mut df, out)?;
+    file.into_inner()
+        .expect("checkpoint")
+        .sync_all()
+        .map_err(|e| ck_err(&ck, e))?;
+    writer.finish()?;
     let _ = std::fs::remove_file(&ck);
     Ok(Summary {
-        points: mine.len(),
+        points: mine,
         resumed,
         computed,
     })
 }
 
-/// The tidy table of finished points.
-fn frame(points: &[Point], rows: &BTreeMap<usize, RunResult>) -> Result<DataFrame, SweepError> {
+/// The column type of a swept key: integer, float, boolean or (mixed or
+/// anything else) string, decided by all the values the key takes.
+#[derive(Clone, Copy)]
+enum KeyType {
+    Int,
+    Float,
+    Bool,
+    Text,
+}
+
+fn key_type(values: &[toml::Value]) -> KeyType {
+    use toml::Value as V;
+    if values.iter().all(|v| matches!(v, V::Integer(_))) {
+        KeyType::Int
+    } else if values
+        .iter()
+        .all(|v| matches!(v, V::Float(_) | V::Integer(_)))
+    {
+        KeyType::Float
+    } else if values.iter().all(|v| matches!(v, V::Boolean(_))) {
+        KeyType::Bool
+    } else {
+        KeyType::Text
+    }
+}
+
+/// The tidy table of finished points `rows` (sorted by point).
+fn frame(grid: &Grid, rows: &[(usize, RunResult)]) -> Result<DataFrame, SweepError> {
     let n = rows.len();
-    let idx: Vec<usize> = rows.keys().copied().collect();
     let mut cols: Vec<Column> = vec![
         Column::new(
             "point".into(),
-            idx.iter().map(|&i| i as u64).collect::<Vec<_>>(),
+            rows.iter().map(|(i, _)| *i as u64).collect::<Vec<_>>(),
         ),
-        Column::new("grid_points".into(), vec![points.len() as u64; n]),
+        Column::new("grid_points".into(), vec![grid.len() as u64; n]),
     ];
-    // swept keys, typed by their values (mixed types become strings)
-    let keys: BTreeSet<&String> = points.iter().flat_map(|p| p.sweep.keys()).collect();
-    for k in keys {
-        let vals: Vec<Option<&toml::Value>> = idx.iter().map(|&i| points[i].sweep.get(k)).collect();
-        let col = if vals
-            .iter()
-            .all(|v| matches!(v, Some(toml::Value::Integer(_))))
-        {
-            Column::new(
-                k.as_str().into(),
-                vals.iter()
-                    .map(|v| v.and_then(|v| v.as_integer()))
+    let swept: Vec<_> = rows.iter().map(|(i, _)| grid.swept(*i)).collect();
+    for k in grid.keys() {
+        let name = k.as_str().into();
+        let vals = swept.iter().map(|s| &s[k]);
+        let col = match key_type(grid.values(k).expect("a swept key")) {
+            KeyType::Int => Column::new(name, vals.map(|v| v.as_integer()).collect::<Vec<_>>()),
+            KeyType::Float => Column::new(
+                name,
+                vals.map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
                     .collect::<Vec<_>>(),
-            )
-        } else if vals
-            .iter()
-            .all(|v| matches!(v, Some(toml::Value::Float(_) | toml::Value::Integer(_))))
-        {
-            Column::new(
-                k.as_str().into(),
-                vals.iter()
-                    .map(|v| {
-                        v.and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-                    })
-                    .collect::<Vec<_>>(),
-            )
-        } else if vals
-            .iter()
-            .all(|v| matches!(v, Some(toml::Value::Boolean(_))))
-        {
-            Column::new(
-                k.as_str().into(),
-                vals.iter()
-                    .map(|v| v.and_then(|v| v.as_bool()))
-                    .collect::<Vec<_>>(),
-            )
-        } else {
-            Column::new(
-                k.as_str().into(),
-                vals.iter()
-                    .map(|v| {
-                        v.map(|v| match v {
-                            toml::Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        })
-                    })
-                    .collect::<Vec<_>>(),
-            )
+            ),
+            KeyType::Bool => Column::new(name, vals.map(|v| v.as_bool()).collect::<Vec<_>>()),
+            KeyType::Text => Column::new(
+                name,
+                vals.map(|v| match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>(),
+            ),
         };
         cols.push(col);
     }
-    let r: Vec<&RunResult> = rows.values().collect();
+    let r: Vec<&RunResult> = rows.iter().map(|(_, r)| r).collect();
     macro_rules! col {
         ($name:literal, $f:expr) => {
             cols.push(Column::new(

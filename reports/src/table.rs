@@ -63,26 +63,85 @@ pub fn read(path: &Path) -> Result<DataFrame, TableError> {
 /// Writes a table atomically: to a temporary file beside `path`, then
 /// renamed over it, so a reader never sees half a table.
 pub fn write(df: &mut DataFrame, path: &Path) -> Result<(), TableError> {
-    let format = Format::of(path)?;
-    let tmp = path.with_extension(format!(
-        "{}.tmp{}",
-        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-        std::process::id()
-    ));
-    {
-        let mut file = std::fs::File::create(&tmp).map_err(|e| io(path, e))?;
-        match format {
-            Format::Csv => CsvWriter::new(&mut file)
-                .include_header(true)
-                .finish(df)
-                .map_err(|e| io(path, e))?,
-            Format::Parquet => {
-                ParquetWriter::new(&mut file)
-                    .finish(df)
-                    .map_err(|e| io(path, e))?;
+    let mut w = Writer::create(path, df.schema())?;
+    w.write(df)?;
+    w.finish()
+}
+
+/// A table written in batches of rows (each batch a Parquet row group),
+/// so that a long sweep never holds its whole table; the file appears
+/// under its name only when [`Writer::finish`] renames it into place, and
+/// a writer dropped unfinished removes its temporary file.
+pub struct Writer {
+    path: std::path::PathBuf,
+    tmp: std::path::PathBuf,
+    inner: Option<Inner>,
+}
+
+enum Inner {
+    Csv(polars::io::csv::write::BatchedWriter<std::fs::File>),
+    Parquet(polars::io::parquet::write::BatchedWriter<std::fs::File>),
+}
+
+impl Writer {
+    /// Starts the table `path` (.csv or .parquet) with columns `schema`.
+    pub fn create(path: &Path, schema: &Schema) -> Result<Writer, TableError> {
+        let format = Format::of(path)?;
+        let tmp = path.with_extension(format!(
+            "{}.tmp{}",
+            path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+            std::process::id()
+        ));
+        let file = std::fs::File::create(&tmp).map_err(|e| io(path, e))?;
+        let inner = match format {
+            Format::Csv => Inner::Csv(
+                CsvWriter::new(file)
+                    .include_header(true)
+                    .batched(schema)
+                    .map_err(|e| io(path, e))?,
+            ),
+            Format::Parquet => Inner::Parquet(
+                ParquetWriter::new(file)
+                    .batched(schema)
+                    .map_err(|e| io(path, e))?,
+            ),
+        };
+        Ok(Writer {
+            path: path.to_path_buf(),
+            tmp,
+            inner: Some(inner),
+        })
+    }
+
+    /// Appends rows (columns as in the schema given to [`Writer::create`]).
+    pub fn write(&mut self, df: &mut DataFrame) -> Result<(), TableError> {
+        df.align_chunks_par();
+        match self.inner.as_mut().expect("not finished") {
+            Inner::Csv(w) => w.write_batch(df),
+            Inner::Parquet(w) => w.write_batch(df),
+        }
+        .map_err(|e| io(&self.path, e))
+    }
+
+    /// Ends the table, syncs it to disk and renames it into place.
+    pub fn finish(mut self) -> Result<(), TableError> {
+        match self.inner.take().expect("not finished") {
+            Inner::Csv(mut w) => w.finish().map_err(|e| io(&self.path, e))?,
+            Inner::Parquet(w) => {
+                w.finish().map_err(|e| io(&self.path, e))?;
             }
         }
-        file.sync_all().map_err(|e| io(path, e))?;
+        std::fs::File::open(&self.tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| io(&self.path, e))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| io(&self.path, e))
     }
-    std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if self.inner.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }

@@ -8,6 +8,9 @@
 
 /// Most GPUs in one cluster.
 pub const MAX_GPUS: u64 = 1 << 20;
+/// Most points in one sweep grid (about a day of analytical points on
+/// one core; larger studies are split into several scenarios).
+pub const MAX_SWEEP_POINTS: u64 = 1_000_000_000;
 /// Most measured (or warm-up) iterations.
 pub const MAX_ITERATIONS: u64 = 1_000_000;
 /// Most parameters in one layer.

@@ -72,19 +72,11 @@ fn invalid(key: &str, msg: impl Into<String>) -> Invalid {
 }
 
 /// Reads and validates a scenario file into its grid of points.
+///
+/// Every point is held in memory; a sweep of very many points should use
+/// [`open_file`] and take the points one at a time.
 pub fn load_file(path: &Path) -> Result<Vec<Point>, ScenarioError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: None,
-        key: None,
-        message: format!("cannot read the scenario: {e}"),
-    })?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "scenario".into());
-    load_str_in(&text, &file, &stem, path.parent())
+    open_file(path)?.points()
 }
 
 /// Validates scenario text; `file` names it in errors, `stem` is the
@@ -102,6 +94,34 @@ pub fn load_str_in(
     stem: &str,
     dir: Option<&Path>,
 ) -> Result<Vec<Point>, ScenarioError> {
+    open_str_in(text, file, stem, dir)?.points()
+}
+
+/// Reads a scenario file into its [`Grid`], checking its form but not yet
+/// the meaning of each point (see [`Grid::check`]).
+pub fn open_file(path: &Path) -> Result<Grid, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: None,
+        key: None,
+        message: format!("cannot read the scenario: {e}"),
+    })?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    open_str_in(&text, &file, &stem, path.parent())
+}
+
+/// Reads scenario text into its [`Grid`] (see [`load_str_in`] for the
+/// arguments).
+pub fn open_str_in(
+    text: &str,
+    file: &str,
+    stem: &str,
+    dir: Option<&Path>,
+) -> Result<Grid, ScenarioError> {
     let lines = KeyLines::scan(text);
     let base: RawScenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
@@ -112,59 +132,148 @@ pub fn load_str_in(
             message: e.message().trim().to_string(),
         }
     })?;
-    let locate = |(key, message): Invalid, swept: bool| ScenarioError {
+    let mut grid = Grid {
         file: file.into(),
-        line: if swept {
-            lines.get(&format!("sweep.{key}"))
-        } else {
-            lines.get(&key)
-        },
-        key: Some(key),
-        message,
+        stem: stem.into(),
+        dir: dir.map(Path::to_path_buf),
+        lines,
+        keys: base.sweep.keys().cloned().collect(),
+        values: base.sweep.values().cloned().collect(),
+        len: 1,
+        base_table: toml::Table::new(),
+        base,
     };
-    if base.sweep.is_empty() {
-        let cfg = validate(&base, stem, dir).map_err(|e| locate(e, false))?;
-        return Ok(vec![Point {
-            config: cfg,
-            sweep: BTreeMap::new(),
-        }]);
-    }
-    let keys: Vec<&String> = base.sweep.keys().collect();
-    for k in &keys {
-        if base.sweep[*k].is_empty() {
-            return Err(locate(invalid(k, "a sweep needs at least one value"), true));
+    for (k, v) in grid.keys.iter().zip(&grid.values) {
+        if v.is_empty() {
+            return Err(grid.locate(invalid(k, "a sweep needs at least one value"), true));
         }
     }
-    let mut base_table = toml::Table::try_from(&base).expect("raw scenarios serialise");
-    base_table.remove("sweep");
-    let total: usize = keys.iter().map(|k| base.sweep[*k].len()).product();
-    let mut points = Vec::with_capacity(total);
-    for idx in 0..total {
-        // mixed-radix decomposition, last key fastest
-        let mut rem = idx;
-        let mut choice = vec![0usize; keys.len()];
-        for (i, k) in keys.iter().enumerate().rev() {
-            let n = base.sweep[*k].len();
-            choice[i] = rem % n;
-            rem /= n;
+    let mut len: usize = 1;
+    for (k, v) in grid.keys.iter().zip(&grid.values) {
+        len = len
+            .checked_mul(v.len())
+            .filter(|&n| n as u64 <= limits::MAX_SWEEP_POINTS)
+            .ok_or_else(|| {
+                grid.locate(
+                    invalid(
+                        k,
+                        format!(
+                            "the sweep grid has more than {} points; split it into several scenarios",
+                            limits::MAX_SWEEP_POINTS
+                        ),
+                    ),
+                    true,
+                )
+            })?;
+    }
+    grid.len = len;
+    if !grid.keys.is_empty() {
+        let mut t = toml::Table::try_from(&grid.base).expect("raw scenarios serialise");
+        t.remove("sweep");
+        grid.base_table = t;
+    }
+    Ok(grid)
+}
+
+/// A scenario's grid of points, produced one at a time.
+///
+/// A `[sweep]` of k keys with n₁ … n_k values has n₁·…·n_k points; point i
+/// is the mixed-radix decomposition of i over the keys in sorted order, the
+/// last key varying fastest. Building point i costs one validation of one
+/// scenario, so a sweep never needs to hold the whole grid.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    file: String,
+    stem: String,
+    dir: Option<std::path::PathBuf>,
+    lines: KeyLines,
+    base: RawScenario,
+    /// The scenario without its `[sweep]`, as a table to set keys in.
+    base_table: toml::Table,
+    keys: Vec<String>,
+    values: Vec<Vec<toml::Value>>,
+    len: usize,
+}
+
+impl Grid {
+    /// Points in the grid (1 without a sweep).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: a grid has at least one point.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The swept keys, sorted.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// The values a swept key takes (in the order of the file).
+    pub fn values(&self, key: &str) -> Option<&[toml::Value]> {
+        let i = self.keys.iter().position(|k| k == key)?;
+        Some(&self.values[i])
+    }
+
+    /// The swept keys and their values at point `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`Grid::len`].
+    pub fn swept(&self, i: usize) -> BTreeMap<String, toml::Value> {
+        assert!(i < self.len, "point {i} of a grid of {}", self.len);
+        let mut rem = i;
+        let mut out = BTreeMap::new();
+        for (k, v) in self.keys.iter().zip(&self.values).rev() {
+            out.insert(k.clone(), v[rem % v.len()].clone());
+            rem /= v.len();
         }
-        let mut table = base_table.clone();
-        let mut sweep = BTreeMap::new();
-        for (i, k) in keys.iter().enumerate() {
-            let v = base.sweep[*k][choice[i]].clone();
-            set_path(&mut table, k, v.clone()).map_err(|m| locate(invalid(k, m), true))?;
-            sweep.insert((*k).clone(), v);
+        out
+    }
+
+    fn locate(&self, (key, message): Invalid, swept: bool) -> ScenarioError {
+        ScenarioError {
+            file: self.file.clone(),
+            line: if swept {
+                self.lines.get(&format!("sweep.{key}"))
+            } else {
+                self.lines.get(&key)
+            },
+            key: Some(key),
+            message,
+        }
+    }
+
+    /// Validates and returns point `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`Grid::len`].
+    pub fn point(&self, i: usize) -> Result<Point, ScenarioError> {
+        let dir = self.dir.as_deref();
+        if self.keys.is_empty() {
+            assert_eq!(i, 0, "a scenario without a sweep has one point");
+            let cfg = validate(&self.base, &self.stem, dir).map_err(|e| self.locate(e, false))?;
+            return Ok(Point {
+                config: cfg,
+                sweep: BTreeMap::new(),
+            });
+        }
+        let sweep = self.swept(i);
+        let mut table = self.base_table.clone();
+        for (k, v) in &sweep {
+            set_path(&mut table, k, v.clone()).map_err(|m| self.locate(invalid(k, m), true))?;
         }
         let raw: RawScenario =
             toml::Value::Table(table)
                 .try_into()
                 .map_err(|e: toml::de::Error| {
-                    let key = keys
+                    let key = self
+                        .keys
                         .iter()
                         .find(|k| e.message().contains(k.rsplit('.').next().unwrap_or(k)))
-                        .copied()
-                        .unwrap_or(keys[0]);
-                    locate(
+                        .unwrap_or(&self.keys[0]);
+                    self.locate(
                         invalid(
                             key,
                             format!("swept value does not fit: {}", e.message().trim()),
@@ -172,13 +281,42 @@ pub fn load_str_in(
                         true,
                     )
                 })?;
-        let cfg = validate(&raw, stem, dir).map_err(|(k, m)| {
+        let cfg = validate(&raw, &self.stem, dir).map_err(|(k, m)| {
             let swept = sweep.contains_key(&k);
-            locate((k, m), swept)
+            self.locate((k, m), swept)
         })?;
-        points.push(Point { config: cfg, sweep });
+        Ok(Point { config: cfg, sweep })
     }
-    Ok(points)
+
+    /// Every point, in order, held in memory.
+    pub fn points(&self) -> Result<Vec<Point>, ScenarioError> {
+        (0..self.len).map(|i| self.point(i)).collect()
+    }
+
+    /// Validates every point without keeping any, so that a bad value is
+    /// reported before a long sweep starts; returns a fingerprint of the
+    /// grid's configurations (FNV-1a over each point's debug form, stable
+    /// for a given dtsim build), which tells whether two runs sweep the
+    /// same points.
+    pub fn check(&self) -> Result<String, ScenarioError> {
+        struct Fnv(u64);
+        impl fmt::Write for Fnv {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                for b in s.bytes() {
+                    self.0 ^= b as u64;
+                    self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+                }
+                Ok(())
+            }
+        }
+        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        for i in 0..self.len {
+            let p = self.point(i)?;
+            fmt::Write::write_fmt(&mut h, format_args!("{:?}{:?}", p.config, p.sweep))
+                .expect("hashing cannot fail");
+        }
+        Ok(format!("{:016x}", h.0))
+    }
 }
 
 /// Sets a dotted key in a TOML table, creating tables on the way.
@@ -207,6 +345,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 /// A light scan that understands table headers, arrays of tables and
 /// `key = value` lines, which is how scenario files are written; keys it
 /// cannot place fall back to their table's header line.
+#[derive(Debug, Clone)]
 struct KeyLines(BTreeMap<String, usize>);
 
 impl KeyLines {

@@ -1,0 +1,201 @@
+//! Columns derived from a result table for plots and reports: a label
+//! joining several columns, the rows holding one value of a column, and
+//! the speedup of each row over a baseline series.
+
+use crate::plot::PlotError;
+use polars::prelude::*;
+use std::collections::BTreeMap;
+
+/// The name [`speedup`] gives its column; the plots show it as ×.
+pub const SPEEDUP: &str = "speedup";
+
+fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, PlotError> {
+    df.column(name).map_err(|_| PlotError::UnknownColumn {
+        column: name.to_string(),
+        available: df
+            .get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+    })
+}
+
+/// A column's values as text (numbers as polars prints them: `4`, `0.5`);
+/// `None` for nulls.
+pub fn texts(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>, PlotError> {
+    let col = column(df, name)?;
+    let s = col
+        .cast(&DataType::String)
+        .map_err(|e| PlotError::BadSpec(format!("column `{name}` cannot be read as text: {e}")))?;
+    let ca = s
+        .str()
+        .map_err(|e| PlotError::BadSpec(format!("column `{name}` cannot be read as text: {e}")))?;
+    Ok(ca.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+/// A numeric column's values as `f64`; `None` for nulls and non-finite
+/// values.
+pub fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, PlotError> {
+    let col = column(df, name)?;
+    let not_numeric = || PlotError::NotNumeric {
+        column: name.to_string(),
+    };
+    if !col.dtype().is_primitive_numeric() {
+        return Err(not_numeric());
+    }
+    let c = col.cast(&DataType::Float64).map_err(|_| not_numeric())?;
+    let ca = c.f64().map_err(|_| not_numeric())?;
+    Ok(ca.iter().map(|v| v.filter(|x| x.is_finite())).collect())
+}
+
+/// `df` with a text column `name` joining the values of `columns` with
+/// `", "` (a series label for several swept keys at once).
+pub fn with_label(df: &DataFrame, columns: &[String], name: &str) -> Result<DataFrame, PlotError> {
+    let parts = columns
+        .iter()
+        .map(|c| texts(df, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let label: Vec<Option<String>> = (0..df.height())
+        .map(|r| {
+            parts
+                .iter()
+                .map(|p| p[r].clone())
+                .collect::<Option<Vec<_>>>()
+                .map(|v| v.join(", "))
+        })
+        .collect();
+    let mut out = df.clone();
+    out.with_column(Column::new(name.into(), label))
+        .map_err(|e| PlotError::BadSpec(e.to_string()))?;
+    Ok(out)
+}
+
+/// The rows of `df` whose `column` reads `value` (as [`texts`] prints it).
+pub fn holding(df: &DataFrame, column: &str, value: &str) -> Result<DataFrame, PlotError> {
+    let t = texts(df, column)?;
+    let mask: Vec<bool> = t.iter().map(|v| v.as_deref() == Some(value)).collect();
+    df.filter(&BooleanChunked::new("mask".into(), mask.as_slice()))
+        .map_err(|e| PlotError::BadSpec(e.to_string()))
+}
+
+/// `df` with a column [`SPEEDUP`]: each row's `y` divided by the `y` of
+/// the row that has the same values in the `by` columns and whose `key`
+/// is `baseline` (so the baseline rows read 1). Rows without such a row
+/// are null.
+///
+/// `dtsim plot --baseline` matches on x alone; a report matches on x and
+/// every other series key, so "ps over allreduce" is taken network by
+/// network.
+///
+/// Refused: a `baseline` that `key` never takes (the message lists the
+/// values it does take), and two rows with the same `by` values and `key`
+/// (the speedup would be ambiguous; filter the table first).
+pub fn speedup(
+    df: &DataFrame,
+    by: &[String],
+    y: &str,
+    key: &str,
+    baseline: &str,
+) -> Result<DataFrame, PlotError> {
+    let groups = by
+        .iter()
+        .map(|c| texts(df, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let group = |r: usize| -> Option<Vec<String>> { groups.iter().map(|g| g[r].clone()).collect() };
+    let ys = numbers(df, y)?;
+    let ks = texts(df, key)?;
+    let mut seen = BTreeMap::new();
+    for r in 0..df.height() {
+        if let (Some(g), Some(k)) = (group(r), &ks[r])
+            && seen.insert((g.clone(), k.clone()), r).is_some()
+        {
+            return Err(PlotError::BadSpec(format!(
+                "two rows have {} and {key} = {k}: a speedup over `{baseline}` \
+                 needs one row per ({}, {key}); filter the table first",
+                by.iter()
+                    .zip(&g)
+                    .map(|(c, v)| format!("{c} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                by.join(", ")
+            )));
+        }
+    }
+    if !ks.iter().any(|s| s.as_deref() == Some(baseline)) {
+        let mut values: Vec<&str> = ks.iter().flatten().map(String::as_str).collect();
+        values.sort_unstable();
+        values.dedup();
+        return Err(PlotError::BadSpec(format!(
+            "baseline `{baseline}` is not a value of `{key}` (it has: {})",
+            values.join(", ")
+        )));
+    }
+    let base: BTreeMap<Vec<String>, f64> = (0..df.height())
+        .filter(|&r| ks[r].as_deref() == Some(baseline))
+        .filter_map(|r| Some((group(r)?, ys[r]?)))
+        .collect();
+    let sp: Vec<Option<f64>> = (0..df.height())
+        .map(|r| {
+            let b = base.get(&group(r)?)?;
+            let v = ys[r]?;
+            (*b > 0.0).then(|| v / b)
+        })
+        .collect();
+    let mut out = df.clone();
+    out.with_column(Column::new(SPEEDUP.into(), sp))
+        .map_err(|e| PlotError::BadSpec(e.to_string()))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> DataFrame {
+        df!(
+            "gpus" => [4i64, 8, 4, 8],
+            "method" => ["ps", "ps", "ring", "ring"],
+            "net" => ["10g", "10g", "10g", "100g"],
+            "throughput" => [100.0, 150.0, 120.0, 300.0],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn speedup_divides_by_the_baseline_at_the_same_x() {
+        let by = ["gpus".to_string()];
+        let d = speedup(&table(), &by, "throughput", "method", "ps").unwrap();
+        let s: Vec<Option<f64>> = d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect();
+        assert_eq!(s, vec![Some(1.0), Some(1.0), Some(1.2), Some(2.0)]);
+        // matched on the network too: ring on 100g has no ps row to compare with
+        let by = ["gpus".to_string(), "net".to_string()];
+        let d = speedup(&table(), &by, "throughput", "method", "ps").unwrap();
+        let s: Vec<Option<f64>> = d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect();
+        assert_eq!(s, vec![Some(1.0), Some(1.0), Some(1.2), None]);
+    }
+
+    #[test]
+    fn speedup_refuses_unknown_baselines_and_duplicates() {
+        let by = ["gpus".to_string()];
+        let e = speedup(&table(), &by, "throughput", "method", "gtopk").unwrap_err();
+        assert!(e.to_string().contains("it has: ps, ring"), "{e}");
+        let by = ["net".to_string()];
+        let e = speedup(&table(), &by, "throughput", "method", "ps").unwrap_err();
+        assert!(e.to_string().contains("two rows"), "{e}");
+    }
+
+    #[test]
+    fn labels_join_columns_and_holding_filters() {
+        let d = with_label(&table(), &["method".into(), "net".into()], "series").unwrap();
+        assert_eq!(
+            texts(&d, "series").unwrap()[3].as_deref(),
+            Some("ring, 100g")
+        );
+        let h = holding(&d, "gpus", "8").unwrap();
+        assert_eq!(h.height(), 2);
+        assert_eq!(
+            numbers(&h, "throughput").unwrap(),
+            vec![Some(150.0), Some(300.0)]
+        );
+    }
+}

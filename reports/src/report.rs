@@ -1,0 +1,807 @@
+//! A sweep's report: one Markdown file with the setup, the table of
+//! results and the standard plots, for a design review.
+//!
+//! [`write_report`] writes into a directory:
+//!
+//! * `report.md`: what was simulated (the settings every point shares, the
+//!   swept keys and their values, the scenario file when there is one),
+//!   the fastest and slowest points, the table of results (up to
+//!   [`MAX_TABLE_ROWS`] rows) and the plots below, embedded;
+//! * `results.csv`: the whole table;
+//! * `throughput.png`, `scaling_efficiency.png`: against the x axis chosen
+//!   below, one line (or bar) per series;
+//! * `speedup.png`: throughput over the first series (the baseline), as
+//!   grouped bars (EmbRace Fig. 7's form), when there are several series;
+//! * `breakdown.png`: compute, compression and exposed communication per
+//!   iteration, stacked (gTop-k Fig. 11's form), at the largest x;
+//! * `timeline-fastest.png`, `timeline-slowest.png`: Gantt pictures of the
+//!   fastest and slowest point of the breakdown, when the scenario is at
+//!   hand to re-run them (their traces are the `.json` files beside them).
+//!
+//! **How the plots are laid out.** Swept keys are the table's dotted
+//! columns (`cluster.nodes`, `strategy.schedule`). The x axis is the GPU
+//! count when `cluster.nodes` is swept, else the numeric swept key with
+//! the most values, else the swept key with the most values (then bars).
+//! The other swept keys make the series, fewest values first, as long as
+//! there are at most [`MAX_SERIES`] series; any key left over is held at
+//! its first value in the plots (the report says so), while the table keeps
+//! every point. The same input gives the same bytes.
+
+use crate::derive::{self, SPEEDUP};
+use crate::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
+use crate::table::{self, TableError};
+use polars::prelude::*;
+use sim::scenario::Grid;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Most rows shown in `report.md`'s table (all are in `results.csv`).
+pub const MAX_TABLE_ROWS: usize = 200;
+/// Most series (lines, bars per group) in a plot.
+pub const MAX_SERIES: usize = 8;
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The table is not a dtsim results table, or has no rows.
+    #[error("{0}")]
+    Input(String),
+    /// A plot failed.
+    #[error("{0}")]
+    Plot(#[from] PlotError),
+    /// The table could not be written.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// A file of the report could not be written.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// Where the results come from, for the report's header.
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// The input as the user named it (scenario or table path).
+    pub input: String,
+    /// The command that made the report, as typed.
+    pub command: String,
+    /// dtsim's version.
+    pub version: String,
+    /// The scenario text, when the report was made from a scenario.
+    pub scenario_text: Option<String>,
+}
+
+/// What [`write_report`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// Every file, `report.md` first.
+    pub files: Vec<PathBuf>,
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The result columns the report reads.
+const NEEDED: [&str; 9] = [
+    "gpus",
+    "iteration_time_s",
+    "throughput",
+    "throughput_unit",
+    "scaling_efficiency",
+    "compute_s",
+    "compression_s",
+    "exposed_comm_s",
+    "bytes_sent_per_gpu",
+];
+
+/// Settings shown in the setup when every row shares them.
+const SETTINGS: [(&str, &str); 12] = [
+    ("scenario", "scenario"),
+    ("nodes", "machines"),
+    ("gpus", "GPUs"),
+    ("network", "inter-node network"),
+    ("net_model", "network model"),
+    ("model", "model"),
+    ("gpu", "GPU type"),
+    ("batch_per_gpu", "batch per GPU"),
+    ("dense", "dense method"),
+    ("algo", "algorithm"),
+    ("sparse", "sparse method"),
+    ("schedule", "schedule"),
+];
+
+/// Distinct values of a column in order of first appearance (numbers
+/// sorted ascending).
+fn distinct(df: &DataFrame, name: &str) -> Result<Vec<String>, PlotError> {
+    let col = df
+        .column(name)
+        .map_err(|_| PlotError::BadSpec(name.into()))?;
+    if col.dtype().is_primitive_numeric() {
+        let mut v: Vec<f64> = derive::numbers(df, name)?.into_iter().flatten().collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        let t = derive::texts(df, name)?;
+        let n = derive::numbers(df, name)?;
+        return Ok(v
+            .iter()
+            .filter_map(|x| {
+                let r = n.iter().position(|y| *y == Some(*x))?;
+                t[r].clone()
+            })
+            .collect());
+    }
+    let mut out: Vec<String> = Vec::new();
+    for v in derive::texts(df, name)?.into_iter().flatten() {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// Significant-figure formatting for the Markdown table.
+fn sig(v: f64, digits: i32) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    let dec = (digits - 1 - mag).max(0) as usize;
+    format!("{v:.dec$}")
+}
+
+/// The layout of the standard plots.
+#[derive(Debug, Clone)]
+struct Layout {
+    /// The x column, and whether it is numeric (lines) or categories (bars).
+    x: Option<(String, bool)>,
+    /// Swept keys whose combinations make the series.
+    series: Vec<String>,
+    /// Swept keys held at one value in the plots: (key, value).
+    held: Vec<(String, String)>,
+}
+
+fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, PlotError> {
+    let counts: Vec<(String, usize, bool)> = swept
+        .iter()
+        .map(|k| {
+            let numeric = df
+                .column(k)
+                .map(|c| c.dtype().is_primitive_numeric())
+                .unwrap_or(false);
+            Ok((k.clone(), distinct(df, k)?.len(), numeric))
+        })
+        .collect::<Result<_, PlotError>>()?;
+    let nodes_swept = counts
+        .iter()
+        .any(|(k, n, _)| k == "cluster.nodes" && *n > 1);
+    let (x, consumed): (Option<(String, bool)>, Option<String>) = if nodes_swept {
+        (Some(("gpus".into(), true)), Some("cluster.nodes".into()))
+    } else if let Some((k, _, _)) = counts
+        .iter()
+        .filter(|(_, n, num)| *num && *n > 1)
+        .max_by_key(|(_, n, _)| *n)
+    {
+        (Some((k.clone(), true)), Some(k.clone()))
+    } else if let Some((k, _, _)) = counts
+        .iter()
+        .filter(|(_, n, _)| *n > 1)
+        .max_by_key(|(_, n, _)| *n)
+    {
+        (Some((k.clone(), false)), Some(k.clone()))
+    } else {
+        (None, None)
+    };
+    let mut rest: Vec<&(String, usize, bool)> = counts
+        .iter()
+        .filter(|(k, n, _)| Some(k) != consumed.as_ref() && *n > 1)
+        .collect();
+    rest.sort_by_key(|(_, n, _)| *n);
+    let mut series = Vec::new();
+    let mut held = Vec::new();
+    let mut product = 1;
+    for (k, n, _) in rest {
+        if product * n <= MAX_SERIES {
+            product *= n;
+            series.push(k.clone());
+        } else {
+            let first = derive::texts(df, k)?.into_iter().flatten().next();
+            held.push((k.clone(), first.unwrap_or_default()));
+        }
+    }
+    // keep the series in the table's column order
+    series.sort_by_key(|k| swept.iter().position(|s| s == k));
+    Ok(Layout { x, series, held })
+}
+
+/// Writes the report of `df` (a table from `dtsim sweep`) into `dir`.
+///
+/// `grid`, when given, is the scenario the table was swept from: the
+/// report then also draws the timelines of the fastest and slowest points.
+pub fn write_report(
+    df: &DataFrame,
+    source: &Source,
+    grid: Option<&Grid>,
+    dir: &Path,
+) -> Result<Written, ReportError> {
+    for c in NEEDED {
+        if df.column(c).is_err() {
+            return Err(ReportError::Input(format!(
+                "{}: no `{c}` column; is it a table from `dtsim sweep`?",
+                source.input
+            )));
+        }
+    }
+    if df.height() == 0 {
+        return Err(ReportError::Input(format!(
+            "{}: the table has no rows: nothing to report",
+            source.input
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut files = vec![dir.join("report.md")];
+    let swept: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .filter(|c| c.contains('.'))
+        .collect();
+    let lay = layout(df, &swept)?;
+    let unit = derive::texts(df, "throughput_unit")?
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or_else(|| "samples/s".into());
+
+    // the rows the plots show
+    let mut shown = df.clone();
+    for (k, v) in &lay.held {
+        shown = derive::holding(&shown, k, v)?;
+    }
+    // the series label's column (and legend title): a single key keeps its
+    // dotted name; several are named by their last parts, joined by commas
+    // (which no result column has, so nothing is overwritten)
+    let series_col = match lay.series.len() {
+        0 => None,
+        1 => Some(lay.series[0].clone()),
+        _ => Some(
+            lay.series
+                .iter()
+                .map(|k| k.rsplit('.').next().unwrap_or(k))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    };
+    if let Some(name) = &series_col {
+        shown = derive::with_label(&shown, &lay.series, name)?;
+    }
+    let mut plots: Vec<(String, String, String)> = Vec::new(); // (file, heading, caption)
+    let x_words = |x: &str| {
+        if x == "gpus" {
+            "GPUs".to_string()
+        } else {
+            format!("`{x}`")
+        }
+    };
+    let mut draw =
+        |file: &str, spec: PlotSpec, df: &DataFrame, heading: String, caption: String| {
+            let path = dir.join(file);
+            plot_table(df, &spec, &path)?;
+            files.push(path);
+            plots.push((file.to_string(), heading, caption));
+            Ok::<(), ReportError>(())
+        };
+    if let Some((x, numeric)) = &lay.x {
+        let kind = if *numeric { Kind::Line } else { Kind::Bar };
+        for (file, y, what) in [
+            (
+                "throughput.png",
+                "throughput",
+                format!("Throughput ({unit})"),
+            ),
+            (
+                "scaling_efficiency.png",
+                "scaling_efficiency",
+                "Scaling efficiency (throughput over GPUs × one GPU's)".to_string(),
+            ),
+        ] {
+            let mut spec = PlotSpec::new(x.clone(), [y], kind);
+            spec.series = series_col.clone();
+            spec.title = Some(format!("{what} against {}", x_words(x)));
+            draw(
+                file,
+                spec,
+                &shown,
+                what.clone(),
+                format!("{what} against {}.", x_words(x)),
+            )?;
+        }
+        // speedup of one series key (a method, preferably) over its first
+        // value, everything else equal
+        if let Some(s) = &series_col {
+            let key = lay
+                .series
+                .iter()
+                .find(|k| k.starts_with("strategy."))
+                .unwrap_or(&lay.series[0]);
+            let base = distinct(&shown, key)?[0].clone();
+            let by: Vec<String> = std::iter::once(x.clone())
+                .chain(lay.series.iter().filter(|k| *k != key).cloned())
+                .collect();
+            let sp = derive::speedup(&shown, &by, "throughput", key, &base)?;
+            let mut spec = PlotSpec::new(x.clone(), [SPEEDUP], Kind::Bar);
+            spec.series = Some(s.clone());
+            spec.title = Some(format!("Speedup in throughput over {key} = {base}"));
+            let others = if by.len() > 1 {
+                format!(
+                    " and the same {}",
+                    by[1..]
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                String::new()
+            };
+            draw(
+                "speedup.png",
+                spec,
+                &sp,
+                format!("Speedup over {key} = {base}"),
+                format!(
+                    "Throughput of each series over that of `{key}` = {base} at the same {}{others}.",
+                    x_words(x)
+                ),
+            )?;
+        }
+    }
+    // breakdown: at the largest x, one bar per series (or per x without series)
+    let (bd, bd_x, at) = match (&lay.x, &series_col) {
+        (Some((x, true)), Some(s)) => {
+            let top = distinct(&shown, x)?.last().cloned().unwrap_or_default();
+            (
+                derive::holding(&shown, x, &top)?,
+                s.clone(),
+                Some((x.clone(), top)),
+            )
+        }
+        (Some((x, false)), Some(s)) => {
+            let top = distinct(&shown, x)?.first().cloned().unwrap_or_default();
+            (
+                derive::holding(&shown, x, &top)?,
+                s.clone(),
+                Some((x.clone(), top)),
+            )
+        }
+        (Some((x, _)), None) => (shown.clone(), x.clone(), None),
+        (None, _) => (shown.clone(), "gpus".to_string(), None),
+    };
+    // the same words for the picture's title (plain) and the caption (Markdown)
+    let at_words = |tick: &str| {
+        at.as_ref()
+            .map(|(x, v)| {
+                if x == "gpus" {
+                    format!(" at {v} GPUs")
+                } else {
+                    format!(" at {tick}{x}{tick} = {v}")
+                }
+            })
+            .unwrap_or_default()
+    };
+    {
+        let mut spec = PlotSpec::new(
+            bd_x.clone(),
+            ["compute_s", "compression_s", "exposed_comm_s"],
+            Kind::Stacked,
+        );
+        spec.title = Some(format!("Time per iteration{}", at_words("")));
+        draw(
+            "breakdown.png",
+            spec,
+            &bd,
+            "Where the time goes".into(),
+            format!(
+                "Compute, compression and exposed (not hidden behind compute) communication per iteration{}, by `{bd_x}`.",
+                at_words("`")
+            ),
+        )?;
+    }
+    // timelines of the fastest and slowest point of the breakdown
+    let mut timelines = Vec::new();
+    if let (Some(grid), true) = (grid, bd.column("point").is_ok()) {
+        let pts: Vec<Option<f64>> = derive::numbers(&bd, "point")?;
+        let thr = derive::numbers(&bd, "throughput")?;
+        let rows: Vec<(usize, f64)> = pts
+            .iter()
+            .zip(&thr)
+            .filter_map(|(p, t)| Some((p.map(|p| p as usize)?, (*t)?)))
+            .filter(|(p, _)| *p < grid.len())
+            .collect();
+        let fastest = rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        let slowest = rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(f), Some(s)) = (fastest, slowest)
+            && f.0 != s.0
+        {
+            for (name, (p, _)) in [("fastest", f), ("slowest", s)] {
+                let point = grid
+                    .point(*p)
+                    .map_err(|e| ReportError::Input(e.to_string()))?;
+                let (_, tl) = sim::train::simulate_traced(&point.config)
+                    .map_err(|e| ReportError::Input(format!("point {p}: {e}")))?;
+                let trace = crate::trace::chrome_trace(&point.config, &tl, 4);
+                let json = dir.join(format!("timeline-{name}.json"));
+                std::fs::write(&json, serde_json::to_string(&trace).expect("json"))
+                    .map_err(|e| io(&json, e))?;
+                let png = dir.join(format!("timeline-{name}.png"));
+                plot_timeline(&trace, &png, None, 1200, 800)?;
+                files.push(png);
+                files.push(json);
+                let what: Vec<String> = point
+                    .sweep
+                    .iter()
+                    .map(|(k, v)| format!("`{k}` = {}", plain(v)))
+                    .collect();
+                timelines.push((name, *p, what.join(", ")));
+            }
+        }
+    }
+    // the whole table beside the report
+    let csv = dir.join("results.csv");
+    table::write(&mut df.clone(), &csv)?;
+    files.push(csv);
+
+    let md = markdown(df, source, &swept, &lay, &unit, &plots, &timelines)?;
+    std::fs::write(&files[0], md).map_err(|e| io(&files[0], e))?;
+    Ok(Written { files })
+}
+
+fn plain(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn markdown(
+    df: &DataFrame,
+    source: &Source,
+    swept: &[String],
+    lay: &Layout,
+    unit: &str,
+    plots: &[(String, String, String)],
+    timelines: &[(&str, usize, String)],
+) -> Result<String, ReportError> {
+    let mut md = String::new();
+    let name = derive::texts(df, "scenario")
+        .ok()
+        .and_then(|t| t.into_iter().flatten().next())
+        .unwrap_or_else(|| source.input.clone());
+    let n = df.height();
+    let _ = writeln!(md, "# dtsim report: {name}\n");
+    let _ = writeln!(
+        md,
+        "Made by dtsim {} with `{}` from `{}`. Every number is the simulator's prediction for the scenario, not a measurement.\n",
+        source.version, source.command, source.input
+    );
+    // setup
+    let _ = writeln!(md, "## Setup\n");
+    let mut same = Vec::new();
+    for (col, words) in SETTINGS {
+        if df.column(col).is_err() {
+            continue;
+        }
+        let d = distinct(df, col)?;
+        if d.len() == 1 {
+            same.push((words, d[0].clone()));
+        }
+    }
+    if !same.is_empty() {
+        let _ = writeln!(
+            md,
+            "Shared by every point:\n\n| setting | value |\n|---|---|"
+        );
+        for (w, v) in &same {
+            let _ = writeln!(md, "| {w} | {v} |");
+        }
+        md.push('\n');
+    }
+    if swept.is_empty() {
+        let _ = writeln!(md, "No key is swept: one point.\n");
+    } else {
+        let grid = derive::numbers(df, "grid_points")
+            .ok()
+            .and_then(|v| v.into_iter().flatten().next())
+            .map(|g| g as usize)
+            .unwrap_or(n);
+        let _ = writeln!(
+            md,
+            "Swept ({n} points{}):\n\n| key | values |\n|---|---|",
+            if grid != n {
+                format!(" of a grid of {grid}")
+            } else {
+                String::new()
+            }
+        );
+        for k in swept {
+            let _ = writeln!(md, "| `{k}` | {} |", distinct(df, k)?.join(", "));
+        }
+        md.push('\n');
+    }
+    // headline
+    let thr = derive::numbers(df, "throughput")?;
+    let best = (0..n)
+        .filter_map(|r| Some((r, thr[r]?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let worst = (0..n)
+        .filter_map(|r| Some((r, thr[r]?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let describe = |r: usize| -> Result<String, ReportError> {
+        let mut parts = Vec::new();
+        for k in swept {
+            parts.push(format!(
+                "`{k}` = {}",
+                derive::texts(df, k)?[r].clone().unwrap_or_default()
+            ));
+        }
+        if parts.is_empty() {
+            parts.push("the only point".into());
+        }
+        Ok(parts.join(", "))
+    };
+    if let (Some((b, bt)), Some((w, wt))) = (best, worst) {
+        let _ = writeln!(md, "## Results\n");
+        if b != w {
+            let _ = writeln!(
+                md,
+                "Fastest: {} — {} {unit}. Slowest: {} — {} {unit}. The fastest has {:.3} times the throughput of the slowest.\n",
+                describe(b)?,
+                sig(bt, 4),
+                describe(w)?,
+                sig(wt, 4),
+                bt / wt
+            );
+        } else {
+            let _ = writeln!(md, "Throughput: {} {unit}.\n", sig(bt, 4));
+        }
+    }
+    // table
+    let mut head: Vec<String> = Vec::new();
+    let mut cols: Vec<Vec<String>> = Vec::new();
+    let mut add_text = |h: String, c: &str| -> Result<(), ReportError> {
+        head.push(h);
+        cols.push(
+            derive::texts(df, c)?
+                .into_iter()
+                .map(|v| v.unwrap_or_default())
+                .collect(),
+        );
+        Ok(())
+    };
+    if df.column("point").is_ok() {
+        add_text("point".into(), "point")?;
+    }
+    for k in swept {
+        add_text(format!("`{k}`"), k)?;
+    }
+    add_text("GPUs".into(), "gpus")?;
+    let mut add_num = |h: &str, c: &str, scale: f64, digits: i32| -> Result<(), ReportError> {
+        head.push(h.to_string());
+        cols.push(
+            derive::numbers(df, c)?
+                .into_iter()
+                .map(|v| v.map(|v| sig(v * scale, digits)).unwrap_or_default())
+                .collect(),
+        );
+        Ok(())
+    };
+    add_num("iteration (ms)", "iteration_time_s", 1e3, 4)?;
+    add_num(&format!("throughput ({unit})"), "throughput", 1.0, 4)?;
+    add_num("scaling efficiency (%)", "scaling_efficiency", 100.0, 3)?;
+    add_num("compute (ms)", "compute_s", 1e3, 4)?;
+    add_num("compression (ms)", "compression_s", 1e3, 4)?;
+    add_num("exposed comm. (ms)", "exposed_comm_s", 1e3, 4)?;
+    add_num(
+        "sent per GPU (MiB)",
+        "bytes_sent_per_gpu",
+        1.0 / 1048576.0,
+        4,
+    )?;
+    let _ = writeln!(md, "| {} |", head.join(" | "));
+    let _ = writeln!(
+        md,
+        "|{}",
+        head.iter()
+            .enumerate()
+            .map(|(i, _)| if i < head.len() - 7 { "---|" } else { "---:|" })
+            .collect::<String>()
+    );
+    for r in 0..n.min(MAX_TABLE_ROWS) {
+        let row: Vec<&str> = cols.iter().map(|c| c[r].as_str()).collect();
+        let _ = writeln!(md, "| {} |", row.join(" | "));
+    }
+    if n > MAX_TABLE_ROWS {
+        let _ = writeln!(
+            md,
+            "\nThe first {MAX_TABLE_ROWS} of {n} rows; every row is in [results.csv](results.csv)."
+        );
+    } else {
+        let _ = writeln!(md, "\nThe table as CSV: [results.csv](results.csv).");
+    }
+    md.push('\n');
+    // plots
+    let _ = writeln!(md, "## Plots\n");
+    if !lay.held.is_empty() {
+        let held: Vec<String> = lay
+            .held
+            .iter()
+            .map(|(k, v)| format!("`{k}` = {v}"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "To keep at most {MAX_SERIES} series, the plots hold {}; the table has every point.\n",
+            held.join(", ")
+        );
+    }
+    for (file, heading, caption) in plots {
+        let _ = writeln!(md, "### {heading}\n\n![{heading}]({file})\n\n{caption}\n");
+    }
+    if !timelines.is_empty() {
+        let _ = writeln!(md, "### Timelines\n");
+        for (name, p, what) in timelines {
+            let what = if what.is_empty() {
+                String::new()
+            } else {
+                format!(": {what}")
+            };
+            let _ = writeln!(
+                md,
+                "The {name} point of the breakdown (point {p}{what}); its trace, for Perfetto or chrome://tracing, is [timeline-{name}.json](timeline-{name}.json).\n\n![timeline of the {name} point](timeline-{name}.png)\n"
+            );
+        }
+    }
+    if let Some(text) = &source.scenario_text {
+        let _ = writeln!(md, "## Scenario\n\n```toml\n{}\n```", text.trim_end());
+    }
+    Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A results-like table: `cluster.nodes` × `strategy.dense` ×
+    /// `cluster.network` × `model.preset` (3 × 2 × 3 × 2 = 36 rows).
+    fn table() -> DataFrame {
+        let mut nodes = Vec::new();
+        let mut dense = Vec::new();
+        let mut net = Vec::new();
+        let mut model = Vec::new();
+        for n in [1i64, 2, 4] {
+            for d in ["allreduce", "ps"] {
+                for w in ["eth-10g", "eth-25g", "ib"] {
+                    for m in ["resnet50", "vgg16"] {
+                        nodes.push(n);
+                        dense.push(d);
+                        net.push(w);
+                        model.push(m);
+                    }
+                }
+            }
+        }
+        let rows = nodes.len();
+        let gpus: Vec<i64> = nodes.iter().map(|n| n * 4).collect();
+        let thr: Vec<f64> = (0..rows).map(|i| 100.0 + i as f64).collect();
+        df!(
+            "point" => (0..rows as i64).collect::<Vec<_>>(),
+            "grid_points" => vec![rows as i64; rows],
+            "cluster.nodes" => nodes,
+            "cluster.network" => net,
+            "model.preset" => model,
+            "strategy.dense" => dense,
+            "scenario" => vec!["t"; rows],
+            "gpus" => gpus,
+            "iteration_time_s" => vec![0.1; rows],
+            "throughput" => thr,
+            "throughput_unit" => vec!["samples/s"; rows],
+            "scaling_efficiency" => vec![0.9; rows],
+            "compute_s" => vec![0.08; rows],
+            "compression_s" => vec![0.0; rows],
+            "exposed_comm_s" => vec![0.02; rows],
+            "bytes_sent_per_gpu" => vec![1048576.0; rows],
+        )
+        .unwrap()
+    }
+
+    fn swept(df: &DataFrame) -> Vec<String> {
+        df.get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .filter(|c| c.contains('.'))
+            .collect()
+    }
+
+    #[test]
+    fn gpus_on_x_fewest_valued_keys_in_series_the_rest_held() {
+        let df = table();
+        let lay = layout(&df, &swept(&df)).unwrap();
+        assert_eq!(lay.x, Some(("gpus".into(), true)));
+        // model (2) and dense (2) make 4 series; network (3) would make 12 > 8
+        assert_eq!(lay.series, vec!["model.preset", "strategy.dense"]);
+        assert_eq!(lay.held, vec![("cluster.network".into(), "eth-10g".into())]);
+    }
+
+    #[test]
+    fn without_nodes_the_numeric_or_most_valued_key_is_x() {
+        let df = holding(&table(), "cluster.nodes", "2");
+        let df = df.drop("cluster.nodes").unwrap();
+        let lay = layout(&df, &swept(&df)).unwrap();
+        // no numeric key left: the key with the most values, as categories
+        assert_eq!(lay.x, Some(("cluster.network".into(), false)));
+        assert_eq!(lay.series, vec!["model.preset", "strategy.dense"]);
+        assert!(lay.held.is_empty());
+    }
+
+    fn holding(df: &DataFrame, k: &str, v: &str) -> DataFrame {
+        derive::holding(df, k, v).unwrap()
+    }
+
+    #[test]
+    fn the_report_lists_what_it_holds_and_cuts_long_tables() {
+        let dir = std::env::temp_dir().join(format!("dtsim-report-unit-{}", std::process::id()));
+        let mut big = table();
+        for _ in 0..6 {
+            big.vstack_mut(&table()).unwrap();
+        }
+        // 252 rows: repeated (x, series) pairs make the line plot refuse,
+        // so the cut is checked on markdown() alone
+        let src = Source {
+            input: "t.csv".into(),
+            command: "dtsim report t.csv -o out".into(),
+            version: "0".into(),
+            scenario_text: None,
+        };
+        let w = write_report(&table(), &src, None, &dir).unwrap();
+        let md = std::fs::read_to_string(&w.files[0]).unwrap();
+        assert!(
+            md.contains("the plots hold `cluster.network` = eth-10g"),
+            "{md}"
+        );
+        // fastest and slowest: throughput is 100 + row, rows 35 and 0
+        assert!(md.contains("— 135.0 samples/s"), "{md}");
+        assert!(md.contains("— 100.0 samples/s"), "{md}");
+        assert!(md.contains("1.350 times the throughput"), "{md}");
+        for f in [
+            "throughput.png",
+            "scaling_efficiency.png",
+            "speedup.png",
+            "breakdown.png",
+            "results.csv",
+        ] {
+            assert!(dir.join(f).exists(), "{f}");
+        }
+        let sw = swept(&big);
+        let lay = layout(&big, &sw).unwrap();
+        let md = markdown(&big, &src, &sw, &lay, "samples/s", &[], &[]).unwrap();
+        let rows = md
+            .lines()
+            .skip_while(|l| !l.starts_with("| point |"))
+            .skip(2)
+            .take_while(|l| l.starts_with("| "))
+            .count();
+        assert_eq!(rows, MAX_TABLE_ROWS);
+        assert!(md.contains(&format!("The first {MAX_TABLE_ROWS} of 252 rows")));
+        // an empty table is refused
+        let empty = table().head(Some(0));
+        let e = write_report(&empty, &src, None, &dir).unwrap_err();
+        assert!(e.to_string().contains("no rows"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,246 @@
+//! End-to-end tests of `dtsim report`: from a scenario and from a results
+//! table, the files it writes (decoded PNGs), the numbers in report.md
+//! against the table, byte determinism, and bad input.
+
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dtsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(args)
+        .output()
+        .expect("dtsim runs")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("report")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// 3 node counts × 2 methods × 2 networks × 2 schedules = 24 points: 8
+/// series at most, so one of the 2-valued keys is held in the plots.
+const GRID: &str = r#"name = "ps-vs-ring"
+iterations = 2
+warmup_iterations = 1
+
+[cluster]
+nodes = 1
+gpus_per_node = 4
+network = "eth-10g"
+model = "analytical"
+
+[model]
+preset = "vgg16"
+batch_per_gpu = 32
+gpu = "titan-xp"
+
+[sweep]
+"cluster.nodes" = [1, 2, 4]
+"cluster.network" = ["eth-10g", "ib-edr-100g"]
+"strategy.dense" = ["allreduce", "ps"]
+"strategy.schedule" = ["fifo", "priority"]
+"model.batch_per_gpu" = [16, 32]
+"#;
+
+/// Decodes a PNG; returns (width, height, grey-level standard deviation).
+fn decode(path: &Path) -> (u32, u32, f64) {
+    let file = std::fs::File::open(path).unwrap();
+    let mut r = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; r.output_buffer_size()];
+    let info = r.next_frame(&mut buf).unwrap();
+    let grey: Vec<f64> = buf[..info.buffer_size()]
+        .chunks(3)
+        .map(|p| (p[0] as f64 + p[1] as f64 + p[2] as f64) / 3.0)
+        .collect();
+    let n = grey.len() as f64;
+    let mean = grey.iter().sum::<f64>() / n;
+    let sd = (grey.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n).sqrt();
+    (info.width, info.height, sd)
+}
+
+fn f64s(df: &DataFrame, c: &str) -> Vec<f64> {
+    df.column(c)
+        .unwrap()
+        .cast(&DataType::Float64)
+        .unwrap()
+        .f64()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap())
+        .collect()
+}
+
+#[test]
+fn a_report_from_a_scenario_has_its_plots_and_the_tables_numbers() {
+    let d = dir("scenario");
+    let s = d.join("grid.toml");
+    std::fs::write(&s, GRID).unwrap();
+    let out = d.join("out");
+    let o = dtsim(&["report", s.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "throughput.png",
+        "scaling_efficiency.png",
+        "speedup.png",
+        "breakdown.png",
+        "timeline-fastest.png",
+        "timeline-slowest.png",
+    ] {
+        let (w, h, sd) = decode(&out.join(f));
+        assert_eq!((w, h), (1200, 800), "{f}");
+        assert!(sd > 10.0, "{f}: grey-level sd {sd}");
+    }
+    for f in ["timeline-fastest.json", "timeline-slowest.json"] {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(f)).unwrap()).unwrap();
+        assert!(v["traceEvents"].as_array().is_some_and(|a| !a.is_empty()));
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let table = reports::table::read(&out.join("results.csv")).unwrap();
+    assert_eq!(table.height(), 48);
+    let pq = reports::table::read(&out.join("results.parquet")).unwrap();
+    assert_eq!(pq.height(), 48);
+    // every plot is embedded, and the held key is said
+    for f in [
+        "throughput.png",
+        "speedup.png",
+        "breakdown.png",
+        "timeline-slowest.png",
+    ] {
+        assert!(md.contains(&format!("]({f})")), "{f} not embedded");
+    }
+    assert!(md.contains("the plots hold `"), "{md}");
+    assert!(
+        md.contains("## Scenario") && md.contains("\"strategy.dense\" = [\"allreduce\", \"ps\"]")
+    );
+    // the table in report.md: one row per point, throughput to 4 figures
+    let thr = f64s(&table, "throughput");
+    let rows: Vec<Vec<&str>> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| point |"))
+        .skip(2)
+        .take_while(|l| l.starts_with("| "))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 48);
+    let head: Vec<&str> = md
+        .lines()
+        .find(|l| l.starts_with("| point |"))
+        .unwrap()
+        .trim_matches('|')
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let col = head
+        .iter()
+        .position(|h| h.starts_with("throughput"))
+        .unwrap();
+    for (r, row) in rows.iter().enumerate() {
+        let shown: f64 = row[col].parse().unwrap();
+        // 4 significant figures: within half a unit of the 4th figure
+        let ulp = 10f64.powf(thr[r].log10().floor() - 3.0);
+        assert!(
+            (shown - thr[r]).abs() <= 0.5 * ulp + 1e-12,
+            "row {r}: {shown} vs {}",
+            thr[r]
+        );
+    }
+    // the headline names the table's fastest and slowest throughput
+    let max = thr.iter().cloned().fold(f64::MIN, f64::max);
+    let min = thr.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(
+        md.contains(&format!("{:.3} times the throughput", max / min)),
+        "{md}"
+    );
+    // the same command gives the same bytes
+    let first: Vec<Vec<u8>> = [
+        "report.md",
+        "throughput.png",
+        "breakdown.png",
+        "results.csv",
+    ]
+    .iter()
+    .map(|f| std::fs::read(out.join(f)).unwrap())
+    .collect();
+    let o = dtsim(&["report", s.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    for (f, bytes) in [
+        "report.md",
+        "throughput.png",
+        "breakdown.png",
+        "results.csv",
+    ]
+    .iter()
+    .zip(first)
+    {
+        assert_eq!(std::fs::read(out.join(f)).unwrap(), bytes, "{f} differs");
+    }
+}
+
+#[test]
+fn a_report_from_a_results_table() {
+    let d = dir("table");
+    let s = d.join("grid.toml");
+    std::fs::write(&s, GRID).unwrap();
+    let r = d.join("r.parquet");
+    assert!(
+        dtsim(&["sweep", s.to_str().unwrap(), "--out", r.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let out = d.join("out");
+    let o = dtsim(&["report", r.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains(&format!("from `{}`", r.display())));
+    // no scenario at hand: no timelines, no scenario text
+    assert!(!out.join("timeline-fastest.png").exists());
+    assert!(!md.contains("## Scenario"));
+    assert!(out.join("speedup.png").exists());
+}
+
+#[test]
+fn bad_report_input_exits_2() {
+    let d = dir("bad");
+    let empty = d.join("empty.csv");
+    std::fs::write(&empty, "point,grid_points,gpus,iteration_time_s,throughput,throughput_unit,scaling_efficiency,compute_s,compression_s,exposed_comm_s,bytes_sent_per_gpu\n").unwrap();
+    let other = d.join("other.csv");
+    std::fs::write(&other, "a,b\n1,2\n").unwrap();
+    let a_file = d.join("file");
+    std::fs::write(&a_file, "").unwrap();
+    let s = d.join("grid.toml");
+    std::fs::write(&s, GRID).unwrap();
+    let o: Vec<String> = ["o1", "o2", "o3", "o4"]
+        .iter()
+        .map(|n| d.join(n).display().to_string())
+        .collect();
+    let blocked = a_file.join("sub").display().to_string();
+    let cases: [(&[&str], &str); 5] = [
+        (&["report", empty.to_str().unwrap(), "-o", &o[0]], "no rows"),
+        (
+            &["report", other.to_str().unwrap(), "-o", &o[1]],
+            "no `gpus` column",
+        ),
+        (
+            &["report", "missing.parquet", "-o", &o[2]],
+            "missing.parquet",
+        ),
+        (&["report", "r.xlsx", "-o", &o[3]], ".csv or .parquet"),
+        // the output directory cannot be made: a file is in the way
+        (&["report", s.to_str().unwrap(), "-o", &blocked], "file"),
+    ];
+    for (args, says) in cases {
+        let o = dtsim(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
