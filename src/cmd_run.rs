@@ -37,6 +37,8 @@ struct PointResult<'a> {
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     let points = scenario::load_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    // a traced run's result is printed as is, not simulated a second time
+    let mut traced: Option<RunResult> = None;
     if let Some(out) = &a.trace {
         if points.len() != 1 {
             return Err(CliError::Input(format!(
@@ -48,7 +50,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         if a.trace_gpus == 0 {
             return Err(CliError::Input("--trace-gpus must be at least 1".into()));
         }
-        let (_, timeline) = sim::train::simulate_traced(&points[0].config)
+        let (result, timeline) = sim::train::simulate_traced(&points[0].config)
             .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?;
         let trace = reports::trace::chrome_trace(&points[0].config, &timeline, a.trace_gpus);
         let text = serde_json::to_string(&trace).map_err(|e| CliError::Other(e.to_string()))?;
@@ -56,6 +58,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             CliError::Input(format!("{}: cannot write the trace: {e}", out.display()))
         })?;
         eprintln!("wrote {}", out.display());
+        traced = Some(result);
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -80,8 +83,11 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         .map_err(io)?;
     }
     for p in &points {
-        let r = simulate(&p.config)
-            .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?;
+        let r = match traced.take() {
+            Some(r) => r,
+            None => simulate(&p.config)
+                .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?,
+        };
         if a.json {
             let line = serde_json::to_string(&PointResult {
                 result: &r,

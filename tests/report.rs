@@ -152,13 +152,34 @@ fn a_report_from_a_scenario_has_its_plots_and_the_tables_numbers() {
             thr[r]
         );
     }
-    // the headline names the table's fastest and slowest throughput
-    let max = thr.iter().cloned().fold(f64::MIN, f64::max);
-    let min = thr.iter().cloned().fold(f64::MAX, f64::min);
-    assert!(
-        md.contains(&format!("{:.3} times the throughput", max / min)),
-        "{md}"
-    );
+    // the headline names the fastest and slowest throughput of each batch
+    // size (samples/s of different batches are compared apart)
+    let batch = f64s(&table, "model.batch_per_gpu");
+    for b in [16.0, 32.0] {
+        let group: Vec<f64> = (0..thr.len())
+            .filter(|&r| batch[r] == b)
+            .map(|r| thr[r])
+            .collect();
+        let max = group.iter().cloned().fold(f64::MIN, f64::max);
+        let min = group.iter().cloned().fold(f64::MAX, f64::min);
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("- `model.batch_per_gpu` = {b}: fastest")))
+            .unwrap_or_else(|| panic!("no headline for batch {b} in {md}"));
+        let said: f64 = line
+            .split(" times the throughput")
+            .next()
+            .and_then(|h| h.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no ratio in {line}"));
+        // to 4 significant figures
+        let ratio = max / min;
+        let ulp = 10f64.powf(ratio.log10().floor() - 3.0);
+        assert!(
+            (said - ratio).abs() <= 0.5 * ulp + 1e-12,
+            "{said} vs {ratio}"
+        );
+    }
     // the same command gives the same bytes
     let first: Vec<Vec<u8>> = [
         "report.md",

@@ -105,8 +105,8 @@ pub fn speedup(
     let ys = numbers(df, y)?;
     let ks = texts(df, key)?;
     let mut seen = BTreeMap::new();
-    for r in 0..df.height() {
-        if let (Some(g), Some(k)) = (group(r), &ks[r])
+    for (r, k) in ks.iter().enumerate() {
+        if let (Some(g), Some(k)) = (group(r), k)
             && seen.insert((g.clone(), k.clone()), r).is_some()
         {
             return Err(PlotError::BadSpec(format!(

@@ -4,7 +4,7 @@
 //!   resumable, into a tidy table ([`table`]: CSV or Parquet through
 //!   polars); shards and their merge.
 //! * [`plot`]: line, grouped-bar and stacked-bar charts of tables, and
-//!   Gantt pictures of timelines (plotters: PNG, SVG); [`derive`]: the
+//!   Gantt pictures of timelines (plotters: PNG, SVG); [`derive`](mod@derive): the
 //!   derived columns they use (series labels, speedup over a baseline).
 //! * [`trace`]: a training run's timeline as a Chrome trace-event file
 //!   (loads in Perfetto and chrome://tracing).

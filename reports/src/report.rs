@@ -37,6 +37,11 @@ use std::path::{Path, PathBuf};
 
 /// Most rows shown in `report.md`'s table (all are in `results.csv`).
 pub const MAX_TABLE_ROWS: usize = 200;
+/// Most models (or batches) whose fastest and slowest points the
+/// report's headline names.
+pub const MAX_HEADLINE_GROUPS: usize = 20;
+/// GPUs in a report's timelines.
+pub const TIMELINE_GPUS: u32 = 2;
 /// Most series (lines, bars per group) in a plot.
 pub const MAX_SERIES: usize = 8;
 
@@ -434,9 +439,15 @@ pub fn write_report(
                 let point = grid
                     .point(*p)
                     .map_err(|e| ReportError::Input(e.to_string()))?;
-                let (_, tl) = sim::train::simulate_traced(&point.config)
+                // the picture shows iterations 1 and 2, which do not depend
+                // on later ones: simulate just those (after one warm-up) and
+                // trace two GPUs (all run in lockstep), to keep the file small
+                let mut cfg = point.config.clone();
+                cfg.warmup_iterations = 1;
+                cfg.iterations = 2;
+                let (_, tl) = sim::train::simulate_traced(&cfg)
                     .map_err(|e| ReportError::Input(format!("point {p}: {e}")))?;
-                let trace = crate::trace::chrome_trace(&point.config, &tl, 4);
+                let trace = crate::trace::chrome_trace(&cfg, &tl, TIMELINE_GPUS);
                 let json = dir.join(format!("timeline-{name}.json"));
                 std::fs::write(&json, serde_json::to_string(&trace).expect("json"))
                     .map_err(|e| io(&json, e))?;
@@ -535,43 +546,90 @@ fn markdown(
         }
         md.push('\n');
     }
-    // headline
+    // headline: fastest and slowest point, compared within each model
+    // (samples/s of different models or batches are not comparable)
+    let _ = writeln!(md, "## Results\n");
     let thr = derive::numbers(df, "throughput")?;
-    let best = (0..n)
-        .filter_map(|r| Some((r, thr[r]?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    let worst = (0..n)
-        .filter_map(|r| Some((r, thr[r]?)))
-        .min_by(|a, b| a.1.total_cmp(&b.1));
-    let describe = |r: usize| -> Result<String, ReportError> {
-        let mut parts = Vec::new();
-        for k in swept {
-            parts.push(format!(
-                "`{k}` = {}",
-                derive::texts(df, k)?[r].clone().unwrap_or_default()
-            ));
-        }
-        if parts.is_empty() {
-            parts.push("the only point".into());
-        }
-        Ok(parts.join(", "))
+    let model_keys: Vec<&String> = swept.iter().filter(|k| k.starts_with("model.")).collect();
+    let other_keys: Vec<&String> = swept.iter().filter(|k| !k.starts_with("model.")).collect();
+    let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, ReportError> {
+        keys.iter()
+            .map(|k| {
+                Ok(derive::texts(df, k)?
+                    .into_iter()
+                    .map(|v| v.unwrap_or_default())
+                    .collect())
+            })
+            .collect()
     };
-    if let (Some((b, bt)), Some((w, wt))) = (best, worst) {
-        let _ = writeln!(md, "## Results\n");
-        if b != w {
-            let _ = writeln!(
-                md,
-                "Fastest: {} — {} {unit}. Slowest: {} — {} {unit}. The fastest has {:.3} times the throughput of the slowest.\n",
-                describe(b)?,
-                sig(bt, 4),
-                describe(w)?,
-                sig(wt, 4),
-                bt / wt
-            );
-        } else {
-            let _ = writeln!(md, "Throughput: {} {unit}.\n", sig(bt, 4));
+    let model_vals = texts_of(&model_keys)?;
+    let other_vals = texts_of(&other_keys)?;
+    let name_of = |keys: &[&String], vals: &[Vec<String>], r: usize| -> String {
+        keys.iter()
+            .zip(vals)
+            .map(|(k, v)| format!("`{k}` = {}", v[r]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for r in 0..n {
+        let g = name_of(&model_keys, &model_vals, r);
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((g, vec![r])),
         }
     }
+    let shown_groups = groups.len().min(MAX_HEADLINE_GROUPS);
+    for (g, rows) in &groups[..shown_groups] {
+        let best = rows
+            .iter()
+            .filter_map(|&r| Some((r, thr[r]?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let worst = rows
+            .iter()
+            .filter_map(|&r| Some((r, thr[r]?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let (Some((b, bt)), Some((w, wt))) = (best, worst) else {
+            continue;
+        };
+        let lead = if g.is_empty() {
+            String::new()
+        } else {
+            format!("- {g}: ")
+        };
+        let (fastest, every) = if lead.is_empty() {
+            ("Fastest", "Every point")
+        } else {
+            ("fastest", "every point")
+        };
+        if sig(bt, 4) == sig(wt, 4) {
+            let _ = writeln!(
+                md,
+                "{lead}{every}: {} {unit} (equal to 4 figures).",
+                sig(bt, 4)
+            );
+        } else if b != w && !other_keys.is_empty() {
+            let _ = writeln!(
+                md,
+                "{lead}{fastest}: {} — {} {unit}. Slowest: {} — {} {unit}. The fastest has {} times the throughput of the slowest.",
+                name_of(&other_keys, &other_vals, b),
+                sig(bt, 4),
+                name_of(&other_keys, &other_vals, w),
+                sig(wt, 4),
+                sig(bt / wt, 4)
+            );
+        } else {
+            let _ = writeln!(md, "{lead}Throughput: {} {unit}.", sig(bt, 4));
+        }
+    }
+    if groups.len() > shown_groups {
+        let _ = writeln!(
+            md,
+            "- … and {} more models or batches: see the table.",
+            groups.len() - shown_groups
+        );
+    }
+    md.push('\n');
     // table
     let mut head: Vec<String> = Vec::new();
     let mut cols: Vec<Vec<String>> = Vec::new();
@@ -774,10 +832,20 @@ mod tests {
             md.contains("the plots hold `cluster.network` = eth-10g"),
             "{md}"
         );
-        // fastest and slowest: throughput is 100 + row, rows 35 and 0
-        assert!(md.contains("— 135.0 samples/s"), "{md}");
-        assert!(md.contains("— 100.0 samples/s"), "{md}");
-        assert!(md.contains("1.350 times the throughput"), "{md}");
+        // fastest and slowest within each model: throughput is 100 + row,
+        // resnet50 on even rows (100 … 134), vgg16 on odd ones (101 … 135)
+        assert!(
+            md.contains("- `model.preset` = resnet50: fastest: ")
+                && md.contains("— 134.0 samples/s. Slowest: ")
+                && md.contains("— 100.0 samples/s. The fastest has 1.340 times"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- `model.preset` = vgg16: fastest: ")
+                && md.contains("— 135.0 samples/s. Slowest: ")
+                && md.contains("— 101.0 samples/s. The fastest has 1.337 times"),
+            "{md}"
+        );
         for f in [
             "throughput.png",
             "scaling_efficiency.png",

@@ -80,7 +80,8 @@ pub struct Writer {
 
 enum Inner {
     Csv(polars::io::csv::write::BatchedWriter<std::fs::File>),
-    Parquet(polars::io::parquet::write::BatchedWriter<std::fs::File>),
+    // boxed: the Parquet writer's state is large beside the CSV one's
+    Parquet(Box<polars::io::parquet::write::BatchedWriter<std::fs::File>>),
 }
 
 impl Writer {
@@ -100,11 +101,11 @@ impl Writer {
                     .batched(schema)
                     .map_err(|e| io(path, e))?,
             ),
-            Format::Parquet => Inner::Parquet(
+            Format::Parquet => Inner::Parquet(Box::new(
                 ParquetWriter::new(file)
                     .batched(schema)
                     .map_err(|e| io(path, e))?,
-            ),
+            )),
         };
         Ok(Writer {
             path: path.to_path_buf(),

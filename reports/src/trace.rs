@@ -9,17 +9,42 @@
 //!   next forward pass on a layer's parameters) and a `communication`
 //!   thread (each fused collective message, named by operation, size and
 //!   the layers it carries).
-//! * Flow arrows from each GPU's message to the same message on its ring
-//!   successor, showing who sends to whom.
-//! * A counter per GPU, `send rate (GB/s)`: the bytes the GPU sends for a
-//!   message over the message's duration.
+//! * Flow arrows from each GPU's message to the same message on the next
+//!   GPU shown (its successor in a contiguous ring), showing who sends to
+//!   whom.
+//! * A counter per GPU, `link utilisation (%)`, with one series per link
+//!   the GPU's traffic crosses: `intra up` / `intra down` (its intra-node
+//!   link), `NIC k up` / `NIC k down` (the NIC it maps to,
+//!   [`sim::cluster::ClusterSpec::nic_of_gpu`], on multi-node clusters)
+//!   and `core up` / `core down` (its node's core link, when the fabric is
+//!   oversubscribed); links the collective leaves idle stay at 0. During
+//!   a message of m bytes lasting d seconds a link l of capacity B_l shows
 //!
-//! All GPUs run in lockstep in dtsim's data-parallel model, so their tracks
-//! are identical; a trace of thousands of GPUs is mostly repetition, hence
-//! `max_gpus`.
+//!   ```text
+//!   u_l = m · w_l / (d · B_l) × 100 %
+//!   ```
+//!
+//!   where m · w_l is the bytes the collective puts on l
+//!   ([`sim::collective::links`]; w_l, the bytes per byte of buffer, is
+//!   computed once per trace, as the loads are linear in m). It is the
+//!   average over the message, not an instantaneous rate: a ring that
+//!   waits a latency α before each of its 2(N−1) steps shows
+//!   1 − 2(N−1)α/d on its NIC. It is set when the message starts and back
+//!   to 0 when it ends. It cannot exceed 100 % (the analytical step cost
+//!   and the flow model's max-min rates never move more than B_l · d over
+//!   l); values are clamped to [0, 100] against the rounding of d to the
+//!   picosecond. The same values are in each message's `args`.
+//!
+//! All GPUs run in lockstep in dtsim's data-parallel model, so their
+//! compute and communication tracks are identical (their link counters
+//! differ only where the collective treats GPUs differently: a PS server's
+//! node, a tree's root, a NIC shared by a ring's node-crossing hop); a
+//! trace of thousands of GPUs is mostly repetition, hence `max_gpus`.
+//! `docs/traces.md` describes the trace for users.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use sim::SimTime;
+use sim::cluster::{LinkId, Topology};
 use sim::train::{Timeline, TrainConfig};
 
 fn us(t: SimTime) -> f64 {
@@ -30,11 +55,59 @@ fn human_bytes(b: u64) -> String {
     sim::units::HumanBytes(b as f64).to_string()
 }
 
+/// Name of the link-utilisation counter.
+pub const LINK_UTILISATION: &str = "link utilisation (%)";
+
+/// The links GPU `g`'s traffic can cross, named as in the trace: its
+/// intra-node link, its NIC (multi-node clusters), its node's core link
+/// (oversubscribed fabrics), each up and down. Links the collective leaves
+/// idle are kept, at 0 %: that one is idle is part of the picture (a ring
+/// leaves a node through one NIC and enters it through another).
+fn gpu_links(topo: &Topology, g: u32) -> Vec<(String, LinkId)> {
+    let spec = topo.spec();
+    let node = spec.node_of_gpu(g);
+    let mut links = vec![
+        ("intra up".to_string(), topo.gpu_up(g)),
+        ("intra down".to_string(), topo.gpu_down(g)),
+    ];
+    if spec.nodes > 1 {
+        let nic = spec.nic_of_gpu(g);
+        links.push((format!("NIC {nic} up"), topo.nic_up(node, nic)));
+        links.push((format!("NIC {nic} down"), topo.nic_down(node, nic)));
+        if let Some((up, down)) = topo.core_links(node) {
+            links.push(("core up".to_string(), up));
+            links.push(("core down".to_string(), down));
+        }
+    }
+    links
+}
+
+/// Average utilisation in [0, 1] of a link of capacity `cap` (bytes/s)
+/// carrying `bytes` during `secs`. The model never moves more than
+/// `cap · secs` over a link (`sim::collective::links`, utilisation bound),
+/// so the clamp only removes the rounding of `secs` to the picosecond.
+fn utilisation(bytes: f64, secs: f64, cap: f64) -> f64 {
+    if secs > 0.0 && cap > 0.0 {
+        (bytes / (secs * cap)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// Builds the trace of `timeline` for the first `max_gpus` GPUs of `cfg`.
 pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Value {
     let gpus = cfg.cluster.gpus();
     let shown = gpus.min(max_gpus.max(1));
     let coll = cfg.strategy.dense_collective();
+    let topo = Topology::new(&cfg.cluster);
+    // bytes per byte of buffer on every link: one program walk per trace
+    // (the loads are linear in the buffer size)
+    let per_byte = if timeline.comm.is_empty() {
+        vec![0.0; topo.capacities().len()]
+    } else {
+        coll.link_bytes(&cfg.cluster, 1.0)
+    };
+    let caps = topo.capacities();
     let op = format!("{}/{}", coll.op.name(), coll.algo.name());
     let layer_name = |l: u32| cfg.model.layers[l as usize].name.as_str();
     let mut ev: Vec<Value> = Vec::new();
@@ -46,6 +119,7 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
         );
         ev.push(json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 0, "args": {"name": "compute"}}));
         ev.push(json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 1, "args": {"name": "communication"}}));
+        let links = gpu_links(&topo, g);
         for c in &timeline.compute {
             let pass = if c.forward { "fwd" } else { "bwd" };
             ev.push(json!({
@@ -72,6 +146,15 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
                 format!("{}..{}", layer_name(first), layer_name(last))
             };
             let (ts, te) = (us(m.start), us(m.end));
+            let secs = (m.end - m.start).as_secs();
+            let util: Map<String, Value> = links
+                .iter()
+                .map(|(name, l)| {
+                    let l = *l as usize;
+                    let u = utilisation(m.bytes as f64 * per_byte[l], secs, caps[l]);
+                    (name.clone(), json!(100.0 * u))
+                })
+                .collect();
             ev.push(json!({
                 "ph": "X", "pid": g, "tid": 1, "cat": "communication",
                 "name": format!("{op} {} [{layers}]", human_bytes(m.bytes)),
@@ -81,6 +164,7 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
                     "bytes_sent_per_gpu": m.sent_per_gpu,
                     "pieces": m.pieces.len(),
                     "iterations": m.pieces.iter().map(|p| p.0).collect::<std::collections::BTreeSet<_>>(),
+                    "link_utilisation_pct": util.clone(),
                 },
             }));
             if shown > 1 {
@@ -90,13 +174,27 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
                 ev.push(json!({"ph": "s", "pid": g, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": ts}));
                 ev.push(json!({"ph": "f", "bp": "e", "pid": next, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": te}));
             }
-            let rate = if te > ts {
-                m.sent_per_gpu / ((te - ts) * 1e-6) / 1e9
-            } else {
-                0.0
-            };
-            ev.push(json!({"ph": "C", "pid": g, "name": "send rate (GB/s)", "ts": ts, "args": {"GB/s": rate}}));
-            ev.push(json!({"ph": "C", "pid": g, "name": "send rate (GB/s)", "ts": te, "args": {"GB/s": 0.0}}));
+            if !links.is_empty() {
+                let zero: Map<String, Value> =
+                    links.iter().map(|(n, _)| (n.clone(), json!(0.0))).collect();
+                ev.push(
+                    json!({"ph": "C", "pid": g, "name": LINK_UTILISATION, "ts": ts, "args": util}),
+                );
+                // back to 0 at the end, unless the next message starts then
+                // (two values at one instant would leave the order to the viewer)
+                if timeline.comm.get(i + 1).is_none_or(|n| n.start != m.end) {
+                    ev.push(json!({"ph": "C", "pid": g, "name": LINK_UTILISATION, "ts": te, "args": zero}));
+                }
+            }
+        }
+    }
+    // capacities behind the utilisation counters, to turn % into bytes/s
+    let mut bandwidths = Map::new();
+    bandwidths.insert("intra".into(), json!(cfg.cluster.intra.bandwidth));
+    if cfg.cluster.nodes > 1 {
+        bandwidths.insert("NIC".into(), json!(cfg.cluster.inter.bandwidth));
+        if cfg.cluster.oversubscription > 1.0 {
+            bandwidths.insert("core".into(), json!(cfg.cluster.core_bandwidth()));
         }
     }
     json!({
@@ -107,6 +205,8 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
             "gpus": gpus,
             "gpus_shown": shown,
             "collective": op,
+            "network_model": cfg.net_model.name(),
+            "link_bandwidth_bytes_per_s": bandwidths,
             "iteration_starts_us": timeline.iteration_starts.iter().map(|&t| us(t)).collect::<Vec<_>>(),
         },
     })

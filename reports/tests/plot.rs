@@ -4,7 +4,6 @@
 //! A PNG is decoded (the `png` crate) and checked for its size, colour
 //! type and pixel variance; an SVG for its text elements.
 
-use plotters::prelude::*;
 use polars::prelude::*;
 use reports::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
 use serde_json::json;

@@ -242,6 +242,11 @@ impl Topology {
     fn core_up(&self, node: u32) -> LinkId {
         self.core_base + 2 * node
     }
+    /// The core links (up, down) of a node, when the fabric is
+    /// oversubscribed (`None` when it is non-blocking and has none).
+    pub fn core_links(&self, node: u32) -> Option<(LinkId, LinkId)> {
+        (self.spec.oversubscription > 1.0).then(|| (self.core_up(node), self.core_up(node) + 1))
+    }
 
     fn locate(&self, e: Endpoint) -> (u32, u32) {
         match e {

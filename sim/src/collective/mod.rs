@@ -11,6 +11,9 @@
 //!   network model, each participant moving on as soon as its own messages
 //!   of a step are done.
 //!
+//! [`links::link_bytes`] sums the bytes each link carries during a
+//! collective (the same in both models), for link-utilisation counters.
+//!
 //! ```text
 //!  ring AllReduce, N = 4, 2(N−1) = 6 steps of m/4:
 //!     GPU0 ──▶ GPU1
@@ -31,6 +34,7 @@
 
 pub mod analytical;
 pub mod exec;
+pub mod links;
 pub mod program;
 
 use crate::cluster::ClusterSpec;
@@ -278,6 +282,15 @@ impl Collective {
             (op, algo) => panic!("{} does not support {}", op.name(), algo.name()),
         };
         Program::new(cluster, phases, self.servers(cluster))
+    }
+
+    /// Bytes each directed link of `cluster`'s [`crate::cluster::Topology`]
+    /// carries during one run on a buffer of `bytes`, indexed by
+    /// [`crate::cluster::LinkId`] ([`links::link_bytes`] of
+    /// [`Collective::program`]). Proportional to `bytes`.
+    pub fn link_bytes(&self, cluster: &ClusterSpec, bytes: f64) -> Vec<f64> {
+        let topo = crate::cluster::Topology::new(cluster);
+        links::link_bytes(&self.program(cluster, bytes), &topo)
     }
 
     /// The closed-form cost model of this collective on `cluster`.

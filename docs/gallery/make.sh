@@ -1,0 +1,14 @@
+#!/bin/sh
+# Regenerates docs/gallery/ from the example scenarios: one `dtsim report`
+# per scenario. Run from the repository root:
+#
+#   sh docs/gallery/make.sh
+#
+# tests/gallery.rs re-runs the same reports and fails when a committed
+# table or report.md no longer matches what dtsim produces.
+set -eu
+cargo build --release --quiet
+for s in scaling-10gbe-vs-ib schedule-by-model vgg16-16gpu-10gbe; do
+    rm -rf "docs/gallery/$s"
+    ./target/release/dtsim report "scenarios/examples/$s.toml" -o "docs/gallery/$s"
+done

@@ -1,0 +1,48 @@
+//! The gallery (docs/gallery/) is what dtsim produces today: each report is
+//! re-made from its example scenario and its table and report.md must
+//! match the committed ones byte for byte. When the model changes on
+//! purpose, regenerate with `sh docs/gallery/make.sh`.
+
+use std::path::Path;
+use std::process::Command;
+
+const GALLERY: [&str; 3] = [
+    "scaling-10gbe-vs-ib",
+    "schedule-by-model",
+    "vgg16-16gpu-10gbe",
+];
+
+#[test]
+fn the_gallery_is_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gallery");
+    let _ = std::fs::remove_dir_all(&tmp);
+    for name in GALLERY {
+        let committed = root.join("docs/gallery").join(name);
+        let out = tmp.join(name);
+        let scenario = format!("scenarios/examples/{name}.toml");
+        let o = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+            .current_dir(root)
+            .args(["report", &scenario, "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stale = format!("{name}: stale; run `sh docs/gallery/make.sh`");
+        let csv = std::fs::read(out.join("results.csv")).unwrap();
+        assert!(
+            csv == std::fs::read(committed.join("results.csv")).unwrap(),
+            "{stale} (results.csv differs)"
+        );
+        // report.md names the command that made it: the output directory differs
+        let md = std::fs::read_to_string(out.join("report.md"))
+            .unwrap()
+            .replace(out.to_str().unwrap(), &format!("docs/gallery/{name}"));
+        let want = std::fs::read_to_string(committed.join("report.md")).unwrap();
+        assert!(md == want, "{stale} (report.md differs)");
+        // every picture report.md embeds is committed
+        for line in want.lines().filter(|l| l.starts_with("![")) {
+            let file = &line[line.find("](").unwrap() + 2..line.len() - 1];
+            assert!(committed.join(file).exists(), "{name}: {file} missing");
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! The link-utilisation counters of `dtsim run --trace`: their values
+//! against the closed forms of communication-bound scenarios, and their
+//! range on every kind of collective and cluster.
+
+use reports::trace::{LINK_UTILISATION, chrome_trace};
+use serde_json::Value;
+use sim::cluster::Topology;
+use sim::scenario::load_str;
+use sim::train::{TrainConfig, simulate_traced};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Writes a scenario into the test's scratch directory.
+fn scenario(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-scenarios");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn config(text: &str) -> TrainConfig {
+    let points = load_str(text, "t.toml", "t").expect("valid scenario");
+    assert_eq!(points.len(), 1);
+    points[0].config.clone()
+}
+
+/// A one-layer model (25M parameters: a 100 MB fp32 gradient) on `nodes`
+/// single-GPU nodes of 10 GbE: nothing overlaps the one message per
+/// iteration, which the NIC's bandwidth bounds.
+fn comm_bound(nodes: u32, extra_cluster: &str, strategy: &str) -> String {
+    format!(
+        r#"
+warmup_iterations = 0
+iterations = 2
+[cluster]
+nodes = {nodes}
+network = "eth-10g"
+{extra_cluster}
+[model]
+batch_per_gpu = 8
+[[model.layers]]
+name = "big"
+params = 25000000
+forward = "1ms"
+backward = "2ms"
+[strategy]
+fusion = 0
+{strategy}
+"#
+    )
+}
+
+/// (start µs, duration µs) of every communication slice of GPU `pid`.
+fn messages(t: &Value, pid: u64) -> Vec<(f64, f64)> {
+    t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "communication" && e["pid"] == pid)
+        .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+        .collect()
+}
+
+/// The link-utilisation counter of GPU `pid` set at `ts`.
+fn counter_at(t: &Value, pid: u64, ts: f64) -> serde_json::Map<String, Value> {
+    let hits: Vec<&Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["ph"] == "C"
+                && e["name"] == LINK_UTILISATION
+                && e["pid"] == pid
+                && e["ts"].as_f64() == Some(ts)
+        })
+        .collect();
+    assert_eq!(hits.len(), 1, "one counter event of GPU {pid} at {ts} µs");
+    hits[0]["args"].as_object().unwrap().clone()
+}
+
+fn pct(args: &serde_json::Map<String, Value>, key: &str) -> f64 {
+    args.get(key)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no `{key}` in {args:?}"))
+}
+
+/// Every link-utilisation value of a trace, in percent.
+fn all_values(t: &Value) -> Vec<f64> {
+    t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == LINK_UTILISATION)
+        .flat_map(|e| e["args"].as_object().unwrap().values())
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+/// Ring AllReduce of m = 100 MB over N = 4 single-GPU nodes on 10 GbE,
+/// flow model, run through the binary. Each NIC uplink carries
+/// 2(N−1)/N·m (BaiduRing), so during a message of duration d it is
+/// u = 2(N−1)/N·m / (d·B). The ring's 2(N−1) steps each wait the path
+/// latency α (inter + intra preset) and move m/N at B with nothing else on
+/// the link, so d = 2(N−1)(α + m/(N·B)) and u = 1 − 2(N−1)α/d.
+///
+/// Tolerances: the first identity only reorders float operations on the
+/// same inputs (µs in the trace vs picoseconds in the simulator), 1e-9
+/// relative. In the second, the flow model rounds each step's latency to
+/// the nearest picosecond and its transfer up to the next one: at most
+/// 1.5 ps per step, 2(N−1)·1.5 ps over the message, which bounds the
+/// error of u by 2(N−1)·1.5 ps / d (plus 1e-12 for float rounding).
+#[test]
+fn ring_nic_utilisation_is_the_bandwidth_share_of_the_message() {
+    let n = 4u32;
+    let text = comm_bound(n, "model = \"flow\"", "");
+    let cfg = config(&text);
+    let p = scenario("ring-10g.toml", &text);
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ring-10g-trace.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(["run", p.to_str().unwrap(), "--trace", out.to_str().unwrap()])
+        .output()
+        .expect("dtsim runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+
+    let m = 25e6 * 4.0;
+    let nf = n as f64;
+    let b = cfg.cluster.inter.bandwidth;
+    let b_intra = cfg.cluster.intra.bandwidth;
+    let alpha = cfg.cluster.inter.latency + cfg.cluster.intra.latency;
+    let steps = 2.0 * (nf - 1.0);
+    assert_eq!(
+        t["otherData"]["link_bandwidth_bytes_per_s"]["NIC"].as_f64(),
+        Some(b)
+    );
+    for pid in 0..n as u64 {
+        let msgs = messages(&t, pid);
+        assert_eq!(msgs.len(), 2, "one message per iteration");
+        for (ts, dur) in msgs {
+            let d = dur * 1e-6;
+            let c = counter_at(&t, pid, ts);
+            let mut keys: Vec<&str> = c.keys().map(String::as_str).collect();
+            keys.sort();
+            assert_eq!(keys, ["NIC 0 down", "NIC 0 up", "intra down", "intra up"]);
+            let u = pct(&c, "NIC 0 up") / 100.0;
+            let want = steps / nf * m / (d * b);
+            assert!((u - want).abs() <= 1e-9 * want, "NIC up {u} vs {want}");
+            assert!((pct(&c, "NIC 0 down") / 100.0 - want).abs() <= 1e-9 * want);
+            let want_intra = steps / nf * m / (d * b_intra);
+            let ui = pct(&c, "intra up") / 100.0;
+            assert!((ui - want_intra).abs() <= 1e-9 * want_intra, "{ui}");
+            // bandwidth bound: 1 minus the latency share
+            let latency_share = steps * alpha / d;
+            let tol = steps * 1.5e-12 / d + 1e-12;
+            assert!(
+                (u - (1.0 - latency_share)).abs() <= tol,
+                "u = {u}, 1 − 2(N−1)α/d = {}",
+                1.0 - latency_share
+            );
+            assert!(u > 0.99 && u <= 1.0, "communication-bound: {u}");
+            // back to zero when the message ends
+            let end = counter_at(&t, pid, ts + dur);
+            assert!(end.values().all(|v| v.as_f64() == Some(0.0)), "{end:?}");
+        }
+    }
+    // the old per-GPU send-rate counter is gone
+    assert!(
+        t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["ph"] != "C" || e["name"] == LINK_UTILISATION)
+    );
+}
+
+/// PS with one server per node, overlapped, on n = 4 single-GPU nodes,
+/// analytical model. A node's NIC uplink carries its worker's pushes to
+/// the n−1 remote servers and its server's pulls to the n−1 remote
+/// workers, 2(n−1)/n·m. The collective is one latency α of "ready"
+/// signals, then one step of concurrent pushes and pulls that costs
+/// α + 2(n−1)/n·m/B on the NIC: d = 2α + 2(n−1)/n·m/B and the NIC uplink's
+/// utilisation is u = 2(n−1)/n·m/(d·B) = 1 − 2α/d. Tolerance: the
+/// analytical time is rounded to the nearest picosecond, 0.5 ps / d, plus
+/// 1e-12 for float rounding.
+#[test]
+fn ps_nic_utilisation_matches_the_parallax_loads() {
+    let n = 4u32;
+    let text = comm_bound(n, "model = \"analytical\"", "dense = \"ps\"");
+    let cfg = config(&text);
+    let (_, timeline) = simulate_traced(&cfg).unwrap();
+    let t = chrome_trace(&cfg, &timeline, n);
+    let m = 25e6 * 4.0;
+    let nf = n as f64;
+    let b = cfg.cluster.inter.bandwidth;
+    let alpha = cfg.cluster.inter.latency + cfg.cluster.intra.latency;
+    for pid in 0..n as u64 {
+        for (ts, dur) in messages(&t, pid) {
+            let d = dur * 1e-6;
+            let c = counter_at(&t, pid, ts);
+            for key in ["NIC 0 up", "NIC 0 down"] {
+                let u = pct(&c, key) / 100.0;
+                let want = 2.0 * (nf - 1.0) / nf * m / (d * b);
+                assert!((u - want).abs() <= 1e-9 * want, "{key}: {u} vs {want}");
+                let tol = 0.5e-12 / d + 1e-12;
+                assert!((u - (1.0 - 2.0 * alpha / d)).abs() <= tol, "{key}: {u}");
+            }
+        }
+    }
+}
+
+/// On every collective, network model and cluster shape (several GPUs per
+/// node, two NICs, an oversubscribed core, scattered placement), every
+/// counter value lies in [0, 100] %, every shown GPU has a counter per
+/// message naming its own NIC (and the core when oversubscribed), and the
+/// unclamped utilisation of every link of the cluster during every message
+/// is at most 1 up to the picosecond rounding of the message's duration
+/// (the bound of `sim::collective::links`).
+#[test]
+fn utilisation_stays_within_0_and_1_everywhere() {
+    let clusters = [
+        "nodes = 3\ngpus_per_node = 4\nnics_per_node = 2",
+        "nodes = 4\ngpus_per_node = 2\noversubscription = 3.0\nplacement = \"scattered\"",
+        "nodes = 1\ngpus_per_node = 4",
+    ];
+    let strategies = [
+        "allreduce = \"ring\"",
+        "allreduce = \"tree\"",
+        "allreduce = \"hierarchical\"",
+        "dense = \"ps\"",
+        "dense = \"ps\"\nlocal_aggregation = false\nps_servers = 1",
+    ];
+    for cluster in clusters {
+        for model in ["flow", "analytical"] {
+            for strategy in strategies {
+                let text = format!(
+                    r#"
+warmup_iterations = 1
+iterations = 2
+[cluster]
+network = "ib-edr-100g"
+intra = "nvlink2"
+model = "{model}"
+{cluster}
+[model]
+preset = "resnet50"
+batch_per_gpu = 32
+gpu = "titan-xp"
+[strategy]
+schedule = "priority"
+{strategy}
+"#
+                );
+                let cfg = config(&text);
+                let what = format!("{cluster} / {model} / {strategy}");
+                let (_, timeline) = simulate_traced(&cfg).unwrap();
+                let shown = cfg.cluster.gpus().min(8);
+                let t = chrome_trace(&cfg, &timeline, shown);
+                let values = all_values(&t);
+                assert!(!values.is_empty(), "{what}");
+                for v in values {
+                    assert!((0.0..=100.0).contains(&v), "{what}: {v} %");
+                }
+                for pid in 0..shown {
+                    let nic = cfg.cluster.nic_of_gpu(pid);
+                    for (ts, _) in messages(&t, pid as u64) {
+                        let c = counter_at(&t, pid as u64, ts);
+                        let mut want = vec!["intra down".to_string(), "intra up".into()];
+                        if cfg.cluster.nodes > 1 {
+                            want.extend([format!("NIC {nic} down"), format!("NIC {nic} up")]);
+                            if cfg.cluster.oversubscription > 1.0 {
+                                want.extend(["core down".into(), "core up".into()]);
+                            }
+                        }
+                        want.sort();
+                        let mut keys: Vec<String> = c.keys().cloned().collect();
+                        keys.sort();
+                        assert_eq!(keys, want, "{what}");
+                    }
+                }
+                // the unclamped values, on every link of the cluster
+                let topo = Topology::new(&cfg.cluster);
+                let coll = cfg.strategy.dense_collective();
+                let per_byte = coll.link_bytes(&cfg.cluster, 1.0);
+                for msg in &timeline.comm {
+                    let d = (msg.end - msg.start).as_secs();
+                    for (l, (&w, &cap)) in per_byte.iter().zip(topo.capacities()).enumerate() {
+                        let u = msg.bytes as f64 * w / (d * cap);
+                        assert!(
+                            u <= 1.0 + 0.5e-12 / d + 1e-12,
+                            "{what}: {} at {u}",
+                            topo.link_name(l as u32)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
