@@ -65,6 +65,20 @@ fn one_row_per_point_with_typed_columns_and_csv_equals_parquet() {
         let o = dtsim(&["sweep", &s, "--out", out.to_str().unwrap(), "--jobs", "2"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
+    // the same sweep gives the same bytes, whatever the thread count
+    for out in [&csv, &pq] {
+        let again = d.join(format!(
+            "again.{}",
+            out.extension().unwrap().to_str().unwrap()
+        ));
+        let o = dtsim(&["sweep", &s, "--out", again.to_str().unwrap(), "--jobs", "1"]);
+        assert!(o.status.success());
+        assert!(
+            std::fs::read(&again).unwrap() == std::fs::read(out).unwrap(),
+            "{} differs between runs",
+            out.display()
+        );
+    }
     let a = read(&csv);
     let b = read(&pq);
     assert_eq!(a.height(), 24);
