@@ -36,23 +36,28 @@ struct PointResult<'a> {
 }
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
-    let points = scenario::load_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    // every point is validated before any runs; then they are built and
+    // printed one at a time, so a long sweep does not sit in memory
+    let grid = scenario::open_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    grid.check().map_err(|e| CliError::Input(e.to_string()))?;
+    let point = |i: usize| grid.point(i).map_err(|e| CliError::Input(e.to_string()));
     // a traced run's result is printed as is, not simulated a second time
     let mut traced: Option<RunResult> = None;
     if let Some(out) = &a.trace {
-        if points.len() != 1 {
+        if grid.len() != 1 {
             return Err(CliError::Input(format!(
                 "{}: --trace needs a single-point scenario; this one's sweep has {} points",
                 a.file.display(),
-                points.len()
+                grid.len()
             )));
         }
         if a.trace_gpus == 0 {
             return Err(CliError::Input("--trace-gpus must be at least 1".into()));
         }
-        let (result, timeline) = sim::train::simulate_traced(&points[0].config)
+        let p = point(0)?;
+        let (result, timeline) = sim::train::simulate_traced(&p.config)
             .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?;
-        let trace = reports::trace::chrome_trace(&points[0].config, &timeline, a.trace_gpus);
+        let trace = reports::trace::chrome_trace(&p.config, &timeline, a.trace_gpus);
         let text = serde_json::to_string(&trace).map_err(|e| CliError::Other(e.to_string()))?;
         std::fs::write(out, text).map_err(|e| {
             CliError::Input(format!("{}: cannot write the trace: {e}", out.display()))
@@ -82,7 +87,8 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         )
         .map_err(io)?;
     }
-    for p in &points {
+    for i in 0..grid.len() {
+        let p = point(i)?;
         let r = match traced.take() {
             Some(r) => r,
             None => simulate(&p.config)
