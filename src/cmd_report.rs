@@ -69,7 +69,10 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
         (input.clone(), None, None)
     };
     let df = reports::table::read(&table_path).map_err(|e| CliError::Input(e.to_string()))?;
-    let mut words: Vec<String> = std::env::args().skip(1).collect();
+    let mut words: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     words.insert(0, "dtsim".into());
     let source = Source {
         input: input.display().to_string(),

@@ -51,6 +51,13 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let t0 = std::time::Instant::now();
     let s = sweep::run(&grid, &a.out, &opts).map_err(map)?;
     let secs = t0.elapsed().as_secs_f64();
+    if s.points == 0 {
+        eprintln!(
+            "warning: shard {} of a grid of {} points has no points; its table is empty",
+            a.shard.as_deref().unwrap_or("1/1"),
+            grid.len()
+        );
+    }
     if s.resumed > 0 {
         eprintln!(
             "resumed {} finished points from an interrupted run",

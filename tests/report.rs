@@ -234,7 +234,7 @@ fn bad_report_input_exits_2() {
     std::fs::write(&empty, "point,grid_points,gpus,iteration_time_s,throughput,throughput_unit,scaling_efficiency,compute_s,compression_s,exposed_comm_s,bytes_sent_per_gpu\n").unwrap();
     let other = d.join("other.csv");
     std::fs::write(&other, "a,b\n1,2\n").unwrap();
-    let a_file = d.join("file");
+    let a_file = d.join("a-file");
     std::fs::write(&a_file, "").unwrap();
     let s = d.join("grid.toml");
     std::fs::write(&s, GRID).unwrap();
@@ -255,7 +255,10 @@ fn bad_report_input_exits_2() {
         ),
         (&["report", "r.xlsx", "-o", &o[3]], ".csv or .parquet"),
         // the output directory cannot be made: a file is in the way
-        (&["report", s.to_str().unwrap(), "-o", &blocked], "file"),
+        (
+            &["report", s.to_str().unwrap(), "-o", &blocked],
+            "a-file/sub: Not a directory",
+        ),
     ];
     for (args, says) in cases {
         let o = dtsim(args);
@@ -264,4 +267,27 @@ fn bad_report_input_exits_2() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+#[test]
+fn a_swept_key_without_a_dot_is_a_swept_key() {
+    let d = dir("plain-key");
+    let s = d.join("iters.toml");
+    let text = GRID.replace(
+        "\"model.batch_per_gpu\" = [16, 32]\n",
+        "\"iterations\" = [2, 3]\n",
+    );
+    std::fs::write(&s, text).unwrap();
+    let out = d.join("out");
+    let o = dtsim(&["report", s.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| `iterations` | 2, 3 |"), "{md}");
+    // and from the table alone
+    let out2 = d.join("out2");
+    let r = out.join("results.parquet");
+    let o = dtsim(&["report", r.to_str().unwrap(), "-o", out2.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out2.join("report.md")).unwrap();
+    assert!(md.contains("| `iterations` | 2, 3 |"), "{md}");
 }

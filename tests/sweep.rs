@@ -196,6 +196,12 @@ fn a_killed_sweep_resumes_without_recomputing() {
         !ck.exists(),
         "the checkpoint is removed once the table is written"
     );
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp") || n.ends_with(".new"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left behind: {left:?}");
     // the resumed table equals a clean run (in one block)
     let clean = d.join("clean.parquet");
     assert!(
@@ -390,6 +396,50 @@ fn plots_from_a_sweep_and_a_trace() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no column `nope`"));
+    // speedup over a baseline series
+    let sp = d.join("sp.svg");
+    let base = [
+        "plot",
+        csv1.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--series",
+        "strategy.schedule",
+        "--kind",
+        "bar",
+        "-o",
+        sp.to_str().unwrap(),
+    ];
+    let with = |extra: &[&str]| {
+        let mut v = base.to_vec();
+        v.extend_from_slice(extra);
+        dtsim(&v)
+    };
+    let o = with(&["--y", "throughput", "--baseline", "fifo"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&sp).unwrap();
+    for text in ["Speedup in throughput over fifo", "speedup (×)", "priority"] {
+        assert!(svg.contains(text), "no `{text}` in the SVG");
+    }
+    let o = with(&["--y", "throughput", "--baseline", "lifo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("it has: fifo, priority"));
+    let o = with(&["--y", "throughput,iteration_time_s", "--baseline", "fifo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exactly one --y"));
+    let o = dtsim(&[
+        "plot",
+        csv1.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--y",
+        "throughput",
+        "--baseline",
+        "fifo",
+        "-o",
+        sp.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--baseline needs --series");
     // timeline
     let single = d.join("single.toml");
     std::fs::write(&single, GRID.split("[sweep]").next().unwrap()).unwrap();
@@ -414,4 +464,47 @@ fn plots_from_a_sweep_and_a_trace() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::metadata(&t).unwrap().len() > 1000);
+}
+
+#[test]
+fn a_shard_with_no_points_merges_as_nothing() {
+    let d = dir("empty-shard");
+    let one = d.join("one.toml");
+    std::fs::write(&one, GRID.split("[sweep]").next().unwrap()).unwrap();
+    let mut parts = Vec::new();
+    for i in 1..=2 {
+        let p = d.join(format!("s{i}.csv"));
+        let o = dtsim(&[
+            "sweep",
+            one.to_str().unwrap(),
+            "--out",
+            p.to_str().unwrap(),
+            "--shard",
+            &format!("{i}/2"),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        parts.push(p.display().to_string());
+    }
+    // shard 2/2 of a one-point grid: a header and no rows, and a warning
+    assert_eq!(read(Path::new(&parts[1])).height(), 0);
+    let merged = d.join("all.csv");
+    let o = dtsim(&[
+        "report",
+        "merge",
+        &parts[0],
+        &parts[1],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(read(&merged).height(), 1);
+    let o = dtsim(&[
+        "report",
+        "merge",
+        &parts[1],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no rows"));
 }

@@ -72,7 +72,9 @@ fn counter_at(t: &Value, pid: u64, ts: f64) -> serde_json::Map<String, Value> {
             e["ph"] == "C"
                 && e["name"] == LINK_UTILISATION
                 && e["pid"] == pid
-                && e["ts"].as_f64() == Some(ts)
+                // `ts` may be a start plus a duration, each rounded to µs
+                // floats: a picosecond of slack
+                && e["ts"].as_f64().is_some_and(|t| (t - ts).abs() <= 1e-6)
         })
         .collect();
     assert_eq!(hits.len(), 1, "one counter event of GPU {pid} at {ts} µs");

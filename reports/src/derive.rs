@@ -78,10 +78,12 @@ pub fn holding(df: &DataFrame, column: &str, value: &str) -> Result<DataFrame, P
         .map_err(|e| PlotError::BadSpec(e.to_string()))
 }
 
-/// `df` with a column [`SPEEDUP`]: each row's `y` divided by the `y` of
-/// the row that has the same values in the `by` columns and whose `key`
-/// is `baseline` (so the baseline rows read 1). Rows without such a row
-/// are null.
+/// `df` with a column [`SPEEDUP`]: how many times better each row's `y`
+/// is than the `y` of the row that has the same values in the `by` columns
+/// and whose `key` is `baseline` (so the baseline rows read 1). Higher is
+/// better (y / baseline) except for times, columns ending in `_s`, where
+/// lower is better (baseline / y: half the iteration time is a speedup of
+/// 2). Rows without a baseline row are null.
 ///
 /// `dtsim plot --baseline` matches on x alone; a report matches on x and
 /// every other series key, so "ps over allreduce" is taken network by
@@ -103,6 +105,7 @@ pub fn speedup(
         .collect::<Result<Vec<_>, _>>()?;
     let group = |r: usize| -> Option<Vec<String>> { groups.iter().map(|g| g[r].clone()).collect() };
     let ys = numbers(df, y)?;
+    let lower_is_better = y.ends_with("_s");
     let ks = texts(df, key)?;
     let mut seen = BTreeMap::new();
     for (r, k) in ks.iter().enumerate() {
@@ -136,9 +139,13 @@ pub fn speedup(
         .collect();
     let sp: Vec<Option<f64>> = (0..df.height())
         .map(|r| {
-            let b = base.get(&group(r)?)?;
+            let b = *base.get(&group(r)?)?;
             let v = ys[r]?;
-            (*b > 0.0).then(|| v / b)
+            if lower_is_better {
+                (v > 0.0).then(|| b / v)
+            } else {
+                (b > 0.0).then(|| v / b)
+            }
         })
         .collect();
     let mut out = df.clone();
@@ -172,6 +179,20 @@ mod tests {
         let d = speedup(&table(), &by, "throughput", "method", "ps").unwrap();
         let s: Vec<Option<f64>> = d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect();
         assert_eq!(s, vec![Some(1.0), Some(1.0), Some(1.2), None]);
+    }
+
+    #[test]
+    fn a_time_speeds_up_when_it_shrinks() {
+        let df = df!(
+            "gpus" => [4i64, 4],
+            "method" => ["ps", "ring"],
+            "iteration_time_s" => [0.2, 0.05],
+        )
+        .unwrap();
+        let by = ["gpus".to_string()];
+        let d = speedup(&df, &by, "iteration_time_s", "method", "ps").unwrap();
+        let s: Vec<Option<f64>> = d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect();
+        assert_eq!(s, vec![Some(1.0), Some(4.0)]);
     }
 
     #[test]

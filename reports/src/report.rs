@@ -18,8 +18,9 @@
 //!   fastest and slowest point of the breakdown, when the scenario is at
 //!   hand to re-run them (their traces are the `.json` files beside them).
 //!
-//! **How the plots are laid out.** Swept keys are the table's dotted
-//! columns (`cluster.nodes`, `strategy.schedule`). The x axis is the GPU
+//! **How the plots are laid out.** Swept keys are the scenario's `[sweep]`
+//! keys, or, from a table alone, the columns `dtsim sweep` puts between
+//! `grid_points` and `scenario`. The x axis is the GPU
 //! count when `cluster.nodes` is swept, else the numeric swept key with
 //! the most values, else the swept key with the most values (then bars).
 //! The other swept keys make the series, fewest values first, as long as
@@ -226,6 +227,34 @@ fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, PlotError> {
     Ok(Layout { x, series, held })
 }
 
+/// The table's swept-key columns: the grid's keys when the scenario is at
+/// hand; otherwise the columns `dtsim sweep` puts between `grid_points`
+/// and the first result column (`scenario`).
+fn swept_columns(df: &DataFrame, grid: Option<&Grid>) -> Vec<String> {
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    if let Some(g) = grid {
+        return g
+            .keys()
+            .iter()
+            .map(|k| crate::sweep::swept_column(k))
+            .filter(|c| names.contains(c))
+            .collect();
+    }
+    let start = names.iter().position(|c| c == "grid_points");
+    let end = names
+        .iter()
+        .position(|c| c == crate::sweep::RESULT_COLUMNS[0]);
+    match (start, end) {
+        (Some(a), Some(b)) if a < b => names[a + 1..b].to_vec(),
+        // not laid out as dtsim sweep writes it: dotted names are keys
+        _ => names.into_iter().filter(|c| c.contains('.')).collect(),
+    }
+}
+
 /// Writes the report of `df` (a table from `dtsim sweep`) into `dir`.
 ///
 /// `grid`, when given, is the scenario the table was swept from: the
@@ -252,12 +281,7 @@ pub fn write_report(
     }
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut files = vec![dir.join("report.md")];
-    let swept: Vec<String> = df
-        .get_column_names()
-        .iter()
-        .map(|c| c.to_string())
-        .filter(|c| c.contains('.'))
-        .collect();
+    let swept = swept_columns(df, grid);
     let lay = layout(df, &swept)?;
     let unit = derive::texts(df, "throughput_unit")?
         .into_iter()

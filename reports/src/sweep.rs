@@ -186,14 +186,12 @@ pub const BLOCK_POINTS: usize = 4_096;
 
 /// Runs the sweep of `grid` (this shard of it) into `out`.
 ///
-/// Every point is validated first ([`Grid::check`]), so a bad value is
-/// reported before anything runs. Points are then evaluated block by block
+/// Every point of this shard is validated first (in parallel), so a bad
+/// value is reported before anything runs. Points are then evaluated block by block
 /// ([`BLOCK_POINTS`]) in parallel; each finished point goes to the
 /// checkpoint at once, each finished block to the table.
 pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepError> {
     table::Format::of(out)?;
-    let fingerprint = grid.check().map_err(SweepError::Scenario)?;
-    let scenario = grid.point(0).map_err(SweepError::Scenario)?.config.name;
     let (first, step) = match opts.shard {
         Some(s) => ((s.index - 1) as usize, s.count as usize),
         None => (0, 1),
@@ -201,6 +199,20 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     // this shard's points are first, first + step, ... below grid.len()
     let mine = grid.len().saturating_sub(first).div_ceil(step);
     let index = |j: usize| first + j * step;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs)
+        .build()
+        .map_err(|e| SweepError::Merge(e.to_string()))?;
+    let fingerprint = pool.install(|| check(grid, mine, &index))?;
+    let scenario = match mine {
+        0 => String::new(),
+        _ => {
+            grid.point(index(0))
+                .map_err(SweepError::Scenario)?
+                .config
+                .name
+        }
+    };
     let header = Header {
         dtsim_sweep: 1,
         scenario,
@@ -215,19 +227,32 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     let mut done = read_checkpoint(&ck, &header);
     done.retain(|&i, _| i < grid.len() && i >= first && (i - first) % step == 0);
     let resumed = done.len();
-    // rewrite the checkpoint with what is kept, then append as we go
-    let mut file = std::fs::File::create(&ck).map_err(|e| ck_err(&ck, e))?;
-    writeln!(file, "{}", serde_json::to_string(&header).expect("header"))
-        .map_err(|e| ck_err(&ck, e))?;
-    for (i, r) in &done {
-        let line = Line {
-            point: *i,
-            result: r.clone(),
-        };
-        writeln!(file, "{}", serde_json::to_string(&line).expect("line"))
-            .map_err(|e| ck_err(&ck, e))?;
+    // rewrite the checkpoint with what is kept (beside it, then renamed, so
+    // a kill now loses nothing), then append to it as points finish
+    let fresh_ck = {
+        let mut p = ck.as_os_str().to_owned();
+        p.push(".new");
+        PathBuf::from(p)
+    };
+    {
+        let mut file = std::fs::File::create(&fresh_ck).map_err(|e| ck_err(&fresh_ck, e))?;
+        writeln!(file, "{}", serde_json::to_string(&header).expect("header"))
+            .map_err(|e| ck_err(&fresh_ck, e))?;
+        for (i, r) in &done {
+            let line = Line {
+                point: *i,
+                result: r.clone(),
+            };
+            writeln!(file, "{}", serde_json::to_string(&line).expect("line"))
+                .map_err(|e| ck_err(&fresh_ck, e))?;
+        }
+        file.sync_all().map_err(|e| ck_err(&fresh_ck, e))?;
     }
-    file.flush().map_err(|e| ck_err(&ck, e))?;
+    std::fs::rename(&fresh_ck, &ck).map_err(|e| ck_err(&ck, e))?;
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&ck)
+        .map_err(|e| ck_err(&ck, e))?;
     let bar = if opts.progress {
         let b = indicatif::ProgressBar::new(mine as u64);
         b.set_style(
@@ -247,10 +272,6 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     let mut writer = table::Writer::create(out, frame(grid, &[])?.schema())?;
     let file = Mutex::new(file);
     let mut computed = 0;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
-        .build()
-        .map_err(|e| SweepError::Merge(e.to_string()))?;
     let per_block = if opts.block_points == 0 {
         BLOCK_POINTS
     } else {
@@ -313,6 +334,84 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     })
 }
 
+/// Validates this shard's points (`mine` of them, the j-th being point
+/// `index(j)`) in parallel, so a bad value is reported before anything
+/// runs, and returns their fingerprint: two runs resume each other's
+/// checkpoint only if they sweep the same points with the same settings.
+/// The fingerprint is an order-independent sum of a hash (FNV-1a) of each
+/// point's index and configuration, stable for a given dtsim build. When
+/// several points are bad, the error of the lowest one is reported.
+fn check(
+    grid: &Grid,
+    mine: usize,
+    index: &(dyn Fn(usize) -> usize + Sync),
+) -> Result<String, SweepError> {
+    fn fnv(text: &str) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    }
+    type Checked = Result<u64, (usize, sim::scenario::ScenarioError)>;
+    let sum: Checked = (0..mine)
+        .into_par_iter()
+        .map(|j| {
+            let i = index(j);
+            let p = grid.point(i).map_err(|e| (i, e))?;
+            Ok(fnv(&format!("{i} {:?} {:?}", p.config, p.sweep)))
+        })
+        .reduce(
+            || Ok(0),
+            |a: Checked, b: Checked| match (a, b) {
+                (Ok(x), Ok(y)) => Ok(x.wrapping_add(y)),
+                (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+                (Err(e1), Err(e2)) => Err(if e1.0 <= e2.0 { e1 } else { e2 }),
+            },
+        );
+    let sum = sum.map_err(|(_, e)| SweepError::Scenario(e))?;
+    Ok(format!("{:016x}", sum ^ fnv(env!("CARGO_PKG_VERSION"))))
+}
+
+/// The result columns of a sweep table, in order.
+pub const RESULT_COLUMNS: [&str; 23] = [
+    "scenario",
+    "nodes",
+    "gpus",
+    "network",
+    "net_model",
+    "model",
+    "gpu",
+    "batch_per_gpu",
+    "dense",
+    "algo",
+    "sparse",
+    "schedule",
+    "iteration_time_s",
+    "throughput",
+    "throughput_unit",
+    "scaling_efficiency",
+    "compute_s",
+    "comm_s",
+    "exposed_comm_s",
+    "compression_s",
+    "bytes_sent_per_gpu",
+    "messages_per_iteration",
+    "events",
+];
+
+/// The column of swept key `key`: the key itself, or `sweep.KEY` when the
+/// key is a top-level one that a fixed column already has the name of
+/// (sweeping a whole `model` table, say).
+pub fn swept_column(key: &str) -> String {
+    if key == "point" || key == "grid_points" || RESULT_COLUMNS.contains(&key) {
+        format!("sweep.{key}")
+    } else {
+        key.to_string()
+    }
+}
+
 /// The column type of a swept key: integer, float, boolean or (mixed or
 /// anything else) string, decided by all the values the key takes.
 #[derive(Clone, Copy)]
@@ -351,7 +450,7 @@ fn frame(grid: &Grid, rows: &[(usize, RunResult)]) -> Result<DataFrame, SweepErr
     ];
     let swept: Vec<_> = rows.iter().map(|(i, _)| grid.swept(*i)).collect();
     for k in grid.keys() {
-        let name = k.as_str().into();
+        let name = swept_column(k).into();
         let vals = swept.iter().map(|s| &s[k]);
         let col = match key_type(grid.values(k).expect("a swept key")) {
             KeyType::Int => Column::new(name, vals.map(|v| v.as_integer()).collect::<Vec<_>>()),
@@ -427,7 +526,6 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
         frames.push((p, df));
     }
     let names = frames[0].1.get_column_names_owned();
-    let mut all = frames[0].1.clone();
     for (p, df) in &frames[1..] {
         if df.get_column_names_owned() != names {
             return Err(SweepError::Merge(format!(
@@ -436,6 +534,17 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
                 frames[0].0.display()
             )));
         }
+    }
+    // a shard with no points (more shards than points) adds nothing; as
+    // CSV its columns have no type to stack with, so it is left out
+    let mut rows = frames.iter().filter(|(_, df)| df.height() > 0);
+    let Some((_, first)) = rows.next() else {
+        return Err(SweepError::Merge(
+            "the tables have no rows: nothing to merge".into(),
+        ));
+    };
+    let mut all = first.clone();
+    for (p, df) in rows {
         all.vstack_mut(df)
             .map_err(|e| SweepError::Merge(format!("{}: {e}", p.display())))?;
     }
@@ -484,4 +593,29 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
         resumed: 0,
         computed: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_the_documented_columns_and_swept_keys_never_clash() {
+        let text = "[cluster]\nnodes = 1\ngpus_per_node = 2\nnetwork = \"eth-10g\"\n\
+                    [model]\npreset = \"resnet50\"\nbatch_per_gpu = 8\ngpu = \"titan-xp\"\n\
+                    [sweep]\n\"cluster.nodes\" = [1, 2]\n\"iterations\" = [2, 3]\n";
+        let grid = sim::scenario::open_str_in(text, "t.toml", "t", None).unwrap();
+        let names: Vec<String> = frame(&grid, &[])
+            .unwrap()
+            .get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        let mut want = vec!["point", "grid_points", "cluster.nodes", "iterations"];
+        want.extend(RESULT_COLUMNS);
+        assert_eq!(names, want);
+        assert_eq!(swept_column("model"), "sweep.model");
+        assert_eq!(swept_column("events"), "sweep.events");
+        assert_eq!(swept_column("iterations"), "iterations");
+    }
 }

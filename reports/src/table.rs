@@ -88,10 +88,11 @@ impl Writer {
     /// Starts the table `path` (.csv or .parquet) with columns `schema`.
     pub fn create(path: &Path, schema: &Schema) -> Result<Writer, TableError> {
         let format = Format::of(path)?;
+        // a fixed name: a writer killed part-way leaves a file the next
+        // writer of the same table truncates and replaces
         let tmp = path.with_extension(format!(
-            "{}.tmp{}",
-            path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-            std::process::id()
+            "{}.tmp",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
         ));
         let file = std::fs::File::create(&tmp).map_err(|e| io(path, e))?;
         let inner = match format {

@@ -294,28 +294,9 @@ impl Grid {
     }
 
     /// Validates every point without keeping any, so that a bad value is
-    /// reported before a long sweep starts; returns a fingerprint of the
-    /// grid's configurations (FNV-1a over each point's debug form, stable
-    /// for a given dtsim build), which tells whether two runs sweep the
-    /// same points.
-    pub fn check(&self) -> Result<String, ScenarioError> {
-        struct Fnv(u64);
-        impl fmt::Write for Fnv {
-            fn write_str(&mut self, s: &str) -> fmt::Result {
-                for b in s.bytes() {
-                    self.0 ^= b as u64;
-                    self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-                }
-                Ok(())
-            }
-        }
-        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-        for i in 0..self.len {
-            let p = self.point(i)?;
-            fmt::Write::write_fmt(&mut h, format_args!("{:?}{:?}", p.config, p.sweep))
-                .expect("hashing cannot fail");
-        }
-        Ok(format!("{:016x}", h.0))
+    /// reported before a long run starts.
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        (0..self.len).try_for_each(|i| self.point(i).map(drop))
     }
 }
 
