@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 /// The name [`speedup`] gives its column; the plots show it as ×.
 pub const SPEEDUP: &str = "speedup";
 
-fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, PlotError> {
+/// A column of `df`, or [`PlotError::UnknownColumn`] listing the table's
+/// columns.
+pub(crate) fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, PlotError> {
     df.column(name).map_err(|_| PlotError::UnknownColumn {
         column: name.to_string(),
         available: df

@@ -55,11 +55,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use crate::derive::{column, numbers};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use polars::prelude::{Column, DataFrame, DataType};
+use polars::prelude::{DataFrame, DataType};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -781,31 +782,6 @@ fn max_abs(values: impl IntoIterator<Item = f64>) -> f64 {
 
 // ---------------------------------------------------------------------------
 // Reading the table
-
-fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, PlotError> {
-    df.column(name).map_err(|_| PlotError::UnknownColumn {
-        column: name.to_string(),
-        available: df
-            .get_column_names()
-            .iter()
-            .map(|c| c.to_string())
-            .collect(),
-    })
-}
-
-/// A numeric column's values; `None` for null and non-finite ones.
-fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, PlotError> {
-    let col = column(df, name)?;
-    let not_numeric = || PlotError::NotNumeric {
-        column: name.to_string(),
-    };
-    if !col.dtype().is_primitive_numeric() {
-        return Err(not_numeric());
-    }
-    let col = col.cast(&DataType::Float64).map_err(|_| not_numeric())?;
-    let values = col.f64().map_err(|_| not_numeric())?;
-    Ok(values.iter().map(|v| v.filter(|x| x.is_finite())).collect())
-}
 
 /// A column's values as category keys.
 enum Keys {
