@@ -153,11 +153,14 @@ fn a_report_from_a_scenario_has_its_plots_and_the_tables_numbers() {
         );
     }
     // the headline names the fastest and slowest throughput of each batch
-    // size (samples/s of different batches are compared apart)
+    // size (samples/s of different batches are compared apart) on the
+    // largest cluster (16 GPUs)
+    assert!(md.contains("At 16 GPUs, the largest cluster"), "{md}");
     let batch = f64s(&table, "model.batch_per_gpu");
+    let gpus = f64s(&table, "gpus");
     for b in [16.0, 32.0] {
         let group: Vec<f64> = (0..thr.len())
-            .filter(|&r| batch[r] == b)
+            .filter(|&r| batch[r] == b && gpus[r] == 16.0)
             .map(|r| thr[r])
             .collect();
         let max = group.iter().cloned().fold(f64::MIN, f64::max);

@@ -571,11 +571,22 @@ fn markdown(
         md.push('\n');
     }
     // headline: fastest and slowest point, compared within each model
-    // (samples/s of different models or batches are not comparable)
+    // (samples/s of different models or batches are not comparable) and,
+    // when the cluster size is swept, at the largest size (more GPUs are
+    // faster; which method is fastest there is the question)
     let _ = writeln!(md, "## Results\n");
     let thr = derive::numbers(df, "throughput")?;
+    let by_size = matches!(&lay.x, Some((x, true)) if x == "gpus");
+    let gpus = derive::numbers(df, "gpus")?;
+    let largest = gpus.iter().flatten().cloned().fold(f64::MIN, f64::max);
+    if by_size {
+        let _ = writeln!(md, "At {largest} GPUs, the largest cluster of the sweep:\n");
+    }
     let model_keys: Vec<&String> = swept.iter().filter(|k| k.starts_with("model.")).collect();
-    let other_keys: Vec<&String> = swept.iter().filter(|k| !k.starts_with("model.")).collect();
+    let other_keys: Vec<&String> = swept
+        .iter()
+        .filter(|k| !k.starts_with("model.") && !(by_size && *k == "cluster.nodes"))
+        .collect();
     let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, ReportError> {
         keys.iter()
             .map(|k| {
@@ -597,6 +608,9 @@ fn markdown(
     };
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for r in 0..n {
+        if by_size && gpus[r] != Some(largest) {
+            continue;
+        }
         let g = name_of(&model_keys, &model_vals, r);
         match groups.iter_mut().find(|(name, _)| *name == g) {
             Some((_, rows)) => rows.push(r),
@@ -856,18 +870,20 @@ mod tests {
             md.contains("the plots hold `cluster.network` = eth-10g"),
             "{md}"
         );
-        // fastest and slowest within each model: throughput is 100 + row,
-        // resnet50 on even rows (100 … 134), vgg16 on odd ones (101 … 135)
+        // fastest and slowest within each model at the largest size (16
+        // GPUs, rows 24 … 35): throughput is 100 + row, resnet50 on even
+        // rows (124 … 134), vgg16 on odd ones (125 … 135)
+        assert!(md.contains("At 16 GPUs, the largest cluster"), "{md}");
         assert!(
             md.contains("- `model.preset` = resnet50: fastest: ")
                 && md.contains("— 134.0 samples/s. Slowest: ")
-                && md.contains("— 100.0 samples/s. The fastest has 1.340 times"),
+                && md.contains("— 124.0 samples/s. The fastest has 1.081 times"),
             "{md}"
         );
         assert!(
             md.contains("- `model.preset` = vgg16: fastest: ")
                 && md.contains("— 135.0 samples/s. Slowest: ")
-                && md.contains("— 101.0 samples/s. The fastest has 1.337 times"),
+                && md.contains("— 125.0 samples/s. The fastest has 1.080 times"),
             "{md}"
         );
         for f in [
