@@ -299,3 +299,94 @@ schedule = "priority"
         }
     }
 }
+
+/// For each GPU process, the set of processes its flow arrows point at
+/// (pairing each `s` event with the `f` event of the same id).
+fn arrows(t: &Value) -> std::collections::BTreeMap<u64, std::collections::BTreeSet<u64>> {
+    let ev = t["traceEvents"].as_array().unwrap();
+    let mut start = std::collections::BTreeMap::new();
+    for e in ev.iter().filter(|e| e["ph"] == "s") {
+        assert!(
+            start
+                .insert(e["id"].as_u64().unwrap(), e["pid"].as_u64().unwrap())
+                .is_none(),
+            "arrow ids are unique"
+        );
+    }
+    let mut out: std::collections::BTreeMap<u64, std::collections::BTreeSet<u64>> =
+        Default::default();
+    for e in ev.iter().filter(|e| e["ph"] == "f") {
+        let from = start[&e["id"].as_u64().unwrap()];
+        out.entry(from)
+            .or_default()
+            .insert(e["pid"].as_u64().unwrap());
+    }
+    out
+}
+
+#[test]
+fn flow_arrows_follow_the_collectives_peers() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let set = |v: &[u64]| v.iter().copied().collect::<BTreeSet<u64>>();
+    // a ring over 4 GPUs (2 nodes × 2): each sends to the next, 3 to 0
+    let text = comm_bound(2, "gpus_per_node = 2", "");
+    let cfg = config(&text);
+    let (_, tl) = simulate_traced(&cfg).unwrap();
+    let a = arrows(&chrome_trace(&cfg, &tl, 4));
+    let want: BTreeMap<u64, BTreeSet<u64>> = [
+        (0, set(&[1])),
+        (1, set(&[2])),
+        (2, set(&[3])),
+        (3, set(&[0])),
+    ]
+    .into();
+    assert_eq!(a, want);
+    // one arrow per message per GPU
+    let t = chrome_trace(&cfg, &tl, 4);
+    let n = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "s")
+        .count();
+    assert_eq!(n, 4 * messages(&t, 0).len());
+    // shown GPUs only: with 3 shown, GPU 2's successor (3) is not drawn
+    let a = arrows(&chrome_trace(&cfg, &tl, 3));
+    assert_eq!(a, [(0, set(&[1])), (1, set(&[2]))].into());
+    // a binomial tree over 4 single-GPU nodes, distances doubling: reduce
+    // 1→0 and 3→2, then 2→0; broadcast 0→1, then 0→2 and 1→3
+    let text = comm_bound(4, "", "allreduce = \"tree\"");
+    let cfg = config(&text);
+    let (_, tl) = simulate_traced(&cfg).unwrap();
+    let want: BTreeMap<u64, BTreeSet<u64>> = [
+        (0, set(&[1, 2])),
+        (1, set(&[0, 3])),
+        (2, set(&[0])),
+        (3, set(&[2])),
+    ]
+    .into();
+    assert_eq!(arrows(&chrome_trace(&cfg, &tl, 4)), want);
+    // a parameter server with local aggregation: the GPUs of a node reduce
+    // to their leader and receive from it (the pushes and pulls go to host
+    // processes, which have no arrows)
+    let text = comm_bound(2, "gpus_per_node = 2", "dense = \"ps\"");
+    let cfg = config(&text);
+    let (_, tl) = simulate_traced(&cfg).unwrap();
+    let want: BTreeMap<u64, BTreeSet<u64>> = [
+        (0, set(&[1])),
+        (1, set(&[0])),
+        (2, set(&[3])),
+        (3, set(&[2])),
+    ]
+    .into();
+    assert_eq!(arrows(&chrome_trace(&cfg, &tl, 4)), want);
+    // without it every GPU talks only to the servers: no arrows
+    let text = comm_bound(
+        2,
+        "gpus_per_node = 2",
+        "dense = \"ps\"\nlocal_aggregation = false",
+    );
+    let cfg = config(&text);
+    let (_, tl) = simulate_traced(&cfg).unwrap();
+    assert!(arrows(&chrome_trace(&cfg, &tl, 4)).is_empty());
+}

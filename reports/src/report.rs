@@ -585,7 +585,7 @@ fn markdown(
     let model_keys: Vec<&String> = swept.iter().filter(|k| k.starts_with("model.")).collect();
     let other_keys: Vec<&String> = swept
         .iter()
-        .filter(|k| !k.starts_with("model.") && !(by_size && *k == "cluster.nodes"))
+        .filter(|k| !(k.starts_with("model.") || by_size && *k == "cluster.nodes"))
         .collect();
     let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, ReportError> {
         keys.iter()
@@ -607,8 +607,8 @@ fn markdown(
             .join(", ")
     };
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-    for r in 0..n {
-        if by_size && gpus[r] != Some(largest) {
+    for (r, size) in gpus.iter().enumerate() {
+        if by_size && *size != Some(largest) {
             continue;
         }
         let g = name_of(&model_keys, &model_vals, r);

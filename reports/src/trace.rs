@@ -9,9 +9,10 @@
 //!   next forward pass on a layer's parameters) and a `communication`
 //!   thread (each fused collective message, named by operation, size and
 //!   the layers it carries).
-//! * Flow arrows from each GPU's message to the same message on the next
-//!   GPU shown (its successor in a contiguous ring), showing who sends to
-//!   whom.
+//! * Flow arrows from each GPU's message to the same message on every
+//!   shown GPU it sends to in the collective (its ring successor, its tree
+//!   parent and children, ...), from the collective's step program.
+//!   Sends to a parameter server's host have no GPU process to point at.
 //! * A counter per GPU, `link utilisation (%)`, with one series per link
 //!   the GPU's traffic crosses: `intra up` / `intra down` (its intra-node
 //!   link), `NIC k up` / `NIC k down` (the NIC it maps to,
@@ -94,6 +95,37 @@ fn utilisation(bytes: f64, secs: f64, cap: f64) -> f64 {
     }
 }
 
+/// For each of the first `shown` GPUs, the other shown GPUs it sends to in
+/// the collective (from its step program; the peers do not depend on the
+/// message size). Sends to a parameter server's host have no GPU to point
+/// at and are left out.
+fn gpu_peers(cfg: &TrainConfig, shown: u32) -> Vec<Vec<u32>> {
+    let prog = cfg
+        .strategy
+        .dense_collective()
+        .program(&cfg.cluster, 1048576.0);
+    let gpus = cfg.cluster.gpus();
+    let mut sends = Vec::new();
+    (0..shown)
+        .map(|g| {
+            let mut to = std::collections::BTreeSet::new();
+            if g < prog.participants() {
+                for step in 0..prog.steps() {
+                    sends.clear();
+                    prog.sends(g, step, &mut sends);
+                    to.extend(
+                        sends
+                            .iter()
+                            .filter(|&&(p, b)| b > 0.0 && p < gpus && p < shown && p != g)
+                            .map(|&(p, _)| p),
+                    );
+                }
+            }
+            to.into_iter().collect()
+        })
+        .collect()
+}
+
 /// Builds the trace of `timeline` for the first `max_gpus` GPUs of `cfg`.
 pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Value {
     let gpus = cfg.cluster.gpus();
@@ -110,6 +142,8 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
     let caps = topo.capacities();
     let op = format!("{}/{}", coll.op.name(), coll.algo.name());
     let layer_name = |l: u32| cfg.model.layers[l as usize].name.as_str();
+    let peers = gpu_peers(cfg, shown);
+    let mut arrow: u64 = 0;
     let mut ev: Vec<Value> = Vec::new();
     for g in 0..shown {
         let node = cfg.cluster.node_of_gpu(g);
@@ -167,12 +201,13 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
                     "link_utilisation_pct": util.clone(),
                 },
             }));
-            if shown > 1 {
-                // an arrow to the ring successor's copy of the message
-                let id = i as u64 * shown as u64 + g as u64;
-                let next = (g + 1) % shown;
+            // an arrow to the copy of the message on each GPU this one sends
+            // to (among those shown)
+            for &to in &peers[g as usize] {
+                let id = arrow;
+                arrow += 1;
                 ev.push(json!({"ph": "s", "pid": g, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": ts}));
-                ev.push(json!({"ph": "f", "bp": "e", "pid": next, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": te}));
+                ev.push(json!({"ph": "f", "bp": "e", "pid": to, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": te}));
             }
             if !links.is_empty() {
                 let zero: Map<String, Value> =
