@@ -57,11 +57,12 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         let p = point(0)?;
         let (result, timeline) = sim::train::simulate_traced(&p.config)
             .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?;
-        let trace = reports::trace::chrome_trace(&p.config, &timeline, a.trace_gpus);
-        let text = serde_json::to_string(&trace).map_err(|e| CliError::Other(e.to_string()))?;
-        std::fs::write(out, text).map_err(|e| {
+        let cannot = |e: std::io::Error| {
             CliError::Input(format!("{}: cannot write the trace: {e}", out.display()))
-        })?;
+        };
+        let file = std::fs::File::create(out).map_err(cannot)?;
+        reports::trace::write_chrome_trace(&p.config, &timeline, a.trace_gpus, file)
+            .map_err(cannot)?;
         eprintln!("wrote {}", out.display());
         traced = Some(result);
     }

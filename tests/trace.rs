@@ -390,3 +390,20 @@ fn flow_arrows_follow_the_collectives_peers() {
     let (_, tl) = simulate_traced(&cfg).unwrap();
     assert!(arrows(&chrome_trace(&cfg, &tl, 4)).is_empty());
 }
+
+#[test]
+fn the_streamed_trace_is_the_in_memory_one() {
+    let text = comm_bound(2, "gpus_per_node = 2", "allreduce = \"tree\"");
+    let cfg = config(&text);
+    let (_, tl) = simulate_traced(&cfg).unwrap();
+    for shown in [1, 3, 4] {
+        let mut bytes = Vec::new();
+        reports::trace::write_chrome_trace(&cfg, &tl, shown, &mut bytes).unwrap();
+        let streamed: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            streamed,
+            chrome_trace(&cfg, &tl, shown),
+            "{shown} GPUs shown"
+        );
+    }
+}

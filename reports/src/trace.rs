@@ -47,6 +47,7 @@ use serde_json::{Map, Value, json};
 use sim::SimTime;
 use sim::cluster::{LinkId, Topology};
 use sim::train::{Timeline, TrainConfig};
+use std::io::Write as _;
 
 fn us(t: SimTime) -> f64 {
     t.as_secs() * 1e6
@@ -126,8 +127,57 @@ fn gpu_peers(cfg: &TrainConfig, shown: u32) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// Builds the trace of `timeline` for the first `max_gpus` GPUs of `cfg`.
+/// Builds the trace of `timeline` for the first `max_gpus` GPUs of `cfg`,
+/// in memory (see [`write_chrome_trace`] for a trace of many GPUs).
 pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Value {
+    let mut ev = Vec::new();
+    let other = trace_events(cfg, timeline, max_gpus, |e| {
+        ev.push(e);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let Ok(other) = other;
+    json!({
+        "traceEvents": ev,
+        "displayTimeUnit": "ms",
+        "otherData": other,
+    })
+}
+
+/// Writes the same trace as [`chrome_trace`] to `out` one event at a time,
+/// so memory holds the timeline and one event, not the whole trace (a
+/// trace of a thousand GPUs runs to hundreds of megabytes). The keys come
+/// in a different order from [`chrome_trace`]'s serialisation (events
+/// first); the JSON value is the same.
+pub fn write_chrome_trace(
+    cfg: &TrainConfig,
+    timeline: &Timeline,
+    max_gpus: u32,
+    out: impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(out);
+    w.write_all(b"{\"traceEvents\":[")?;
+    let mut first = true;
+    let other = trace_events(cfg, timeline, max_gpus, |e| {
+        if !first {
+            w.write_all(b",")?;
+        }
+        first = false;
+        serde_json::to_writer(&mut w, &e).map_err(std::io::Error::from)
+    })?;
+    w.write_all(b"],\"displayTimeUnit\":\"ms\",\"otherData\":")?;
+    serde_json::to_writer(&mut w, &other).map_err(std::io::Error::from)?;
+    w.write_all(b"}")?;
+    w.flush()
+}
+
+/// Hands every event of the trace to `emit`, in order; returns the
+/// trace's `otherData`.
+fn trace_events<E>(
+    cfg: &TrainConfig,
+    timeline: &Timeline,
+    max_gpus: u32,
+    mut emit: impl FnMut(Value) -> Result<(), E>,
+) -> Result<Value, E> {
     let gpus = cfg.cluster.gpus();
     let shown = gpus.min(max_gpus.max(1));
     let coll = cfg.strategy.dense_collective();
@@ -144,32 +194,37 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
     let layer_name = |l: u32| cfg.model.layers[l as usize].name.as_str();
     let peers = gpu_peers(cfg, shown);
     let mut arrow: u64 = 0;
-    let mut ev: Vec<Value> = Vec::new();
     for g in 0..shown {
         let node = cfg.cluster.node_of_gpu(g);
-        ev.push(json!({"ph": "M", "name": "process_name", "pid": g, "args": {"name": format!("GPU {g} (node {node})")}}));
-        ev.push(
+        emit(
+            json!({"ph": "M", "name": "process_name", "pid": g, "args": {"name": format!("GPU {g} (node {node})")}}),
+        )?;
+        emit(
             json!({"ph": "M", "name": "process_sort_index", "pid": g, "args": {"sort_index": g}}),
-        );
-        ev.push(json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 0, "args": {"name": "compute"}}));
-        ev.push(json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 1, "args": {"name": "communication"}}));
+        )?;
+        emit(
+            json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 0, "args": {"name": "compute"}}),
+        )?;
+        emit(
+            json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 1, "args": {"name": "communication"}}),
+        )?;
         let links = gpu_links(&topo, g);
         for c in &timeline.compute {
             let pass = if c.forward { "fwd" } else { "bwd" };
-            ev.push(json!({
+            emit(json!({
                 "ph": "X", "pid": g, "tid": 0, "cat": "compute",
                 "name": format!("{pass} {}", layer_name(c.layer)),
                 "ts": us(c.start), "dur": us(c.end) - us(c.start),
                 "args": {"iteration": c.iter, "layer": c.layer, "pass": pass},
-            }));
+            }))?;
         }
         for s in &timeline.stalls {
-            ev.push(json!({
+            emit(json!({
                 "ph": "X", "pid": g, "tid": 0, "cat": "stall",
                 "name": format!("wait for {} parameters", layer_name(s.layer)),
                 "ts": us(s.start), "dur": us(s.end) - us(s.start),
                 "args": {"iteration": s.iter, "layer": s.layer},
-            }));
+            }))?;
         }
         for (i, m) in timeline.comm.iter().enumerate() {
             let first = m.pieces.iter().map(|p| p.1).min().unwrap_or(0);
@@ -189,7 +244,7 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
                     (name.clone(), json!(100.0 * u))
                 })
                 .collect();
-            ev.push(json!({
+            emit(json!({
                 "ph": "X", "pid": g, "tid": 1, "cat": "communication",
                 "name": format!("{op} {} [{layers}]", human_bytes(m.bytes)),
                 "ts": ts, "dur": te - ts,
@@ -200,25 +255,31 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
                     "iterations": m.pieces.iter().map(|p| p.0).collect::<std::collections::BTreeSet<_>>(),
                     "link_utilisation_pct": util.clone(),
                 },
-            }));
+            }))?;
             // an arrow to the copy of the message on each GPU this one sends
             // to (among those shown)
             for &to in &peers[g as usize] {
                 let id = arrow;
                 arrow += 1;
-                ev.push(json!({"ph": "s", "pid": g, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": ts}));
-                ev.push(json!({"ph": "f", "bp": "e", "pid": to, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": te}));
+                emit(
+                    json!({"ph": "s", "pid": g, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": ts}),
+                )?;
+                emit(
+                    json!({"ph": "f", "bp": "e", "pid": to, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": te}),
+                )?;
             }
             if !links.is_empty() {
                 let zero: Map<String, Value> =
                     links.iter().map(|(n, _)| (n.clone(), json!(0.0))).collect();
-                ev.push(
+                emit(
                     json!({"ph": "C", "pid": g, "name": LINK_UTILISATION, "ts": ts, "args": util}),
-                );
+                )?;
                 // back to 0 at the end, unless the next message starts then
                 // (two values at one instant would leave the order to the viewer)
                 if timeline.comm.get(i + 1).is_none_or(|n| n.start != m.end) {
-                    ev.push(json!({"ph": "C", "pid": g, "name": LINK_UTILISATION, "ts": te, "args": zero}));
+                    emit(
+                        json!({"ph": "C", "pid": g, "name": LINK_UTILISATION, "ts": te, "args": zero}),
+                    )?;
                 }
             }
         }
@@ -232,17 +293,13 @@ pub fn chrome_trace(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Va
             bandwidths.insert("core".into(), json!(cfg.cluster.core_bandwidth()));
         }
     }
-    json!({
-        "traceEvents": ev,
-        "displayTimeUnit": "ms",
-        "otherData": {
-            "scenario": cfg.name,
-            "gpus": gpus,
-            "gpus_shown": shown,
-            "collective": op,
-            "network_model": cfg.net_model.name(),
-            "link_bandwidth_bytes_per_s": bandwidths,
-            "iteration_starts_us": timeline.iteration_starts.iter().map(|&t| us(t)).collect::<Vec<_>>(),
-        },
-    })
+    Ok(json!({
+        "scenario": cfg.name,
+        "gpus": gpus,
+        "gpus_shown": shown,
+        "collective": op,
+        "network_model": cfg.net_model.name(),
+        "link_bandwidth_bytes_per_s": bandwidths,
+        "iteration_starts_us": timeline.iteration_starts.iter().map(|&t| us(t)).collect::<Vec<_>>(),
+    }))
 }
