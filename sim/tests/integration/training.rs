@@ -170,3 +170,32 @@ fn comm_time_is_measured_inside_the_window() {
         r.iteration_time_s
     );
 }
+
+/// `dtsim report` draws iterations 1–2 of a run shortened to one warm-up
+/// and two measured iterations: those iterations must be the same as in
+/// the full run (nothing later reaches back into them), for both
+/// schedules and network models.
+#[test]
+fn early_iterations_do_not_depend_on_later_ones() {
+    for schedule in [Schedule::Fifo, Schedule::Priority] {
+        for net in [NetModel::Analytical, NetModel::Flow] {
+            let full = config("vgg16", 4, 4, "eth-10g", schedule, net);
+            let mut short = full.clone();
+            short.warmup_iterations = 1;
+            short.iterations = 2;
+            let (_, a) = sim::train::simulate_traced(&full).unwrap();
+            let (_, b) = sim::train::simulate_traced(&short).unwrap();
+            let early = |c: &&sim::train::ComputeSpan| c.iter <= 2;
+            let ca: Vec<_> = a.compute.iter().filter(early).collect();
+            let cb: Vec<_> = b.compute.iter().filter(early).collect();
+            assert!(!ca.is_empty());
+            assert_eq!(ca, cb, "{schedule:?} {net:?}: compute spans");
+            // messages that start before iteration 3 does
+            let end = a.iteration_starts[3];
+            let ma: Vec<_> = a.comm.iter().filter(|m| m.start < end).collect();
+            let mb: Vec<_> = b.comm.iter().filter(|m| m.start < end).collect();
+            assert_eq!(ma, mb, "{schedule:?} {net:?}: messages");
+            assert_eq!(a.iteration_starts[..3], b.iteration_starts[..3]);
+        }
+    }
+}
