@@ -60,7 +60,7 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use polars::prelude::{DataFrame, DataType};
+use polars::prelude::DataFrame;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -794,15 +794,7 @@ fn texts(df: &DataFrame, name: &str) -> Result<Keys, PlotError> {
     if col.dtype().is_primitive_numeric() {
         return numbers(df, name).map(Keys::Numbers);
     }
-    let as_text = col
-        .cast(&DataType::String)
-        .map_err(|e| PlotError::BadSpec(format!("column `{name}` cannot be read as text: {e}")))?;
-    let values = as_text
-        .str()
-        .map_err(|e| PlotError::BadSpec(format!("column `{name}` cannot be read as text: {e}")))?;
-    Ok(Keys::Texts(
-        values.iter().map(|v| v.map(str::to_string)).collect(),
-    ))
+    crate::derive::texts(df, name).map(Keys::Texts)
 }
 
 impl Keys {

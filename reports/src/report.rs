@@ -127,30 +127,32 @@ const SETTINGS: [(&str, &str); 12] = [
 /// Distinct values of a column in order of first appearance (numbers
 /// sorted ascending).
 fn distinct(df: &DataFrame, name: &str) -> Result<Vec<String>, PlotError> {
-    let col = df
-        .column(name)
-        .map_err(|_| PlotError::BadSpec(name.into()))?;
-    if col.dtype().is_primitive_numeric() {
-        let mut v: Vec<f64> = derive::numbers(df, name)?.into_iter().flatten().collect();
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        let t = derive::texts(df, name)?;
-        let n = derive::numbers(df, name)?;
-        return Ok(v
-            .iter()
-            .filter_map(|x| {
-                let r = n.iter().position(|y| *y == Some(*x))?;
-                t[r].clone()
-            })
-            .collect());
+    let texts = derive::texts(df, name)?;
+    if derive::column(df, name)?.dtype().is_primitive_numeric() {
+        let mut v: Vec<(f64, String)> = derive::numbers(df, name)?
+            .into_iter()
+            .zip(texts)
+            .filter_map(|(n, t)| Some((n?, t?)))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v.dedup_by(|a, b| a.0 == b.0);
+        return Ok(v.into_iter().map(|(_, t)| t).collect());
     }
     let mut out: Vec<String> = Vec::new();
-    for v in derive::texts(df, name)?.into_iter().flatten() {
+    for v in texts.into_iter().flatten() {
         if !out.contains(&v) {
             out.push(v);
         }
     }
     Ok(out)
+}
+
+/// A column's values as text, nulls as empty strings.
+fn texts_or_empty(df: &DataFrame, name: &str) -> Result<Vec<String>, PlotError> {
+    Ok(derive::texts(df, name)?
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect())
 }
 
 /// Significant-figure formatting for the Markdown table.
@@ -394,16 +396,15 @@ pub fn write_report(
     }
     // breakdown: at the largest x, one bar per series (or per x without series)
     let (bd, bd_x, at) = match (&lay.x, &series_col) {
-        (Some((x, true)), Some(s)) => {
-            let top = distinct(&shown, x)?.last().cloned().unwrap_or_default();
-            (
-                derive::holding(&shown, x, &top)?,
-                s.clone(),
-                Some((x.clone(), top)),
-            )
-        }
-        (Some((x, false)), Some(s)) => {
-            let top = distinct(&shown, x)?.first().cloned().unwrap_or_default();
+        (Some((x, numeric)), Some(s)) => {
+            // the largest number, or the first category
+            let values = distinct(&shown, x)?;
+            let top = if *numeric {
+                values.last()
+            } else {
+                values.first()
+            };
+            let top = top.cloned().unwrap_or_default();
             (
                 derive::holding(&shown, x, &top)?,
                 s.clone(),
@@ -476,13 +477,19 @@ pub fn write_report(
                 std::fs::write(&json, serde_json::to_string(&trace).expect("json"))
                     .map_err(|e| io(&json, e))?;
                 let png = dir.join(format!("timeline-{name}.png"));
-                plot_timeline(&trace, &png, None, 1200, 800)?;
+                plot_timeline(
+                    &trace,
+                    &png,
+                    None,
+                    crate::plot::DEFAULT_WIDTH,
+                    crate::plot::DEFAULT_HEIGHT,
+                )?;
                 files.push(png);
                 files.push(json);
                 let what: Vec<String> = point
                     .sweep
                     .iter()
-                    .map(|(k, v)| format!("`{k}` = {}", plain(v)))
+                    .map(|(k, v)| format!("`{k}` = {}", crate::sweep::value_text(v)))
                     .collect();
                 timelines.push((name, *p, what.join(", ")));
             }
@@ -496,13 +503,6 @@ pub fn write_report(
     let md = markdown(df, source, &swept, &lay, &unit, &plots, &timelines)?;
     std::fs::write(&files[0], md).map_err(|e| io(&files[0], e))?;
     Ok(Written { files })
-}
-
-fn plain(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 fn markdown(
@@ -587,15 +587,8 @@ fn markdown(
         .iter()
         .filter(|k| !(k.starts_with("model.") || by_size && *k == "cluster.nodes"))
         .collect();
-    let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, ReportError> {
-        keys.iter()
-            .map(|k| {
-                Ok(derive::texts(df, k)?
-                    .into_iter()
-                    .map(|v| v.unwrap_or_default())
-                    .collect())
-            })
-            .collect()
+    let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, PlotError> {
+        keys.iter().map(|k| texts_or_empty(df, k)).collect()
     };
     let model_vals = texts_of(&model_keys)?;
     let other_vals = texts_of(&other_keys)?;
@@ -669,16 +662,10 @@ fn markdown(
     }
     md.push('\n');
     // table
-    let mut head: Vec<String> = Vec::new();
-    let mut cols: Vec<Vec<String>> = Vec::new();
+    // (heading, Markdown alignment: text left, numbers right, cells)
+    let mut cols: Vec<(String, &str, Vec<String>)> = Vec::new();
     let mut add_text = |h: String, c: &str| -> Result<(), ReportError> {
-        head.push(h);
-        cols.push(
-            derive::texts(df, c)?
-                .into_iter()
-                .map(|v| v.unwrap_or_default())
-                .collect(),
-        );
+        cols.push((h, "---|", texts_or_empty(df, c)?));
         Ok(())
     };
     if df.column("point").is_ok() {
@@ -689,13 +676,11 @@ fn markdown(
     }
     add_text("GPUs".into(), "gpus")?;
     let mut add_num = |h: &str, c: &str, scale: f64, digits: i32| -> Result<(), ReportError> {
-        head.push(h.to_string());
-        cols.push(
-            derive::numbers(df, c)?
-                .into_iter()
-                .map(|v| v.map(|v| sig(v * scale, digits)).unwrap_or_default())
-                .collect(),
-        );
+        let cells = derive::numbers(df, c)?
+            .into_iter()
+            .map(|v| v.map(|v| sig(v * scale, digits)).unwrap_or_default())
+            .collect();
+        cols.push((h.to_string(), "---:|", cells));
         Ok(())
     };
     add_num("iteration (ms)", "iteration_time_s", 1e3, 4)?;
@@ -710,17 +695,12 @@ fn markdown(
         1.0 / 1048576.0,
         4,
     )?;
+    let head: Vec<&str> = cols.iter().map(|(h, _, _)| h.as_str()).collect();
     let _ = writeln!(md, "| {} |", head.join(" | "));
-    let _ = writeln!(
-        md,
-        "|{}",
-        head.iter()
-            .enumerate()
-            .map(|(i, _)| if i < head.len() - 7 { "---|" } else { "---:|" })
-            .collect::<String>()
-    );
+    let align: String = cols.iter().map(|(_, a, _)| *a).collect();
+    let _ = writeln!(md, "|{align}");
     for r in 0..n.min(MAX_TABLE_ROWS) {
-        let row: Vec<&str> = cols.iter().map(|c| c[r].as_str()).collect();
+        let row: Vec<&str> = cols.iter().map(|(_, _, c)| c[r].as_str()).collect();
         let _ = writeln!(md, "| {} |", row.join(" | "));
     }
     if n > MAX_TABLE_ROWS {

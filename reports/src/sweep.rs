@@ -139,9 +139,31 @@ struct Line {
 
 /// The checkpoint kept beside `out`.
 pub fn checkpoint_path(out: &Path) -> PathBuf {
-    let mut s = out.as_os_str().to_owned();
-    s.push(".partial");
+    with_suffix(out, ".partial")
+}
+
+/// `path` with `suffix` appended to its file name.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
     PathBuf::from(s)
+}
+
+/// A checkpoint line: point `i` and its result, as JSON.
+fn checkpoint_line(i: usize, r: &RunResult) -> String {
+    serde_json::to_string(&Line {
+        point: i,
+        result: r.clone(),
+    })
+    .expect("results serialise")
+}
+
+/// A swept value as text: strings bare, anything else in TOML form.
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn ck_err(path: &Path, e: impl std::fmt::Display) -> SweepError {
@@ -229,22 +251,13 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     let resumed = done.len();
     // rewrite the checkpoint with what is kept (beside it, then renamed, so
     // a kill now loses nothing), then append to it as points finish
-    let fresh_ck = {
-        let mut p = ck.as_os_str().to_owned();
-        p.push(".new");
-        PathBuf::from(p)
-    };
+    let fresh_ck = with_suffix(&ck, ".new");
     {
         let mut file = std::fs::File::create(&fresh_ck).map_err(|e| ck_err(&fresh_ck, e))?;
         writeln!(file, "{}", serde_json::to_string(&header).expect("header"))
             .map_err(|e| ck_err(&fresh_ck, e))?;
         for (i, r) in &done {
-            let line = Line {
-                point: *i,
-                result: r.clone(),
-            };
-            writeln!(file, "{}", serde_json::to_string(&line).expect("line"))
-                .map_err(|e| ck_err(&fresh_ck, e))?;
+            writeln!(file, "{}", checkpoint_line(*i, r)).map_err(|e| ck_err(&fresh_ck, e))?;
         }
         file.sync_all().map_err(|e| ck_err(&fresh_ck, e))?;
     }
@@ -295,11 +308,7 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
                     point: i,
                     message: e.to_string(),
                 })?;
-                let line = serde_json::to_string(&Line {
-                    point: i,
-                    result: r.clone(),
-                })
-                .expect("line");
+                let line = checkpoint_line(i, &r);
                 {
                     let mut f = file.lock().expect("checkpoint");
                     writeln!(f, "{line}").map_err(|e| ck_err(&ck, e))?;
@@ -460,14 +469,7 @@ fn frame(grid: &Grid, rows: &[(usize, RunResult)]) -> Result<DataFrame, SweepErr
                     .collect::<Vec<_>>(),
             ),
             KeyType::Bool => Column::new(name, vals.map(|v| v.as_bool()).collect::<Vec<_>>()),
-            KeyType::Text => Column::new(
-                name,
-                vals.map(|v| match v {
-                    toml::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect::<Vec<_>>(),
-            ),
+            KeyType::Text => Column::new(name, vals.map(value_text).collect::<Vec<_>>()),
         };
         cols.push(col);
     }
