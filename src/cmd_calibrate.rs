@@ -190,13 +190,7 @@ pub fn read_logs(paths: &[PathBuf]) -> Result<Vec<(String, Log)>, CliError> {
 /// checked against the simulator's limits.
 fn network_from(fits: &[(String, String, Fit)]) -> Result<Option<NetworkEntry>, CliError> {
     let prefer = |op: &str| fits.iter().find(|(_, o, _)| o == op);
-    let bandwidth_of = |f: &Fit| {
-        f.segments
-            .iter()
-            .rev()
-            .map(|s| s.bandwidth_bps)
-            .find(|&b| b < 1e29)
-    };
+    let bandwidth_of = |f: &Fit| f.segments.iter().rev().find_map(|s| s.bandwidth());
     let lat = prefer("latency").or_else(|| prefer("pingpong"));
     let bw = prefer("bw").or_else(|| prefer("pingpong"));
     // one point-to-point log stands in for the other

@@ -155,13 +155,21 @@ fn print_table(v: &Validation) {
         if v.regimes.len() == 1 { "" } else { "s" }
     );
     for r in &v.regimes {
+        // R² is undefined below 3 points or when the times do not vary
+        let r2 = if r.r2.is_finite() {
+            format!("{:.4}", r.r2)
+        } else {
+            format!("n/a ({} points)", r.points)
+        };
+        let bw = match r.bandwidth() {
+            Some(b) => format!("bandwidth {:.2} GB/s", b / 1e9),
+            None => "latency only (time flat in size)".into(),
+        };
         println!(
-            "  regime {}..{} B: alpha {:.2} us, bandwidth {:.2} GB/s, R² {:.4}",
+            "  regime {}..{} B: alpha {:.2} us, {bw}, R² {r2}",
             r.min_bytes,
             r.max_bytes,
             r.alpha_s * 1e6,
-            r.bandwidth_bps / 1e9,
-            r.r2
         );
     }
     println!(

@@ -536,6 +536,36 @@ fn validate_json_per_point_on_an_nccl_tests_log() {
 }
 
 #[test]
+fn validate_table_says_latency_only_and_undefined_r2_in_words() {
+    // this log's small sizes are flat in time (β fitted as 0) and some of
+    // its regimes have only 2 points (R² undefined)
+    let o = dtsim(&[
+        "validate",
+        "--nccl-tests",
+        &fixture("nccl-tests/aws_2x_p4de_16xA100_efa_allreduce.txt"),
+        "--ranks",
+        "16",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let regimes: Vec<&str> = out.lines().filter(|l| l.contains("regime ")).collect();
+    assert!(regimes.len() >= 2, "{out}");
+    assert!(regimes.iter().any(|l| l.contains("latency only")), "{out}");
+    assert!(
+        regimes.iter().any(|l| l.contains("R² n/a (2 points)")),
+        "{out}"
+    );
+    for l in regimes {
+        assert!(!l.contains("NaN") && !l.contains("inf"), "{l}");
+        // a printed bandwidth is a real link's: below 10 TB/s
+        if let Some(rest) = l.split("bandwidth ").nth(1) {
+            let gbs: f64 = rest.split(' ').next().unwrap().parse().unwrap();
+            assert!(gbs > 0.0 && gbs < 1e4, "{l}");
+        }
+    }
+}
+
+#[test]
 fn validate_works_on_osu_logs() {
     let o = dtsim(&[
         "validate",

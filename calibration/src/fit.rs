@@ -112,6 +112,19 @@ pub struct Segment {
     pub r2: f64,
 }
 
+impl Segment {
+    /// The fitted bandwidth, or `None` for a latency-only regime (time
+    /// flat in size: β was fitted as ≈ 0, a bandwidth of ~10³⁰ B/s that
+    /// never matters and means nothing).
+    pub fn bandwidth(&self) -> Option<f64> {
+        (self.bandwidth_bps < LATENCY_ONLY_BPS).then_some(self.bandwidth_bps)
+    }
+}
+
+/// Bandwidths at or above this are the fit's stand-in for "no bandwidth
+/// term" (β = 10⁻³⁰ s/B in [`fit_line`]).
+const LATENCY_ONLY_BPS: f64 = 1e29;
+
 /// A fitted cost model of one operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fit {
@@ -331,7 +344,7 @@ pub fn fit(
             r2: r2(st, seg, a, b),
         });
     }
-    if segments.iter().all(|s| s.bandwidth_bps >= 1e29) {
+    if segments.iter().all(|s| s.bandwidth().is_none()) {
         return Err(FitError::NoBandwidth(format!(
             "sizes {}..{} bytes",
             pts[0].0,
