@@ -24,17 +24,24 @@ enum PlacementArg {
 /// Arguments of `dtsim collective`.
 #[derive(Debug, Args)]
 pub struct CollectiveArgs {
-    /// allreduce, allgather, reducescatter, broadcast, alltoall or ps.
+    /// allreduce, allgather, reducescatter, broadcast, alltoall, ps, topk
+    /// (Top-k AllGather) or gtopk (gTop-k tree).
     #[arg(long)]
     op: String,
     /// Total GPUs.
     #[arg(long)]
     gpus: u32,
     /// Buffer size in bytes, or with a unit ("64MiB"); nccl-tests' meaning
-    /// (allgather: the whole output; alltoall: one GPU's send buffer).
+    /// (allgather: the whole output; alltoall: one GPU's send buffer;
+    /// topk, gtopk: the dense fp32 gradient that is sparsified).
     #[arg(long)]
     size: String,
-    /// Algorithm: allreduce ring|tree|hierarchical; ps overlapped|sequential.
+    /// topk, gtopk: the fraction ρ of gradient elements each GPU sends,
+    /// in (0, 1]; k = ρ·size/4 values, each sent with a 4-byte index.
+    #[arg(long)]
+    density: Option<f64>,
+    /// Algorithm: allreduce ring|tree|hierarchical; ps
+    /// overlapped|sequential; topk recursive-doubling|ring.
     #[arg(long)]
     algo: Option<String>,
     /// GPUs per node (must divide --gpus).
@@ -91,7 +98,21 @@ struct Output {
     gpus_per_node: u32,
     network: String,
     bytes_sent_per_gpu: f64,
+    /// topk, gtopk: the density, k and each GPU's payload (values and
+    /// indices), bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    density: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    k: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_bytes: Option<u64>,
 }
+
+/// Bytes of one fp32 gradient element, and of one selected element on the
+/// wire (its value and a 4-byte index; gTop-k §III: messages of 2k
+/// elements).
+const ELEMENT_BYTES: u64 = 4;
+const SPARSE_ELEMENT_BYTES: u64 = 8;
 
 fn bad(m: impl Into<String>) -> CliError {
     CliError::Input(m.into())
@@ -100,17 +121,30 @@ fn bad(m: impl Into<String>) -> CliError {
 pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
     let op = Op::from_name(&a.op).ok_or_else(|| {
         let known: Vec<_> = Op::ALL.iter().map(|o| o.name()).collect();
-        let later = if matches!(a.op.as_str(), "topk" | "gtopk") {
-            " (topk and gtopk arrive with the compression issue)"
-        } else {
-            ""
-        };
         bad(format!(
-            "--op: unknown operation `{}`{later}; known: {}",
+            "--op: unknown operation `{}`; known: {}",
             a.op,
             known.join(", ")
         ))
     })?;
+    match (op.is_sparse(), a.density) {
+        (true, None) => {
+            return Err(bad(format!(
+                "--density is required for {} (the fraction of gradient elements each GPU sends, e.g. 0.001)",
+                op.name()
+            )));
+        }
+        (true, Some(d)) if !(d > 0.0 && d <= 1.0) => {
+            return Err(bad(format!("--density: {d} is not in (0, 1]")));
+        }
+        (false, Some(_)) => {
+            return Err(bad(format!(
+                "--density applies to topk and gtopk, not to {}",
+                op.name()
+            )));
+        }
+        _ => {}
+    }
     let mut coll = Collective::new(op);
     if let Some(name) = &a.algo {
         let algo = Algo::from_name(name);
@@ -174,6 +208,23 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         None => inter.latency_s,
     };
     limits::check_latency(latency).map_err(|m| bad(format!("--latency: {m}")))?;
+    // what the collective moves: the buffer, or for the sparse operations
+    // each GPU's k selected values and their indices
+    let sparse = match a.density {
+        Some(d) => {
+            let elements = size / ELEMENT_BYTES;
+            if elements == 0 {
+                return Err(bad(format!(
+                    "--size: {size} bytes hold no fp32 element; {} needs at least 4",
+                    op.name()
+                )));
+            }
+            let k = ((d * elements as f64).round() as u64).max(1);
+            Some((d, k, k * SPARSE_ELEMENT_BYTES))
+        }
+        None => None,
+    };
+    let moved = sparse.map_or(size, |(_, _, payload)| payload) as f64;
     let nodes = a.gpus / a.gpus_per_node;
     if op == Op::Ps && coll.servers(&ClusterSpec::flat(nodes, 1.0, 0.0)) > 64 * nodes {
         return Err(bad("--servers: more than 64 servers per node"));
@@ -202,14 +253,10 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
     let (time_s, sent, model) = match a.model {
         ModelArg::Analytical => {
             let m = coll.analytical(&cluster);
-            (
-                m.time(size as f64),
-                m.bytes_sent_per_gpu(size as f64),
-                "analytical",
-            )
+            (m.time(moved), m.bytes_sent_per_gpu(moved), "analytical")
         }
         ModelArg::Flow => {
-            let o = run_flow(&coll, &cluster, size as f64).map_err(|e| bad(e.to_string()))?;
+            let o = run_flow(&coll, &cluster, moved).map_err(|e| bad(e.to_string()))?;
             (
                 o.time.as_secs(),
                 o.bytes_sent_per_gpu(cluster.gpus()),
@@ -217,11 +264,17 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
             )
         }
     };
-    let algbw = if time_s > 0.0 {
-        size as f64 / time_s / 1e9
-    } else {
-        0.0
+    // algbw: the buffer over the time (for the sparse operations, the rate
+    // at which the dense gradient is synchronised); busbw: what the op
+    // moves, times nccl-tests' factor (see Op::busbw_factor)
+    let per_s = |bytes: f64| {
+        if time_s > 0.0 {
+            bytes / time_s / 1e9
+        } else {
+            0.0
+        }
     };
+    let algbw = per_s(size as f64);
     let out = Output {
         op: op.name(),
         algo: coll.algo.name(),
@@ -230,11 +283,14 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         size_bytes: size,
         time_s,
         algbw_gbps: algbw,
-        busbw_gbps: algbw * op.busbw_factor(a.gpus),
+        busbw_gbps: per_s(moved) * op.busbw_factor(a.gpus),
         nodes,
         gpus_per_node: a.gpus_per_node,
         network: cluster.network.clone(),
         bytes_sent_per_gpu: sent,
+        density: sparse.map(|s| s.0),
+        k: sparse.map(|s| s.1),
+        payload_bytes: sparse.map(|s| s.2),
     };
     if a.json {
         println!(
@@ -242,12 +298,19 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
             serde_json::to_string(&out).map_err(|e| CliError::Other(e.to_string()))?
         );
     } else {
+        let what = match sparse {
+            Some((d, k, payload)) => format!(
+                "{} at density {d} (k = {k}, {} per GPU)",
+                HumanBytes(size as f64),
+                HumanBytes(payload as f64)
+            ),
+            None => HumanBytes(size as f64).to_string(),
+        };
         println!(
-            "{} ({}, {} model) of {} on {} GPUs ({} nodes x {}, {}): {:.6} ms, algbw {:.3} GB/s, busbw {:.3} GB/s, {} sent per GPU",
+            "{} ({}, {} model) of {what} on {} GPUs ({} nodes x {}, {}): {:.6} ms, algbw {:.3} GB/s, busbw {:.3} GB/s, {} sent per GPU",
             out.op,
             out.algo,
             out.model,
-            HumanBytes(size as f64),
             out.gpus,
             nodes,
             a.gpus_per_node,

@@ -320,6 +320,126 @@ fn bad_sweep_values_point_at_the_sweep() {
     );
 }
 
+/// Top-k and gTop-k from the command line: k and the payload follow from
+/// --size and --density, and the time is the gTop-k paper's closed form
+/// (Eqs. 6, 7) on a flat cluster: log2 P·α + (P−1)·payload/B and
+/// 2·log2 P·(α + payload/B).
+#[test]
+fn sparse_collectives_from_the_command_line() {
+    // gTop-k's constants: α = 0.436 ms, 9e-6 ms per byte (111.1 MB/s)
+    let (alpha, bw) = (0.436e-3, 1.0 / 9e-9);
+    for (op, p) in [("topk", 8u32), ("topk", 32), ("gtopk", 8), ("gtopk", 32)] {
+        for model in ["analytical", "flow"] {
+            let o = dtsim(&[
+                "collective",
+                "--op",
+                op,
+                "--gpus",
+                &p.to_string(),
+                "--size",
+                "100MB",
+                "--density",
+                "0.001",
+                "--bandwidth",
+                &format!("{bw}B/s"),
+                "--latency",
+                "0.436ms",
+                "--model",
+                model,
+                "--json",
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+            // 100 MB = 25e6 fp32 elements; k = 25,000; 8 bytes each on the wire
+            assert_eq!(v["k"], 25_000);
+            assert_eq!(v["payload_bytes"], 200_000);
+            assert_eq!(v["density"], 0.001);
+            assert_eq!(v["size_bytes"], 100_000_000);
+            let log = p.trailing_zeros() as f64;
+            let payload = 200_000.0;
+            let want = if op == "topk" {
+                log * alpha + (p - 1) as f64 * payload / bw
+            } else {
+                2.0 * log * (alpha + payload / bw)
+            };
+            let t = v["time_s"].as_f64().unwrap();
+            assert!(
+                (t - want).abs() / want < 0.01,
+                "{op} P={p} {model}: {t} vs {want}"
+            );
+            // algbw: the dense gradient over the time; busbw: the payloads
+            // the busiest GPU sends (P−1, or log2 P for gTop-k's root)
+            let algbw = v["algbw_GBps"].as_f64().unwrap();
+            assert!((algbw - 0.1 / t).abs() < 1e-9 * algbw);
+            let factor = if op == "topk" { (p - 1) as f64 } else { log };
+            let busbw = v["busbw_GBps"].as_f64().unwrap();
+            assert!((busbw - factor * payload / t / 1e9).abs() < 1e-9 * busbw);
+        }
+    }
+    // the ring variant of Top-k's AllGather: P−1 steps of one payload
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "topk",
+        "--algo",
+        "ring",
+        "--gpus",
+        "6",
+        "--size",
+        "10GB",
+        "--density",
+        "0.001",
+        "--bandwidth",
+        "1GB/s",
+        "--latency",
+        "0us",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        (v["algo"].as_str(), v["k"].as_u64()),
+        (Some("ring"), Some(2_500_000))
+    );
+    // 5 steps of 20 MB at 1 GB/s; the PCIe hops' latency (~12 µs a step)
+    // is far below 1%
+    let t = v["time_s"].as_f64().unwrap();
+    assert!((t - 0.1).abs() / 0.1 < 0.01, "{t}");
+}
+
+#[test]
+fn bad_sparse_collective_arguments() {
+    let run = |op: &str, extra: &[&str]| {
+        let mut v = vec!["collective", "--op", op, "--gpus", "8", "--size", "1MiB"];
+        v.extend_from_slice(extra);
+        dtsim(&v)
+    };
+    assert_bad(&run("topk", &[]), &["--density", "required", "topk"]);
+    assert_bad(&run("gtopk", &["--density", "0"]), &["--density", "(0, 1]"]);
+    assert_bad(&run("gtopk", &["--density", "1.5"]), &["--density"]);
+    assert_bad(&run("gtopk", &["--density", "NaN"]), &["--density"]);
+    assert_bad(
+        &run("allreduce", &["--density", "0.01"]),
+        &["--density", "allreduce"],
+    );
+    assert_bad(
+        &run("gtopk", &["--algo", "ring", "--density", "0.01"]),
+        &["--algo", "ring"],
+    );
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "topk",
+        "--gpus",
+        "8",
+        "--size",
+        "3",
+        "--density",
+        "0.5",
+    ]);
+    assert_bad(&o, &["--size", "fp32"]);
+}
+
 #[test]
 fn bad_collective_arguments() {
     let base = [

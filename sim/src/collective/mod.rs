@@ -58,17 +58,30 @@ pub enum Op {
     /// Parameter-server push of gradients and pull of parameters. Size: the
     /// variable, sharded evenly over the servers.
     Ps,
+    /// Top-k sparsified AllReduce by AllGather (the gTop-k paper's
+    /// TopKAllReduce, Eq. 6): every GPU's k selected values and their
+    /// indices go to every GPU, which sums them. Size: one GPU's sparse
+    /// payload, 2k elements (k values and k indices).
+    TopK,
+    /// gTop-k sparse AllReduce (gTop-k Alg. 2, Eq. 7): a binomial-tree
+    /// reduction in which every receiver merges the two payloads and keeps
+    /// the global top k, so each message stays 2k elements, then a binomial
+    /// broadcast of the result. Size: one GPU's sparse payload (2k
+    /// elements).
+    GTopK,
 }
 
 impl Op {
     /// All operations, in a fixed order.
-    pub const ALL: [Op; 6] = [
+    pub const ALL: [Op; 8] = [
         Op::AllReduce,
         Op::AllGather,
         Op::ReduceScatter,
         Op::Broadcast,
         Op::AllToAll,
         Op::Ps,
+        Op::TopK,
+        Op::GTopK,
     ];
 
     /// Name on the command line and in results.
@@ -80,6 +93,8 @@ impl Op {
             Op::Broadcast => "broadcast",
             Op::AllToAll => "alltoall",
             Op::Ps => "ps",
+            Op::TopK => "topk",
+            Op::GTopK => "gtopk",
         }
     }
 
@@ -96,6 +111,8 @@ impl Op {
             Op::Broadcast => &[Algo::Binomial],
             Op::AllToAll => &[Algo::Pairwise],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential],
+            Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
+            Op::GTopK => &[Algo::Tree],
         }
     }
 
@@ -103,13 +120,25 @@ impl Op {
     /// AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll (n−1)/n;
     /// Broadcast 1 (nccl-tests `doc/PERFORMANCE.md`). For PS we report the
     /// bandwidth of the busiest server NIC direction: workers/servers.
+    /// The sparse operations have no nccl-tests definition; for them it is
+    /// the payloads the busiest GPU sends: n−1 for Top-k's AllGather (an
+    /// AllGather of n payloads, nccl-tests' (n−1)/n of its output) and
+    /// ⌈log2 n⌉ for gTop-k (the root, in every broadcast round).
     pub fn busbw_factor(self, n: u32) -> f64 {
-        let n = n as f64;
+        let nf = n as f64;
         match self {
-            Op::AllReduce => 2.0 * (n - 1.0) / n,
-            Op::AllGather | Op::ReduceScatter | Op::AllToAll => (n - 1.0) / n,
+            Op::AllReduce => 2.0 * (nf - 1.0) / nf,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll => (nf - 1.0) / nf,
             Op::Broadcast | Op::Ps => 1.0,
+            Op::TopK => nf - 1.0,
+            Op::GTopK => n.next_power_of_two().trailing_zeros() as f64,
         }
+    }
+
+    /// Whether the size is a sparse payload (Top-k, gTop-k) rather than a
+    /// dense buffer.
+    pub fn is_sparse(self) -> bool {
+        matches!(self, Op::TopK | Op::GTopK)
     }
 }
 
@@ -132,6 +161,9 @@ pub enum Algo {
     Overlapped,
     /// PS pull after the push.
     Sequential,
+    /// Recursive doubling: ⌈log2 N⌉ exchange rounds of doubling size (plus
+    /// a fold in and out when N is not a power of two).
+    RecursiveDoubling,
 }
 
 impl Algo {
@@ -145,6 +177,7 @@ impl Algo {
             Algo::Pairwise => "pairwise",
             Algo::Overlapped => "overlapped",
             Algo::Sequential => "sequential",
+            Algo::RecursiveDoubling => "recursive-doubling",
         }
     }
 
@@ -158,6 +191,7 @@ impl Algo {
             Algo::Pairwise,
             Algo::Overlapped,
             Algo::Sequential,
+            Algo::RecursiveDoubling,
         ]
         .into_iter()
         .find(|a| a.name() == s)
@@ -221,7 +255,7 @@ impl Collective {
                 steps: 2 * (cluster.gpus() - 1),
                 chunk: bytes / n,
             }],
-            (Op::AllReduce, Algo::Tree) => vec![
+            (Op::AllReduce | Op::GTopK, Algo::Tree) => vec![
                 Phase::BinomialReduce { group: all, bytes },
                 Phase::BinomialBcast { group: all, bytes },
             ],
@@ -246,6 +280,14 @@ impl Collective {
                 group: all,
                 steps: cluster.gpus() - 1,
                 chunk: bytes / n,
+            }],
+            (Op::TopK, Algo::RecursiveDoubling) => {
+                vec![Phase::RecursiveDoubling { group: all, bytes }]
+            }
+            (Op::TopK, Algo::Ring) => vec![Phase::Ring {
+                group: all,
+                steps: cluster.gpus() - 1,
+                chunk: bytes,
             }],
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
             (Op::AllToAll, _) => vec![Phase::Pairwise {

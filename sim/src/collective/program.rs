@@ -66,6 +66,20 @@ pub enum Phase {
         /// Bytes per send.
         chunk: f64,
     },
+    /// AllGather by recursive doubling (Thakur et al. 2005; the gTop-k
+    /// paper's TopKAllReduce): every member contributes `bytes`, and in
+    /// round j member i exchanges everything it has gathered so far with
+    /// member i XOR 2^j, so log2 s rounds of `bytes`·2^j each. A group
+    /// whose size s is not a power of two folds its r = s − 2^⌊log2 s⌋
+    /// extra members in first (member 2^⌊log2 s⌋ + i sends its part to
+    /// member i) and out last (member i sends the s − 1 parts the extra
+    /// lacks back): two more steps.
+    RecursiveDoubling {
+        /// Groups.
+        group: Grouping,
+        /// Bytes contributed by each member.
+        bytes: f64,
+    },
     /// Parameter-server push and pull of a variable sharded evenly over the
     /// servers: each worker sends `shard` bytes to every server and each
     /// server sends `shard` bytes to every worker. With `overlap` the push
@@ -104,6 +118,43 @@ fn ceil_log2(s: u32) -> u32 {
         0
     } else {
         32 - (s - 1).leading_zeros()
+    }
+}
+
+/// Shape of a recursive-doubling AllGather over `s` members: the largest
+/// power of two p2 ≤ s, its exponent, and whether extras fold in and out.
+fn doubling(s: u32) -> (u32, u32, bool) {
+    if s <= 1 {
+        return (s, 0, false);
+    }
+    let log = 31 - s.leading_zeros();
+    let p2 = 1u32 << log;
+    (p2, log, p2 != s)
+}
+
+/// Where member `idx` of a recursive-doubling group of `s` sends in local
+/// step `k`, and how many members' parts it sends (see
+/// [`Phase::RecursiveDoubling`]).
+fn doubling_send(s: u32, idx: u32, k: u32) -> Option<(u32, u32)> {
+    let (p2, log, fold) = doubling(s);
+    let extras = s - p2;
+    let round = if fold { k.checked_sub(1) } else { Some(k) };
+    match round {
+        // fold in: an extra member hands its part to its partner
+        None => (idx >= p2).then(|| (idx - p2, 1)),
+        Some(j) if j < log => {
+            if idx >= p2 {
+                return None;
+            }
+            // the parts gathered so far: member idx's block of 2^j
+            // members, plus the extras folded into that block
+            let d = 1u32 << j;
+            let block = idx & !(d - 1);
+            let folded = extras.min(block + d).saturating_sub(block);
+            Some((idx ^ d, d + folded))
+        }
+        // fold out: the s − 1 parts the extra member lacks
+        Some(_) => (idx < extras).then(|| (idx + p2, s - 1)),
     }
 }
 
@@ -171,6 +222,10 @@ impl Program {
                 ceil_log2(self.group_size(group))
             }
             Phase::Pairwise { group, .. } => self.group_size(group).saturating_sub(1),
+            Phase::RecursiveDoubling { group, .. } => {
+                let (_, log, fold) = doubling(self.group_size(group));
+                log + 2 * fold as u32
+            }
             Phase::Ps { .. } => 2,
         }
     }
@@ -237,7 +292,9 @@ impl Program {
             Phase::Ring { group, .. } | Phase::Pairwise { group, .. } => {
                 group != Grouping::All || !self.scattered
             }
-            Phase::BinomialReduce { .. } | Phase::BinomialBcast { .. } => false,
+            Phase::BinomialReduce { .. }
+            | Phase::BinomialBcast { .. }
+            | Phase::RecursiveDoubling { .. } => false,
             Phase::Ps { .. } => self.servers.is_multiple_of(self.nodes),
         })
     }
@@ -315,25 +372,28 @@ impl Program {
                     Phase::BinomialReduce { group, bytes } => (group, bytes),
                     Phase::BinomialBcast { group, bytes } => (group, bytes),
                     Phase::Pairwise { group, chunk } => (group, chunk),
+                    Phase::RecursiveDoubling { group, bytes } => (group, bytes),
                     Phase::Ps { .. } => unreachable!(),
                 };
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
+                // (destination index, multiple of `bytes`)
                 let to = match ph {
-                    Phase::Ring { .. } => Some((idx + 1) % s),
-                    Phase::Pairwise { .. } => Some((idx + k + 1) % s),
+                    Phase::Ring { .. } => Some(((idx + 1) % s, 1)),
+                    Phase::Pairwise { .. } => Some(((idx + k + 1) % s, 1)),
                     Phase::BinomialReduce { .. } => {
                         let d = 1u32 << k;
-                        (idx % (2 * d) == d).then(|| idx - d)
+                        (idx % (2 * d) == d).then(|| (idx - d, 1))
                     }
                     Phase::BinomialBcast { .. } => {
                         let d = 1u32 << k;
-                        (idx < d && idx + d < s).then(|| idx + d)
+                        (idx < d && idx + d < s).then(|| (idx + d, 1))
                     }
+                    Phase::RecursiveDoubling { .. } => doubling_send(s, idx, k),
                     Phase::Ps { .. } => unreachable!(),
                 };
-                if let Some(to) = to {
-                    out.push((self.member(id, to, group), bytes));
+                if let Some((to, parts)) = to {
+                    out.push((self.member(id, to, group), bytes * parts as f64));
                 }
             }
         }
@@ -368,7 +428,8 @@ impl Program {
                     Phase::Ring { group, .. }
                     | Phase::BinomialReduce { group, .. }
                     | Phase::BinomialBcast { group, .. }
-                    | Phase::Pairwise { group, .. } => group,
+                    | Phase::Pairwise { group, .. }
+                    | Phase::RecursiveDoubling { group, .. } => group,
                     Phase::Ps { .. } => unreachable!(),
                 };
                 let s = self.group_size(group);
@@ -378,6 +439,16 @@ impl Program {
                     Phase::Ring { .. } | Phase::Pairwise { .. } => true,
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
                     Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
+                    Phase::RecursiveDoubling { .. } => {
+                        // rounds are exchanges; a fold's receiver is its
+                        // sender's partner
+                        let (p2, log, fold) = doubling(s);
+                        match if fold { k.checked_sub(1) } else { Some(k) } {
+                            None => idx < s - p2,
+                            Some(j) if j < log => idx < p2,
+                            Some(_) => idx >= p2,
+                        }
+                    }
                     Phase::Ps { .. } => unreachable!(),
                 };
                 got as u32
@@ -446,6 +517,11 @@ mod tests {
                         }],
                         0,
                     );
+                    check_balance(
+                        &spec,
+                        vec![Phase::RecursiveDoubling { group, bytes: 1.0 }],
+                        0,
+                    );
                 }
                 for overlap in [true, false] {
                     for leaders_only in [true, false] {
@@ -461,6 +537,54 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Recursive doubling gathers every member's part on every member, and
+    /// each member receives exactly the s − 1 parts it lacks (no part
+    /// twice), for powers of two and not.
+    #[test]
+    fn recursive_doubling_gathers_everything_once() {
+        for s in 1..=37u32 {
+            let spec = ClusterSpec::flat(s, 1e9, 0.0);
+            let prog = Program::new(
+                &spec,
+                vec![Phase::RecursiveDoubling {
+                    group: Grouping::All,
+                    bytes: 1.0,
+                }],
+                0,
+            );
+            // which parts each member holds, as a bit set (s ≤ 64)
+            let mut has: Vec<u64> = (0..s).map(|i| 1u64 << i).collect();
+            let mut recv = vec![0.0; s as usize];
+            let mut out = Vec::new();
+            for step in 0..prog.steps() {
+                let before = has.clone();
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    for &(d, bytes) in &out {
+                        // a send carries what the sender holds
+                        let parts = if step + 1 == prog.steps() && !s.is_power_of_two() {
+                            // the fold-out sends only what the extra lacks
+                            before[p as usize] & !before[d as usize]
+                        } else {
+                            before[p as usize]
+                        };
+                        assert_eq!(bytes, parts.count_ones() as f64, "s {s} step {step}");
+                        assert_eq!(parts & before[d as usize], 0, "duplicate parts, s {s}");
+                        has[d as usize] |= parts;
+                        recv[d as usize] += bytes;
+                    }
+                }
+            }
+            let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
+            assert!(has.iter().all(|&h| h == all), "s {s}");
+            assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
+            let log = if s > 1 { 31 - s.leading_zeros() } else { 0 };
+            let extra = if s.is_power_of_two() { 0 } else { 2 };
+            assert_eq!(prog.steps(), log + extra, "s {s}");
         }
     }
 

@@ -774,7 +774,7 @@ fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strategy, Invalid>
             return Err(invalid(
                 "strategy.dense",
                 format!(
-                    "`{m}` is not supported yet (compressed methods arrive with the compression issue)"
+                    "`{m}` is not supported in training yet (compressed methods arrive with the compression issue; `dtsim collective --op topk|gtopk` times their collectives)"
                 ),
             ));
         }

@@ -224,6 +224,160 @@ fn gt_a1_dense_vs_m() {
     }
 }
 
+/// GT-A1 sparse columns, m = 25e6 elements, ρ = 0.001: Top-k's AllGather
+/// and gTop-k's tree, simulated from their message schedules, within 1%
+/// of the CASES values. Messages are 2k fp32-sized elements (values and
+/// indices), so β per element is β per 4 bytes.
+#[test]
+fn gt_a1_sparse_vs_p() {
+    let topk = Collective::new(Op::TopK);
+    let gtopk = Collective::new(Op::GTopK);
+    let payload = 4.0 * 2.0 * 25e3;
+    let rows = [
+        (2, 2.236, 4.472),
+        (4, 6.272, 8.944),
+        (8, 13.908, 13.416),
+        (16, 28.744, 17.888),
+        (32, 57.980, 22.360),
+        (64, 116.016, 26.832),
+        (128, 231.652, 31.304),
+    ];
+    for (p, t_ms, g_ms) in rows {
+        let c = gtopk_cluster(p);
+        let (a, f, _) = both(&topk, &c, payload);
+        assert_close(a, t_ms * MS, 0.01, &format!("TopK analytical P={p}"));
+        assert_close(f, t_ms * MS, 0.01, &format!("TopK flow P={p}"));
+        let (a, f, _) = both(&gtopk, &c, payload);
+        assert_close(a, g_ms * MS, 0.01, &format!("gTopK analytical P={p}"));
+        assert_close(f, g_ms * MS, 0.01, &format!("gTopK flow P={p}"));
+    }
+}
+
+/// GT-A1 sparse columns at P = 32, m = 2^20 … 2^27 elements, ρ = 0.001.
+#[test]
+fn gt_a1_sparse_vs_m() {
+    let topk = Collective::new(Op::TopK);
+    let gtopk = Collective::new(Op::GTopK);
+    let cluster = gtopk_cluster(32);
+    let topk_ms = [4.52, 6.86, 11.54, 20.90, 39.63, 77.07, 151.97, 301.75];
+    let gtopk_ms = [5.12, 5.87, 7.38, 10.40, 16.44, 28.52, 52.68, 101.00];
+    for i in 0..8 {
+        let k = 0.001 * (1u64 << (20 + i)) as f64;
+        let payload = 4.0 * 2.0 * k;
+        let (a, f, _) = both(&topk, &cluster, payload);
+        assert_close(
+            a,
+            topk_ms[i] * MS,
+            0.01,
+            &format!("TopK analytical m=2^{}", 20 + i),
+        );
+        assert_close(
+            f,
+            topk_ms[i] * MS,
+            0.01,
+            &format!("TopK flow m=2^{}", 20 + i),
+        );
+        let (a, f, _) = both(&gtopk, &cluster, payload);
+        assert_close(
+            a,
+            gtopk_ms[i] * MS,
+            0.01,
+            &format!("gTopK analytical m=2^{}", 20 + i),
+        );
+        assert_close(
+            f,
+            gtopk_ms[i] * MS,
+            0.01,
+            &format!("gTopK flow m=2^{}", 20 + i),
+        );
+    }
+}
+
+/// GT-A2: the message schedules themselves. P ∈ {4, 8, 16, 32}, m = 25e6,
+/// ρ = 0.001 (k = 25,000): ring AllReduce 2(P−1) steps of m/P; Top-k's
+/// recursive doubling log2 P rounds of 2k·2^(i−1) elements; gTop-k log2 P
+/// reduction rounds of 2k elements with rank 0 always receiving, then
+/// log2 P broadcast rounds of 2k elements. Times equal the closed forms
+/// within 1%; element counts exactly.
+#[test]
+fn gt_a2_schedules_equal_closed_forms() {
+    let (alpha, beta) = (0.436e-3, 3.6e-8);
+    let (m, k) = (25e6, 25e3);
+    let el = 4.0; // bytes per element
+    for p in [4u32, 8, 16, 32] {
+        let c = gtopk_cluster(p);
+        let log = p.trailing_zeros();
+        let mut out = Vec::new();
+
+        let ring = Collective::new(Op::AllReduce).program(&c, el * m);
+        assert_eq!(ring.steps(), 2 * (p - 1));
+        for step in 0..ring.steps() {
+            for r in 0..p {
+                out.clear();
+                ring.sends(r, step, &mut out);
+                assert_eq!(out, vec![((r + 1) % p, el * m / p as f64)]);
+            }
+        }
+
+        let topk = Collective::new(Op::TopK);
+        let prog = topk.program(&c, el * 2.0 * k);
+        assert_eq!(prog.steps(), log);
+        for i in 0..log {
+            for r in 0..p {
+                out.clear();
+                prog.sends(r, i, &mut out);
+                let elements = 2.0 * k * (1u32 << i) as f64;
+                assert_eq!(
+                    out,
+                    vec![(r ^ (1 << i), el * elements)],
+                    "P={p} round {}",
+                    i + 1
+                );
+            }
+        }
+        let (a, f, o) = both(&topk, &c, el * 2.0 * k);
+        let want = formulas::gtopk_topk_allgather(p, k, alpha, beta);
+        assert_close(a, want, 0.01, &format!("TopK analytical P={p}"));
+        assert_close(f, want, 0.01, &format!("TopK flow P={p}"));
+        // after TopKAllReduce each rank holds 2kP elements: its own 2k and
+        // 2k(P−1) received
+        for r in 0..p as usize {
+            assert_eq!(
+                o.received[r] / el + 2.0 * k,
+                2.0 * k * p as f64,
+                "P={p} rank {r}"
+            );
+        }
+
+        let gtopk = Collective::new(Op::GTopK);
+        let prog = gtopk.program(&c, el * 2.0 * k);
+        assert_eq!(prog.steps(), 2 * log);
+        for step in 0..prog.steps() {
+            let mut to_root = 0;
+            for r in 0..p {
+                out.clear();
+                prog.sends(r, step, &mut out);
+                for &(d, bytes) in &out {
+                    assert_eq!(bytes, el * 2.0 * k, "every message is 2k elements");
+                    to_root += (d == 0) as u32;
+                }
+            }
+            // reduction rounds: rank 0 receives in each; broadcast: never
+            assert_eq!(to_root, (step < log) as u32, "P={p} step {step}");
+        }
+        let (a, f, o) = both(&gtopk, &c, el * 2.0 * k);
+        let want = formulas::gtopk_gtopk_allreduce(p, k, alpha, beta);
+        assert_close(a, want, 0.01, &format!("gTopK analytical P={p}"));
+        assert_close(f, want, 0.01, &format!("gTopK flow P={p}"));
+        // rank 0 receives 2k·log2 P elements (250,000 at P = 32), all in
+        // the reduction
+        assert_eq!(o.received[0] / el, 2.0 * k * log as f64, "P={p}");
+        if p == 32 {
+            assert_eq!(o.received[0] / el, 250_000.0);
+        }
+    }
+}
+
 /// ER-A1, AllGather and AllReduce columns: GNMT-8 embedding M = 252.5 MiB,
 /// density 0.103, B = 12.5 GB/s uniform, latency β per message.
 #[test]

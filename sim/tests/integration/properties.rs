@@ -30,10 +30,14 @@ fn collectives(c: &ClusterSpec) -> Vec<Collective> {
         coll(Op::ReduceScatter, Algo::Ring),
         coll(Op::Ps, Algo::Overlapped),
         coll(Op::Ps, Algo::Sequential),
+        coll(Op::TopK, Algo::Ring),
     ];
+    // recursive doubling's rounds are homogeneous where binomial trees' are
     if binomial_homogeneous(c) {
         v.push(coll(Op::AllReduce, Algo::Tree));
         v.push(coll(Op::Broadcast, Algo::Binomial));
+        v.push(coll(Op::TopK, Algo::RecursiveDoubling));
+        v.push(coll(Op::GTopK, Algo::Tree));
     }
     v
 }
@@ -46,9 +50,17 @@ fn binomial_homogeneous(c: &ClusterSpec) -> bool {
 
 fn all_collectives(c: &ClusterSpec) -> Vec<Collective> {
     let mut v = collectives(c);
-    v.push(coll(Op::Broadcast, Algo::Binomial));
-    v.push(coll(Op::AllReduce, Algo::Tree));
-    v.push(coll(Op::AllToAll, Algo::Pairwise));
+    for x in [
+        coll(Op::Broadcast, Algo::Binomial),
+        coll(Op::AllReduce, Algo::Tree),
+        coll(Op::AllToAll, Algo::Pairwise),
+        coll(Op::TopK, Algo::RecursiveDoubling),
+        coll(Op::GTopK, Algo::Tree),
+    ] {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
     v
 }
 
