@@ -378,7 +378,11 @@ fn gt_a2_schedules_equal_closed_forms() {
     }
 }
 
-/// ER-A1, AllGather and AllReduce columns: GNMT-8 embedding M = 252.5 MiB,
+/// ER-A1, AllGather and AllReduce columns (the PS column waits for the
+/// sparse-embedding PS: EmbRace's formula charges a server all N workers'
+/// pushes on its NIC and a β per serialised message, while dtsim's PS
+/// servers share a node with workers that reach them without the NIC, and
+/// take concurrent pushes with one latency): GNMT-8 embedding M = 252.5 MiB,
 /// density 0.103, B = 12.5 GB/s uniform, latency β per message.
 #[test]
 fn er_a1_allgather_and_allreduce() {
@@ -410,6 +414,113 @@ fn er_a1_allgather_and_allreduce() {
             0.01,
             "AG formula",
         );
+    }
+}
+
+/// EmbRace's sparse AlltoAll (two calls, each a pairwise exchange of one
+/// GPU's αM sparse rows: N−1 steps of αM/N plus β each), on `n` GPUs with
+/// latency `beta`: (analytical, flow), seconds.
+fn embrace_two_alltoalls(n: u32, beta: f64, sparse_bytes: f64) -> (f64, f64) {
+    let (a, f, _) = both(
+        &Collective::new(Op::AllToAll),
+        &ClusterSpec::flat(n, 12.5e9, beta),
+        sparse_bytes,
+    );
+    (2.0 * a, 2.0 * f)
+}
+
+/// ER-A1, AlltoAll column (GNMT-8 embedding, density 0.103, 12.5 GB/s).
+#[test]
+fn er_a1_alltoall() {
+    let (m, density) = (264_765_440.0, 0.103);
+    let rows = [
+        (2, 0.0, 2.182),
+        (4, 0.0, 3.273),
+        (8, 0.0, 3.818),
+        (16, 0.0, 4.091),
+        (4, 10e-6, 3.333),
+        (8, 10e-6, 3.958),
+        (16, 10e-6, 4.391),
+    ];
+    for (n, beta, ms) in rows {
+        let (a, f) = embrace_two_alltoalls(n, beta, density * m);
+        assert_close(a, ms * MS, 0.01, &format!("analytical N={n} β={beta}"));
+        assert_close(f, ms * MS, 0.01, &format!("flow N={n} β={beta}"));
+        let formula = formulas::embrace_alltoall(n, m, density, 12.5e9, beta);
+        assert_close(a, formula, 1e-9, "formula");
+    }
+}
+
+/// ER-A2: the algebraic crossovers of EmbRace Table 2, from the simulated
+/// collectives (both network models). Equalities are exact up to the flow
+/// model's picosecond clock (relative 1e-6).
+#[test]
+fn er_a2_crossovers() {
+    let (m, density, b) = (264_765_440.0, 0.103, 12.5e9);
+    let sparse = density * m;
+    let gather = |n: u32, beta: f64| {
+        let (a, f, _) = both(
+            &Collective::new(Op::AllGather),
+            &ClusterSpec::flat(n, b, beta),
+            n as f64 * sparse,
+        );
+        (a, f)
+    };
+    let ring = |n: u32, beta: f64, bytes: f64| {
+        let (a, f, _) = both(
+            &Collective::new(Op::AllReduce),
+            &ClusterSpec::flat(n, b, beta),
+            bytes,
+        );
+        (a, f)
+    };
+    let exact = 1e-6;
+    for n in [2u32, 4, 8, 16] {
+        for beta in [0.0, 10e-6] {
+            // 1. at α = 1 the two AlltoAlls cost the ring AllReduce
+            let (a, f) = embrace_two_alltoalls(n, beta, m);
+            let (ra, rf) = ring(n, beta, m);
+            assert_close(a, ra, exact, &format!("1: analytical N={n}"));
+            assert_close(f, rf, exact, &format!("1: flow N={n}"));
+        }
+    }
+    // 2. at N = 2 AllGather is faster than the two AlltoAlls by exactly β
+    //    (CASES writes "AllGather − AlltoAll = β" next to "AllGather wins";
+    //    Table 2 gives αM/B + β against αM/B + 2β, so the sign is the
+    //    AlltoAll's excess)
+    for beta in [1e-6, 10e-6, 100e-6] {
+        let (ta, tf) = embrace_two_alltoalls(2, beta, sparse);
+        let (ga, gf) = gather(2, beta);
+        assert_close(ta - ga, beta, exact, "2: analytical");
+        assert_close(tf - gf, beta, exact, "2: flow");
+    }
+    // 3. AlltoAll/AllGather break-even latency β* = (αM/B)(1 − 2/N):
+    //    1.636 ms for GNMT-8 at N = 8; AlltoAll wins below it
+    let n = 8;
+    let beta_star = sparse / b * (1.0 - 2.0 / n as f64);
+    assert_close(beta_star, 1.636e-3, 5e-4, "3: β*");
+    let (ta, tf) = embrace_two_alltoalls(n, beta_star, sparse);
+    let (ga, gf) = gather(n, beta_star);
+    assert_close(ta, ga, exact, "3: analytical at β*");
+    assert_close(tf, gf, exact, "3: flow at β*");
+    for (beta, alltoall_wins) in [(0.9 * beta_star, true), (1.1 * beta_star, false)] {
+        let (ta, tf) = embrace_two_alltoalls(n, beta, sparse);
+        let (ga, gf) = gather(n, beta);
+        assert_eq!(ta < ga, alltoall_wins, "3: analytical at {beta}");
+        assert_eq!(tf < gf, alltoall_wins, "3: flow at {beta}");
+    }
+    // 4. AllGather/AllReduce break-even GPU count N* = 2(M/B)/(αM/B − β):
+    //    19.51 at β = 10 µs and 19.42 (= 2/α) at β = 0 for GNMT-8, so the
+    //    simulated AllGather wins at 19 GPUs and loses at 20
+    for (beta, want) in [(10e-6, 19.51), (0.0, 19.42)] {
+        let n_star = 2.0 * (m / b) / (sparse / b - beta);
+        assert_close(n_star, want, 0.005 / want, "4: N*");
+        for (n, gather_wins) in [(19, true), (20, false)] {
+            let (ga, gf) = gather(n, beta);
+            let (ra, rf) = ring(n, beta, m);
+            assert_eq!(ga < ra, gather_wins, "4: analytical N={n} β={beta}");
+            assert_eq!(gf < rf, gather_wins, "4: flow N={n} β={beta}");
+        }
     }
 }
 
