@@ -1,9 +1,10 @@
 //! Runs a collective's program on the flow network model.
 //!
 //! Each participant walks through the program's steps; in a step it starts
-//! its sends (each becomes a flow after its path latency) and waits for the
-//! sends of its step to finish and for the messages addressed to it in that
-//! step to arrive. Messages that arrive early, for a later step, are
+//! its sends (each a flow on its path's links at once, delivered its path
+//! latency after its last byte left: α + m/B alone on a link, the α-β
+//! cost) and waits for the sends of its step to be delivered and for the
+//! messages addressed to it in that step to arrive. Messages that arrive early, for a later step, are
 //! counted in a small per-participant window. Memory is O(participants +
 //! messages in flight); nothing is stored per step.
 //!
@@ -175,21 +176,16 @@ fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> Result<FlowOut
             r.clock = tn;
             r.done_tags.clear();
             r.net.finish_until(tn, &mut r.done_tags);
-            let tags = std::mem::take(&mut r.done_tags);
-            for &t in &tags {
-                r.complete(t as u32);
+            // the last byte has left: delivered a path latency later
+            for &t in &r.done_tags {
+                let latency = r.xfers[t as usize].path.latency;
+                r.queue.push(tn + SimTime::from_secs(latency), t as u32);
             }
-            r.done_tags = tags;
         } else {
             r.clock = tq;
             while r.queue.peek_time() == Some(tq) {
                 let (_, x) = r.queue.pop().expect("peeked");
-                let xf = r.xfers[x as usize];
-                if xf.bytes <= 0.0 || xf.path.links().is_empty() {
-                    r.complete(x);
-                } else {
-                    r.net.start(tq, xf.path, xf.bytes, x as u64);
-                }
+                r.complete(x);
             }
         }
     }
@@ -274,8 +270,13 @@ impl Runner<'_> {
             };
             self.sent[p as usize] += bytes;
             self.messages += 1;
-            self.queue
-                .push(self.clock + SimTime::from_secs(path.latency), id);
+            if bytes <= 0.0 || path.links().is_empty() {
+                // nothing to transmit: delivered after the latency
+                self.queue
+                    .push(self.clock + SimTime::from_secs(path.latency), id);
+            } else {
+                self.net.start(self.clock, path, bytes, id as u64);
+            }
         }
     }
 

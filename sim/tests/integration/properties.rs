@@ -227,3 +227,25 @@ proptest! {
         }
     }
 }
+
+/// A PS worker pushes to its own node's server (short path) and to a
+/// remote one (long path) over one PCIe link in the same step. Both
+/// messages take the link at once and arrive a path latency after their
+/// last byte, so the step costs the long path's latency plus both shards
+/// over the link, as the analytical model says. (The flow model once let
+/// the short-latency message have the link alone until the long one's
+/// latency had passed, and ended each step one latency early.)
+#[test]
+fn messages_of_different_latency_share_a_link_from_the_start() {
+    let (bw, lat) = (26.873e9, 62.1e-6);
+    let c = cluster(2, 1, bw, lat, bw, lat / 4.0);
+    let size = 101.3e6;
+    let ps = coll(Op::Ps, Algo::Sequential);
+    let (a, f, _) = both(&ps, &c, size);
+    assert_close(f, a, 1e-6, "flow against analytical");
+    // two steps (push, pull), each: the remote path's latency (the GPU's
+    // PCIe hop, then the network to the other host's server: lat/4 + lat)
+    // plus two shards of size/2 over the GPU's PCIe link
+    let remote = c.inter.latency + c.intra.latency;
+    assert_close(a, 2.0 * (remote + size / bw), 1e-9, "closed form");
+}
