@@ -38,8 +38,9 @@ struct NetArgs {
     /// OSU micro-benchmark logs (osu_latency, osu_bw, osu_allreduce, ...).
     #[arg(long, num_args = 1..)]
     osu: Vec<PathBuf>,
-    /// Ranks of collective logs that do not say (OSU collectives).
-    #[arg(long)]
+    /// Ranks of collective logs that do not say (OSU collectives), 2 to
+    /// 1048576.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=1_048_576))]
     ranks: Option<u32>,
     /// The profile to write.
     #[arg(short, long)]

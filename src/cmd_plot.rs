@@ -32,6 +32,11 @@ pub struct PlotArgs {
     /// --series strategy.dense --baseline ps --kind bar`.
     #[arg(long, requires = "series", value_name = "SERIES_VALUE")]
     baseline: Option<String>,
+    /// Keep only the rows whose COL reads VALUE (repeatable), e.g.
+    /// `--where cluster.network=eth-10g`: for a table that sweeps more keys
+    /// than the chart shows.
+    #[arg(long = "where", value_name = "COL=VALUE")]
+    filters: Vec<String>,
     /// Title (default: derived from the columns).
     #[arg(long)]
     title: Option<String>,
@@ -64,6 +69,10 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
     } else {
         let path = a.results.as_ref().expect("clap requires it");
         let mut df = reports::table::read(path).map_err(|e| CliError::Input(e.to_string()))?;
+        for f in &a.filters {
+            df = reports::derive::keep_where(&df, f)
+                .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        }
         let kind: Kind = a.kind.parse().map_err(map)?;
         let x = a.x.clone().expect("clap requires it");
         let mut y = a.y.clone();

@@ -2,7 +2,7 @@
 //! `dtsim report merge A B ... --out ALL.(csv|parquet)`.
 
 use crate::CliError;
-use crate::cmd_sweep::map;
+use crate::cmd_sweep::{jobs_in_range, map, map_in};
 use clap::{Args, Subcommand};
 use reports::report::{Source, write_report};
 use reports::sweep::{self, Options};
@@ -23,7 +23,7 @@ pub struct ReportArgs {
     #[arg(short, long, required = true, value_name = "DIR")]
     output: Option<PathBuf>,
     /// Worker threads for a scenario's sweep (default: all cores).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = jobs_in_range)]
     jobs: usize,
 }
 
@@ -62,7 +62,7 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
             progress: std::io::stderr().is_terminal(),
             block_points: 0,
         };
-        let s = sweep::run(&grid, &out, &opts).map_err(map)?;
+        let s = sweep::run(&grid, &out, &opts).map_err(map_in(&input))?;
         eprintln!("swept {} points into {}", s.points, out.display());
         (out, Some(grid), Some(text))
     } else {

@@ -15,7 +15,7 @@ pub struct SweepArgs {
     #[arg(long)]
     out: PathBuf,
     /// Worker threads (default: all cores).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = jobs_in_range)]
     jobs: usize,
     /// Evaluate only shard I of N (points whose index is I−1 modulo N), for
     /// cluster job arrays; join the shards with `dtsim report merge`.
@@ -23,10 +23,29 @@ pub struct SweepArgs {
     shard: Option<String>,
 }
 
+/// Most worker threads `--jobs` takes: more than this only costs memory
+/// and start-up time (each thread has its own stack).
+const MAX_JOBS: usize = 1024;
+
+/// Parses `--jobs`: 0 (all cores) to [`MAX_JOBS`].
+pub(crate) fn jobs_in_range(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= MAX_JOBS => Ok(n),
+        _ => Err(format!("expected 0 (all cores) to {MAX_JOBS} threads")),
+    }
+}
+
+/// Every sweep error is the input's: a point the simulator refuses (its
+/// simulated time out of range, say) is a bad scenario, named by file.
 pub(crate) fn map(e: SweepError) -> CliError {
-    match e {
-        SweepError::Point { .. } => CliError::Other(e.to_string()),
-        other => CliError::Input(other.to_string()),
+    CliError::Input(e.to_string())
+}
+
+/// [`map`], naming the scenario file of a point that failed.
+pub(crate) fn map_in(file: &std::path::Path) -> impl Fn(SweepError) -> CliError + '_ {
+    move |e| match e {
+        SweepError::Point { .. } => CliError::Input(format!("{}: {e}", file.display())),
+        other => map(other),
     }
 }
 
@@ -49,7 +68,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
             .unwrap_or(0),
     };
     let t0 = std::time::Instant::now();
-    let s = sweep::run(&grid, &a.out, &opts).map_err(map)?;
+    let s = sweep::run(&grid, &a.out, &opts).map_err(map_in(&a.file))?;
     let secs = t0.elapsed().as_secs_f64();
     if s.points == 0 {
         eprintln!(

@@ -21,8 +21,9 @@ pub struct ValidateArgs {
     /// fit predicts its measured collectives.
     #[arg(long)]
     measurements: Option<PathBuf>,
-    /// Ranks of collective logs that do not say (OSU collectives).
-    #[arg(long)]
+    /// Ranks of collective logs that do not say (OSU collectives), 2 to
+    /// 1048576.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=1_048_576))]
     ranks: Option<u32>,
     /// One JSON object per collective on stdout.
     #[arg(long)]

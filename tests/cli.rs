@@ -997,3 +997,39 @@ fn trace_is_a_consistent_chrome_trace() {
         &["--trace", "2 points"],
     );
 }
+
+/// Counts with no sane use are refused up front, not run out of memory or
+/// time: --ranks beyond the simulator's GPUs (or below 2), --jobs beyond
+/// 1024 threads.
+#[test]
+fn rank_and_thread_counts_are_bounded() {
+    let osu = fixture("osu/olcf_riker_osu_allgather_4node_16ranks.txt");
+    for r in ["0", "1", "1048577", "4294967295"] {
+        assert_bad(
+            &dtsim(&["validate", "--osu", &osu, "--ranks", r]),
+            &["--ranks", r],
+        );
+        assert_bad(
+            &dtsim(&[
+                "calibrate",
+                "net",
+                "--osu",
+                &osu,
+                "--ranks",
+                r,
+                "-o",
+                "/tmp/never.toml",
+            ]),
+            &["--ranks", r],
+        );
+    }
+    let s = repo("scenarios/examples/resnet50-ps-vs-allreduce.toml");
+    assert_bad(
+        &dtsim(&["sweep", &s, "--out", "never.csv", "--jobs", "10000"]),
+        &["--jobs", "1024"],
+    );
+    assert_bad(
+        &dtsim(&["report", &s, "-o", "never", "--jobs", "5000"]),
+        &["--jobs"],
+    );
+}

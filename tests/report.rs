@@ -294,3 +294,21 @@ fn a_swept_key_without_a_dot_is_a_swept_key() {
     let md = std::fs::read_to_string(out2.join("report.md")).unwrap();
     assert!(md.contains("| `iterations` | 2, 3 |"), "{md}");
 }
+
+/// A hand-edited table whose speedup key (`strategy.fusion`, with
+/// `strategy.allreduce` held at `ring`) has no number left in the rows
+/// shown: the report is written without a speedup plot, not a crash.
+#[test]
+fn a_table_whose_speedup_key_has_no_values_still_reports() {
+    let d = dir("no-speedup-base");
+    let table = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/report/series-key-without-values.csv"
+    );
+    let out = d.join("out");
+    let o = dtsim(&["report", table, "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(out.join("report.md").exists() && out.join("throughput.png").exists());
+    assert!(!out.join("speedup.png").exists());
+}

@@ -508,3 +508,171 @@ fn a_shard_with_no_points_merges_as_nothing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no rows"));
 }
+
+/// Shards in different formats merge; rows whose point is not a point of
+/// the grid are refused by file and row; an output that is a directory is
+/// refused before anything runs; a point the simulator refuses is the
+/// scenario's fault (exit 2, named by file).
+#[test]
+fn merges_and_outputs_that_must_be_refused_or_accepted() {
+    let d = dir("merge-edges");
+    let s = scenario(&d);
+    let whole = d.join("whole.parquet");
+    assert!(
+        dtsim(&["sweep", &s, "--out", whole.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let mut parts = Vec::new();
+    for (i, ext) in [(1, "csv"), (2, "parquet")] {
+        let p = d.join(format!("s{i}.{ext}"));
+        let o = dtsim(&[
+            "sweep",
+            &s,
+            "--out",
+            p.to_str().unwrap(),
+            "--shard",
+            &format!("{i}/2"),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        parts.push(p.display().to_string());
+    }
+    let merged = d.join("merged.parquet");
+    let o = dtsim(&[
+        "report",
+        "merge",
+        &parts[0],
+        &parts[1],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(read(&merged).height(), read(&whole).height());
+    // a row whose point lies outside the grid (edited by hand)
+    let text = std::fs::read_to_string(&parts[0]).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let first = lines[1].split_once(',').unwrap().1.to_string();
+    lines[1] = format!("99,{first}");
+    let edited = d.join("edited.csv");
+    std::fs::write(&edited, lines.join("\n") + "\n").unwrap();
+    let o = dtsim(&[
+        "report",
+        "merge",
+        edited.to_str().unwrap(),
+        &parts[1],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("edited.csv: row 1: point 99 is not a point of a grid of 24"),
+        "{err}"
+    );
+    // the output is a directory: refused at once, nothing left behind
+    let as_dir = d.join("dir.csv");
+    std::fs::create_dir(&as_dir).unwrap();
+    let o = dtsim(&["sweep", &s, "--out", as_dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a directory"), "{err}");
+    assert!(!reports::sweep::checkpoint_path(&as_dir).exists());
+    // 1000 iterations of two simulated days each overflow the clock
+    let long = d.join("long.toml");
+    std::fs::write(
+        &long,
+        r#"iterations = 1000
+[cluster]
+nodes = 1
+gpus_per_node = 2
+network = "eth-10g"
+model = "analytical"
+[model]
+batch_per_gpu = 1
+[[model.layers]]
+name = "slow"
+params = 1000
+forward = "86400s"
+backward = "86400s"
+[sweep]
+"cluster.nodes" = [1, 2]
+"#,
+    )
+    .unwrap();
+    let o = dtsim(&[
+        "sweep",
+        long.to_str().unwrap(),
+        "--out",
+        d.join("long.csv").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("long.toml: point 0"), "{err}");
+}
+
+/// The commands at the top of docs/sweeps.md work as written (from a
+/// directory where `scenarios/` is the repository's).
+#[test]
+fn the_documented_commands_work() {
+    let d = dir("documented");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::os::unix::fs::symlink(repo.join("scenarios"), d.join("scenarios")).unwrap();
+    let doc = std::fs::read_to_string(repo.join("docs/sweeps.md")).unwrap();
+    let block = doc.split("```").nth(1).expect("a code block");
+    let mut ran = 0;
+    for line in block.lines() {
+        let line = line.split(" #").next().unwrap().trim();
+        for cmd in line.split(" && ").filter(|c| c.starts_with("dtsim ")) {
+            let words: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+            let o = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+                .args(&words)
+                .current_dir(&d)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{cmd}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            ran += 1;
+        }
+    }
+    assert_eq!(ran, 7, "every command of the block");
+    for f in [
+        "throughput.png",
+        "breakdown.svg",
+        "speedup.png",
+        "timeline.png",
+        "report/report.md",
+    ] {
+        assert!(d.join(f).exists(), "{f}");
+    }
+    // --where that matches nothing lists the values; a malformed one says
+    // the form
+    let r = d.join("results.parquet");
+    let plot = |w: &str| {
+        dtsim(&[
+            "plot",
+            r.to_str().unwrap(),
+            "--x",
+            "gpus",
+            "--y",
+            "throughput",
+            "--where",
+            w,
+            "-o",
+            d.join("never.png").to_str().unwrap(),
+        ])
+    };
+    for (w, says) in [
+        ("cluster.network=eth-1g", "it takes eth-10g, ib-edr-100g"),
+        ("cluster.network", "expected COL=VALUE"),
+        ("nosuch=1", "nosuch"),
+    ] {
+        let o = plot(w);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{w}: {err}");
+        assert!(err.contains(says), "{w}: {err}");
+    }
+    assert!(!d.join("never.png").exists());
+}

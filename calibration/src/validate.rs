@@ -77,6 +77,9 @@ pub enum ValidateError {
     /// The rank count is needed and unknown.
     #[error("`{0}`: the log does not say how many ranks ran; give --ranks")]
     UnknownRanks(String),
+    /// The rank count is not one a collective can run on in the simulator.
+    #[error("`{0}`: {1} ranks; a collective needs 2 to {max}", max = sim::limits::MAX_GPUS)]
+    BadRanks(String, u32),
     /// Too few sizes to fit on half and predict the other half.
     #[error(
         "`{op}`: {n} distinct sizes; at least 4 are needed to fit on half and predict the rest"
@@ -174,7 +177,8 @@ pub fn points_of(log: &Log) -> Vec<(u64, f64)> {
 pub fn ranks_of(log: &Log, fallback: Option<u32>) -> Result<u32, ValidateError> {
     match (log.op.as_str(), log.ranks.or(fallback)) {
         ("latency" | "bw", _) => Ok(2),
-        (_, Some(r)) => Ok(r),
+        (_, Some(r)) if (2..=sim::limits::MAX_GPUS).contains(&u64::from(r)) => Ok(r),
+        (op, Some(r)) => Err(ValidateError::BadRanks(op.to_string(), r)),
         (op, None) => Err(ValidateError::UnknownRanks(op.to_string())),
     }
 }

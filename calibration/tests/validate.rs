@@ -122,3 +122,19 @@ fn anomalies_are_screened_out_of_the_fit() {
     let log = &parse_file(&g).unwrap()[0];
     assert!(screen(&calibration::validate::points_of(log)).1.is_empty());
 }
+
+/// A rank count no collective runs on, from the log or the command line,
+/// is refused by name rather than sized into memory.
+#[test]
+fn impossible_rank_counts_are_refused() {
+    use calibration::validate::ranks_of;
+    let mut log = parse_file(&fixtures("nccl-tests")[0]).unwrap().remove(0);
+    for r in [0u32, 1, (1 << 20) + 1, u32::MAX] {
+        log.ranks = Some(r);
+        let e = ranks_of(&log, None).unwrap_err();
+        assert!(matches!(e, ValidateError::BadRanks(_, n) if n == r), "{e}");
+        assert!(e.to_string().contains("needs 2 to 1048576"), "{e}");
+    }
+    log.ranks = Some(16);
+    assert_eq!(ranks_of(&log, None).unwrap(), 16);
+}

@@ -80,6 +80,27 @@ pub fn holding(df: &DataFrame, column: &str, value: &str) -> Result<DataFrame, P
         .map_err(|e| PlotError::BadSpec(e.to_string()))
 }
 
+/// The rows of `df` whose column reads the value of `filter`, given as
+/// `COL=VALUE` (`dtsim plot --where`). No row left is an error listing the
+/// values the column takes.
+pub fn keep_where(df: &DataFrame, filter: &str) -> Result<DataFrame, PlotError> {
+    let bad = |m: String| PlotError::BadSpec(format!("--where {filter}: {m}"));
+    let (col, value) = filter
+        .split_once('=')
+        .ok_or_else(|| bad("expected COL=VALUE".into()))?;
+    let kept = holding(df, col, value)?;
+    if kept.height() == 0 {
+        let mut values: Vec<String> = texts(df, col)?.into_iter().flatten().collect();
+        values.sort();
+        values.dedup();
+        return Err(bad(format!(
+            "no row has {col} = {value}; it takes {}",
+            values.join(", ")
+        )));
+    }
+    Ok(kept)
+}
+
 /// `df` with a column [`SPEEDUP`]: how many times better each row's `y`
 /// is than the `y` of the row that has the same values in the `by` columns
 /// and whose `key` is `baseline` (so the baseline rows read 1). Higher is

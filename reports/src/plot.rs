@@ -83,6 +83,9 @@ pub const DEFAULT_TIMELINE_ITERATIONS: u32 = 2;
 /// GPUs a timeline shows at most: dtsim's data-parallel GPUs run in
 /// lockstep, so more rows repeat the same picture.
 pub const MAX_TIMELINE_GPUS: usize = 4;
+/// Largest trace time (`ts`, `dur`) a timeline accepts, µs (~31 years):
+/// beyond it the picture's arithmetic would overflow.
+const MAX_TRACE_US: f64 = 1e15;
 
 /// The kind of chart [`plot_table`] draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -464,8 +467,14 @@ impl Axis {
             a = a.min(0.0);
             b = b.max(0.0);
         }
-        if a == b {
-            let d = if a == 0.0 { 1.0 } else { a.abs() * 0.1 };
+        // values equal to within rounding get the range of equal values,
+        // not an axis of indistinguishable tick labels
+        if b - a <= 1e-9 * a.abs().max(b.abs()) {
+            let d = if a == 0.0 && b == 0.0 {
+                1.0
+            } else {
+                a.abs().max(b.abs()) * 0.1
+            };
             a -= d;
             b += d;
             if zero && min >= 0.0 {
@@ -528,17 +537,25 @@ impl Axis {
                 } else {
                     &[1.0]
                 };
+                // at most about a dozen labelled decades
+                let every = ((k1 - k0) / 12).max(1);
                 (k0..=k1)
+                    .filter(|k| (k - k0) % every == 0)
                     .flat_map(|k| mantissas.iter().map(move |m| m * pow10(k)))
                     .filter(|v| (lo..=hi).contains(v))
                     .collect()
             }
         };
         let labels = ticks.iter().map(|&v| value_label(v)).collect();
-        let minor = (k0..=k1)
-            .flat_map(|k| (1..10).map(move |m| f64::from(m) * pow10(k)))
-            .filter(|v| (lo..=hi).contains(v))
-            .collect();
+        // minor ticks at 2..9 × 10^k only while they can be told apart
+        let minor = if k1 - k0 <= 24 {
+            (k0..=k1)
+                .flat_map(|k| (1..10).map(move |m| f64::from(m) * pow10(k)))
+                .filter(|v| (lo..=hi).contains(v))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Axis {
             lo,
             hi,
@@ -619,6 +636,23 @@ fn pow10(k: i32) -> f64 {
 }
 
 /// The one of 1, 2, 2.5, 5, 10 × 10^k nearest to `raw` by ratio.
+/// Largest magnitude a chart axis takes: beyond it the axis arithmetic
+/// (spans, padding, ticks) would overflow an f64.
+const MAX_PLOTTED: f64 = 1e300;
+
+/// Refuses values whose axis could not be computed.
+fn plottable(values: &[f64], what: &str) -> Result<(), PlotError> {
+    match values
+        .iter()
+        .find(|v| v.abs() > MAX_PLOTTED || !v.is_finite())
+    {
+        Some(v) => Err(PlotError::BadSpec(format!(
+            "{what} holds {v}: values beyond ±1e300 cannot be plotted"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn nice_step(raw: f64) -> f64 {
     if !(raw > 0.0 && raw.is_finite()) {
         return 1.0;
@@ -881,7 +915,7 @@ fn duplicate(
         _ => String::new(),
     };
     PlotError::BadSpec(format!(
-        "rows {} and {} both have {same}{how}: filter the table to one row per {keys}{series}",
+        "rows {} and {} both have {same}{how}: filter the table to one row per {keys}{series} (dtsim plot --where COL=VALUE)",
         a + 1,
         b + 1,
     ))
@@ -1017,6 +1051,8 @@ fn line_chart(df: &DataFrame, spec: &PlotSpec, y: &[Option<f64>]) -> Result<Char
     }
     let xs: Vec<f64> = points.iter().flatten().map(|p| p.0).collect();
     let ys: Vec<f64> = points.iter().flatten().map(|p| p.1).collect();
+    plottable(&xs, &spec.x)?;
+    plottable(&ys, &spec.y.join(", "))?;
     let (ymin, ymax) = (
         ys.iter().copied().fold(f64::INFINITY, f64::min),
         ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -1092,6 +1128,7 @@ fn bar_chart(df: &DataFrame, spec: &PlotSpec, y: &[Option<f64>]) -> Result<Chart
         .filter_map(|&r| y[r])
         .map(|v| v * yu.factor)
         .collect();
+    plottable(&values, &spec.y[0])?;
     let yaxis = Axis::numeric(&values, true, false);
     let base = if yaxis.log { yaxis.lo } else { 0.0 };
     let width = GROUP_WIDTH / names.len() as f64;
@@ -1185,6 +1222,7 @@ fn stacked_chart(
         .values()
         .map(|&r| ys.iter().filter_map(|y| y[r]).sum())
         .collect();
+    plottable(&totals, &format!("the sum of {}", spec.y.join(", ")))?;
     let u = unit(quantity, max_abs(totals.iter().copied()), df);
     let mut rects = Vec::new();
     for (&c, &r) in &seen {
@@ -1330,8 +1368,12 @@ fn read_trace(trace: &Value) -> Result<TraceData, PlotError> {
         let num = |key: &str| {
             e.get(key)
                 .and_then(Value::as_f64)
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| bad_trace(format!("traceEvents[{i}]: `{key}` is not a number")))
+                .filter(|v| v.abs() <= MAX_TRACE_US)
+                .ok_or_else(|| {
+                    bad_trace(format!(
+                        "traceEvents[{i}]: `{key}` is not a number of microseconds within ±1e15"
+                    ))
+                })
         };
         let name = e.pointer("/args/name").and_then(Value::as_str);
         match e.get("ph").and_then(Value::as_str) {
@@ -1372,9 +1414,13 @@ fn read_trace(trace: &Value) -> Result<TraceData, PlotError> {
                 .ok_or_else(|| bad_trace("`otherData.iteration_starts_us` is not an array"))?;
             let mut starts = list
                 .iter()
-                .map(|s| s.as_f64().filter(|s| s.is_finite()))
+                .map(|s| s.as_f64().filter(|s| s.abs() <= MAX_TRACE_US))
                 .collect::<Option<Vec<f64>>>()
-                .ok_or_else(|| bad_trace("`otherData.iteration_starts_us` holds a non-number"))?;
+                .ok_or_else(|| {
+                    bad_trace(
+                        "`otherData.iteration_starts_us` holds a non-number or one beyond ±1e15",
+                    )
+                })?;
             starts.sort_by(f64::total_cmp);
             starts
         }
@@ -1646,12 +1692,16 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &Chart) -> Result<
             .clamp(1.0, 3.0) as i32;
         let limit = slot * x_rows - gap;
         for l in &mut x_labels {
-            while size(l, &tick_font)?.0 as i32 > limit && l.chars().count() > 1 {
-                l.pop();
-                if l.ends_with('…') {
-                    l.pop();
-                }
-                l.push('…');
+            // cut from the middle, keeping both ends ("network-pre…-ib-7"):
+            // labels of a sweep tend to differ at the end; one character
+            // fewer a round, so this ends by "…" at worst
+            let chars: Vec<char> = l.chars().collect();
+            let mut keep = chars.len();
+            while size(l, &tick_font)?.0 as i32 > limit && keep > 0 {
+                keep -= 1;
+                let head: String = chars[..keep.div_ceil(2)].iter().collect();
+                let tail: String = chars[chars.len() - keep / 2..].iter().collect();
+                *l = format!("{head}…{tail}");
             }
         }
         // the last label may stick out past its slot on the right

@@ -356,13 +356,20 @@ pub fn write_report(
         }
         // speedup of one series key (a method, preferably) over its first
         // value, everything else equal
+        // (none when the key has no value left in the rows shown, as in a
+        // hand-edited table)
+        let mut speedup_key = None;
         if let Some(s) = &series_col {
             let key = lay
                 .series
                 .iter()
                 .find(|k| k.starts_with("strategy."))
                 .unwrap_or(&lay.series[0]);
-            let base = distinct(&shown, key)?[0].clone();
+            if let Some(base) = distinct(&shown, key)?.into_iter().next() {
+                speedup_key = Some((s, key, base));
+            }
+        }
+        if let Some((s, key, base)) = speedup_key {
             let by: Vec<String> = std::iter::once(x.clone())
                 .chain(lay.series.iter().filter(|k| *k != key).cloned())
                 .collect();

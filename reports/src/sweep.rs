@@ -214,6 +214,13 @@ pub const BLOCK_POINTS: usize = 4_096;
 /// checkpoint at once, each finished block to the table.
 pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepError> {
     table::Format::of(out)?;
+    // refused now rather than after the whole grid has run
+    if out.is_dir() {
+        return Err(SweepError::Checkpoint {
+            path: out.display().to_string(),
+            message: "is a directory; give a file name for the table".into(),
+        });
+    }
     let (first, step) = match opts.shard {
         Some(s) => ((s.index - 1) as usize, s.count as usize),
         None => (0, 1),
@@ -537,6 +544,42 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
             )));
         }
     }
+    // every row's point must be a point of its grid: whole, in range
+    let mut points = Vec::new();
+    let mut grids = BTreeSet::new();
+    for (p, df) in &frames {
+        let f64s = |name: &str| -> Result<Vec<Option<f64>>, SweepError> {
+            let c = df
+                .column(name)
+                .and_then(|c| c.cast(&DataType::Float64))
+                .map_err(|e| SweepError::Merge(format!("{}: `{name}`: {e}", p.display())))?;
+            let ca = c.f64().map_err(|e| SweepError::Merge(e.to_string()))?;
+            Ok(ca.iter().collect())
+        };
+        for (row, (pt, g)) in f64s("point")?
+            .into_iter()
+            .zip(f64s("grid_points")?)
+            .enumerate()
+        {
+            let whole = |v: Option<f64>| v.filter(|v| v.fract() == 0.0 && *v >= 0.0);
+            match (whole(pt), whole(g)) {
+                (Some(pt), Some(g)) if pt < g => {
+                    points.push(pt as u64);
+                    grids.insert(g as u64);
+                }
+                _ => {
+                    let show = |v: Option<f64>| v.map_or("empty".to_string(), |v| v.to_string());
+                    return Err(SweepError::Merge(format!(
+                        "{}: row {}: point {} is not a point of a grid of {} points",
+                        p.display(),
+                        row + 1,
+                        show(pt),
+                        show(g)
+                    )));
+                }
+            }
+        }
+    }
     // a shard with no points (more shards than points) adds nothing; as
     // CSV its columns have no type to stack with, so it is left out
     let mut rows = frames.iter().filter(|(_, df)| df.height() > 0);
@@ -547,19 +590,29 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
     };
     let mut all = first.clone();
     for (p, df) in rows {
-        all.vstack_mut(df)
+        // a CSV and a Parquet shard of one sweep may type a column
+        // differently (Int64 and UInt64): stack as the first table types it
+        let mut df = df.clone();
+        for c in all.columns() {
+            let want = c.dtype();
+            if df
+                .column(c.name())
+                .map(|d| d.dtype() != want)
+                .unwrap_or(false)
+            {
+                let cast = df
+                    .column(c.name())
+                    .and_then(|d| d.strict_cast(want))
+                    .map_err(|e| {
+                        SweepError::Merge(format!("{}: `{}`: {e}", p.display(), c.name()))
+                    })?;
+                df.with_column(cast)
+                    .map_err(|e| SweepError::Merge(format!("{}: {e}", p.display())))?;
+            }
+        }
+        all.vstack_mut(&df)
             .map_err(|e| SweepError::Merge(format!("{}: {e}", p.display())))?;
     }
-    let u64s = |name: &str| -> Result<Vec<u64>, SweepError> {
-        let c = all
-            .column(name)
-            .and_then(|c| c.cast(&DataType::UInt64))
-            .map_err(|e| SweepError::Merge(e.to_string()))?;
-        let ca = c.u64().map_err(|e| SweepError::Merge(e.to_string()))?;
-        Ok(ca.iter().map(|v| v.unwrap_or(u64::MAX)).collect())
-    };
-    let points = u64s("point")?;
-    let grids: BTreeSet<u64> = u64s("grid_points")?.into_iter().collect();
     if grids.len() != 1 {
         return Err(SweepError::Merge(format!(
             "the tables come from grids of different sizes: {grids:?}"

@@ -478,3 +478,94 @@ fn timeline_errors() {
     ));
     assert!(!out.exists());
 }
+
+/// Category labels far too long for their slots are cut to "…" and drawn
+/// (this once looped forever when a label needed more than one character
+/// cut), for bars and stacked bars, with long labels and with many.
+#[test]
+fn labels_too_long_for_their_slots_are_cut_not_hung_on() {
+    let dir = out_dir("long_labels");
+    let long: Vec<String> = (0..10)
+        .map(|i| {
+            format!(
+                "{}{i}",
+                "network-preset-name-that-is-rather-long-number-".repeat(2)
+            )
+        })
+        .collect();
+    let many: Vec<String> = (0..60).map(|i| format!("cat{i}")).collect();
+    for (name, labels) in [("long", long), ("many", many)] {
+        let n = labels.len();
+        let df = df!(
+            "x" => labels,
+            "compute_s" => (0..n).map(|i| 0.1 + i as f64 / 100.0).collect::<Vec<_>>(),
+            "exposed_comm_s" => vec![0.05; n],
+        )
+        .unwrap();
+        for kind in [Kind::Bar, Kind::Stacked] {
+            let ys: &[&str] = if kind == Kind::Bar {
+                &["compute_s"]
+            } else {
+                &["compute_s", "exposed_comm_s"]
+            };
+            let spec = PlotSpec::new("x", ys.iter().copied(), kind);
+            let path = dir.join(format!("{name}-{kind:?}.png"));
+            plot_table(&df, &spec, &path).unwrap();
+            assert_png(&path, 1200, 800);
+        }
+    }
+}
+
+/// Values whose axis would overflow an f64 are refused with a message
+/// naming the column; values equal to within rounding get a sensible axis.
+#[test]
+fn extreme_values_are_refused_and_near_equal_ones_drawn() {
+    let dir = out_dir("extreme_values");
+    let huge = df!("x" => [1.0, 2.0], "y" => [f64::MAX, -f64::MAX]).unwrap();
+    for kind in [Kind::Line, Kind::Bar] {
+        let spec = PlotSpec::new("x", ["y"], kind);
+        match plot_table(&huge, &spec, &dir.join("huge.png")) {
+            Err(PlotError::BadSpec(m)) => {
+                assert!(m.contains("`y`") || m.contains("y holds"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(!dir.join("huge.png").exists());
+    // 9131.09422644203 and its next float: one value, one labelled range
+    let near = df!("x" => [1.0, 2.0], "y" => [9131.09422644203, 9131.094226442032]).unwrap();
+    let svg = dir.join("near.svg");
+    plot_table(&near, &PlotSpec::new("x", ["y"], Kind::Line), &svg).unwrap();
+    let texts = assert_svg_texts(&svg, &["x", "y"]);
+    let ticks: Vec<&String> = texts.iter().filter(|t| t.parse::<f64>().is_ok()).collect();
+    let distinct: std::collections::BTreeSet<&String> = ticks.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        ticks.len(),
+        "repeated tick labels: {texts:?}"
+    );
+    // 600 decades: a dozen or so labelled ticks, not hundreds
+    let wide = df!("x" => [1.0, 2.0, 3.0], "y" => [1e-300, 1.0, 1e300]).unwrap();
+    let svg = dir.join("wide.svg");
+    plot_table(&wide, &PlotSpec::new("x", ["y"], Kind::Line), &svg).unwrap();
+    let texts = assert_svg_texts(&svg, &["x", "y"]);
+    assert!(texts.len() < 40, "{} labels: {texts:?}", texts.len());
+}
+
+/// A trace event whose time would overflow the picture is refused.
+#[test]
+fn timeline_times_beyond_range_are_refused() {
+    let dir = out_dir("timeline_range");
+    let trace = json!({"traceEvents": [
+        {"ph": "X", "ts": 1e308, "dur": 1e308, "pid": 0, "tid": 0, "name": "x", "cat": "compute"},
+        {"ph": "X", "ts": 0, "dur": 1, "pid": 0, "tid": 0, "name": "x", "cat": "compute"}
+    ]});
+    let out = dir.join("t.png");
+    match plot_timeline(&trace, &out, None, 1200, 800) {
+        Err(PlotError::BadTrace(m)) => {
+            assert!(m.contains("traceEvents[0]") && m.contains("ts"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
+}
