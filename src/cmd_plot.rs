@@ -54,6 +54,15 @@ pub struct PlotArgs {
     output: PathBuf,
 }
 
+/// A plot error, named by the input it is about; an output error already
+/// names the picture.
+fn in_file(input: &std::path::Path, e: PlotError) -> CliError {
+    match e {
+        PlotError::Output { .. } => CliError::Input(e.to_string()),
+        e => CliError::Input(format!("{}: {e}", input.display())),
+    }
+}
+
 fn map(e: PlotError) -> CliError {
     CliError::Input(e.to_string())
 }
@@ -65,7 +74,7 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
         let trace: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| CliError::Input(format!("{}: not JSON: {e}", t.display())))?;
         plot_timeline(&trace, &a.output, a.iterations, a.width, a.height)
-            .map_err(|e| CliError::Input(format!("{}: {e}", t.display())))?;
+            .map_err(|e| in_file(t, e))?;
     } else {
         let path = a.results.as_ref().expect("clap requires it");
         let mut df = reports::table::read(path).map_err(|e| CliError::Input(e.to_string()))?;
@@ -96,8 +105,7 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
             height: a.height,
             ..PlotSpec::new(x, y, kind)
         };
-        plot_table(&df, &spec, &a.output)
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        plot_table(&df, &spec, &a.output).map_err(|e| in_file(path, e))?;
     }
     eprintln!("wrote {}", a.output.display());
     Ok(())

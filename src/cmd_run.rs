@@ -61,8 +61,12 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             CliError::Input(format!("{}: cannot write the trace: {e}", out.display()))
         };
         let file = std::fs::File::create(out).map_err(cannot)?;
-        reports::trace::write_chrome_trace(&p.config, &timeline, a.trace_gpus, file)
-            .map_err(cannot)?;
+        if let Err(e) = reports::trace::write_chrome_trace(&p.config, &timeline, a.trace_gpus, file)
+        {
+            // a truncated trace would only fail later, in the viewer
+            let _ = std::fs::remove_file(out);
+            return Err(cannot(e));
+        }
         eprintln!("wrote {}", out.display());
         traced = Some(result);
     }

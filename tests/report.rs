@@ -312,3 +312,43 @@ fn a_table_whose_speedup_key_has_no_values_still_reports() {
     assert!(out.join("report.md").exists() && out.join("throughput.png").exists());
     assert!(!out.join("speedup.png").exists());
 }
+
+/// A plot the table cannot give (a non-numeric compute_s) fails the
+/// report by the plot's name, and the plots drawn before it are removed:
+/// no half report is left.
+#[test]
+fn a_failing_plot_names_itself_and_leaves_no_half_report() {
+    let d = dir("half");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/report/series-key-without-values.csv"
+    ))
+    .unwrap();
+    let mut lines: Vec<Vec<String>> = text
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    let c = lines[0].iter().position(|h| h == "compute_s").unwrap();
+    lines[1][c] = "x".into();
+    let table = d.join("t.csv");
+    let joined: Vec<String> = lines.iter().map(|l| l.join(",")).collect();
+    std::fs::write(&table, joined.join("\n") + "\n").unwrap();
+    let out = d.join("out");
+    let o = dtsim(&[
+        "report",
+        table.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("breakdown.png: column `compute_s` is not numeric"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -407,3 +407,30 @@ fn the_streamed_trace_is_the_in_memory_one() {
         );
     }
 }
+
+/// A trace that cannot be written whole (here, a 100 KiB file-size limit)
+/// is an error, exit 2, and leaves no truncated file.
+#[test]
+fn a_trace_that_cannot_be_written_whole_is_removed() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-limit");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("part.json");
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/examples/resnet50-48gpu-ib100.toml"
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 100; exec '{}' run '{scenario}' --trace '{}'",
+            env!("CARGO_BIN_EXE_dtsim"),
+            out.display()
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot write the trace"), "{err}");
+    assert!(!out.exists());
+}

@@ -203,7 +203,7 @@ pub enum PlotError {
     /// A column that must hold numbers (the x of a line chart, every y)
     /// holds something else.
     #[error(
-        "column `{column}` is not numeric: a line chart's x and every y column must hold numbers"
+        "column `{column}` is not numeric: every y column, and a line chart's x, must hold numbers"
     )]
     NotNumeric {
         /// The column.
@@ -313,6 +313,33 @@ fn register_fonts() {
     });
 }
 
+/// Writes `out` through a temporary file beside it, renamed into place
+/// when `write` succeeds and removed when it fails, so a failed write (a
+/// full disk, a file-size limit) leaves no truncated picture.
+fn write_via_temp(
+    out: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), PlotError> {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy())
+        .unwrap_or_default();
+    // the extension stays last: the PNG encoder is chosen by it
+    let tmp = out.with_file_name(format!(".{name}.partial.{ext}"));
+    // a clean I/O message for a missing or read-only directory
+    std::fs::File::create(&tmp).map_err(|e| output_error(out, e))?;
+    let done = write(&tmp).and_then(|()| std::fs::rename(&tmp, out).map_err(|e| e.to_string()));
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(output_error(out, e));
+    }
+    Ok(())
+}
+
 /// Draws `chart` and writes it. A PNG is drawn into memory first, so a
 /// failed drawing leaves no partial file.
 fn render(chart: &Chart, out: &Path, format: Format, w: u32, h: u32) -> Result<(), PlotError> {
@@ -326,7 +353,9 @@ fn render(chart: &Chart, out: &Path, format: Format, w: u32, h: u32) -> Result<(
                 draw(&root, chart).map_err(drawing)?;
                 root.present().map_err(|e| drawing(e.to_string()))?;
             }
-            std::fs::write(out, svg).map_err(|e| output_error(out, e))
+            write_via_temp(out, |tmp| {
+                std::fs::write(tmp, svg).map_err(|e| e.to_string())
+            })
         }
         Format::Png => {
             let mut rgb = vec![0u8; w as usize * h as usize * 3];
@@ -335,10 +364,13 @@ fn render(chart: &Chart, out: &Path, format: Format, w: u32, h: u32) -> Result<(
                 draw(&root, chart).map_err(drawing)?;
                 root.present().map_err(|e| drawing(e.to_string()))?;
             }
-            let mut file = BitMapBackend::new(out, (w, h));
-            file.blit_bitmap((0, 0), (w, h), &rgb)
-                .map_err(|e| output_error(out, e))?;
-            file.present().map_err(|e| output_error(out, e))
+            write_via_temp(out, |tmp| {
+                let mut file = BitMapBackend::new(tmp, (w, h));
+                file.blit_bitmap((0, 0), (w, h), &rgb)
+                    .map_err(|e| e.to_string())?;
+                file.present()
+                    .map_err(|e| format!("cannot write the PNG: {e}"))
+            })
         }
     }
 }

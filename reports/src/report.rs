@@ -267,6 +267,29 @@ pub fn write_report(
     grid: Option<&Grid>,
     dir: &Path,
 ) -> Result<Written, ReportError> {
+    let mut files = Vec::new();
+    let written = write_files(df, source, grid, dir, &mut files);
+    if written.is_err() {
+        // no half report: the plots already drawn go (report.md, written
+        // last, is never left describing files that are not there)
+        for f in files
+            .iter()
+            .filter(|f| f.file_name() != Some("report.md".as_ref()))
+        {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    written
+}
+
+/// [`write_report`]'s work; `files` lists what it has written so far.
+fn write_files(
+    df: &DataFrame,
+    source: &Source,
+    grid: Option<&Grid>,
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+) -> Result<Written, ReportError> {
     for c in NEEDED {
         if df.column(c).is_err() {
             return Err(ReportError::Input(format!(
@@ -282,7 +305,7 @@ pub fn write_report(
         )));
     }
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let mut files = vec![dir.join("report.md")];
+    files.push(dir.join("report.md"));
     let swept = swept_columns(df, grid);
     let lay = layout(df, &swept)?;
     let unit = derive::texts(df, "throughput_unit")?
@@ -324,7 +347,11 @@ pub fn write_report(
     let mut draw =
         |file: &str, spec: PlotSpec, df: &DataFrame, heading: String, caption: String| {
             let path = dir.join(file);
-            plot_table(df, &spec, &path)?;
+            // say which plot of the report failed
+            plot_table(df, &spec, &path).map_err(|e| match e {
+                PlotError::Output { .. } => ReportError::Plot(e),
+                e => ReportError::Input(format!("{file}: {e}")),
+            })?;
             files.push(path);
             plots.push((file.to_string(), heading, caption));
             Ok::<(), ReportError>(())
@@ -509,7 +536,9 @@ pub fn write_report(
 
     let md = markdown(df, source, &swept, &lay, &unit, &plots, &timelines)?;
     std::fs::write(&files[0], md).map_err(|e| io(&files[0], e))?;
-    Ok(Written { files })
+    Ok(Written {
+        files: std::mem::take(files),
+    })
 }
 
 fn markdown(

@@ -569,3 +569,38 @@ fn timeline_times_beyond_range_are_refused() {
     }
     assert!(!out.exists());
 }
+
+/// A picture that cannot be put in place leaves nothing behind: it is
+/// written beside its name and renamed, and the temporary file goes when
+/// anything fails. The message names the picture in plain words.
+#[test]
+fn a_failed_write_leaves_no_partial_picture() {
+    let dir = out_dir("failed_write");
+    for name in ["in-the-way.png", "in-the-way.svg"] {
+        let out = dir.join(name);
+        std::fs::create_dir(&out).unwrap(); // a directory holds the name
+        match plot_table(&scaling(), &line_spec("throughput"), &out) {
+            Err(PlotError::Output { path, message }) => {
+                assert!(path.ends_with(name), "{path}");
+                assert!(!message.contains("Os {"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("partial"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+    match plot_table(
+        &scaling(),
+        &line_spec("throughput"),
+        &dir.join("no/such/dir/p.png"),
+    ) {
+        Err(PlotError::Output { message, .. }) => {
+            assert!(message.contains("No such file or directory"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

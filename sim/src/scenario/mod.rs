@@ -268,10 +268,18 @@ impl Grid {
             toml::Value::Table(table)
                 .try_into()
                 .map_err(|e: toml::de::Error| {
+                    // the key the message names, else the one whose value
+                    // alone does not fit (found again, on this error path only)
+                    let fits_alone = |k: &String| {
+                        let mut t = self.base_table.clone();
+                        set_path(&mut t, k, sweep[k].clone()).is_ok()
+                            && toml::Value::Table(t).try_into::<RawScenario>().is_ok()
+                    };
                     let key = self
                         .keys
                         .iter()
                         .find(|k| e.message().contains(k.rsplit('.').next().unwrap_or(k)))
+                        .or_else(|| self.keys.iter().find(|k| !fits_alone(k)))
                         .unwrap_or(&self.keys[0]);
                     self.locate(
                         invalid(
@@ -906,6 +914,23 @@ gpu = "titan-xp"
                     + 1
             )
         );
+    }
+
+    /// A swept value of the wrong type is blamed on its own key, even when
+    /// the parser's message names no field and another key comes first.
+    #[test]
+    fn a_swept_value_of_the_wrong_type_blames_its_key() {
+        let text = format!(
+            "{GOOD}\n[sweep]\n\"cluster.network\" = [\"eth-10g\", \"ib-edr-100g\"]\n\"cluster.nodes\" = [1, \"x\"]\n"
+        );
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("cluster.nodes"), "{e}");
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("\"cluster.nodes\""))
+            .unwrap()
+            + 1;
+        assert_eq!(e.line, Some(line));
     }
 
     #[test]
