@@ -48,7 +48,22 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
     }
     let input = a.input.expect("clap requires it");
     let dir = a.output.expect("clap requires it");
-    let is_scenario = input.extension().and_then(|e| e.to_str()) == Some("toml");
+    let is_scenario = input
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::Input(format!(
+            "{}: exists and is not a directory",
+            dir.display()
+        )));
+    }
+    if !is_scenario && reports::table::Format::of(&input).is_err() {
+        return Err(CliError::Input(format!(
+            "{}: give a scenario (.toml) or a results table (.csv, .parquet)",
+            input.display()
+        )));
+    }
     let (table_path, grid, text) = if is_scenario {
         let grid = sim::scenario::open_file(&input).map_err(|e| CliError::Input(e.to_string()))?;
         let text = std::fs::read_to_string(&input)

@@ -246,7 +246,7 @@ fn bad_report_input_exits_2() {
         .map(|n| d.join(n).display().to_string())
         .collect();
     let blocked = a_file.join("sub").display().to_string();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["report", empty.to_str().unwrap(), "-o", &o[0]], "no rows"),
         (
             &["report", other.to_str().unwrap(), "-o", &o[1]],
@@ -256,7 +256,20 @@ fn bad_report_input_exits_2() {
             &["report", "missing.parquet", "-o", &o[2]],
             "missing.parquet",
         ),
-        (&["report", "r.xlsx", "-o", &o[3]], ".csv or .parquet"),
+        (
+            &["report", "r.xlsx", "-o", &o[3]],
+            "r.xlsx: give a scenario (.toml) or a results table (.csv, .parquet)",
+        ),
+        // the output directory is a file
+        (
+            &[
+                "report",
+                s.to_str().unwrap(),
+                "-o",
+                a_file.to_str().unwrap(),
+            ],
+            "a-file: exists and is not a directory",
+        ),
         // the output directory cannot be made: a file is in the way
         (
             &["report", s.to_str().unwrap(), "-o", &blocked],

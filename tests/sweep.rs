@@ -302,6 +302,14 @@ fn bad_sweep_input_exits_2() {
         "{err}"
     );
     assert!(!bad_out.exists() && !reports::sweep::checkpoint_path(&bad_out).exists());
+    // the table's directory is missing: named, not the checkpoint's
+    let o = dtsim(&["sweep", &s, "--out", "/no/such/dir/r.parquet"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/no/such/dir/r.parquet: no directory /no/such/dir"),
+        "{err}"
+    );
     let cases: [&[&str]; 5] = [
         &["sweep", &s, "--out", "/no/such/dir/r.parquet"],
         &["sweep", &s, "--out", "r.xlsx"],

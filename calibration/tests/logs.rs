@@ -1188,3 +1188,20 @@ root@autodl-container-xxxxx:~/nccl-tests# ./build/reduce_perf -b 8 -e 1024M -f 2
         );
     }
 }
+
+/// An error quotes the offending line without its control characters (a
+/// binary file's escape sequences would reach the terminal) and cut to
+/// 240 characters.
+#[test]
+fn quoted_lines_are_printable_and_short() {
+    let garbage = format!("\u{1b}[2J\u{7}binary\u{0}junk{}\n", "x".repeat(1000));
+    let e = calibration::logs::parse_text(&garbage, None).unwrap_err();
+    let msg = e.to_string();
+    assert!(!msg.chars().any(|c| c.is_control()), "{msg:?}");
+    assert!(e.text().starts_with('\u{FFFD}'), "{:?}", e.text());
+    assert_eq!(
+        e.text().chars().count(),
+        241,
+        "240 characters and the ellipsis"
+    );
+}

@@ -215,11 +215,20 @@ pub const BLOCK_POINTS: usize = 4_096;
 pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepError> {
     table::Format::of(out)?;
     // refused now rather than after the whole grid has run
+    let refuse = |message: String| SweepError::Checkpoint {
+        path: out.display().to_string(),
+        message,
+    };
     if out.is_dir() {
-        return Err(SweepError::Checkpoint {
-            path: out.display().to_string(),
-            message: "is a directory; give a file name for the table".into(),
-        });
+        return Err(refuse(
+            "is a directory; give a file name for the table".into(),
+        ));
+    }
+    if let Some(parent) = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    {
+        return Err(refuse(format!("no directory {}", parent.display())));
     }
     let (first, step) = match opts.shard {
         Some(s) => ((s.index - 1) as usize, s.count as usize),

@@ -129,7 +129,7 @@ pub fn parse_bandwidth(text: &str) -> Result<f64, UnitError> {
     if !bps.is_finite() || bps <= 0.0 {
         return Err(UnitError::OutOfRange(
             text.to_string(),
-            "a bandwidth must be positive",
+            "a bandwidth must be a positive, finite number",
         ));
     }
     Ok(bps)

@@ -494,7 +494,7 @@ struct Line<'a> {
 impl Line<'_> {
     /// The line's text for an error message.
     fn text(&self) -> String {
-        self.raw.to_string()
+        shown(self.raw)
     }
 
     /// Whether the line starts with a digit: a data row, or something garbled
@@ -582,10 +582,31 @@ fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// A line of the input as an error message quotes it: control characters
+/// (a binary file's, say) shown as `�`, and at most 240 characters.
+fn shown(line: &str) -> String {
+    const MAX: usize = 240;
+    let mut out: String = line
+        .chars()
+        .take(MAX)
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if line.chars().nth(MAX).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// The last line of `text` and its 1-based number (1 for empty text).
 fn last_line(text: &str) -> (usize, String) {
     match text.lines().enumerate().last() {
-        Some((i, line)) => (i + 1, line.trim_end().to_string()),
+        Some((i, line)) => (i + 1, shown(line.trim_end())),
         None => (1, String::new()),
     }
 }
@@ -597,7 +618,7 @@ fn no_table(text: &str, expected: &'static str) -> ParseError {
     if text.trim().is_empty() {
         ParseError::Empty {
             line: 1,
-            text: text.lines().next().unwrap_or("").trim_end().to_string(),
+            text: shown(text.lines().next().unwrap_or("").trim_end()),
         }
     } else {
         ParseError::NoTable {
