@@ -41,7 +41,7 @@ pub struct CollectiveArgs {
     #[arg(long)]
     density: Option<f64>,
     /// Algorithm: allreduce ring|tree|hierarchical; ps
-    /// overlapped|sequential; topk recursive-doubling|ring.
+    /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
     algo: Option<String>,
     /// GPUs per node (must divide --gpus).

@@ -23,7 +23,7 @@ pub struct ValidateArgs {
     measurements: Option<PathBuf>,
     /// Ranks of collective logs that do not say (OSU collectives), 2 to
     /// 1048576.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=1_048_576))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=sim::limits::MAX_GPUS as i64))]
     ranks: Option<u32>,
     /// One JSON object per collective on stdout.
     #[arg(long)]

@@ -364,4 +364,25 @@ fn a_failing_plot_names_itself_and_leaves_no_half_report() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // into a directory that already holds a report: what was there stays,
+    // only what this run created goes
+    std::fs::write(out.join("report.md"), "an earlier report\n").unwrap();
+    std::fs::write(out.join("throughput.png"), "an earlier plot").unwrap();
+    let o = dtsim(&[
+        "report",
+        table.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["report.md", "throughput.png"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        "an earlier report\n"
+    );
 }

@@ -667,7 +667,6 @@ fn pow10(k: i32) -> f64 {
     format!("1e{k}").parse().unwrap_or(f64::NAN)
 }
 
-/// The one of 1, 2, 2.5, 5, 10 × 10^k nearest to `raw` by ratio.
 /// Largest magnitude a chart axis takes: beyond it the axis arithmetic
 /// (spans, padding, ticks) would overflow an f64.
 const MAX_PLOTTED: f64 = 1e300;
@@ -685,6 +684,7 @@ fn plottable(values: &[f64], what: &str) -> Result<(), PlotError> {
     }
 }
 
+/// The one of 1, 2, 2.5, 5, 10 × 10^k nearest to `raw` by ratio.
 fn nice_step(raw: f64) -> f64 {
     if !(raw > 0.0 && raw.is_finite()) {
         return 1.0;

@@ -267,15 +267,15 @@ pub fn write_report(
     grid: Option<&Grid>,
     dir: &Path,
 ) -> Result<Written, ReportError> {
+    // what the directory held before: a failed run removes the files it
+    // created, never one it found (an earlier report's, or the input table)
+    let before: std::collections::BTreeSet<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
     let mut files = Vec::new();
     let written = write_files(df, source, grid, dir, &mut files);
     if written.is_err() {
-        // no half report: the plots already drawn go (report.md, written
-        // last, is never left describing files that are not there)
-        for f in files
-            .iter()
-            .filter(|f| f.file_name() != Some("report.md".as_ref()))
-        {
+        for f in files.iter().filter(|f| !before.contains(*f)) {
             let _ = std::fs::remove_file(f);
         }
     }
@@ -511,13 +511,21 @@ fn write_files(
                 std::fs::write(&json, serde_json::to_string(&trace).expect("json"))
                     .map_err(|e| io(&json, e))?;
                 let png = dir.join(format!("timeline-{name}.png"));
-                plot_timeline(
+                let drawn = plot_timeline(
                     &trace,
                     &png,
                     None,
                     crate::plot::DEFAULT_WIDTH,
                     crate::plot::DEFAULT_HEIGHT,
-                )?;
+                );
+                if let Err(e) = drawn {
+                    // the trace goes with its picture
+                    let _ = std::fs::remove_file(&json);
+                    return Err(match e {
+                        PlotError::Output { .. } => ReportError::Plot(e),
+                        e => ReportError::Input(format!("timeline-{name}.png: {e}")),
+                    });
+                }
                 files.push(png);
                 files.push(json);
                 let what: Vec<String> = point

@@ -656,7 +656,7 @@ fn field_u64(line: &Line<'_>, column: &str, value: &str) -> Result<u64, ParseErr
         line: line.number,
         text: line.text(),
         column: column.to_string(),
-        value: value.to_string(),
+        value: shown(value),
         expected: "a non-negative integer",
     })
 }
@@ -680,7 +680,7 @@ fn bad_value(line: &Line<'_>, column: &str, value: &str, expected: &'static str)
         line: line.number,
         text: line.text(),
         column: column.to_string(),
-        value: value.to_string(),
+        value: shown(value),
         expected,
     }
 }

@@ -43,8 +43,9 @@ pub struct FlowOutcome {
     pub link_bytes: Vec<f64>,
     /// Messages (point-to-point transfers) carried, cluster-wide.
     pub messages: u64,
-    /// Events processed (transfer entries plus flow completions) by the
-    /// simulation, which may be fewer than `messages` under symmetry.
+    /// Events processed (message deliveries plus max-min recomputations)
+    /// by the simulation, which may be fewer than `messages` under
+    /// symmetry.
     pub events: u64,
     /// Whether the node-symmetry shortcut was used.
     pub symmetric: bool,

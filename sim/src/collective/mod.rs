@@ -120,10 +120,12 @@ impl Op {
     /// AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll (n−1)/n;
     /// Broadcast 1 (nccl-tests `doc/PERFORMANCE.md`). For PS we report the
     /// bandwidth of the busiest server NIC direction: workers/servers.
-    /// The sparse operations have no nccl-tests definition; for them it is
-    /// the payloads the busiest GPU sends: n−1 for Top-k's AllGather (an
-    /// AllGather of n payloads, nccl-tests' (n−1)/n of its output) and
-    /// ⌈log2 n⌉ for gTop-k (the root, in every broadcast round).
+    /// The sparse operations have no nccl-tests definition; by our
+    /// convention the factor counts payloads: n−1 for Top-k (nccl-tests'
+    /// AllGather factor, (n−1)/n of an output of n payloads; what every GPU
+    /// sends in a ring or a power-of-two recursive doubling, while the
+    /// folds of other sizes make the folding GPUs send more) and ⌈log2 n⌉
+    /// for gTop-k (what its root sends, once per broadcast round).
     pub fn busbw_factor(self, n: u32) -> f64 {
         let nf = n as f64;
         match self {

@@ -405,7 +405,10 @@ fn count(v: Option<i64>, key: &str, default: Option<i64>, min: i64) -> Result<u3
         (None, None) => return Err(invalid(key, "is required but missing")),
     };
     if v < min || v > u32::MAX as i64 {
-        return Err(invalid(key, format!("must be an integer ≥ {min}, got {v}")));
+        return Err(invalid(
+            key,
+            format!("must be an integer from {min} to {}, got {v}", u32::MAX),
+        ));
     }
     Ok(v as u32)
 }
@@ -914,6 +917,16 @@ gpu = "titan-xp"
                     + 1
             )
         );
+    }
+
+    /// A count out of range says the range, too large as well as too small.
+    #[test]
+    fn counts_out_of_range_say_the_range() {
+        for n in ["0", "9223372036854775807"] {
+            let e = err(&GOOD.replace("nodes = 2", &format!("nodes = {n}")));
+            assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
+            assert!(e.to_string().contains("from 1 to 4294967295"), "{e}");
+        }
     }
 
     /// A swept value of the wrong type is blamed on its own key, even when
