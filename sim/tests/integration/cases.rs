@@ -264,32 +264,17 @@ fn gt_a1_sparse_vs_m() {
     for i in 0..8 {
         let k = 0.001 * (1u64 << (20 + i)) as f64;
         let payload = 4.0 * 2.0 * k;
-        let (a, f, _) = both(&topk, &cluster, payload);
-        assert_close(
-            a,
-            topk_ms[i] * MS,
-            0.01,
-            &format!("TopK analytical m=2^{}", 20 + i),
-        );
-        assert_close(
-            f,
-            topk_ms[i] * MS,
-            0.01,
-            &format!("TopK flow m=2^{}", 20 + i),
-        );
-        let (a, f, _) = both(&gtopk, &cluster, payload);
-        assert_close(
-            a,
-            gtopk_ms[i] * MS,
-            0.01,
-            &format!("gTopK analytical m=2^{}", 20 + i),
-        );
-        assert_close(
-            f,
-            gtopk_ms[i] * MS,
-            0.01,
-            &format!("gTopK flow m=2^{}", 20 + i),
-        );
+        for (name, coll, want_ms) in [("TopK", &topk, topk_ms[i]), ("gTopK", &gtopk, gtopk_ms[i])] {
+            let (a, f, _) = both(coll, &cluster, payload);
+            for (model, t) in [("analytical", a), ("flow", f)] {
+                assert_close(
+                    t,
+                    want_ms * MS,
+                    0.01,
+                    &format!("{name} {model} m=2^{}", 20 + i),
+                );
+            }
+        }
     }
 }
 
