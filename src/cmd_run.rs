@@ -57,16 +57,14 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         let p = point(0)?;
         let (result, timeline) = sim::train::simulate_traced(&p.config)
             .map_err(|e| CliError::Input(format!("{}: {e}", a.file.display())))?;
-        let cannot = |e: std::io::Error| {
-            CliError::Input(format!("{}: cannot write the trace: {e}", out.display()))
-        };
-        let file = std::fs::File::create(out).map_err(cannot)?;
-        if let Err(e) = reports::trace::write_chrome_trace(&p.config, &timeline, a.trace_gpus, file)
-        {
-            // a truncated trace would only fail later, in the viewer
-            let _ = std::fs::remove_file(out);
-            return Err(cannot(e));
-        }
+        // all or nothing: a truncated trace would only fail later, in the
+        // viewer
+        reports::write_via_temp(out, |tmp| {
+            let file = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
+            reports::trace::write_chrome_trace(&p.config, &timeline, a.trace_gpus, file)
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| CliError::Input(format!("{}: cannot write the trace: {e}", out.display())))?;
         eprintln!("wrote {}", out.display());
         traced = Some(result);
     }

@@ -433,4 +433,6 @@ fn a_trace_that_cannot_be_written_whole_is_removed() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("cannot write the trace"), "{err}");
     assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "no temporary file either: {left:?}");
 }

@@ -17,3 +17,33 @@ pub mod report;
 pub mod sweep;
 pub mod table;
 pub mod trace;
+
+use std::path::Path;
+
+/// Writes `out` through a temporary file beside it (`.NAME.partial.EXT`:
+/// the extension stays last, as encoders choose by it): `write` fills the
+/// temporary file, which is renamed into place when it succeeds and
+/// removed when it fails. A failed write (a full disk, a file-size limit)
+/// leaves neither a truncated file nor a clobbered earlier one. The error
+/// is the I/O or `write`'s message.
+pub fn write_via_temp(
+    out: &Path,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), String> {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = out.with_file_name(format!(".{name}.partial.{ext}"));
+    // a clean I/O message for a missing or read-only directory
+    std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
+    let done = write(&tmp).and_then(|()| std::fs::rename(&tmp, out).map_err(|e| e.to_string()));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}

@@ -313,31 +313,12 @@ fn register_fonts() {
     });
 }
 
-/// Writes `out` through a temporary file beside it, renamed into place
-/// when `write` succeeds and removed when it fails, so a failed write (a
-/// full disk, a file-size limit) leaves no truncated picture.
+/// [`crate::write_via_temp`], its error an output error of `out`.
 fn write_via_temp(
     out: &Path,
     write: impl FnOnce(&Path) -> Result<(), String>,
 ) -> Result<(), PlotError> {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let ext = out
-        .extension()
-        .map(|e| e.to_string_lossy())
-        .unwrap_or_default();
-    // the extension stays last: the PNG encoder is chosen by it
-    let tmp = out.with_file_name(format!(".{name}.partial.{ext}"));
-    // a clean I/O message for a missing or read-only directory
-    std::fs::File::create(&tmp).map_err(|e| output_error(out, e))?;
-    let done = write(&tmp).and_then(|()| std::fs::rename(&tmp, out).map_err(|e| e.to_string()));
-    if let Err(e) = done {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(output_error(out, e));
-    }
-    Ok(())
+    crate::write_via_temp(out, write).map_err(|e| output_error(out, e))
 }
 
 /// Draws `chart` and writes it. A PNG is drawn into memory first, so a

@@ -282,6 +282,15 @@ pub fn write_report(
     written
 }
 
+/// A plot of the report that failed, named (an output error names its
+/// file already).
+fn plot_failed(file: &str, e: PlotError) -> ReportError {
+    match e {
+        PlotError::Output { .. } => ReportError::Plot(e),
+        e => ReportError::Input(format!("{file}: {e}")),
+    }
+}
+
 /// [`write_report`]'s work; `files` lists what it has written so far.
 fn write_files(
     df: &DataFrame,
@@ -347,11 +356,7 @@ fn write_files(
     let mut draw =
         |file: &str, spec: PlotSpec, df: &DataFrame, heading: String, caption: String| {
             let path = dir.join(file);
-            // say which plot of the report failed
-            plot_table(df, &spec, &path).map_err(|e| match e {
-                PlotError::Output { .. } => ReportError::Plot(e),
-                e => ReportError::Input(format!("{file}: {e}")),
-            })?;
+            plot_table(df, &spec, &path).map_err(|e| plot_failed(file, e))?;
             files.push(path);
             plots.push((file.to_string(), heading, caption));
             Ok::<(), ReportError>(())
@@ -521,10 +526,7 @@ fn write_files(
                 if let Err(e) = drawn {
                     // the trace goes with its picture
                     let _ = std::fs::remove_file(&json);
-                    return Err(match e {
-                        PlotError::Output { .. } => ReportError::Plot(e),
-                        e => ReportError::Input(format!("timeline-{name}.png: {e}")),
-                    });
+                    return Err(plot_failed(&format!("timeline-{name}.png"), e));
                 }
                 files.push(png);
                 files.push(json);
