@@ -13,6 +13,16 @@
 //! * `dp-iter`: one data-parallel iteration of a 50-layer model (forward
 //!   100 µs, backward 200 µs per layer, a 2 MiB AllReduce per layer, no
 //!   fusion, FIFO), flow model.
+//! * `dp-jitter`: the same iteration with stragglers
+//!   (`model.compute_jitter` = 0.05), so every GPU's compute stream is
+//!   simulated (per-rank mode); the single channel still lets the ring's
+//!   isolated flow result be reused.
+//! * `dp-jitter-live`: the same with the shortcuts off: every transfer of
+//!   every GPU's ring on the shared flow network, no node folding, no
+//!   reuse (what a simulator that follows every flow pays; ASTRA-sim's
+//!   50-layer workload).
+//! * `alltoallv`: one AlltoAllv of 64 MiB per GPU, random per-pair sizes
+//!   (uniform in [0, 2·mean], seeded), pairwise, flow model, every GPU.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules).
 //! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
@@ -21,13 +31,15 @@
 //!   written as Parquet block by block (events = points). Peak memory
 //!   should not grow with the grid.
 
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
 use sim::SimTime;
 use sim::cluster::{ClusterSpec, presets};
 use sim::collective::exec::run_flow;
-use sim::collective::{Collective, Op};
+use sim::collective::{Collective, Op, Payload};
 use sim::net::NetModel;
 use sim::strategy::Strategy;
-use sim::train::{TrainConfig, simulate};
+use sim::train::{Options, TrainConfig, simulate, simulate_with};
 use sim::workload::{Layer, Model};
 use std::process::Command;
 use std::time::Instant;
@@ -66,7 +78,7 @@ fn child(workload: &str, gpus: u32) {
             assert!(o.time > SimTime::ZERO);
             o.events
         }
-        "dp-iter" => {
+        "dp-iter" | "dp-jitter" | "dp-jitter-live" => {
             let layers = (0..50)
                 .map(|i| Layer {
                     name: format!("l{i}"),
@@ -88,13 +100,32 @@ fn child(workload: &str, gpus: u32) {
                     gpu: "synthetic".into(),
                     batch_per_gpu: 1,
                     layers,
+                    compute_jitter: if workload == "dp-iter" { 0.0 } else { 0.05 },
                 },
                 strategy: Strategy {
                     fusion: 0,
                     ..Strategy::default()
                 },
             };
-            simulate(&cfg).unwrap().events
+            let opts = Options {
+                reuse_isolated: workload != "dp-jitter-live",
+                fold_nodes: workload != "dp-jitter-live",
+                ..Options::default()
+            };
+            simulate_with(&cfg, opts).unwrap().0.events
+        }
+        "alltoallv" => {
+            let c = cluster(gpus);
+            let n = gpus as usize;
+            let mean = 64.0 * 1048576.0 / n as f64;
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+            let matrix: std::sync::Arc<[f64]> = (0..n * n)
+                .map(|_| (rng.random::<f64>() * 2.0 * mean).round())
+                .collect();
+            let prog = Collective::new(Op::AllToAll).program_for(&c, &Payload::PerPair(matrix));
+            let o = sim::collective::exec::run_program(&prog, &c).unwrap();
+            assert!(o.time > SimTime::ZERO);
+            o.events
         }
         "sweep" => {
             let points = sim::scenario::load_str(&sweep_grid(125), "sweep.toml", "sweep").unwrap();
@@ -188,11 +219,28 @@ fn main() {
     for g in [256, 512, 1024, 2048, 4096] {
         jobs.push(("dp-iter", g));
     }
+    for g in [256, 512, 1024, 2048] {
+        jobs.push(("dp-jitter", g));
+    }
+    for g in [64, 128, 256, 512, 1024] {
+        jobs.push(("dp-jitter-live", g));
+    }
+    for g in [64, 128, 256, 512] {
+        jobs.push(("alltoallv", g));
+    }
     jobs.push(("sweep", 0));
     for n in [2_000, 10_000, 100_000] {
         jobs.push(("sweep-parquet", n));
     }
+    // `--only NAME[,NAME]` runs those workloads alone
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .map(|i| args[i + 1].split(',').map(String::from).collect());
     for (w, g) in jobs {
+        if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == w)) {
+            continue;
+        }
         let mut times = Vec::new();
         let mut events = 0u64;
         let mut peak = 0u64;

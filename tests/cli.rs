@@ -50,7 +50,7 @@ batch_per_gpu = 64
 gpu = "titan-xp"
 
 [strategy]
-density = 0.01
+fusion = "64MiB"
 "#;
 
 /// Asserts exit code 2, no panic, and that stderr names every fragment.
@@ -259,8 +259,19 @@ fn impossible_values_name_key_and_line() {
             "cluster.latency",
             8,
         ),
-        ("density = 0.01", "density = 1.5", "strategy.density", 15),
-        ("density = 0.01", "density = 0.0", "strategy.density", 15),
+        // accepted by the parser, simulated by nothing yet: refused
+        (
+            "fusion = \"64MiB\"",
+            "density = 0.01",
+            "strategy.density",
+            15,
+        ),
+        (
+            "fusion = \"64MiB\"",
+            "dct_lifespan = 1000",
+            "strategy.dct_lifespan",
+            15,
+        ),
         (
             "batch_per_gpu = 64",
             "batch_per_gpu = 0",
@@ -280,6 +291,12 @@ fn impossible_values_name_key_and_line() {
             10,
         ),
         ("gpu = \"titan-xp\"", "gpu = \"abacus\"", "model.gpu", 12),
+        (
+            "gpu = \"titan-xp\"",
+            "gpu = \"titan-xp\"\ncompute_jitter = 1.5",
+            "model.compute_jitter",
+            13,
+        ),
     ];
     for (i, (from, to, key, line)) in cases.into_iter().enumerate() {
         let name = format!("impossible{i}.toml");
@@ -555,7 +572,7 @@ fn extreme_inputs_are_refused_not_crashed() {
             "",
             "iterations",
         ),
-        ("density = 0.01", "fusion = 1.5", "", "", "type.toml"),
+        ("fusion = \"64MiB\"", "fusion = 1.5", "", "", "type.toml"),
     ];
     for (i, (a, b, c, d, frag)) in cases.into_iter().enumerate() {
         let mut text = GOOD.replace(a, b);

@@ -436,3 +436,53 @@ fn a_trace_that_cannot_be_written_whole_is_removed() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "no temporary file either: {left:?}");
 }
+
+/// With stragglers every GPU is simulated and the trace shows each GPU's
+/// own passes (from the recorded timeline): the forward passes of GPU g
+/// are the timeline's spans of GPU g, they differ between GPUs, and a GPU
+/// that finished early waits for the slowest one's gradient (a stall).
+#[test]
+fn a_straggler_trace_shows_each_gpus_own_passes() {
+    let text = comm_bound(4, "gpus_per_node = 2\nmodel = \"flow\"", "");
+    let mut cfg = config(&text);
+    cfg.model.compute_jitter = 0.2;
+    cfg.iterations = 3;
+    let (_, timeline) = simulate_traced(&cfg).unwrap();
+    assert_eq!(timeline.gpus, 8);
+    let t = chrome_trace(&cfg, &timeline, 8);
+    assert_eq!(t["otherData"]["gpus_simulated"], 8);
+    let fwd = |pid: u64| -> Vec<(f64, f64)> {
+        t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["args"]["pass"] == "fwd")
+            .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+            .collect()
+    };
+    for g in 0..8u32 {
+        let want: Vec<(f64, f64)> = timeline
+            .compute
+            .iter()
+            .filter(|c| c.gpu == g && c.forward())
+            .map(|c| (c.start.as_secs() * 1e6, (c.end - c.start).as_secs() * 1e6))
+            .collect();
+        let got = fwd(g as u64);
+        assert_eq!(got.len(), want.len());
+        for (a, b) in got.iter().zip(&want) {
+            assert!((a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6);
+        }
+    }
+    assert_ne!(fwd(0), fwd(1), "each GPU draws its own speed");
+    // in every iteration but the slowest GPU's, some GPU waits
+    let stalls = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "stall")
+        .count();
+    assert!(stalls > 0);
+    // every GPU shows every message
+    let per_gpu: Vec<usize> = (0..8).map(|p| messages(&t, p).len()).collect();
+    assert!(per_gpu.iter().all(|&n| n == timeline.comm.len() && n > 0));
+}

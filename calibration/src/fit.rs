@@ -93,37 +93,9 @@ impl Model {
     }
 }
 
-/// One size regime's fit (also how profiles store it).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Segment {
-    /// Smallest fitted size in the regime, bytes.
-    pub min_bytes: u64,
-    /// Largest fitted size in the regime, bytes.
-    pub max_bytes: u64,
-    /// Fitted latency α, seconds (≥ 0).
-    pub alpha_s: f64,
-    /// Fitted bandwidth B, bytes/s.
-    pub bandwidth_bps: f64,
-    /// Points fitted.
-    pub points: usize,
-    /// Coefficient of determination of the regime's fit in time (not
-    /// relative) terms; 1 for a perfect fit, NaN with fewer than 3 points.
-    pub r2: f64,
-}
-
-impl Segment {
-    /// The fitted bandwidth, or `None` for a latency-only regime (time
-    /// flat in size: β was fitted as ≈ 0, a bandwidth of ~10³⁰ B/s that
-    /// never matters and means nothing).
-    pub fn bandwidth(&self) -> Option<f64> {
-        (self.bandwidth_bps < LATENCY_ONLY_BPS).then_some(self.bandwidth_bps)
-    }
-}
-
-/// Bandwidths at or above this are the fit's stand-in for "no bandwidth
-/// term" (β = 10⁻³⁰ s/B in [`fit_line`]).
-const LATENCY_ONLY_BPS: f64 = 1e29;
+/// One size regime's fit (also how profiles store it; the type is
+/// defined with the profile format in [`sim::profile`]).
+pub use sim::profile::Segment;
 
 /// A fitted cost model of one operation.
 #[derive(Debug, Clone, PartialEq)]
@@ -228,6 +200,7 @@ fn fit_line(st: Structure, pts: &[(f64, f64)]) -> (f64, f64, f64) {
                 .map(|&(m, t)| ((st.steps * a + st.bytes * m * b - t) / t).powi(2))
                 .sum::<f64>()
         };
+        // β ≈ 0 reads as latency-only (`sim::profile::LATENCY_ONLY_BPS`)
         let tiny = 1e-30;
         if cand_b > 0.0 && sse(0.0, cand_b) <= sse(cand_a, tiny) {
             a = 0.0;

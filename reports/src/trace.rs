@@ -5,10 +5,12 @@
 //! microseconds.
 //!
 //! * One process per GPU (named `GPU g (node n)`), with a `compute` thread
-//!   (forward and backward passes, named by layer, and the waits of the
-//!   next forward pass on a layer's parameters) and a `communication`
-//!   thread (each fused collective message, named by operation, size and
-//!   the layers it carries).
+//!   (the compute tasks the engine ran: forward and backward passes named
+//!   by layer, inserted kernels, and the waits of the stream on a
+//!   dependency such as a layer's parameters) and one communication thread
+//!   per channel of the plan (`communication` when there is one channel,
+//!   `communication: NAME` otherwise; each fused collective message, named
+//!   by operation, size and the layers it carries).
 //! * Flow arrows from each GPU's message to the same message on every
 //!   shown GPU it sends to in the collective (its ring successor, its tree
 //!   parent and children, ...), from the collective's step program.
@@ -36,16 +38,25 @@
 //!   l); values are clamped to [0, 100] against the rounding of d to the
 //!   picosecond. The same values are in each message's `args`.
 //!
-//! All GPUs run in lockstep in dtsim's data-parallel model, so their
-//! compute and communication tracks are identical (their link counters
-//! differ only where the collective treats GPUs differently: a PS server's
-//! node, a tree's root, a NIC shared by a ring's node-crossing hop); a
-//! trace of thousands of GPUs is mostly repetition, hence `max_gpus`.
-//! `docs/traces.md` describes the trace for users.
+//! Everything comes from the recorded [`Timeline`]. When the engine
+//! followed one representative GPU (`Timeline::gpus` = 1: every GPU
+//! computes alike), its compute and communication spans stand for every
+//! shown GPU (their link counters still differ where the collective treats
+//! GPUs differently: a PS server's node, a tree's root, a NIC shared by a
+//! ring's node-crossing hop); when it simulated every GPU (stragglers),
+//! each GPU shows its own compute spans and stalls. Messages are
+//! collectives of all GPUs, so every GPU shows each of them. With several
+//! channels each has its own counter, `link utilisation (%) NAME`; a
+//! message whose payload differs per rank has no counter (its loads are
+//! not a multiple of one size). A trace of thousands of GPUs is mostly
+//! repetition, hence `max_gpus`. `docs/traces.md` describes the trace for
+//! users.
 
 use serde_json::{Map, Value, json};
 use sim::SimTime;
 use sim::cluster::{LinkId, Topology};
+use sim::collective::Collective;
+use sim::train::task::ComputeKind;
 use sim::train::{Timeline, TrainConfig};
 use std::io::Write as _;
 
@@ -97,14 +108,11 @@ fn utilisation(bytes: f64, secs: f64, cap: f64) -> f64 {
 }
 
 /// For each of the first `shown` GPUs, the other shown GPUs it sends to in
-/// the collective (from its step program; the peers do not depend on the
-/// message size). Sends to a parameter server's host have no GPU to point
-/// at and are left out.
-fn gpu_peers(cfg: &TrainConfig, shown: u32) -> Vec<Vec<u32>> {
-    let prog = cfg
-        .strategy
-        .dense_collective()
-        .program(&cfg.cluster, 1048576.0);
+/// collective `coll` (from its step program; the peers do not depend on
+/// the message size). Sends to a parameter server's host have no GPU to
+/// point at and are left out.
+fn gpu_peers(cfg: &TrainConfig, coll: &Collective, shown: u32) -> Vec<Vec<u32>> {
+    let prog = coll.program(&cfg.cluster, 1048576.0);
     let gpus = cfg.cluster.gpus();
     let mut sends = Vec::new();
     (0..shown)
@@ -125,6 +133,15 @@ fn gpu_peers(cfg: &TrainConfig, shown: u32) -> Vec<Vec<u32>> {
             to.into_iter().collect()
         })
         .collect()
+}
+
+/// What the trace needs of each collective its messages use: the bytes
+/// per byte of buffer on every link (one program walk per collective; the
+/// loads are linear in the buffer size) and each shown GPU's peers.
+struct CollectiveInfo {
+    coll: Collective,
+    per_byte: Vec<f64>,
+    peers: Vec<Vec<u32>>,
 }
 
 /// Builds the trace of `timeline` for the first `max_gpus` GPUs of `cfg`,
@@ -180,19 +197,46 @@ fn trace_events<E>(
 ) -> Result<Value, E> {
     let gpus = cfg.cluster.gpus();
     let shown = gpus.min(max_gpus.max(1));
-    let coll = cfg.strategy.dense_collective();
     let topo = Topology::new(&cfg.cluster);
-    // bytes per byte of buffer on every link: one program walk per trace
-    // (the loads are linear in the buffer size)
-    let per_byte = if timeline.comm.is_empty() {
-        vec![0.0; topo.capacities().len()]
-    } else {
-        coll.link_bytes(&cfg.cluster, 1.0)
-    };
     let caps = topo.capacities();
-    let op = format!("{}/{}", coll.op.name(), coll.algo.name());
+    let mut colls: Vec<CollectiveInfo> = Vec::new();
+    for m in &timeline.comm {
+        if !colls.iter().any(|c| c.coll == m.collective) {
+            colls.push(CollectiveInfo {
+                coll: m.collective,
+                per_byte: m.collective.link_bytes(&cfg.cluster, 1.0),
+                peers: gpu_peers(cfg, &m.collective, shown),
+            });
+        }
+    }
+    let info = |c: &Collective| colls.iter().find(|i| i.coll == *c).expect("collected");
     let layer_name = |l: u32| cfg.model.layers[l as usize].name.as_str();
-    let peers = gpu_peers(cfg, shown);
+    let task_name = |t: u32| {
+        timeline
+            .tasks
+            .get(t as usize)
+            .map(|t| t.name.as_str())
+            .unwrap_or("task")
+    };
+    // one communication track per channel; a single channel keeps the
+    // plain name
+    let channels = timeline.channels.len();
+    let track = |c: u32| {
+        if channels <= 1 {
+            "communication".to_string()
+        } else {
+            format!("communication: {}", timeline.channels[c as usize])
+        }
+    };
+    let counter = |c: u32| {
+        if channels <= 1 {
+            LINK_UTILISATION.to_string()
+        } else {
+            format!("{LINK_UTILISATION} {}", timeline.channels[c as usize])
+        }
+    };
+    // the spans of GPU g: its own, or the representative's for all
+    let own = |gpu: u32, g: u32| timeline.gpus <= 1 || gpu == g;
     let mut arrow: u64 = 0;
     for g in 0..shown {
         let node = cfg.cluster.node_of_gpu(g);
@@ -205,30 +249,46 @@ fn trace_events<E>(
         emit(
             json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 0, "args": {"name": "compute"}}),
         )?;
-        emit(
-            json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 1, "args": {"name": "communication"}}),
-        )?;
+        for c in 0..channels.max(1) as u32 {
+            emit(
+                json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 1 + c, "args": {"name": track(c)}}),
+            )?;
+        }
         let links = gpu_links(&topo, g);
-        for c in &timeline.compute {
-            let pass = if c.forward { "fwd" } else { "bwd" };
+        for c in timeline.compute.iter().filter(|c| own(c.gpu, g)) {
+            let pass = match c.kind {
+                ComputeKind::Forward => "fwd",
+                ComputeKind::Backward => "bwd",
+                ComputeKind::Kernel => "kernel",
+            };
             emit(json!({
                 "ph": "X", "pid": g, "tid": 0, "cat": "compute",
-                "name": format!("{pass} {}", layer_name(c.layer)),
+                "name": task_name(c.task),
                 "ts": us(c.start), "dur": us(c.end) - us(c.start),
-                "args": {"iteration": c.iter, "layer": c.layer, "pass": pass},
+                "args": {"iteration": c.iter, "layer": timeline.layer(c.task), "pass": pass},
             }))?;
         }
-        for s in &timeline.stalls {
+        for s in timeline.stalls.iter().filter(|s| own(s.gpu, g)) {
+            let name = match timeline.layer(s.task) {
+                Some(l) => format!("wait for {} parameters", layer_name(l)),
+                None => format!("wait before {}", task_name(s.task)),
+            };
             emit(json!({
                 "ph": "X", "pid": g, "tid": 0, "cat": "stall",
-                "name": format!("wait for {} parameters", layer_name(s.layer)),
+                "name": name,
                 "ts": us(s.start), "dur": us(s.end) - us(s.start),
-                "args": {"iteration": s.iter, "layer": s.layer},
+                "args": {"iteration": s.iter, "layer": timeline.layer(s.task)},
             }))?;
         }
         for (i, m) in timeline.comm.iter().enumerate() {
-            let first = m.pieces.iter().map(|p| p.1).min().unwrap_or(0);
-            let last = m.pieces.iter().map(|p| p.1).max().unwrap_or(0);
+            let ci = info(&m.collective);
+            let layers: Vec<u32> = m
+                .pieces
+                .iter()
+                .filter_map(|p| timeline.layer(p.1))
+                .collect();
+            let first = layers.iter().copied().min().unwrap_or(0);
+            let last = layers.iter().copied().max().unwrap_or(0);
             let layers = if first == last {
                 layer_name(first).to_string()
             } else {
@@ -236,16 +296,23 @@ fn trace_events<E>(
             };
             let (ts, te) = (us(m.start), us(m.end));
             let secs = (m.end - m.start).as_secs();
-            let util: Map<String, Value> = links
-                .iter()
-                .map(|(name, l)| {
-                    let l = *l as usize;
-                    let u = utilisation(m.bytes as f64 * per_byte[l], secs, caps[l]);
-                    (name.clone(), json!(100.0 * u))
-                })
-                .collect();
+            // per-rank payloads have no single per-byte load: no counter
+            let util: Map<String, Value> = if m.uniform {
+                links
+                    .iter()
+                    .map(|(name, l)| {
+                        let l = *l as usize;
+                        let u = utilisation(m.bytes as f64 * ci.per_byte[l], secs, caps[l]);
+                        (name.clone(), json!(100.0 * u))
+                    })
+                    .collect()
+            } else {
+                Map::new()
+            };
+            let tid = 1 + m.channel;
+            let op = format!("{}/{}", m.collective.op.name(), m.collective.algo.name());
             emit(json!({
-                "ph": "X", "pid": g, "tid": 1, "cat": "communication",
+                "ph": "X", "pid": g, "tid": tid, "cat": "communication",
                 "name": format!("{op} {} [{layers}]", human_bytes(m.bytes)),
                 "ts": ts, "dur": te - ts,
                 "args": {
@@ -258,27 +325,31 @@ fn trace_events<E>(
             }))?;
             // an arrow to the copy of the message on each GPU this one sends
             // to (among those shown)
-            for &to in &peers[g as usize] {
+            for &to in &ci.peers[g as usize] {
                 let id = arrow;
                 arrow += 1;
                 emit(
-                    json!({"ph": "s", "pid": g, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": ts}),
+                    json!({"ph": "s", "pid": g, "tid": tid, "cat": "transfer", "name": "send", "id": id, "ts": ts}),
                 )?;
                 emit(
-                    json!({"ph": "f", "bp": "e", "pid": to, "tid": 1, "cat": "transfer", "name": "send", "id": id, "ts": te}),
+                    json!({"ph": "f", "bp": "e", "pid": to, "tid": tid, "cat": "transfer", "name": "send", "id": id, "ts": te}),
                 )?;
             }
-            if !links.is_empty() {
+            if !links.is_empty() && !util.is_empty() {
                 let zero: Map<String, Value> =
                     links.iter().map(|(n, _)| (n.clone(), json!(0.0))).collect();
                 emit(
-                    json!({"ph": "C", "pid": g, "name": LINK_UTILISATION, "ts": ts, "args": util}),
+                    json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": ts, "args": util}),
                 )?;
-                // back to 0 at the end, unless the next message starts then
-                // (two values at one instant would leave the order to the viewer)
-                if timeline.comm.get(i + 1).is_none_or(|n| n.start != m.end) {
+                // back to 0 at the end, unless the channel's next message
+                // starts then (two values at one instant would leave the
+                // order to the viewer)
+                let next = timeline.comm[i + 1..]
+                    .iter()
+                    .find(|n| n.channel == m.channel);
+                if next.is_none_or(|n| n.start != m.end) {
                     emit(
-                        json!({"ph": "C", "pid": g, "name": LINK_UTILISATION, "ts": te, "args": zero}),
+                        json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": te, "args": zero}),
                     )?;
                 }
             }
@@ -293,11 +364,14 @@ fn trace_events<E>(
             bandwidths.insert("core".into(), json!(cfg.cluster.core_bandwidth()));
         }
     }
+    let coll = cfg.strategy.dense_collective();
     Ok(json!({
         "scenario": cfg.name,
         "gpus": gpus,
         "gpus_shown": shown,
-        "collective": op,
+        "gpus_simulated": timeline.gpus,
+        "channels": timeline.channels,
+        "collective": format!("{}/{}", coll.op.name(), coll.algo.name()),
         "network_model": cfg.net_model.name(),
         "link_bandwidth_bytes_per_s": bandwidths,
         "iteration_starts_us": timeline.iteration_starts.iter().map(|&t| us(t)).collect::<Vec<_>>(),

@@ -1,9 +1,11 @@
 //! # sim — dtsim's engine
 //!
-//! A discrete-event simulator of data-parallel deep-learning training on a
-//! GPU cluster: per-layer GPU compute, the gradient traffic of each
-//! synchronisation method, the network that carries it, and the scheduler
-//! that decides what goes on the wire first.
+//! A discrete-event simulator of distributed deep-learning training on a
+//! GPU cluster: an iteration is a graph of tasks (GPU compute per layer,
+//! CPU work, collectives on channels) that a planner builds for each
+//! synchronisation method; the engine runs it on every GPU (or one that
+//! stands for all), over a network model that carries every collective in
+//! flight, with schedulers that decide what goes on the wire first.
 //!
 //! ```text
 //!  scenario (TOML) ──▶ scenario::load ──▶ Scenario
@@ -14,10 +16,11 @@
 //!   (GPUs, NICs, links)            (layers, compute)       (method, schedule,
 //!          │                               │                 fusion, partition)
 //!          ▼                               ▼                      │
-//!   collective (programs of sends) ──▶ train::simulate ◀──────────┘
-//!     ├─ analytical: α-β per step            │
-//!     └─ exec: flows on net::flow            ▼
-//!                                     train::RunResult
+//!   collective (programs of sends)    train::planner ◀──────────────┘
+//!     ├─ analytical: α-β per step            │ Plan: tasks on GPU streams,
+//!     └─ exec: flows on net::flow            ▼ hosts and channels
+//!                  ▲                  train::engine ──▶ train::RunResult,
+//!                  └── train::comm ───────┘              train::Timeline
 //! ```
 //!
 //! Time is an integer number of picoseconds ([`SimTime`]); events are
@@ -33,6 +36,7 @@ pub mod collective;
 pub mod formulas;
 pub mod limits;
 pub mod net;
+pub mod profile;
 pub mod queue;
 pub mod scenario;
 pub mod strategy;

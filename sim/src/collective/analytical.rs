@@ -21,8 +21,8 @@
 //! evaluating it at a new size is O(steps with distinct shapes), O(1) for
 //! rings.
 
-use super::Collective;
 use super::program::Phase;
+use super::{Collective, Payload};
 use crate::cluster::{ClusterSpec, Topology};
 
 /// A compiled α-β cost model: `T(m) = Σ mult · max_j (α_j + m·c_j)`.
@@ -38,11 +38,33 @@ pub struct CostModel {
 impl CostModel {
     /// Compiles the cost model of `coll` on `cluster`.
     pub fn new(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
-        let topo = Topology::new(cluster);
-        let caps = topo.capacities();
         // A program for a 1-byte buffer: every send's bytes are then the
         // fraction of the buffer it carries.
-        let prog = coll.program(cluster, 1.0);
+        CostModel::of_program(&coll.program(cluster, 1.0), cluster)
+    }
+
+    /// The time of one collective carrying `payload`, seconds, and the
+    /// bytes every participant together sends: a [`Payload::Uniform`]
+    /// through the compiled model of [`CostModel::new`], any other payload
+    /// by walking its program send by send (the same sum, at its sizes).
+    pub fn time_of(coll: &Collective, cluster: &ClusterSpec, payload: &Payload) -> (f64, f64) {
+        let (model, x) = match payload {
+            Payload::Uniform(b) => (CostModel::new(coll, cluster), *b),
+            p => (
+                CostModel::of_program(&coll.program_for(cluster, p), cluster),
+                1.0,
+            ),
+        };
+        (model.time(x), model.bytes_sent_total(x))
+    }
+
+    /// Compiles the cost model of a program: `time(x)` is the cost of the
+    /// program with every send scaled by x (so a program built for a
+    /// 1-byte buffer gives the cost at any buffer size, and one built with
+    /// real sizes gives its cost at x = 1).
+    pub fn of_program(prog: &super::program::Program, cluster: &ClusterSpec) -> CostModel {
+        let topo = Topology::new(cluster);
+        let caps = topo.capacities();
         let mut load = vec![0.0f64; caps.len()];
         let mut touched: Vec<u32> = Vec::new();
         let mut flows: Vec<(f64, crate::cluster::Path)> = Vec::new();

@@ -1,12 +1,19 @@
-//! Runs a collective's program on the flow network model.
+//! Runs collectives' programs on the flow network model.
 //!
 //! Each participant walks through the program's steps; in a step it starts
 //! its sends (each a flow on its path's links at once, delivered its path
 //! latency after its last byte left: α + m/B alone on a link, the α-β
 //! cost) and waits for the sends of its step to be delivered and for the
-//! messages addressed to it in that step to arrive. Messages that arrive early, for a later step, are
-//! counted in a small per-participant window. Memory is O(participants +
-//! messages in flight); nothing is stored per step.
+//! messages addressed to it in that step to arrive. Messages that arrive
+//! early, for a later step, are counted in a small per-participant window.
+//! Memory is O(participants + messages in flight); nothing is stored per
+//! step.
+//!
+//! A [`Network`] holds any number of collectives in flight on one shared
+//! max-min network: the training engine starts each message on it and
+//! advances it between its own events, so collectives of different
+//! channels contend. [`run_flow`] and [`run_program`] run one collective
+//! alone on a network of its own.
 //!
 //! **Symmetry.** When the program is invariant under shifting every
 //! participant by one node ([`Program::node_symmetric`]: rings, pairwise
@@ -58,8 +65,12 @@ impl FlowOutcome {
     }
 }
 
+/// Handle of a collective running on a [`Network`].
+pub type InstanceId = u32;
+
 #[derive(Debug, Clone, Copy)]
 struct Xfer {
+    inst: InstanceId,
     src: Participant,
     /// The participant that receives (node 0's counterpart under symmetry).
     dst: Participant,
@@ -68,30 +79,354 @@ struct Xfer {
     path: Path,
 }
 
+#[derive(Debug, Clone, Default)]
 struct State {
     step: u32,
     outstanding: u32,
     window: VecDeque<u32>,
 }
 
-struct Runner<'a> {
-    prog: &'a Program,
-    topo: Topology,
-    symmetric: bool,
-    net: FlowNet,
-    queue: EventQueue<u32>,
-    xfers: Vec<Xfer>,
-    free: Vec<u32>,
+/// One collective in flight.
+#[derive(Debug)]
+struct Instance {
+    prog: Program,
+    /// Participants' progress (all of them; only the simulated ones move).
     parts: Vec<State>,
-    out: Vec<(Participant, f64)>,
-    done_tags: Vec<u64>,
-    finished: u32,
-    clock: SimTime,
+    /// Simulated participants that have not finished.
+    remaining: u32,
+    start: SimTime,
     end: SimTime,
     sent: Vec<f64>,
     received: Vec<f64>,
-    link_bytes: Vec<f64>,
     messages: u64,
+}
+
+/// A finished collective, as [`Network::take`] returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    /// When it started.
+    pub start: SimTime,
+    /// When its last participant finished.
+    pub end: SimTime,
+    /// Bytes sent by each participant (GPUs, then servers), every node's
+    /// filled in under symmetry.
+    pub sent: Vec<f64>,
+    /// Bytes received by each participant.
+    pub received: Vec<f64>,
+    /// Point-to-point messages, cluster-wide.
+    pub messages: u64,
+}
+
+impl Finished {
+    /// Bytes sent per GPU, all participants' bytes divided by the GPUs.
+    pub fn bytes_sent_per_gpu(&self, gpus: u32) -> f64 {
+        self.sent.iter().sum::<f64>() / gpus as f64
+    }
+}
+
+/// Collectives in flight on one shared flow network.
+///
+/// Every transfer of every running collective is a flow of one
+/// [`FlowNet`], so collectives started while others run share links
+/// max-min fairly with them. The caller drives time: [`Network::next_time`]
+/// says when something happens next, [`Network::step`] makes it happen,
+/// and [`Network::take`] collects the collectives that finished. Started
+/// with `fold`, the network simulates node 0's participants only (see the
+/// module docs); every program started on it must then be
+/// [`Program::node_symmetric`], and all must start on every node at once,
+/// which holds when collectives start at instants common to all ranks.
+pub struct Network {
+    topo: Topology,
+    fold: bool,
+    net: FlowNet,
+    deliveries: EventQueue<u32>,
+    xfers: Vec<Xfer>,
+    free: Vec<u32>,
+    insts: Vec<Option<Instance>>,
+    free_insts: Vec<InstanceId>,
+    finished: Vec<InstanceId>,
+    out: Vec<(Participant, f64)>,
+    done_tags: Vec<u64>,
+    clock: SimTime,
+    link_bytes: Vec<f64>,
+}
+
+impl Network {
+    /// An idle network over `cluster`'s links, at time zero.
+    pub fn new(cluster: &ClusterSpec, fold: bool) -> Network {
+        let topo = Topology::new(cluster);
+        let links = topo.capacities().len();
+        Network {
+            net: FlowNet::new(topo.capacities()),
+            topo,
+            fold: fold && cluster.nodes > 1,
+            deliveries: EventQueue::new(),
+            xfers: Vec::new(),
+            free: Vec::new(),
+            insts: Vec::new(),
+            free_insts: Vec::new(),
+            finished: Vec::new(),
+            out: Vec::new(),
+            done_tags: Vec::new(),
+            clock: SimTime::ZERO,
+            link_bytes: vec![0.0; links],
+        }
+    }
+
+    /// Whether only node 0's participants are simulated.
+    pub fn folded(&self) -> bool {
+        self.fold
+    }
+
+    /// Starts `prog` at `now` (not before the network's last event). A
+    /// program with no steps finishes at once (see [`Network::take`]).
+    ///
+    /// # Panics
+    /// If the network is folded and `prog` is not node-symmetric, or
+    /// `now` is in the network's past.
+    pub fn start(&mut self, now: SimTime, prog: Program) -> InstanceId {
+        assert!(now >= self.clock, "a collective started in the past");
+        assert!(
+            !self.fold || prog.node_symmetric(),
+            "a folded network runs node-symmetric programs only"
+        );
+        self.clock = now;
+        let n = prog.participants() as usize;
+        let active: Vec<Participant> = (0..n as u32)
+            .filter(|&p| !self.fold || prog.node_of(p) == 0)
+            .collect();
+        let inst = Instance {
+            parts: vec![State::default(); n],
+            remaining: active.len() as u32,
+            start: now,
+            end: now,
+            sent: vec![0.0; n],
+            received: vec![0.0; n],
+            messages: 0,
+            prog,
+        };
+        let id = match self.free_insts.pop() {
+            Some(id) => {
+                self.insts[id as usize] = Some(inst);
+                id
+            }
+            None => {
+                self.insts.push(Some(inst));
+                (self.insts.len() - 1) as InstanceId
+            }
+        };
+        let steps = self.inst(id).prog.steps();
+        if steps == 0 || active.is_empty() {
+            // nothing to send (one GPU): done at once
+            self.inst_mut(id).remaining = 0;
+            self.finished.push(id);
+            return id;
+        }
+        for &p in &active {
+            self.begin(id, p);
+            self.advance(id, p);
+        }
+        id
+    }
+
+    /// When the next flow finishes or message is delivered
+    /// (`SimTime::MAX` when nothing is in flight, or when what is in
+    /// flight would end beyond the representable range: see
+    /// [`Network::busy`]).
+    pub fn next_time(&mut self) -> SimTime {
+        let tq = self.deliveries.peek_time().unwrap_or(SimTime::MAX);
+        tq.min(self.net.next_finish())
+    }
+
+    /// Whether anything is in flight.
+    pub fn busy(&self) -> bool {
+        self.net.active() > 0 || !self.deliveries.is_empty()
+    }
+
+    /// Processes everything that happens at [`Network::next_time`]: flows
+    /// whose last byte leaves then are handed to their receivers a path
+    /// latency later; messages delivered then move their participants
+    /// on. Does nothing when nothing is in flight.
+    pub fn step(&mut self) {
+        let tq = self.deliveries.peek_time().unwrap_or(SimTime::MAX);
+        let tn = self.net.next_finish();
+        if tq == SimTime::MAX && tn == SimTime::MAX {
+            return;
+        }
+        if tn <= tq {
+            self.clock = tn;
+            self.done_tags.clear();
+            self.net.finish_until(tn, &mut self.done_tags);
+            // the last byte has left: delivered a path latency later
+            for &t in &self.done_tags {
+                let latency = self.xfers[t as usize].path.latency;
+                self.deliveries
+                    .push(tn + SimTime::from_secs(latency), t as u32);
+            }
+        } else {
+            self.clock = tq;
+            while self.deliveries.peek_time() == Some(tq) {
+                let (_, x) = self.deliveries.pop().expect("peeked");
+                self.complete(x);
+            }
+        }
+    }
+
+    /// The collectives that finished since the last call, in the order
+    /// they finished, appended to `out` and forgotten by the network.
+    pub fn take(&mut self, out: &mut Vec<(InstanceId, Finished)>) {
+        for i in 0..self.finished.len() {
+            let id = self.finished[i];
+            let inst = self.insts[id as usize].take().expect("a live instance");
+            self.free_insts.push(id);
+            out.push((id, self.unfold(inst)));
+        }
+        self.finished.clear();
+    }
+
+    /// Events processed: message deliveries plus max-min recomputations.
+    pub fn events(&self) -> u64 {
+        self.deliveries.events_processed() + self.net.recomputations()
+    }
+
+    /// Bytes each directed link carried so far, all collectives together
+    /// (every node's filled in under symmetry).
+    pub fn link_bytes(&self) -> Vec<f64> {
+        if !self.fold {
+            return self.link_bytes.clone();
+        }
+        // node k's links carried what node 0's did
+        (0..self.link_bytes.len() as u32)
+            .map(|l| self.link_bytes[self.topo.link_in_node0(l) as usize])
+            .collect()
+    }
+
+    fn unfold(&self, mut inst: Instance) -> Finished {
+        let mut messages = inst.messages;
+        if self.fold {
+            // every node did what node 0 did
+            for p in 0..inst.prog.participants() {
+                let rep = inst.prog.representative(p) as usize;
+                inst.sent[p as usize] = inst.sent[rep];
+                inst.received[p as usize] = inst.received[rep];
+            }
+            messages *= self.topo.spec().nodes as u64;
+        }
+        Finished {
+            start: inst.start,
+            end: inst.end,
+            sent: inst.sent,
+            received: inst.received,
+            messages,
+        }
+    }
+
+    fn inst(&self, id: InstanceId) -> &Instance {
+        self.insts[id as usize].as_ref().expect("a live instance")
+    }
+
+    fn inst_mut(&mut self, id: InstanceId) -> &mut Instance {
+        self.insts[id as usize].as_mut().expect("a live instance")
+    }
+
+    /// Starts participant `p`'s current step (if any steps remain).
+    fn begin(&mut self, id: InstanceId, p: Participant) {
+        let inst = self.insts[id as usize].as_mut().expect("a live instance");
+        let step = inst.parts[p as usize].step;
+        if step >= inst.prog.steps() {
+            return;
+        }
+        self.out.clear();
+        inst.prog.sends(p, step, &mut self.out);
+        inst.parts[p as usize].outstanding = self.out.len() as u32;
+        for i in 0..self.out.len() {
+            let (dst, bytes) = self.out[i];
+            let mut path = self
+                .topo
+                .path(inst.prog.endpoint(p), inst.prog.endpoint(dst));
+            let dst = if self.fold {
+                path.map_links(|l| self.topo.link_in_node0(l));
+                inst.prog.representative(dst)
+            } else {
+                dst
+            };
+            let x = Xfer {
+                inst: id,
+                src: p,
+                dst,
+                step,
+                bytes,
+                path,
+            };
+            let xid = match self.free.pop() {
+                Some(xid) => {
+                    self.xfers[xid as usize] = x;
+                    xid
+                }
+                None => {
+                    self.xfers.push(x);
+                    (self.xfers.len() - 1) as u32
+                }
+            };
+            inst.sent[p as usize] += bytes;
+            inst.messages += 1;
+            if bytes <= 0.0 || path.links().is_empty() {
+                // nothing to transmit: delivered after the latency
+                self.deliveries
+                    .push(self.clock + SimTime::from_secs(path.latency), xid);
+            } else {
+                self.net.start(self.clock, path, bytes, xid as u64);
+            }
+        }
+    }
+
+    /// Moves `p` through every step it can complete now.
+    fn advance(&mut self, id: InstanceId, p: Participant) {
+        loop {
+            let clock = self.clock;
+            let inst = self.insts[id as usize].as_mut().expect("a live instance");
+            let total = inst.prog.steps();
+            let st = &mut inst.parts[p as usize];
+            if st.step >= total {
+                return;
+            }
+            let got = st.window.front().copied().unwrap_or(0);
+            if st.outstanding > 0 || got < inst.prog.expected_recvs(p, st.step) {
+                return;
+            }
+            st.window.pop_front();
+            st.step += 1;
+            if st.step == total {
+                inst.remaining -= 1;
+                inst.end = inst.end.max(clock);
+                if inst.remaining == 0 {
+                    self.finished.push(id);
+                }
+                return;
+            }
+            self.begin(id, p);
+        }
+    }
+
+    fn complete(&mut self, x: u32) {
+        let xf = self.xfers[x as usize];
+        self.free.push(x);
+        for &l in xf.path.links() {
+            self.link_bytes[l as usize] += xf.bytes;
+        }
+        let inst = self.inst_mut(xf.inst);
+        inst.received[xf.dst as usize] += xf.bytes;
+        inst.parts[xf.src as usize].outstanding -= 1;
+        let d = &mut inst.parts[xf.dst as usize];
+        assert!(xf.step >= d.step, "message for a step already left");
+        let idx = (xf.step - d.step) as usize;
+        if d.window.len() <= idx {
+            d.window.resize(idx + 1, 0);
+        }
+        d.window[idx] += 1;
+        self.advance(xf.inst, xf.src);
+        self.advance(xf.inst, xf.dst);
+    }
 }
 
 /// Simulates `coll` for a buffer of `bytes` on `cluster`'s flow network.
@@ -116,210 +451,28 @@ pub fn run_program_full(prog: &Program, cluster: &ClusterSpec) -> Result<FlowOut
 }
 
 fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> Result<FlowOutcome, SimError> {
-    let topo = Topology::new(cluster);
-    let n = prog.participants() as usize;
-    let links = topo.capacities().len();
-    if prog.steps() == 0 {
-        // nothing to send (one GPU): done at once
-        return Ok(FlowOutcome {
-            time: SimTime::ZERO,
-            sent: vec![0.0; n],
-            received: vec![0.0; n],
-            link_bytes: vec![0.0; links],
-            messages: 0,
-            events: 0,
-            symmetric: false,
-        });
+    let mut net = Network::new(cluster, symmetric);
+    let symmetric = net.folded() && prog.steps() > 0;
+    net.start(SimTime::ZERO, prog.clone());
+    while net.next_time() < SimTime::MAX {
+        net.step();
     }
-    let mut r = Runner {
-        prog,
-        net: FlowNet::new(topo.capacities()),
-        topo,
-        symmetric,
-        queue: EventQueue::new(),
-        xfers: Vec::new(),
-        free: Vec::new(),
-        parts: (0..n)
-            .map(|_| State {
-                step: 0,
-                outstanding: 0,
-                window: VecDeque::new(),
-            })
-            .collect(),
-        out: Vec::new(),
-        done_tags: Vec::new(),
-        finished: 0,
-        clock: SimTime::ZERO,
-        end: SimTime::ZERO,
-        sent: vec![0.0; n],
-        received: vec![0.0; n],
-        link_bytes: vec![0.0; links],
-        messages: 0,
-    };
-    let active: Vec<Participant> = (0..n as u32)
-        .filter(|&p| !symmetric || prog.node_of(p) == 0)
-        .collect();
-    for &p in &active {
-        r.begin(p);
-        r.advance(p);
+    if net.busy() {
+        // a saturated time stands for "beyond the representable range"
+        return Err(SimError::TimeOverflow("a collective".into()));
     }
-    loop {
-        let tq = r.queue.peek_time().unwrap_or(SimTime::MAX);
-        let tn = r.net.next_finish();
-        if tq == SimTime::MAX && tn == SimTime::MAX {
-            // a saturated time stands for "beyond the representable range"
-            if r.net.active() > 0 || !r.queue.is_empty() {
-                return Err(SimError::TimeOverflow("a collective".into()));
-            }
-            break;
-        }
-        if tn <= tq {
-            r.clock = tn;
-            r.done_tags.clear();
-            r.net.finish_until(tn, &mut r.done_tags);
-            // the last byte has left: delivered a path latency later
-            for &t in &r.done_tags {
-                let latency = r.xfers[t as usize].path.latency;
-                r.queue.push(tn + SimTime::from_secs(latency), t as u32);
-            }
-        } else {
-            r.clock = tq;
-            while r.queue.peek_time() == Some(tq) {
-                let (_, x) = r.queue.pop().expect("peeked");
-                r.complete(x);
-            }
-        }
-    }
-    assert_eq!(
-        r.finished as usize,
-        active.len(),
-        "collective deadlocked: a participant never finished"
-    );
-    let events = r.queue.events_processed() + r.net.recomputations();
-    let mut messages = r.messages;
-    if symmetric {
-        // every node did what node 0 did
-        let nodes = cluster.nodes as usize;
-        for p in 0..n as u32 {
-            let rep = prog.representative(p) as usize;
-            r.sent[p as usize] = r.sent[rep];
-            r.received[p as usize] = r.received[rep];
-        }
-        let node0: Vec<(usize, f64)> = r
-            .link_bytes
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|&(_, b)| b > 0.0)
-            .collect();
-        for l in 0..links {
-            let rep = r.topo.link_in_node0(l as u32) as usize;
-            if let Some(&(_, b)) = node0.iter().find(|&&(i, _)| i == rep) {
-                r.link_bytes[l] = b;
-            }
-        }
-        messages *= nodes as u64;
-    }
+    let mut done = Vec::with_capacity(1);
+    net.take(&mut done);
+    let (_, f) = done
+        .pop()
+        .expect("collective deadlocked: a participant never finished");
     Ok(FlowOutcome {
-        time: r.end,
-        sent: r.sent,
-        received: r.received,
-        link_bytes: r.link_bytes,
-        messages,
-        events,
+        time: f.end,
+        link_bytes: net.link_bytes(),
+        events: net.events(),
+        sent: f.sent,
+        received: f.received,
+        messages: f.messages,
         symmetric,
     })
-}
-
-impl Runner<'_> {
-    /// Starts participant `p`'s current step (if any steps remain).
-    fn begin(&mut self, p: Participant) {
-        let step = self.parts[p as usize].step;
-        if step >= self.prog.steps() {
-            return;
-        }
-        self.out.clear();
-        self.prog.sends(p, step, &mut self.out);
-        self.parts[p as usize].outstanding = self.out.len() as u32;
-        for i in 0..self.out.len() {
-            let (dst, bytes) = self.out[i];
-            let mut path = self
-                .topo
-                .path(self.prog.endpoint(p), self.prog.endpoint(dst));
-            let dst = if self.symmetric {
-                path.map_links(|l| self.topo.link_in_node0(l));
-                self.prog.representative(dst)
-            } else {
-                dst
-            };
-            let x = Xfer {
-                src: p,
-                dst,
-                step,
-                bytes,
-                path,
-            };
-            let id = match self.free.pop() {
-                Some(id) => {
-                    self.xfers[id as usize] = x;
-                    id
-                }
-                None => {
-                    self.xfers.push(x);
-                    (self.xfers.len() - 1) as u32
-                }
-            };
-            self.sent[p as usize] += bytes;
-            self.messages += 1;
-            if bytes <= 0.0 || path.links().is_empty() {
-                // nothing to transmit: delivered after the latency
-                self.queue
-                    .push(self.clock + SimTime::from_secs(path.latency), id);
-            } else {
-                self.net.start(self.clock, path, bytes, id as u64);
-            }
-        }
-    }
-
-    /// Moves `p` through every step it can complete now.
-    fn advance(&mut self, p: Participant) {
-        let total = self.prog.steps();
-        loop {
-            let st = &mut self.parts[p as usize];
-            if st.step >= total {
-                return;
-            }
-            let got = st.window.front().copied().unwrap_or(0);
-            if st.outstanding > 0 || got < self.prog.expected_recvs(p, st.step) {
-                return;
-            }
-            st.window.pop_front();
-            st.step += 1;
-            if st.step == total {
-                self.finished += 1;
-                self.end = self.end.max(self.clock);
-                return;
-            }
-            self.begin(p);
-        }
-    }
-
-    fn complete(&mut self, x: u32) {
-        let xf = self.xfers[x as usize];
-        self.free.push(x);
-        self.received[xf.dst as usize] += xf.bytes;
-        for &l in xf.path.links() {
-            self.link_bytes[l as usize] += xf.bytes;
-        }
-        self.parts[xf.src as usize].outstanding -= 1;
-        let d = &mut self.parts[xf.dst as usize];
-        assert!(xf.step >= d.step, "message for a step already left");
-        let idx = (xf.step - d.step) as usize;
-        if d.window.len() <= idx {
-            d.window.resize(idx + 1, 0);
-        }
-        d.window[idx] += 1;
-        self.advance(xf.src);
-        self.advance(xf.dst);
-    }
 }

@@ -38,7 +38,8 @@ pub mod links;
 pub mod program;
 
 use crate::cluster::ClusterSpec;
-use program::{Grouping, Phase, Program};
+use program::{Grouping, Phase, Program, Shards};
+use std::sync::Arc;
 
 /// A collective operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -200,6 +201,55 @@ impl Algo {
     }
 }
 
+/// What one run of a collective carries.
+///
+/// Most collectives move the same amount from every rank
+/// ([`Payload::Uniform`], the fast path: a program that stores one size,
+/// costed by a compiled α-β model or a cached flow run). The others carry
+/// a size per rank, per pair or per server; their programs are walked send
+/// by send.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// The operation's size as [`Op`] defines it (the buffer, the whole
+    /// AllGather output, one GPU's AlltoAll send buffer, the PS variable).
+    Uniform(f64),
+    /// AllGatherv: the bytes each rank contributes, by rank (the
+    /// cluster's placement order). Equal blocks of m/N are
+    /// `Uniform(m)`.
+    PerRank(Arc<[f64]>),
+    /// AlltoAllv: bytes from rank i to rank j at `i·N + j` (row-major
+    /// N × N; the diagonal is not sent). Equal entries of m/N are
+    /// `Uniform(m)`.
+    PerPair(Arc<[f64]>),
+    /// PS with unequal shards: the bytes of the variable on each server
+    /// (every worker pushes, and pulls, server j's `shards[j]`).
+    PerServer(Arc<[f64]>),
+}
+
+impl Payload {
+    /// Whether every rank moves the same amount.
+    pub fn is_uniform(&self) -> bool {
+        matches!(self, Payload::Uniform(_))
+    }
+
+    /// The buffer size in the sense of [`Op`] (for tables and traces): the
+    /// uniform size, the sum of AllGatherv blocks (the whole output), the
+    /// largest row of an AlltoAllv (one GPU's send buffer), the sum of the
+    /// PS shards (the variable).
+    pub fn bytes(&self) -> f64 {
+        match self {
+            Payload::Uniform(b) => *b,
+            Payload::PerRank(v) | Payload::PerServer(v) => v.iter().sum(),
+            Payload::PerPair(m) => {
+                let n = (m.len() as f64).sqrt().round() as usize;
+                m.chunks(n.max(1))
+                    .map(|row| row.iter().sum::<f64>())
+                    .fold(0.0, f64::max)
+            }
+        }
+    }
+}
+
 /// A collective over all GPUs of a cluster (and its PS servers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Collective {
@@ -307,7 +357,7 @@ impl Collective {
                         },
                         Phase::Ps {
                             leaders_only: true,
-                            shard,
+                            shard: Shards::Even(shard),
                             overlap,
                         },
                         Phase::BinomialBcast {
@@ -318,7 +368,7 @@ impl Collective {
                 } else {
                     vec![Phase::Ps {
                         leaders_only: false,
-                        shard,
+                        shard: Shards::Even(shard),
                         overlap,
                     }]
                 }
@@ -326,6 +376,67 @@ impl Collective {
             (op, algo) => panic!("{} does not support {}", op.name(), algo.name()),
         };
         Program::new(cluster, phases, self.servers(cluster))
+    }
+
+    /// The step program for `payload`: [`Payload::Uniform`] is
+    /// [`Collective::program`]; the per-rank payloads give the `…v`
+    /// variants (see [`Payload`] for which operation takes which).
+    ///
+    /// # Panics
+    /// If the payload does not fit the operation or the cluster (a planner
+    /// bug, never user input: planners build payloads from validated
+    /// scenarios).
+    pub fn program_for(&self, cluster: &ClusterSpec, payload: &Payload) -> Program {
+        let n = cluster.gpus() as usize;
+        match payload {
+            Payload::Uniform(bytes) => self.program(cluster, *bytes),
+            Payload::PerRank(blocks) => {
+                assert!(
+                    self.op == Op::AllGather && blocks.len() == n,
+                    "a per-rank payload of {} sizes for {} on {n} GPUs",
+                    blocks.len(),
+                    self.op.name()
+                );
+                Program::new(
+                    cluster,
+                    vec![Phase::RingV {
+                        blocks: blocks.clone(),
+                    }],
+                    0,
+                )
+            }
+            Payload::PerPair(matrix) => {
+                assert!(
+                    self.op == Op::AllToAll && matrix.len() == n * n,
+                    "a per-pair payload of {} sizes for {} on {n} GPUs",
+                    matrix.len(),
+                    self.op.name()
+                );
+                Program::new(
+                    cluster,
+                    vec![Phase::PairwiseV {
+                        matrix: matrix.clone(),
+                    }],
+                    0,
+                )
+            }
+            Payload::PerServer(shards) => {
+                let servers = self.servers(cluster);
+                assert!(
+                    self.op == Op::Ps && shards.len() == servers as usize,
+                    "a per-server payload of {} shards for {} with {servers} servers",
+                    shards.len(),
+                    self.op.name()
+                );
+                let mut prog = self.program(cluster, 0.0);
+                for ph in prog.phases_mut() {
+                    if let Phase::Ps { shard, .. } = ph {
+                        *shard = Shards::PerServer(shards.clone());
+                    }
+                }
+                prog
+            }
+        }
     }
 
     /// Bytes each directed link of `cluster`'s [`crate::cluster::Topology`]

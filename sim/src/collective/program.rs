@@ -16,6 +16,7 @@
 //! over 4096 GPUs costs a few words of memory.
 
 use crate::cluster::{ClusterSpec, Endpoint};
+use std::sync::Arc;
 
 /// Participant index: GPUs first, then PS servers.
 pub type Participant = u32;
@@ -32,7 +33,13 @@ pub enum Grouping {
 }
 
 /// One phase of a collective.
-#[derive(Debug, Clone, Copy, PartialEq)]
+///
+/// The uniform phases carry one size for every send of a kind; the `…V`
+/// phases (and [`Shards::PerServer`]) carry a size per rank or per pair,
+/// for payloads that differ between ranks (AllGatherv, AlltoAllv, pushes
+/// to unequal PS shards). They run in the group of all GPUs, indexed by
+/// rank (the cluster's placement order).
+#[derive(Debug, Clone, PartialEq)]
 pub enum Phase {
     /// `steps` steps in which every member sends `chunk` bytes to the next
     /// member of its group (ring reduce-scatter, all-gather, all-reduce).
@@ -93,10 +100,46 @@ pub enum Phase {
         /// Whether only GPU 0 of each node is a worker (local aggregation).
         leaders_only: bool,
         /// Bytes per worker-server pair in each direction.
-        shard: f64,
+        shard: Shards,
         /// Push and pull concurrently.
         overlap: bool,
     },
+    /// Ring AllGatherv over all GPUs: s − 1 steps; in step k rank i
+    /// forwards to rank i + 1 the block of rank (i − k) mod s, whose size
+    /// is `blocks[(i − k) mod s]`. With equal blocks this is
+    /// [`Phase::Ring`]'s AllGather.
+    RingV {
+        /// Bytes each rank contributes, by rank.
+        blocks: Arc<[f64]>,
+    },
+    /// Pairwise AlltoAllv over all GPUs: s − 1 steps; in step k rank i
+    /// sends `matrix[i·s + j]` bytes to rank j = (i + k + 1) mod s. With
+    /// equal entries this is [`Phase::Pairwise`].
+    PairwiseV {
+        /// Bytes from rank i to rank j at `i·s + j` (row-major s × s; the
+        /// diagonal stays on its GPU and is never sent).
+        matrix: Arc<[f64]>,
+    },
+}
+
+/// How a parameter-server variable is split over the servers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shards {
+    /// Every server holds the same number of bytes.
+    Even(f64),
+    /// Server j holds `bytes[j]` (partitions that do not divide evenly,
+    /// sparse rows hashed unevenly).
+    PerServer(Arc<[f64]>),
+}
+
+impl Shards {
+    /// Bytes of server `j`'s shard.
+    pub fn of(&self, j: u32) -> f64 {
+        match self {
+            Shards::Even(b) => *b,
+            Shards::PerServer(v) => v[j as usize],
+        }
+    }
 }
 
 /// A collective's program over a cluster.
@@ -186,6 +229,11 @@ impl Program {
         &self.phases
     }
 
+    /// The phases, to change their sizes (not their step counts).
+    pub(crate) fn phases_mut(&mut self) -> &mut [Phase] {
+        &mut self.phases
+    }
+
     /// Number of participants (GPUs plus servers).
     pub fn participants(&self) -> u32 {
         self.gpus + self.servers
@@ -211,6 +259,7 @@ impl Program {
 
     fn phase_steps(&self, ph: &Phase) -> u32 {
         match *ph {
+            Phase::RingV { .. } | Phase::PairwiseV { .. } => self.gpus - 1,
             Phase::Ring { group, steps, .. } => {
                 if self.group_size(group) > 1 {
                     steps
@@ -282,20 +331,25 @@ impl Program {
     /// simulation of node 0's participants, with node k's links mapped onto
     /// node 0's, is exact. True for rings and pairwise exchanges in
     /// contiguous placement, per-node and per-rail rings, and PS with a
-    /// whole number of servers per node; false for binomial trees (rooted)
-    /// and scattered placement.
+    /// whole number of servers per node and even shards; false for
+    /// binomial trees (rooted), scattered placement, and payloads that
+    /// differ per rank (which a node shift does not preserve in general).
     pub fn node_symmetric(&self) -> bool {
         if self.nodes <= 1 {
             return false;
         }
-        self.phases.iter().all(|ph| match *ph {
+        self.phases.iter().all(|ph| match ph {
             Phase::Ring { group, .. } | Phase::Pairwise { group, .. } => {
-                group != Grouping::All || !self.scattered
+                *group != Grouping::All || !self.scattered
             }
             Phase::BinomialReduce { .. }
             | Phase::BinomialBcast { .. }
-            | Phase::RecursiveDoubling { .. } => false,
-            Phase::Ps { .. } => self.servers.is_multiple_of(self.nodes),
+            | Phase::RecursiveDoubling { .. }
+            | Phase::RingV { .. }
+            | Phase::PairwiseV { .. } => false,
+            Phase::Ps { shard, .. } => {
+                matches!(shard, Shards::Even(_)) && self.servers.is_multiple_of(self.nodes)
+            }
         })
     }
 
@@ -341,7 +395,7 @@ impl Program {
     /// (destination, bytes).
     pub fn sends(&self, p: Participant, step: u32, out: &mut Vec<(Participant, f64)>) {
         let (i, k) = self.phase_of(step);
-        match self.phases[i] {
+        match &self.phases[i] {
             Phase::Ps {
                 leaders_only,
                 shard,
@@ -349,31 +403,55 @@ impl Program {
             } => {
                 // overlap: step 0 "ready" signals, step 1 push and pull;
                 // otherwise step 0 push, step 1 pull
+                let (leaders_only, overlap) = (*leaders_only, *overlap);
                 let push = if overlap { k == 1 } else { k == 0 };
                 let pull = k == 1;
                 if self.is_worker(p, leaders_only) && overlap && k == 0 {
                     out.extend((0..self.servers).map(|j| (self.gpus + j, 0.0)));
                 } else if self.is_worker(p, leaders_only) && push {
-                    out.extend((0..self.servers).map(|j| (self.gpus + j, shard)));
+                    out.extend((0..self.servers).map(|j| (self.gpus + j, shard.of(j))));
                 } else if p >= self.gpus && pull {
+                    let bytes = shard.of(p - self.gpus);
                     out.extend(
                         (0..self.gpus)
                             .filter(|&w| self.is_worker(w, leaders_only))
-                            .map(|w| (w, shard)),
+                            .map(|w| (w, bytes)),
                     );
                 }
+            }
+            Phase::RingV { blocks } => {
+                if p >= self.gpus {
+                    return;
+                }
+                let s = self.gpus;
+                let (_, idx) = self.locate(p, Grouping::All);
+                let block = (idx + s - k % s) % s;
+                let to = self.member(0, (idx + 1) % s, Grouping::All);
+                out.push((to, blocks[block as usize]));
+            }
+            Phase::PairwiseV { matrix } => {
+                if p >= self.gpus {
+                    return;
+                }
+                let s = self.gpus;
+                let (_, idx) = self.locate(p, Grouping::All);
+                let j = (idx + k + 1) % s;
+                let to = self.member(0, j, Grouping::All);
+                out.push((to, matrix[(idx * s + j) as usize]));
             }
             ph => {
                 if p >= self.gpus {
                     return;
                 }
-                let (group, bytes) = match ph {
+                let (group, bytes) = match *ph {
                     Phase::Ring { group, chunk, .. } => (group, chunk),
                     Phase::BinomialReduce { group, bytes } => (group, bytes),
                     Phase::BinomialBcast { group, bytes } => (group, bytes),
                     Phase::Pairwise { group, chunk } => (group, chunk),
                     Phase::RecursiveDoubling { group, bytes } => (group, bytes),
-                    Phase::Ps { .. } => unreachable!(),
+                    Phase::Ps { .. } | Phase::RingV { .. } | Phase::PairwiseV { .. } => {
+                        unreachable!()
+                    }
                 };
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
@@ -390,7 +468,7 @@ impl Program {
                         (idx < d && idx + d < s).then(|| (idx + d, 1))
                     }
                     Phase::RecursiveDoubling { .. } => doubling_send(s, idx, k),
-                    Phase::Ps { .. } => unreachable!(),
+                    _ => unreachable!(),
                 };
                 if let Some((to, parts)) = to {
                     out.push((self.member(id, to, group), bytes * parts as f64));
@@ -420,17 +498,21 @@ impl Program {
                     0
                 }
             }
-            ph => {
+            // every rank receives one message in every step
+            Phase::RingV { .. } | Phase::PairwiseV { .. } => (p < self.gpus) as u32,
+            ref ph => {
                 if p >= self.gpus {
                     return 0;
                 }
-                let group = match ph {
+                let group = match *ph {
                     Phase::Ring { group, .. }
                     | Phase::BinomialReduce { group, .. }
                     | Phase::BinomialBcast { group, .. }
                     | Phase::Pairwise { group, .. }
                     | Phase::RecursiveDoubling { group, .. } => group,
-                    Phase::Ps { .. } => unreachable!(),
+                    Phase::Ps { .. } | Phase::RingV { .. } | Phase::PairwiseV { .. } => {
+                        unreachable!()
+                    }
                 };
                 let s = self.group_size(group);
                 let (_, idx) = self.locate(p, group);
@@ -449,7 +531,7 @@ impl Program {
                             Some(_) => idx >= p2,
                         }
                     }
-                    Phase::Ps { .. } => unreachable!(),
+                    _ => unreachable!(),
                 };
                 got as u32
             }
@@ -529,7 +611,7 @@ mod tests {
                             &spec,
                             vec![Phase::Ps {
                                 leaders_only,
-                                shard: 1.0,
+                                shard: Shards::Even(1.0),
                                 overlap,
                             }],
                             nodes,

@@ -2,7 +2,7 @@
 //!
 //! Every table denies unknown keys. Fields a sweep may supply are optional
 //! here; whether a value is present and meaningful is the validated layer's
-//! business ([`super::validate`]), which can then name the key and line.
+//! business ([`super::validate()`]), which can then name the key and line.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -126,6 +126,10 @@ pub struct RawModel {
     /// Which compute table of the preset; required with `preset`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
+    /// Coefficient of variation of each GPU's compute time per iteration
+    /// (stragglers), in [0, 1]; default 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute_jitter: Option<f64>,
     /// A custom model, in forward order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<RawLayer>,
@@ -183,7 +187,8 @@ pub struct RawStrategy {
     /// allreduce (default) | ps | topk | gtopk | dct.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense: Option<String>,
-    /// ps | allgather | allreduce | alltoall.
+    /// ps | allgather | allreduce | alltoall; refused until the
+    /// sparse-methods issue (no model has sparse parts yet).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sparse: Option<String>,
     /// ring (default) | tree | hierarchical.
@@ -204,25 +209,27 @@ pub struct RawStrategy {
     /// Default 0 (one per machine).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ps_servers: Option<i64>,
-    /// "auto" or an integer.
+    /// "auto" or an integer; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ps_partitions: Option<IntOrText>,
-    /// topk/gtopk density, in (0, 1].
+    /// topk/gtopk density, in (0, 1]; refused until the compression issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub density: Option<f64>,
-    /// DCT-DP sparsity η, in [0, 1).
+    /// DCT-DP sparsity η, in [0, 1); refused until the compression issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dct_sparsity: Option<f64>,
-    /// DCT-DP threshold life-span L ≥ 1.
+    /// DCT-DP threshold life-span L ≥ 1; refused until the compression
+    /// issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dct_lifespan: Option<i64>,
-    /// Model-parallel stages ≥ 1.
+    /// Model-parallel stages; default 1, the only value accepted until
+    /// DCT-MP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mp_stages: Option<i64>,
-    /// DCT-MP sparsity, in [0, 1).
+    /// DCT-MP sparsity, in [0, 1); refused until the compression issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mp_sparsity: Option<f64>,
-    /// EmbRace prior/delayed rows.
+    /// EmbRace prior/delayed rows; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_scheduling: Option<bool>,
 }

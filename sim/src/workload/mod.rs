@@ -49,6 +49,10 @@ pub struct Model {
     pub batch_per_gpu: u32,
     /// Layers in forward order.
     pub layers: Vec<Layer>,
+    /// Coefficient of variation of each GPU's compute time per iteration
+    /// (stragglers); 0 = every GPU identical. See `sim::train` for the
+    /// distribution.
+    pub compute_jitter: f64,
 }
 
 /// Why a preset could not be instantiated.
@@ -121,6 +125,7 @@ impl Model {
             gpu: gpu.into(),
             batch_per_gpu: batch,
             layers,
+            compute_jitter: 0.0,
         })
     }
 

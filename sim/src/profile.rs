@@ -1,0 +1,374 @@
+//! Calibration profiles: the file format, read and written in one place.
+//!
+//! A profile is a TOML file written by `dtsim calibrate` (the
+//! `calibration` crate measures and fits; this module only says what the
+//! file holds). A scenario names it in `cluster.network` and the simulator
+//! takes the per-NIC link from its `[network]` table
+//! ([`Profile::network_link`]). The other tables keep the evidence: the
+//! fits per operation and size regime with their quality, the raw
+//! measurements, and kernel timings with their fitted cost models.
+//! `[provenance]` says which logs or host, which command, and when.
+//!
+//! The format lives here, in the engine, because the engine reads it and
+//! `sim` depends on no other crate of ours; `calibration::profile`
+//! re-exports these types.
+//!
+//! ```
+//! use sim::profile::Profile;
+//!
+//! let text = r#"
+//! [provenance]
+//! tool = "dtsim 0.1.0 calibrate net"
+//! created = "2026-11-22T00:40:00Z"
+//! sources = ["logs/all_reduce_perf.txt"]
+//!
+//! [network]
+//! latency_s = 2.1e-5
+//! bandwidth_bps = 1.9e10
+//! derived_from = "allreduce over 16 ranks, largest-size regime"
+//! "#;
+//! let p = Profile::from_toml(text).unwrap();
+//! assert_eq!(p.network_link().unwrap().bandwidth_bps, 1.9e10);
+//! ```
+//!
+//! Every table denies unknown keys. Hand-written profiles may leave out
+//! `[provenance]` and `derived_from`: a `[network]` table with
+//! `latency_s` and `bandwidth_bps` is a whole profile.
+
+use crate::limits;
+use serde::{Deserialize, Serialize};
+
+/// Where a profile's numbers came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// The command that wrote the profile, with dtsim's version (default
+    /// empty, for hand-written profiles).
+    #[serde(default)]
+    pub tool: String,
+    /// When, UTC, RFC 3339 (default empty: unknown).
+    #[serde(default)]
+    pub created: String,
+    /// Source logs, or the host that was measured.
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// Host name and processor, for measurements made by dtsim itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The command line that wrote the profile.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub command: String,
+    /// Free-text notes (e.g. the launcher and MCA parameters used).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The link parameters a scenario uses when it names this profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkEntry {
+    /// Per-message latency α, seconds.
+    pub latency_s: f64,
+    /// Per-link bandwidth B, bytes/s.
+    pub bandwidth_bps: f64,
+    /// Which fit they come from (default empty, for hand-written profiles).
+    #[serde(default)]
+    pub derived_from: String,
+}
+
+/// Bandwidths at or above this are a fit's stand-in for "no bandwidth
+/// term": `calibration::fit` fits β = 10⁻³⁰ s/B to a regime whose time is
+/// flat in size.
+pub const LATENCY_ONLY_BPS: f64 = 1e29;
+
+/// One size regime of a fit (`calibration::fit` produces it, a profile's
+/// `[[fit.segments]]` stores it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Segment {
+    /// Smallest fitted size in the regime, bytes.
+    pub min_bytes: u64,
+    /// Largest fitted size in the regime, bytes.
+    pub max_bytes: u64,
+    /// Fitted latency α, seconds (≥ 0).
+    pub alpha_s: f64,
+    /// Fitted bandwidth B, bytes/s.
+    pub bandwidth_bps: f64,
+    /// Points fitted.
+    pub points: usize,
+    /// Coefficient of determination of the regime's fit in time (not
+    /// relative) terms; 1 for a perfect fit, NaN with fewer than 3 points.
+    pub r2: f64,
+}
+
+impl Segment {
+    /// The fitted bandwidth, or `None` for a latency-only regime (time
+    /// flat in size: β was fitted as ≈ 0, a bandwidth of ~10³⁰ B/s that
+    /// never matters and means nothing; see [`LATENCY_ONLY_BPS`]).
+    pub fn bandwidth(&self) -> Option<f64> {
+        (self.bandwidth_bps < LATENCY_ONLY_BPS).then_some(self.bandwidth_bps)
+    }
+}
+
+/// One size regime of a fit, as a profile stores it.
+pub type SegmentEntry = Segment;
+
+/// A fitted operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitEntry {
+    /// The log or measurement it was fitted to.
+    pub source: String,
+    /// Operation ("allreduce", "pingpong", "latency", ...).
+    pub op: String,
+    /// Ranks of the operation.
+    pub ranks: u32,
+    /// Median |relative residual| over the fitted points.
+    pub median_abs_residual: f64,
+    /// Size regimes.
+    pub segments: Vec<SegmentEntry>,
+    /// Relative residual (fitted − measured)/measured of every fitted point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub residuals: Vec<ResidualEntry>,
+    /// Sizes kept out of the fit as measurement anomalies
+    /// (`calibration::fit::screen`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screened_out_bytes: Vec<u64>,
+}
+
+/// One fitted point's residual.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResidualEntry {
+    /// Size, bytes.
+    pub size_bytes: u64,
+    /// (fitted − measured)/measured.
+    pub residual: f64,
+}
+
+/// A raw measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasurementEntry {
+    /// Operation.
+    pub op: String,
+    /// Size in bytes (nccl-tests' meaning).
+    pub size_bytes: u64,
+    /// Median time, seconds.
+    pub time_s: f64,
+    /// Ranks.
+    pub ranks: u32,
+    /// The log it was read from (empty for dtsim's own measurements).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+}
+
+/// A kernel timing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelEntry {
+    /// Kernel name ("topk", "threshold_sort", "mask", ...).
+    pub kernel: String,
+    /// Backend ("cpu" or "cuda").
+    pub backend: String,
+    /// Elements.
+    pub m: u64,
+    /// Density (k/m, or kept fraction).
+    pub density: f64,
+    /// Median seconds.
+    pub median_s: f64,
+    /// 25th percentile, seconds.
+    pub p25_s: f64,
+    /// 75th percentile, seconds.
+    pub p75_s: f64,
+    /// Timed repeats.
+    pub repeats: u32,
+}
+
+/// A fitted kernel cost model: `time = a + b·m + c·k`, or
+/// `a + b·m·log2(m)` for sorting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelModel {
+    /// Kernel name.
+    pub kernel: String,
+    /// Backend.
+    pub backend: String,
+    /// The model: `"a + b*m + c*k"` (k: selected or kept elements) or
+    /// `"a + b*m*log2(m)"`.
+    pub form: String,
+    /// Constant term, seconds.
+    pub a_s: f64,
+    /// Per-element term, seconds (per m, or per m·log2 m).
+    pub b_s: f64,
+    /// Per-selected-element term, seconds (0 where the form has no k).
+    #[serde(default)]
+    pub c_s: f64,
+    /// Median |relative residual| over the timings.
+    pub median_abs_residual: f64,
+}
+
+/// A calibration profile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Where it came from (default empty, for hand-written profiles).
+    #[serde(default)]
+    pub provenance: Provenance,
+    /// Link parameters for scenarios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkEntry>,
+    /// Fits per operation.
+    #[serde(default, rename = "fit", skip_serializing_if = "Vec::is_empty")]
+    pub fits: Vec<FitEntry>,
+    /// Raw collective measurements.
+    #[serde(default, rename = "measurement", skip_serializing_if = "Vec::is_empty")]
+    pub measurements: Vec<MeasurementEntry>,
+    /// Kernel timings.
+    #[serde(default, rename = "kernel", skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelEntry>,
+    /// Kernel cost models.
+    #[serde(
+        default,
+        rename = "kernel_model",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub kernel_models: Vec<KernelModel>,
+}
+
+/// Why a profile cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProfileError {
+    /// Not TOML, or not a profile's form: an unknown key, a wrong type, a
+    /// missing field. `line` is where toml found it, when it knows.
+    #[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+    Form {
+        /// 1-based line.
+        line: Option<usize>,
+        /// toml's message.
+        message: String,
+    },
+    /// The profile has no `[network]` table, so a scenario cannot take its
+    /// link from it.
+    #[error("has no [network] table")]
+    NoNetwork,
+    /// The `[network]` numbers are outside what the simulator accepts
+    /// ([`crate::limits`]).
+    #[error("[network]: {0}")]
+    Network(String),
+}
+
+impl Profile {
+    /// Serialises to TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("profiles serialise")
+    }
+
+    /// Parses a profile; the error carries toml's line and message.
+    pub fn from_toml(text: &str) -> Result<Profile, ProfileError> {
+        toml::from_str(text).map_err(|e| ProfileError::Form {
+            line: e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+            message: e.message().trim().to_string(),
+        })
+    }
+
+    /// The per-NIC link a scenario takes from this profile: its `[network]`
+    /// table, with latency and bandwidth checked against
+    /// [`limits::check_latency`] and [`limits::check_bandwidth`].
+    pub fn network_link(&self) -> Result<&NetworkEntry, ProfileError> {
+        let n = self.network.as_ref().ok_or(ProfileError::NoNetwork)?;
+        limits::check_latency(n.latency_s).map_err(ProfileError::Network)?;
+        limits::check_bandwidth(n.bandwidth_bps).map_err(ProfileError::Network)?;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let p = Profile {
+            provenance: Provenance {
+                tool: "t".into(),
+                created: "2026-11-22T00:40:00Z".into(),
+                sources: vec!["a.txt".into()],
+                ..Provenance::default()
+            },
+            network: Some(NetworkEntry {
+                latency_s: 1e-6,
+                bandwidth_bps: 1e10,
+                derived_from: "x".into(),
+            }),
+            fits: vec![FitEntry {
+                source: "a.txt".into(),
+                op: "allreduce".into(),
+                ranks: 16,
+                median_abs_residual: 0.01,
+                segments: vec![Segment {
+                    min_bytes: 8,
+                    max_bytes: 1 << 20,
+                    alpha_s: 2e-5,
+                    bandwidth_bps: 1e10,
+                    points: 5,
+                    r2: 0.99,
+                }],
+                residuals: vec![],
+                screened_out_bytes: vec![],
+            }],
+            ..Profile::default()
+        };
+        assert_eq!(Profile::from_toml(&p.to_toml()).unwrap(), p);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_a_line() {
+        let e = Profile::from_toml("[provenance]\ntool = \"t\"\ncreated = \"x\"\nbogus = 1\n")
+            .unwrap_err();
+        assert!(e.to_string().starts_with("line 4"), "{e}");
+    }
+
+    /// A hand-written `[network]` table is a whole profile; integers are
+    /// numbers too.
+    #[test]
+    fn a_network_table_alone_is_a_profile() {
+        let p = Profile::from_toml("[network]\nlatency_s = 0\nbandwidth_bps = 3e9\n").unwrap();
+        let n = p.network_link().unwrap();
+        assert_eq!((n.latency_s, n.bandwidth_bps), (0.0, 3e9));
+        assert_eq!(p.provenance, Provenance::default());
+    }
+
+    #[test]
+    fn network_link_is_present_and_in_range() {
+        let no = Profile::from_toml("[provenance]\ntool = \"t\"\n").unwrap();
+        assert_eq!(no.network_link(), Err(ProfileError::NoNetwork));
+        let e = Profile::from_toml("[network]\nlatency_s = 2e-6\n").unwrap_err();
+        assert!(e.to_string().contains("bandwidth_bps"), "{e}");
+        for (lat, bw, what) in [("-1", "3e9", "latency"), ("1e-6", "1", "bandwidth")] {
+            let p = Profile::from_toml(&format!(
+                "[network]\nlatency_s = {lat}\nbandwidth_bps = {bw}\n"
+            ))
+            .unwrap();
+            let e = p.network_link().unwrap_err();
+            assert!(matches!(e, ProfileError::Network(_)), "{e}");
+            assert!(e.to_string().contains(what), "{e}");
+        }
+    }
+
+    #[test]
+    fn latency_only_regimes_have_no_bandwidth() {
+        let s = |bw| Segment {
+            min_bytes: 0,
+            max_bytes: 8,
+            alpha_s: 1e-6,
+            bandwidth_bps: bw,
+            points: 3,
+            r2: 1.0,
+        };
+        assert_eq!(s(1e10).bandwidth(), Some(1e10));
+        assert_eq!(s(1e30).bandwidth(), None);
+    }
+}

@@ -1,0 +1,342 @@
+//! A scenario's `[sweep]` grid, and where each key sits in the file.
+//!
+//! This file exists so that a sweep of a billion points never has to be
+//! held in memory: a [`Grid`] keeps the scenario once, in its raw form,
+//! and builds point i on demand by setting the swept keys (`set_path`)
+//! and validating that one scenario. It also owns the map from dotted keys
+//! to source lines (`KeyLines`, `line_of`) that every located error
+//! uses, since a swept value's error points at its `[sweep]` line rather
+//! than at the key it replaces.
+
+use super::raw::RawScenario;
+use super::{Invalid, Point, ScenarioError, invalid, validate};
+use crate::limits;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A scenario's grid of points, produced one at a time.
+///
+/// A `[sweep]` of k keys with n₁ … n_k values has n₁·…·n_k points; point i
+/// is the mixed-radix decomposition of i over the keys in sorted order, the
+/// last key varying fastest. Building point i costs one validation of one
+/// scenario, so a sweep never needs to hold the whole grid.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    file: String,
+    stem: String,
+    dir: Option<PathBuf>,
+    lines: KeyLines,
+    base: RawScenario,
+    /// The scenario without its `[sweep]`, as a table to set keys in.
+    base_table: toml::Table,
+    keys: Vec<String>,
+    values: Vec<Vec<toml::Value>>,
+    len: usize,
+}
+
+impl Grid {
+    /// The grid of a scenario whose form has been read: checks that every
+    /// swept key has a value and that the grid is not too large.
+    pub(super) fn new(
+        file: &str,
+        stem: &str,
+        dir: Option<&Path>,
+        lines: KeyLines,
+        base: RawScenario,
+    ) -> Result<Grid, ScenarioError> {
+        let mut grid = Grid {
+            file: file.into(),
+            stem: stem.into(),
+            dir: dir.map(Path::to_path_buf),
+            lines,
+            keys: base.sweep.keys().cloned().collect(),
+            values: base.sweep.values().cloned().collect(),
+            len: 1,
+            base_table: toml::Table::new(),
+            base,
+        };
+        for (k, v) in grid.keys.iter().zip(&grid.values) {
+            if v.is_empty() {
+                return Err(grid.locate(invalid(k, "a sweep needs at least one value"), true));
+            }
+        }
+        let mut len: usize = 1;
+        for (k, v) in grid.keys.iter().zip(&grid.values) {
+            len = len
+                .checked_mul(v.len())
+                .filter(|&n| n as u64 <= limits::MAX_SWEEP_POINTS)
+                .ok_or_else(|| {
+                    grid.locate(
+                        invalid(
+                            k,
+                            format!(
+                                "the sweep grid has more than {} points; split it into several scenarios",
+                                limits::MAX_SWEEP_POINTS
+                            ),
+                        ),
+                        true,
+                    )
+                })?;
+        }
+        grid.len = len;
+        if !grid.keys.is_empty() {
+            let mut t = toml::Table::try_from(&grid.base).expect("raw scenarios serialise");
+            t.remove("sweep");
+            grid.base_table = t;
+        }
+        Ok(grid)
+    }
+
+    /// Points in the grid (1 without a sweep).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: a grid has at least one point.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The swept keys, sorted.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// The values a swept key takes (in the order of the file).
+    pub fn values(&self, key: &str) -> Option<&[toml::Value]> {
+        let i = self.keys.iter().position(|k| k == key)?;
+        Some(&self.values[i])
+    }
+
+    /// The swept keys and their values at point `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`Grid::len`].
+    pub fn swept(&self, i: usize) -> BTreeMap<String, toml::Value> {
+        assert!(i < self.len, "point {i} of a grid of {}", self.len);
+        let mut rem = i;
+        let mut out = BTreeMap::new();
+        for (k, v) in self.keys.iter().zip(&self.values).rev() {
+            out.insert(k.clone(), v[rem % v.len()].clone());
+            rem /= v.len();
+        }
+        out
+    }
+
+    fn locate(&self, (key, message): Invalid, swept: bool) -> ScenarioError {
+        ScenarioError {
+            file: self.file.clone(),
+            line: if swept {
+                self.lines.get(&format!("sweep.{key}"))
+            } else {
+                self.lines.get(&key)
+            },
+            key: Some(key),
+            message,
+        }
+    }
+
+    /// Validates and returns point `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`Grid::len`].
+    pub fn point(&self, i: usize) -> Result<Point, ScenarioError> {
+        let dir = self.dir.as_deref();
+        if self.keys.is_empty() {
+            assert_eq!(i, 0, "a scenario without a sweep has one point");
+            let cfg = validate(&self.base, &self.stem, dir).map_err(|e| self.locate(e, false))?;
+            return Ok(Point {
+                config: cfg,
+                sweep: BTreeMap::new(),
+            });
+        }
+        let sweep = self.swept(i);
+        let mut table = self.base_table.clone();
+        for (k, v) in &sweep {
+            set_path(&mut table, k, v.clone()).map_err(|m| self.locate(invalid(k, m), true))?;
+        }
+        let raw: RawScenario =
+            toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    // the key the message names, else the one whose value
+                    // alone does not fit (found again, on this error path only)
+                    let fits_alone = |k: &String| {
+                        let mut t = self.base_table.clone();
+                        set_path(&mut t, k, sweep[k].clone()).is_ok()
+                            && toml::Value::Table(t).try_into::<RawScenario>().is_ok()
+                    };
+                    let key = self
+                        .keys
+                        .iter()
+                        .find(|k| e.message().contains(k.rsplit('.').next().unwrap_or(k)))
+                        .or_else(|| self.keys.iter().find(|k| !fits_alone(k)))
+                        .unwrap_or(&self.keys[0]);
+                    self.locate(
+                        invalid(
+                            key,
+                            format!("swept value does not fit: {}", e.message().trim()),
+                        ),
+                        true,
+                    )
+                })?;
+        let cfg = validate(&raw, &self.stem, dir).map_err(|(k, m)| {
+            let swept = sweep.contains_key(&k);
+            self.locate((k, m), swept)
+        })?;
+        Ok(Point { config: cfg, sweep })
+    }
+
+    /// Every point, in order, held in memory.
+    pub fn points(&self) -> Result<Vec<Point>, ScenarioError> {
+        (0..self.len).map(|i| self.point(i)).collect()
+    }
+
+    /// Validates every point without keeping any, so that a bad value is
+    /// reported before a long run starts.
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        (0..self.len).try_for_each(|i| self.point(i).map(drop))
+    }
+}
+
+/// Sets a dotted key in a TOML table, creating tables on the way.
+fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().ok_or("empty key")?;
+    let mut t = table;
+    for p in parts {
+        t = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| format!("`{p}` is not a table, so `{key}` cannot be swept"))?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub(super) fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Lines of the keys and tables of a TOML file, by dotted path
+/// (`cluster.nodes`, `model.layers[2].params`, `sweep.cluster.nodes`).
+///
+/// A light scan that understands table headers, arrays of tables and
+/// `key = value` lines, which is how scenario files are written; keys it
+/// cannot place fall back to their table's header line.
+#[derive(Debug, Clone)]
+pub(super) struct KeyLines(BTreeMap<String, usize>);
+
+impl KeyLines {
+    /// Scans `text` once.
+    pub(super) fn scan(text: &str) -> KeyLines {
+        let mut map = BTreeMap::new();
+        let mut table = String::new();
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if let Some(h) = line.strip_prefix("[[") {
+                let name = h.split("]]").next().unwrap_or("").trim().to_string();
+                let c = counts.entry(name.clone()).or_insert(0);
+                // nested arrays of tables are not used by scenarios
+                table = format!("{name}[{c}]");
+                *c += 1;
+                map.entry(table.clone()).or_insert(i + 1);
+            } else if let Some(h) = line.strip_prefix('[') {
+                let name = h.split(']').next().unwrap_or("").trim();
+                // [model.layers.embedding] belongs to the latest layer
+                table = match counts
+                    .iter()
+                    .find(|(k, _)| name.starts_with(&format!("{k}.")))
+                {
+                    Some((k, c)) => format!("{k}[{}]{}", c - 1, &name[k.len()..]),
+                    None => name.to_string(),
+                };
+                map.entry(table.clone()).or_insert(i + 1);
+            } else if let Some((k, _)) = line.split_once('=') {
+                let k = k.trim().trim_matches('"').trim_matches('\'');
+                if k.is_empty() || k.starts_with('#') {
+                    continue;
+                }
+                let full = if table.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{table}.{k}")
+                };
+                map.entry(full).or_insert(i + 1);
+            }
+        }
+        KeyLines(map)
+    }
+
+    /// The line of `key`, or of the nearest enclosing table that appears.
+    fn get(&self, key: &str) -> Option<usize> {
+        let mut k = key;
+        loop {
+            if let Some(&l) = self.0.get(k) {
+                return Some(l);
+            }
+            match k.rfind(['.', '[']) {
+                Some(i) => k = &k[..i],
+                None => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::load_str;
+    use super::super::tests::{GOOD, err};
+
+    #[test]
+    fn sweep_expands_last_key_fastest() {
+        let text = format!(
+            "{GOOD}\n[sweep]\n\"cluster.nodes\" = [1, 2]\n\"strategy.schedule\" = [\"fifo\", \"priority\"]\n"
+        );
+        let p = load_str(&text, "f.toml", "f").unwrap();
+        let got: Vec<(u32, &str)> = p
+            .iter()
+            .map(|p| (p.config.cluster.nodes, p.config.strategy.schedule.name()))
+            .collect();
+        assert_eq!(
+            got,
+            [(1, "fifo"), (1, "priority"), (2, "fifo"), (2, "priority")]
+        );
+    }
+
+    #[test]
+    fn bad_sweep_value_points_at_sweep_line() {
+        let text = format!("{GOOD}\n[sweep]\n\"cluster.nodes\" = [1, 0]\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
+        assert_eq!(
+            e.line,
+            Some(
+                text.lines()
+                    .position(|l| l.starts_with("\"cluster.nodes\""))
+                    .unwrap()
+                    + 1
+            )
+        );
+    }
+
+    /// A swept value of the wrong type is blamed on its own key, even when
+    /// the parser's message names no field and another key comes first.
+    #[test]
+    fn a_swept_value_of_the_wrong_type_blames_its_key() {
+        let text = format!(
+            "{GOOD}\n[sweep]\n\"cluster.network\" = [\"eth-10g\", \"ib-edr-100g\"]\n\"cluster.nodes\" = [1, \"x\"]\n"
+        );
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("cluster.nodes"), "{e}");
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("\"cluster.nodes\""))
+            .unwrap()
+            + 1;
+        assert_eq!(e.line, Some(line));
+    }
+}

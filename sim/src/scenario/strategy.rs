@@ -1,0 +1,239 @@
+//! The `[strategy]` table: how gradients are synchronised.
+//!
+//! This file owns the meaning of every `[strategy]` key: the dense method
+//! and its AllReduce algorithm, the schedule, fusion and partition sizes,
+//! the parameter-server settings, and the keys of `shared/DESIGN.md`'s
+//! public shape that no part of the engine reads yet (sparse methods,
+//! compression, model parallelism). Those are refused, each with the issue
+//! that brings it, rather than accepted and silently ignored: a scenario
+//! that sets `density` must not look as if it had trained with Top-k.
+
+use super::raw::{RawScenario, RawStrategy};
+use super::validate::{count, size};
+use super::{Invalid, invalid};
+use crate::collective::Algo;
+use crate::strategy::{DenseMethod, Schedule, Strategy};
+
+/// Builds the strategy of a scenario on `nodes` machines.
+pub(super) fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strategy, Invalid> {
+    let s = &raw.strategy;
+    let d = Strategy::default();
+    refuse_inert(s)?;
+    let mp = count(s.mp_stages, "strategy.mp_stages", Some(1), 1)?;
+    if mp > 1 {
+        return Err(invalid(
+            "strategy.mp_stages",
+            "model-parallel stages are not supported yet (they arrive with DCT-MP)",
+        ));
+    }
+    let algo = match s.allreduce.as_deref().unwrap_or("ring") {
+        "ring" => Algo::Ring,
+        "tree" => Algo::Tree,
+        "hierarchical" => Algo::Hierarchical,
+        other => {
+            return Err(invalid(
+                "strategy.allreduce",
+                format!(
+                    "unknown AllReduce algorithm `{other}`; expected ring, tree or hierarchical"
+                ),
+            ));
+        }
+    };
+    let dense = match s.dense.as_deref().unwrap_or("allreduce") {
+        "allreduce" => DenseMethod::AllReduce(algo),
+        "ps" => DenseMethod::Ps,
+        m @ ("topk" | "gtopk" | "dct") => {
+            return Err(invalid(
+                "strategy.dense",
+                format!(
+                    "`{m}` is not supported in training yet (compressed methods arrive with the compression issue; `dtsim collective --op topk|gtopk` times their collectives)"
+                ),
+            ));
+        }
+        other => {
+            return Err(invalid(
+                "strategy.dense",
+                format!(
+                    "unknown dense method `{other}`; expected allreduce, ps, topk, gtopk or dct"
+                ),
+            ));
+        }
+    };
+    let schedule = match s.schedule.as_deref().unwrap_or("fifo") {
+        "fifo" => Schedule::Fifo,
+        "priority" => Schedule::Priority,
+        other => {
+            return Err(invalid(
+                "strategy.schedule",
+                format!("unknown schedule `{other}`; expected fifo or priority"),
+            ));
+        }
+    };
+    let ps_servers = count(s.ps_servers, "strategy.ps_servers", Some(0), 0)?;
+    if ps_servers > 64 * nodes.max(1) {
+        return Err(invalid(
+            "strategy.ps_servers",
+            format!("{ps_servers} servers on {nodes} machines is more than 64 per machine"),
+        ));
+    }
+    Ok(Strategy {
+        dense,
+        schedule,
+        fusion: size(&s.fusion, "strategy.fusion", d.fusion)?,
+        partition: size(&s.partition, "strategy.partition", d.partition)?,
+        local_aggregation: s.local_aggregation.unwrap_or(d.local_aggregation),
+        ps_servers,
+    })
+}
+
+/// Refuses the keys the raw layer accepts (they are the public shape of
+/// `shared/DESIGN.md`) but nothing simulates yet, naming the issue that
+/// brings each. `strategy.mp_stages = 1` is not among them: it is the
+/// default and means what it says.
+fn refuse_inert(s: &RawStrategy) -> Result<(), Invalid> {
+    const COMPRESSION: &str = "arrives with the compression issue";
+    const SPARSE: &str = "arrives with the sparse-methods issue";
+    if let Some(m) = &s.sparse {
+        let known = ["ps", "allgather", "allreduce", "alltoall"];
+        return Err(invalid(
+            "strategy.sparse",
+            if known.contains(&m.as_str()) {
+                format!(
+                    "has no effect yet: no model can have sparse parts (`[model.layers.embedding]` {SPARSE}); remove the key"
+                )
+            } else {
+                format!(
+                    "unknown sparse method `{m}`; expected ps, allgather, allreduce or alltoall (none has an effect yet: sparse embeddings {SPARSE})"
+                )
+            },
+        ));
+    }
+    let inert = [
+        (
+            "strategy.ps_partitions",
+            s.ps_partitions.is_some(),
+            format!("partitioning sparse variables over the servers (Parallax) {SPARSE}"),
+        ),
+        (
+            "strategy.density",
+            s.density.is_some(),
+            format!(
+                "training with Top-k/gTop-k {COMPRESSION} (use `dtsim collective --op topk|gtopk --density` to time their collectives)"
+            ),
+        ),
+        (
+            "strategy.dct_sparsity",
+            s.dct_sparsity.is_some(),
+            format!("training with DCT-DP {COMPRESSION}"),
+        ),
+        (
+            "strategy.dct_lifespan",
+            s.dct_lifespan.is_some(),
+            format!("training with DCT-DP {COMPRESSION}"),
+        ),
+        (
+            "strategy.mp_sparsity",
+            s.mp_sparsity.is_some(),
+            format!("DCT-MP (model-parallel stages with activation masks) {COMPRESSION}"),
+        ),
+        (
+            "strategy.vertical_scheduling",
+            s.vertical_scheduling.is_some(),
+            format!(
+                "EmbRace's prior and delayed embedding rows need sparse embeddings (`[model.layers.embedding]` {SPARSE})"
+            ),
+        ),
+    ];
+    match inert.into_iter().find(|(_, given, _)| *given) {
+        Some((key, _, why)) => Err(invalid(
+            key,
+            format!("has no effect yet: {why}; remove the key"),
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{GOOD, err};
+
+    /// The 1-based line of the first line of `text` that starts with `start`.
+    fn line(text: &str, start: &str) -> usize {
+        text.lines().position(|l| l.starts_with(start)).unwrap() + 1
+    }
+
+    /// Every key that is accepted by the parser but simulated by nothing
+    /// yet is refused, naming the key, its line, and what it waits for.
+    #[test]
+    fn keys_without_effect_are_refused_with_key_and_line() {
+        let cases = [
+            ("sparse = \"allgather\"", "strategy.sparse", "sparse parts"),
+            (
+                "sparse = \"alltoall\"",
+                "strategy.sparse",
+                "sparse-methods issue",
+            ),
+            ("ps_partitions = 4", "strategy.ps_partitions", "Parallax"),
+            (
+                "ps_partitions = \"auto\"",
+                "strategy.ps_partitions",
+                "sparse-methods issue",
+            ),
+            (
+                "density = 0.01",
+                "strategy.density",
+                "--op topk|gtopk --density",
+            ),
+            ("density = 1.5", "strategy.density", "Top-k/gTop-k"),
+            ("dct_sparsity = 0.95", "strategy.dct_sparsity", "DCT-DP"),
+            ("dct_lifespan = 1000", "strategy.dct_lifespan", "DCT-DP"),
+            ("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP"),
+            (
+                "vertical_scheduling = false",
+                "strategy.vertical_scheduling",
+                "EmbRace",
+            ),
+        ];
+        for (set, key, why) in cases {
+            let text = format!("{GOOD}[strategy]\nschedule = \"fifo\"\n{set}\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert_eq!(e.line, Some(line(&text, set)), "{e}");
+            assert!(e.message.contains("has no effect yet"), "{e}");
+            assert!(e.message.contains("remove the key"), "{e}");
+            assert!(e.message.contains(why), "{e}");
+        }
+    }
+
+    /// A misspelt sparse method is told it is unknown, not merely inert.
+    #[test]
+    fn an_unknown_sparse_method_is_named() {
+        let e = err(&format!("{GOOD}[strategy]\nsparse = \"allgahter\"\n"));
+        assert_eq!(e.key.as_deref(), Some("strategy.sparse"));
+        assert!(
+            e.message.contains("unknown sparse method `allgahter`"),
+            "{e}"
+        );
+    }
+
+    /// Swept, an inert key is blamed on its `[sweep]` line.
+    #[test]
+    fn a_swept_inert_key_points_at_the_sweep() {
+        let text = format!("{GOOD}\n[sweep]\n\"strategy.density\" = [0.01, 0.1]\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.density"));
+        assert_eq!(e.line, Some(line(&text, "\"strategy.density\"")));
+    }
+
+    /// One model-parallel stage is the default and is accepted; more wait
+    /// for DCT-MP.
+    #[test]
+    fn one_model_parallel_stage_is_accepted() {
+        let one = format!("{GOOD}[strategy]\nmp_stages = 1\n");
+        assert!(super::super::load_str(&one, "f.toml", "f").is_ok());
+        let e = err(&one.replace("mp_stages = 1", "mp_stages = 2"));
+        assert_eq!(e.key.as_deref(), Some("strategy.mp_stages"));
+        assert_eq!(e.line, Some(line(&one, "mp_stages")));
+        assert!(e.message.contains("DCT-MP"), "{e}");
+    }
+}

@@ -1,0 +1,480 @@
+//! The meaning of a scenario: one raw scenario in, one [`TrainConfig`] out.
+//!
+//! This file owns the second stage of reading a scenario (`shared/DESIGN.md`,
+//! "Configuration"): [`validate`] resolves the cluster's presets or
+//! calibration profile, the model's preset or layers, and (through
+//! `strategy.rs`) the strategy, parses units, and refuses impossible values.
+//! Every refusal is an [`Invalid`]: the dotted key and what is wrong, which
+//! the caller ([`super::Grid`]) locates in the file. The small checks shared
+//! by every table (`need`, `count`, `iterations`, `size`) live here too.
+
+use super::raw::{IntOrText, RawScenario};
+use super::strategy::validate_strategy;
+use super::{Invalid, invalid};
+use crate::cluster::{ClusterSpec, LinkParams, Placement, presets};
+use crate::limits;
+use crate::net::NetModel;
+use crate::profile::Profile;
+use crate::strategy::Schedule;
+use crate::train::TrainConfig;
+use crate::units::{parse_bandwidth, parse_bytes, parse_duration, parse_seconds};
+use crate::workload::{Layer, Model};
+use std::path::Path;
+
+/// Checks meaning and builds the configuration; a relative profile path in
+/// `cluster.network` is resolved against `dir`.
+pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<TrainConfig, Invalid> {
+    let c = &raw.cluster;
+    let nodes = count(c.nodes, "cluster.nodes", None, 1)?;
+    let gpn = count(c.gpus_per_node, "cluster.gpus_per_node", Some(1), 1)?;
+    limits::check_gpus(nodes as u64, gpn as u64)
+        .map_err(|m| invalid("cluster.gpus_per_node", m))?;
+    let nics = count(c.nics_per_node, "cluster.nics_per_node", Some(1), 1)?;
+    if nics > gpn.max(64) {
+        return Err(invalid(
+            "cluster.nics_per_node",
+            format!("{nics} NICs per node is more than max(GPUs per node, 64)"),
+        ));
+    }
+    let network = need(&c.network, "cluster.network")?;
+    let inter = if network.ends_with(".toml") {
+        let path = match dir {
+            Some(d) if Path::new(&network).is_relative() => d.join(&network),
+            _ => Path::new(&network).to_path_buf(),
+        };
+        let (latency_s, bandwidth) =
+            profile_network(&path).map_err(|m| invalid("cluster.network", m))?;
+        presets::LinkPreset {
+            name: "profile",
+            bandwidth_bytes_per_s: bandwidth,
+            latency_s,
+            source: "calibration profile",
+        }
+    } else {
+        *presets::inter_node(&network).ok_or_else(|| {
+            let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
+            invalid(
+                "cluster.network",
+                format!(
+                    "unknown network `{network}`; known: {}, or the path of a calibration profile (.toml)",
+                    known.join(", ")
+                ),
+            )
+        })?
+    };
+    let intra_name = c.intra.clone().unwrap_or_else(|| "pcie3-x16".into());
+    let intra = presets::intra_node(&intra_name).ok_or_else(|| {
+        let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
+        invalid(
+            "cluster.intra",
+            format!(
+                "unknown intra-node link `{intra_name}`; known: {}",
+                known.join(", ")
+            ),
+        )
+    })?;
+    let bw = |v: &Option<String>, key: &str, d: f64| match v {
+        None => Ok::<f64, Invalid>(d),
+        Some(t) => {
+            let b = parse_bandwidth(t).map_err(|e| invalid(key, e.to_string()))?;
+            limits::check_bandwidth(b).map_err(|m| invalid(key, m))?;
+            Ok(b)
+        }
+    };
+    let lat = |v: &Option<String>, key: &str, d: f64| match v {
+        None => Ok::<f64, Invalid>(d),
+        Some(t) => {
+            let l = parse_seconds(t).map_err(|e| invalid(key, e.to_string()))?;
+            limits::check_latency(l).map_err(|m| invalid(key, m))?;
+            Ok(l)
+        }
+    };
+    let over = c.oversubscription.unwrap_or(1.0);
+    limits::check_oversubscription(over).map_err(|m| invalid("cluster.oversubscription", m))?;
+    let net_model = match c.model.as_deref().unwrap_or("flow") {
+        "flow" => NetModel::Flow,
+        "analytical" => NetModel::Analytical,
+        other => {
+            return Err(invalid(
+                "cluster.model",
+                format!("unknown network model `{other}`; expected flow or analytical"),
+            ));
+        }
+    };
+    let placement = match c.placement.as_deref().unwrap_or("contiguous") {
+        "contiguous" => Placement::Contiguous,
+        "scattered" => Placement::Scattered,
+        other => {
+            return Err(invalid(
+                "cluster.placement",
+                format!("unknown placement `{other}`; expected contiguous or scattered"),
+            ));
+        }
+    };
+    let custom = |name: &str, overridden: bool| {
+        if overridden {
+            format!("{name}*")
+        } else {
+            name.to_string()
+        }
+    };
+    let cluster = ClusterSpec {
+        nodes,
+        gpus_per_node: gpn,
+        network: custom(&network, c.bandwidth.is_some() || c.latency.is_some()),
+        inter: LinkParams {
+            bandwidth: bw(
+                &c.bandwidth,
+                "cluster.bandwidth",
+                inter.bandwidth_bytes_per_s,
+            )?,
+            latency: lat(&c.latency, "cluster.latency", inter.latency_s)?,
+        },
+        intra_name: custom(
+            &intra_name,
+            c.intra_bandwidth.is_some() || c.intra_latency.is_some(),
+        ),
+        intra: LinkParams {
+            bandwidth: bw(
+                &c.intra_bandwidth,
+                "cluster.intra_bandwidth",
+                intra.bandwidth_bytes_per_s,
+            )?,
+            latency: lat(&c.intra_latency, "cluster.intra_latency", intra.latency_s)?,
+        },
+        nics_per_node: nics,
+        oversubscription: over,
+        placement,
+    };
+
+    let model = validate_model(raw)?;
+    let strategy = validate_strategy(raw, nodes)?;
+    if strategy.schedule == Schedule::Priority && strategy.partition > 0 {
+        for l in &model.layers {
+            let pieces = l.grad_bytes().div_ceil(strategy.partition);
+            if pieces > limits::MAX_PIECES_PER_TENSOR {
+                return Err(invalid(
+                    "strategy.partition",
+                    format!(
+                        "cuts layer `{}` ({} bytes) into {pieces} pieces, more than {}; use a larger partition",
+                        l.name,
+                        l.grad_bytes(),
+                        limits::MAX_PIECES_PER_TENSOR
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(TrainConfig {
+        name: raw.name.clone().unwrap_or_else(|| stem.to_string()),
+        seed: {
+            let s = raw.seed.unwrap_or(0);
+            if s < 0 {
+                return Err(invalid("seed", format!("must be ≥ 0, got {s}")));
+            }
+            s as u64
+        },
+        warmup_iterations: iterations(raw.warmup_iterations, "warmup_iterations", 2, 0)?,
+        iterations: iterations(raw.iterations, "iterations", 10, 1)?,
+        cluster,
+        net_model,
+        model,
+        strategy,
+    })
+}
+
+/// The model: a preset, or `[[model.layers]]`; and its compute jitter.
+fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
+    let m = &raw.model;
+    let batch = count(m.batch_per_gpu, "model.batch_per_gpu", None, 1)?;
+    let compute_jitter = compute_jitter(m.compute_jitter)?;
+    match (&m.preset, m.layers.is_empty()) {
+        (Some(_), false) => Err(invalid(
+            "model.preset",
+            "give either a preset or [[model.layers]], not both",
+        )),
+        (None, true) => Err(invalid(
+            "model.preset",
+            "is required (or describe the model with [[model.layers]])",
+        )),
+        (Some(p), true) => {
+            let gpu = need(&m.gpu, "model.gpu")?;
+            let model = Model::from_preset(p, &gpu, batch).map_err(|e| {
+                let key = match e {
+                    crate::workload::PresetError::UnknownModel(..) => "model.preset",
+                    _ => "model.gpu",
+                };
+                invalid(key, e.to_string())
+            })?;
+            Ok(Model {
+                compute_jitter,
+                ..model
+            })
+        }
+        (None, false) => {
+            let mut layers = Vec::with_capacity(m.layers.len());
+            for (i, l) in m.layers.iter().enumerate() {
+                let k = |f: &str| format!("model.layers[{i}].{f}");
+                if l.embedding.is_some() {
+                    return Err(invalid(
+                        &k("embedding"),
+                        "sparse embeddings are not supported yet (they arrive with the sparse-methods issue)",
+                    ));
+                }
+                let params = l
+                    .params
+                    .ok_or_else(|| invalid(&k("params"), "is required but missing"))?;
+                if !(0..=limits::MAX_LAYER_PARAMS as i64).contains(&params) {
+                    return Err(invalid(
+                        &k("params"),
+                        format!("must be in [0, {}], got {params}", limits::MAX_LAYER_PARAMS),
+                    ));
+                }
+                let time = |v: &Option<String>, f: &str| -> Result<crate::SimTime, Invalid> {
+                    let t = v
+                        .as_ref()
+                        .ok_or_else(|| invalid(&k(f), "is required but missing"))?;
+                    let d = parse_duration(t).map_err(|e| invalid(&k(f), e.to_string()))?;
+                    if d.as_secs() > limits::MAX_LAYER_TIME_S {
+                        return Err(invalid(
+                            &k(f),
+                            format!(
+                                "{t} is longer than the {} s per layer dtsim simulates",
+                                limits::MAX_LAYER_TIME_S
+                            ),
+                        ));
+                    }
+                    Ok(d)
+                };
+                layers.push(Layer {
+                    name: l.name.clone().unwrap_or_else(|| format!("layer{i}")),
+                    params: params as u64,
+                    forward: time(&l.forward, "forward")?,
+                    backward: time(&l.backward, "backward")?,
+                    activation_bytes: size(&l.activation_bytes, &k("activation_bytes"), 0)?,
+                });
+            }
+            if layers.iter().all(|l| l.forward.0 == 0 && l.backward.0 == 0) {
+                return Err(invalid(
+                    "model.layers",
+                    "at least one layer needs a non-zero compute time",
+                ));
+            }
+            Ok(Model {
+                name: raw.name.clone().unwrap_or_else(|| "custom".into()),
+                gpu: m.gpu.clone().unwrap_or_else(|| "custom".into()),
+                batch_per_gpu: batch,
+                layers,
+                compute_jitter,
+            })
+        }
+    }
+}
+
+/// `model.compute_jitter`: a coefficient of variation in [0, 1] (default 0).
+fn compute_jitter(v: Option<f64>) -> Result<f64, Invalid> {
+    let key = "model.compute_jitter";
+    let c = v.unwrap_or(0.0);
+    if !(c.is_finite() && c >= 0.0) {
+        return Err(invalid(
+            key,
+            format!("must be a finite coefficient of variation ≥ 0, got {c}"),
+        ));
+    }
+    if c > 1.0 {
+        return Err(invalid(
+            key,
+            format!(
+                "{c} is more than 1.0, the largest coefficient of variation dtsim accepts (at 1.0 the standard deviation of a GPU's compute time equals its mean)"
+            ),
+        ));
+    }
+    Ok(c)
+}
+
+/// The value of a required key.
+pub(super) fn need<T: Clone>(v: &Option<T>, key: &str) -> Result<T, Invalid> {
+    v.clone()
+        .ok_or_else(|| invalid(key, "is required but missing"))
+}
+
+/// An integer key as a `u32` of at least `min` (`default` if absent;
+/// required if there is none).
+pub(super) fn count(
+    v: Option<i64>,
+    key: &str,
+    default: Option<i64>,
+    min: i64,
+) -> Result<u32, Invalid> {
+    let v = match (v, default) {
+        (Some(v), _) => v,
+        (None, Some(d)) => d,
+        (None, None) => return Err(invalid(key, "is required but missing")),
+    };
+    if v < min || v > u32::MAX as i64 {
+        return Err(invalid(
+            key,
+            format!("must be an integer from {min} to {}, got {v}", u32::MAX),
+        ));
+    }
+    Ok(v as u32)
+}
+
+/// An iteration count: [`count`], at most [`limits::MAX_ITERATIONS`].
+fn iterations(v: Option<i64>, key: &str, default: i64, min: i64) -> Result<u32, Invalid> {
+    let n = count(v, key, Some(default), min)?;
+    if n as u64 > limits::MAX_ITERATIONS {
+        return Err(invalid(
+            key,
+            format!(
+                "{n} is more than the {} dtsim simulates",
+                limits::MAX_ITERATIONS
+            ),
+        ));
+    }
+    Ok(n)
+}
+
+/// A size in bytes: a non-negative integer or a quantity with a unit
+/// (`default` if absent).
+pub(super) fn size(v: &Option<IntOrText>, key: &str, default: u64) -> Result<u64, Invalid> {
+    match v {
+        None => Ok(default),
+        Some(IntOrText::Int(i)) if *i >= 0 => Ok(*i as u64),
+        Some(IntOrText::Int(i)) => Err(invalid(
+            key,
+            format!("must be a non-negative size, got {i}"),
+        )),
+        Some(IntOrText::Text(t)) => parse_bytes(t).map_err(|e| invalid(key, e.to_string())),
+    }
+}
+
+/// Link parameters from a calibration profile's `[network]` table
+/// (written by `dtsim calibrate`): (latency s, bandwidth B/s).
+fn profile_network(path: &Path) -> Result<(f64, f64), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read calibration profile {}: {e}", path.display()))?;
+    Profile::from_toml(&text)
+        .and_then(|p| p.network_link().map(|n| (n.latency_s, n.bandwidth_bps)))
+        .map_err(|e| format!("calibration profile {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{GOOD, err};
+    use super::super::{load_str, load_str_in};
+
+    #[test]
+    fn zero_gpus_names_key_and_line() {
+        let e = err(&GOOD.replace("nodes = 2", "nodes = 0"));
+        assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
+        assert_eq!(e.line, Some(4));
+    }
+
+    #[test]
+    fn bad_bandwidth_names_key() {
+        let e = err(&GOOD.replace(
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\nbandwidth = \"0Gbps\"",
+        ));
+        assert_eq!(e.key.as_deref(), Some("cluster.bandwidth"));
+        assert_eq!(e.line, Some(7));
+    }
+
+    /// A count out of range says the range, too large as well as too small.
+    #[test]
+    fn counts_out_of_range_say_the_range() {
+        for n in ["0", "9223372036854775807"] {
+            let e = err(&GOOD.replace("nodes = 2", &format!("nodes = {n}")));
+            assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
+            assert!(e.to_string().contains("from 1 to 4294967295"), "{e}");
+        }
+    }
+
+    /// `model.compute_jitter` defaults to 0, is kept for presets and
+    /// custom layers alike, may be swept, and is refused outside [0, 1].
+    #[test]
+    fn compute_jitter_is_a_coefficient_of_variation() {
+        let p = load_str(GOOD, "f.toml", "f").unwrap();
+        assert_eq!(p[0].config.model.compute_jitter, 0.0);
+        let with = |v: &str| {
+            GOOD.replace(
+                "gpu = \"titan-xp\"",
+                &format!("gpu = \"titan-xp\"\ncompute_jitter = {v}"),
+            )
+        };
+        for (v, want) in [("0", 0.0), ("0.05", 0.05), ("1.0", 1.0)] {
+            let p = load_str(&with(v), "f.toml", "f").unwrap();
+            assert_eq!(p[0].config.model.compute_jitter, want, "{v}");
+        }
+        let layers = "[cluster]\nnodes = 2\nnetwork = \"eth-10g\"\n[model]\nbatch_per_gpu = 1\ncompute_jitter = 0.2\n[[model.layers]]\nparams = 10\nforward = \"1ms\"\nbackward = \"2ms\"\n";
+        let p = load_str(layers, "f.toml", "f").unwrap();
+        assert_eq!(p[0].config.model.compute_jitter, 0.2);
+        let swept = format!("{GOOD}\n[sweep]\n\"model.compute_jitter\" = [0, 0.1]\n");
+        let p = load_str(&swept, "f.toml", "f").unwrap();
+        let got: Vec<f64> = p.iter().map(|p| p.config.model.compute_jitter).collect();
+        assert_eq!(got, [0.0, 0.1]);
+        for (v, says) in [
+            ("1.5", "more than 1.0"),
+            ("-0.1", "≥ 0"),
+            ("nan", "≥ 0"),
+            ("inf", "≥ 0"),
+        ] {
+            let e = err(&with(v));
+            assert_eq!(e.key.as_deref(), Some("model.compute_jitter"), "{v}: {e}");
+            assert_eq!(e.line, Some(11), "{v}: {e}");
+            assert!(e.message.contains(says), "{v}: {e}");
+        }
+    }
+
+    #[test]
+    fn network_from_a_calibration_profile() {
+        let dir = std::env::temp_dir().join(format!("dtsim-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("net.toml"),
+            "[provenance]\ntool = \"t\"\n[network]\nlatency_s = 2e-6\nbandwidth_bps = 3e9\nderived_from = \"x\"\n",
+        )
+        .unwrap();
+        let text = GOOD.replace("\"ib-edr-100g\"", "\"net.toml\"");
+        let p = load_str_in(&text, "f.toml", "f", Some(&dir)).unwrap();
+        assert_eq!(p[0].config.cluster.inter.bandwidth, 3e9);
+        assert_eq!(p[0].config.cluster.inter.latency, 2e-6);
+        assert_eq!(p[0].config.cluster.network, "net.toml");
+        let load = |file: &str| {
+            load_str_in(&text.replace("net.toml", file), "f.toml", "f", Some(&dir)).unwrap_err()
+        };
+        let e = load("missing.toml");
+        assert_eq!(e.key.as_deref(), Some("cluster.network"));
+        assert!(e.message.contains("cannot read"), "{e}");
+        let bad = |file: &str, body: &str, says: &[&str]| {
+            std::fs::write(dir.join(file), body).unwrap();
+            let e = load(file);
+            assert_eq!(e.key.as_deref(), Some("cluster.network"), "{e}");
+            for s in says {
+                assert!(e.message.contains(s), "`{s}` missing from: {e}");
+            }
+        };
+        bad(
+            "bad.toml",
+            "[network]\nlatency_s = 2e-6\n",
+            &["bad.toml", "bandwidth_bps"],
+        );
+        bad(
+            "nonet.toml",
+            "[provenance]\ntool = \"t\"\n",
+            &["nonet.toml", "no [network] table"],
+        );
+        bad(
+            "slow.toml",
+            "[network]\nlatency_s = 2e-6\nbandwidth_bps = 1\n",
+            &["slow.toml", "bandwidth 1e0 B/s is outside"],
+        );
+        bad(
+            "typo.toml",
+            "[network]\nlatency_s = 2e-6\nbandwidth_bps = 3e9\nbandwith = 1\n",
+            &["typo.toml", "line 4", "bandwith"],
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,756 @@
+//! The engine: a plan's tasks executed on GPUs, hosts and channels,
+//! iteration after iteration.
+//!
+//! Resources and their rules:
+//!
+//! * each simulated GPU has one compute stream that runs the plan's compute
+//!   tasks in order, iteration after iteration; before a task starts, its
+//!   dependencies must be met for that GPU (a wait is a [`Stall`]);
+//! * each simulated node has a host with `plan.host_cores` cores for CPU
+//!   tasks, first ready first served;
+//! * each channel has one message on the wire at a time ([`Channel`]); a
+//!   communication task joins its queue when its dependencies are met on
+//!   every GPU and every GPU has entered its iteration, and is done for
+//!   every GPU when its last piece's message ends.
+//!
+//! Events at one instant are all applied before any channel decides what
+//! to send next, so the order in which simultaneous events were scheduled
+//! never changes a decision (a gradient ready at the instant a message
+//! ends joins the next fusion). The network's events at an instant come
+//! before the engine's own.
+//!
+//! **Modes.** [`Mode::Representative`] follows GPU 0 alone and lets it
+//! stand for all: exact when every GPU computes the same, because
+//! communication is decided group-wide and ends for all ranks at once.
+//! [`Mode::EveryGpu`] runs every GPU's stream (stragglers). A plan's
+//! iteration state is kept only while some task of it is unfinished, so
+//! memory does not grow with the number of iterations.
+
+use super::channel::{Channel, Piece};
+use super::comm::{Comm, Started};
+use super::jitter::Jitter;
+use super::result::{Record, RunResult, Sent, result};
+use super::task::{ChannelId, ComputeKind, Plan, TaskId, Work};
+use super::timeline::{CommSpan, ComputeSpan, Stall, TaskInfo, Timeline};
+use super::{Options, TrainConfig};
+use crate::collective::exec::{Finished, InstanceId};
+use crate::collective::{Collective, Payload};
+use crate::limits::SimError;
+use crate::queue::EventQueue;
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+/// Which GPUs the engine simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// GPU 0 stands for every GPU (all compute alike).
+    Representative,
+    /// Every GPU's compute stream is simulated.
+    EveryGpu,
+}
+
+impl Mode {
+    /// The mode a configuration needs: every GPU when their compute
+    /// differs (jitter) or when asked to.
+    pub fn of(cfg: &TrainConfig, opts: Options) -> Mode {
+        if opts.every_gpu || cfg.model.compute_jitter > 0.0 {
+            Mode::EveryGpu
+        } else {
+            Mode::Representative
+        }
+    }
+}
+
+/// Engine events, dispatched by `match`: each says that something ended.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    /// The running compute task of a GPU's stream.
+    Compute { gpu: u32 },
+    /// A CPU task on a node's host.
+    Cpu { node: u32, iter: u32, task: TaskId },
+    /// The message on a channel (analytical and cached backends).
+    Message { channel: ChannelId },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamState {
+    /// Between tasks.
+    Idle,
+    /// Running its task since `since`.
+    Running { since: SimTime },
+    /// Its next task waits for a dependency since `since`.
+    Blocked { since: SimTime },
+    /// Reached the end of the measured window.
+    Stopped,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stream {
+    iter: u32,
+    /// Index of the next (or running) task in stream order.
+    pos: u32,
+    /// Whether the GPU has entered `iter` (counted by the comm tasks).
+    entered: bool,
+    state: StreamState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Compute(ComputeKind),
+    Cpu,
+    Comm,
+}
+
+/// The unfinished state of one iteration.
+#[derive(Debug, Clone)]
+struct IterState {
+    /// Comm tasks: dependencies (and GPUs yet to enter) outstanding.
+    pending: Vec<u32>,
+    /// CPU tasks on each simulated node: the same, at `task · nodes + node`.
+    node_pending: Vec<u32>,
+    /// Comm tasks: pieces not yet delivered.
+    pieces: Vec<u32>,
+    /// Comm tasks: done for every GPU.
+    done: Vec<bool>,
+    /// CPU tasks: done on a node, at `task · nodes + node`.
+    node_done: Vec<bool>,
+    /// Completions outstanding (GPUs × compute, comm, nodes × CPU tasks).
+    left: u64,
+}
+
+/// A message on the wire.
+#[derive(Debug, Clone)]
+struct Msg {
+    pieces: Vec<Piece>,
+    collective: Collective,
+    bytes: u64,
+    uniform: bool,
+    start: SimTime,
+    /// Bytes each GPU sends (known at the start, except on the shared
+    /// network, which says at the end).
+    per_gpu: f64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Host {
+    busy: u32,
+    queue: VecDeque<(u32, TaskId)>,
+}
+
+struct Engine<'a> {
+    cfg: &'a TrainConfig,
+    plan: &'a Plan,
+    kind: Vec<Kind>,
+    order: Vec<TaskId>,
+    dependents: Vec<Vec<(TaskId, u32)>>,
+    gpus: u32,
+    nodes: u32,
+    mode: Mode,
+    q: EventQueue<Event>,
+    comm: Comm,
+    channels: Vec<Channel>,
+    dirty: Vec<bool>,
+    msgs: Vec<Option<Msg>>,
+    live: Vec<Option<ChannelId>>,
+    streams: Vec<Stream>,
+    iters: VecDeque<IterState>,
+    base: u32,
+    hosts: Vec<Host>,
+    jitter: Jitter,
+    stop: u32,
+    start_max: Vec<SimTime>,
+    start_count: Vec<u32>,
+    busy: Vec<(u128, u128)>,
+    sent: Vec<Sent>,
+    timeline: Option<Timeline>,
+    /// The current instant (the queue's clock lags when the network acts).
+    clock: SimTime,
+    pieces_buf: Vec<Piece>,
+    done_buf: Vec<(InstanceId, Finished)>,
+}
+
+/// Runs `plan` for `cfg`: warm-up and measured iterations, then the
+/// result (and the timeline when `opts.trace`).
+pub fn run(
+    cfg: &TrainConfig,
+    plan: &Plan,
+    opts: Options,
+) -> Result<(RunResult, Option<Timeline>), SimError> {
+    let mode = Mode::of(cfg, opts);
+    let (gpus, nodes) = match mode {
+        Mode::Representative => (1, 1),
+        Mode::EveryGpu => (cfg.cluster.gpus(), cfg.cluster.nodes),
+    };
+    let stop = cfg.warmup_iterations + cfg.iterations;
+    let kind = plan
+        .tasks
+        .iter()
+        .map(|t| match t.work {
+            Work::Compute { kind, .. } => Kind::Compute(kind),
+            Work::Cpu { .. } => Kind::Cpu,
+            Work::Comm { .. } => Kind::Comm,
+        })
+        .collect();
+    let order = plan.compute_order();
+    assert!(!order.is_empty(), "a plan needs a compute task");
+    let timeline = opts.trace.then(|| Timeline {
+        gpus,
+        tasks: plan
+            .tasks
+            .iter()
+            .map(|t| TaskInfo {
+                name: t.name.clone(),
+                layer: t.layer,
+                kind: match t.work {
+                    Work::Compute { kind, .. } => Some(kind),
+                    _ => None,
+                },
+            })
+            .collect(),
+        channels: plan.channels.iter().map(|c| c.name.clone()).collect(),
+        ..Timeline::default()
+    });
+    let mut e = Engine {
+        cfg,
+        plan,
+        kind,
+        order,
+        dependents: plan.dependents(),
+        gpus,
+        nodes,
+        mode,
+        q: EventQueue::new(),
+        comm: Comm::new(&cfg.cluster, cfg.net_model, plan, opts),
+        channels: plan.channels.iter().cloned().map(Channel::new).collect(),
+        dirty: vec![false; plan.channels.len()],
+        msgs: vec![None; plan.channels.len()],
+        live: Vec::new(),
+        streams: vec![
+            Stream {
+                iter: 0,
+                pos: 0,
+                entered: false,
+                state: StreamState::Idle,
+            };
+            gpus as usize
+        ],
+        iters: VecDeque::new(),
+        base: 0,
+        hosts: vec![Host::default(); nodes as usize],
+        jitter: Jitter::new(cfg.seed, cfg.model.compute_jitter),
+        stop,
+        start_max: vec![SimTime::ZERO; stop as usize + 1],
+        start_count: vec![0; stop as usize + 1],
+        busy: vec![(0, 0); stop as usize],
+        sent: Vec::new(),
+        timeline,
+        clock: SimTime::ZERO,
+        pieces_buf: Vec::new(),
+        done_buf: Vec::new(),
+    };
+    e.run()?;
+    // messages in start order (they were recorded as they ended)
+    e.sent.sort_by_key(|m| (m.start, m.channel));
+    let record = Record {
+        starts: e.start_max.clone(),
+        busy: std::mem::take(&mut e.busy),
+        gpus,
+        sent: std::mem::take(&mut e.sent),
+        channels: plan.channels.iter().map(|c| c.name.clone()).collect(),
+        events: e.q.events_processed() + e.comm.events(),
+    };
+    let r = result(cfg, &record);
+    let mut timeline = e.timeline.take();
+    if let Some(t) = &mut timeline {
+        t.iteration_starts = e.start_max;
+        t.comm.sort_by_key(|m| (m.start, m.channel));
+    }
+    Ok((r, timeline))
+}
+
+impl Engine<'_> {
+    fn now(&self) -> SimTime {
+        self.clock
+    }
+
+    fn node_of(&self, gpu: u32) -> u32 {
+        match self.mode {
+            Mode::Representative => 0,
+            Mode::EveryGpu => self.cfg.cluster.node_of_gpu(gpu),
+        }
+    }
+
+    /// Simulated GPUs on a simulated node.
+    fn gpus_on_node(&self) -> u32 {
+        match self.mode {
+            Mode::Representative => 1,
+            Mode::EveryGpu => self.cfg.cluster.gpus_per_node,
+        }
+    }
+
+    fn run(&mut self) -> Result<(), SimError> {
+        for g in 0..self.gpus {
+            self.advance(g);
+        }
+        loop {
+            // the end of an instant: channels decide what to send next
+            self.kick()?;
+            let t = self
+                .comm
+                .next_time()
+                .min(self.q.peek_time().unwrap_or(SimTime::MAX));
+            if t == SimTime::MAX {
+                if self.comm.busy() || !self.q.is_empty() {
+                    // times saturate at MAX: the run left the representable range
+                    return Err(SimError::TimeOverflow(format!(
+                        "{} iterations of `{}`",
+                        self.stop, self.cfg.name
+                    )));
+                }
+                break;
+            }
+            self.clock = t;
+            loop {
+                if self.comm.next_time() == t {
+                    self.comm.step(&mut self.done_buf);
+                    self.finish_live(t);
+                } else if self.q.peek_time() == Some(t) {
+                    let (_, ev) = self.q.pop().expect("peeked");
+                    match ev {
+                        Event::Compute { gpu } => self.on_compute(gpu),
+                        Event::Cpu { node, iter, task } => self.on_cpu(node, iter, task),
+                        Event::Message { channel } => self.on_message_end(channel, t, None),
+                    }
+                } else {
+                    break;
+                }
+            }
+        }
+        assert!(
+            self.start_count.iter().all(|&c| c == self.gpus),
+            "training stalled before the measured window ended (a scheduler bug)"
+        );
+        Ok(())
+    }
+
+    /// Messages of the shared network that finished at `t`.
+    fn finish_live(&mut self, t: SimTime) {
+        let done = std::mem::take(&mut self.done_buf);
+        for (id, f) in &done {
+            let ch = self.live[*id as usize]
+                .take()
+                .expect("a finished message of a channel");
+            debug_assert!(f.end <= t);
+            let per_gpu = f.bytes_sent_per_gpu(self.cfg.cluster.gpus());
+            self.on_message_end(ch, f.end, Some(per_gpu));
+        }
+        self.done_buf = done;
+        self.done_buf.clear();
+    }
+
+    // ---- compute streams ------------------------------------------------
+
+    /// Moves GPU `g`'s stream on as far as it can go now: enters a new
+    /// iteration, waits for a dependency, or starts its next task.
+    fn advance(&mut self, g: u32) {
+        let s = self.streams[g as usize];
+        if matches!(s.state, StreamState::Running { .. } | StreamState::Stopped) {
+            return;
+        }
+        let now = self.now();
+        if s.pos == 0 && !s.entered {
+            self.enter(g, s.iter);
+            self.streams[g as usize].entered = true;
+        }
+        let task = self.order[s.pos as usize];
+        if !self.deps_met(g, s.iter, task) {
+            if s.state == StreamState::Idle {
+                self.streams[g as usize].state = StreamState::Blocked { since: now };
+            }
+            return;
+        }
+        if let StreamState::Blocked { since } = s.state
+            && let Some(t) = &mut self.timeline
+        {
+            t.stalls.push(Stall {
+                gpu: g,
+                iter: s.iter,
+                task,
+                start: since,
+                end: now,
+            });
+        }
+        if s.pos == 0 {
+            let i = s.iter as usize;
+            self.start_max[i] = self.start_max[i].max(now);
+            self.start_count[i] += 1;
+            if s.iter == self.stop {
+                // the measured window is complete
+                self.streams[g as usize].state = StreamState::Stopped;
+                return;
+            }
+        }
+        let Work::Compute { duration, .. } = self.plan.tasks[task as usize].work else {
+            unreachable!("stream order holds compute tasks")
+        };
+        let d = if self.jitter.is_none() {
+            duration
+        } else {
+            let f = self.jitter.factor(g, s.iter);
+            SimTime::from_secs(duration.as_secs() * f)
+        };
+        self.streams[g as usize].state = StreamState::Running { since: now };
+        self.q.push(now + d, Event::Compute { gpu: g });
+    }
+
+    /// Whether task `task` of iteration `iter` may start on GPU `g`.
+    fn deps_met(&self, g: u32, iter: u32, task: TaskId) -> bool {
+        self.plan.tasks[task as usize].deps.iter().all(|d| {
+            let Some(k) = iter.checked_sub(d.back) else {
+                return true; // no previous iteration
+            };
+            if k < self.base {
+                return true; // that iteration is finished
+            }
+            let st = &self.iters[(k - self.base) as usize];
+            match self.kind[d.task as usize] {
+                // stream order: earlier compute tasks are done
+                Kind::Compute(_) => true,
+                Kind::Comm => st.done[d.task as usize],
+                Kind::Cpu => st.node_done[(d.task * self.nodes + self.node_of(g)) as usize],
+            }
+        })
+    }
+
+    fn on_compute(&mut self, g: u32) {
+        let now = self.now();
+        let s = self.streams[g as usize];
+        let StreamState::Running { since } = s.state else {
+            unreachable!("a compute task ended on an idle stream")
+        };
+        let task = self.order[s.pos as usize];
+        let Kind::Compute(kind) = self.kind[task as usize] else {
+            unreachable!()
+        };
+        let ps = (now - since).0 as u128;
+        let b = &mut self.busy[s.iter as usize];
+        match kind {
+            ComputeKind::Kernel => b.1 += ps,
+            _ => b.0 += ps,
+        }
+        if let Some(t) = &mut self.timeline {
+            t.compute.push(ComputeSpan {
+                gpu: g,
+                iter: s.iter,
+                task,
+                kind,
+                start: since,
+                end: now,
+            });
+        }
+        let st = &mut self.streams[g as usize];
+        st.state = StreamState::Idle;
+        st.pos += 1;
+        if st.pos as usize == self.order.len() {
+            st.pos = 0;
+            st.iter += 1;
+            st.entered = false;
+        }
+        self.completed(s.iter, task, Scope::Gpu(g));
+        self.advance(g);
+    }
+
+    // ---- iteration state and dependencies -------------------------------
+
+    fn state(&mut self, iter: u32) -> &mut IterState {
+        &mut self.iters[(iter - self.base) as usize]
+    }
+
+    /// GPU `g` enters iteration `iter`: its state exists from now on, and
+    /// its communication and CPU tasks count the GPU as arrived.
+    fn enter(&mut self, g: u32, iter: u32) {
+        while self.base + self.iters.len() as u32 <= iter {
+            let st = self.fresh_state();
+            self.iters.push_back(st);
+        }
+        let node = self.node_of(g);
+        for t in 0..self.plan.tasks.len() as TaskId {
+            match self.kind[t as usize] {
+                Kind::Comm => self.comm_dep_met(iter, t),
+                Kind::Cpu => self.cpu_dep_met(iter, t, node),
+                Kind::Compute(_) => {}
+            }
+        }
+    }
+
+    fn fresh_state(&self) -> IterState {
+        let n = self.plan.tasks.len();
+        let nodes = self.nodes as usize;
+        let mut pending = vec![0u32; n];
+        let mut node_pending = vec![0u32; n * nodes];
+        let mut left = 0u64;
+        for (t, task) in self.plan.tasks.iter().enumerate() {
+            let same_iter = task.deps.iter().filter(|d| d.back == 0);
+            match self.kind[t] {
+                Kind::Compute(_) => left += self.gpus as u64,
+                Kind::Comm => {
+                    left += 1;
+                    // every GPU enters, then each dependency's completions
+                    pending[t] = self.gpus
+                        + same_iter
+                            .map(|d| match self.kind[d.task as usize] {
+                                Kind::Compute(_) => self.gpus,
+                                Kind::Comm => 1,
+                                Kind::Cpu => self.nodes,
+                            })
+                            .sum::<u32>();
+                }
+                Kind::Cpu => {
+                    left += self.nodes as u64;
+                    let per_node = self.gpus_on_node()
+                        + same_iter
+                            .map(|d| match self.kind[d.task as usize] {
+                                Kind::Compute(_) => self.gpus_on_node(),
+                                Kind::Comm | Kind::Cpu => 1,
+                            })
+                            .sum::<u32>();
+                    node_pending[t * nodes..(t + 1) * nodes].fill(per_node);
+                }
+            }
+        }
+        IterState {
+            pending,
+            node_pending,
+            pieces: vec![0; n],
+            done: vec![false; n],
+            node_done: vec![false; n * nodes],
+            left,
+        }
+    }
+
+    /// One dependency of comm task `t` of `iter` is met; queue it when all are.
+    fn comm_dep_met(&mut self, iter: u32, t: TaskId) {
+        let st = self.state(iter);
+        st.pending[t as usize] -= 1;
+        if st.pending[t as usize] > 0 {
+            return;
+        }
+        let task = &self.plan.tasks[t as usize];
+        let Work::Comm {
+            channel,
+            collective,
+            payload,
+        } = &task.work
+        else {
+            unreachable!()
+        };
+        let uniform = payload.is_uniform();
+        let n = self.channels[*channel as usize].enqueue(
+            iter,
+            t,
+            task.priority,
+            payload.bytes() as u64,
+            uniform.then_some(*collective),
+        );
+        self.dirty[*channel as usize] = true;
+        self.state(iter).pieces[t as usize] = n;
+    }
+
+    /// One dependency of CPU task `t` of `iter` on `node` is met; queue it
+    /// on the host when all are.
+    fn cpu_dep_met(&mut self, iter: u32, t: TaskId, node: u32) {
+        let i = (t * self.nodes + node) as usize;
+        let st = self.state(iter);
+        st.node_pending[i] -= 1;
+        if st.node_pending[i] == 0 {
+            self.hosts[node as usize].queue.push_back((iter, t));
+            self.run_host(node);
+        }
+    }
+
+    fn run_host(&mut self, node: u32) {
+        let now = self.now();
+        while self.hosts[node as usize].busy < self.plan.host_cores.max(1) {
+            let Some((iter, task)) = self.hosts[node as usize].queue.pop_front() else {
+                return;
+            };
+            self.hosts[node as usize].busy += 1;
+            let Work::Cpu { duration } = self.plan.tasks[task as usize].work else {
+                unreachable!()
+            };
+            self.q.push(now + duration, Event::Cpu { node, iter, task });
+        }
+    }
+
+    fn on_cpu(&mut self, node: u32, iter: u32, task: TaskId) {
+        self.hosts[node as usize].busy -= 1;
+        self.completed(iter, task, Scope::Node(node));
+        self.run_host(node);
+    }
+
+    /// Task `task` of `iter` completed in `scope`: tell its dependents.
+    fn completed(&mut self, iter: u32, task: TaskId, scope: Scope) {
+        let nodes = self.nodes;
+        let st = self.state(iter);
+        st.left -= 1;
+        match scope {
+            Scope::All => st.done[task as usize] = true,
+            Scope::Node(n) => st.node_done[(task * nodes + n) as usize] = true,
+            Scope::Gpu(_) => {}
+        }
+        let mut wake = false;
+        for k in 0..self.dependents[task as usize].len() {
+            let (d, back) = self.dependents[task as usize][k];
+            if back > 0 {
+                // only compute tasks wait on the previous iteration
+                wake = true;
+                continue;
+            }
+            match (self.kind[d as usize], scope) {
+                (Kind::Compute(_), Scope::Gpu(_)) => {} // stream order
+                (Kind::Compute(_), _) => wake = true,
+                (Kind::Comm, _) => self.comm_dep_met(iter, d),
+                (Kind::Cpu, Scope::Gpu(g)) => {
+                    let n = self.node_of(g);
+                    self.cpu_dep_met(iter, d, n)
+                }
+                (Kind::Cpu, Scope::Node(n)) => self.cpu_dep_met(iter, d, n),
+                (Kind::Cpu, Scope::All) => {
+                    for n in 0..nodes {
+                        self.cpu_dep_met(iter, d, n);
+                    }
+                }
+            }
+        }
+        // forget finished iterations
+        while self.iters.front().is_some_and(|s| s.left == 0) {
+            self.iters.pop_front();
+            self.base += 1;
+        }
+        if wake {
+            for g in 0..self.gpus {
+                if matches!(self.streams[g as usize].state, StreamState::Blocked { .. }) {
+                    self.advance(g);
+                }
+            }
+        }
+    }
+
+    // ---- channels and messages ------------------------------------------
+
+    /// Starts the next message on every channel that may have one.
+    fn kick(&mut self) -> Result<(), SimError> {
+        for ch in 0..self.channels.len() {
+            if !std::mem::take(&mut self.dirty[ch]) {
+                continue;
+            }
+            let mut pieces = std::mem::take(&mut self.pieces_buf);
+            if !self.channels[ch].next_message(&mut pieces) {
+                self.pieces_buf = pieces;
+                continue;
+            }
+            let head = &self.plan.tasks[pieces[0].task as usize];
+            let Work::Comm {
+                collective,
+                payload,
+                ..
+            } = &head.work
+            else {
+                unreachable!()
+            };
+            let total: u64 = pieces.iter().map(|p| p.bytes).sum();
+            let uniform = payload.is_uniform();
+            let payload = if uniform {
+                Payload::Uniform(total as f64)
+            } else {
+                payload.clone()
+            };
+            let now = self.now();
+            let started = self.comm.start(now, *collective, &payload)?;
+            self.msgs[ch] = Some(Msg {
+                pieces: pieces.clone(),
+                collective: *collective,
+                bytes: total,
+                uniform,
+                start: now,
+                per_gpu: match started {
+                    Started::Ends(_, per_gpu) => per_gpu,
+                    Started::Live(_) => 0.0,
+                },
+            });
+            pieces.clear();
+            self.pieces_buf = pieces;
+            match started {
+                Started::Ends(end, _) => {
+                    self.q.push(
+                        end,
+                        Event::Message {
+                            channel: ch as ChannelId,
+                        },
+                    );
+                }
+                Started::Live(id) => {
+                    if self.live.len() <= id as usize {
+                        self.live.resize(id as usize + 1, None);
+                    }
+                    self.live[id as usize] = Some(ch as ChannelId);
+                    // a program with nothing to send ends at once
+                    self.comm.take_finished(&mut self.done_buf);
+                    self.finish_live(now);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The message on `ch` ended at `end` (each GPU having sent
+    /// `per_gpu` bytes, if the network says so only now).
+    fn on_message_end(&mut self, ch: ChannelId, end: SimTime, per_gpu: Option<f64>) {
+        let mut msg = self.msgs[ch as usize]
+            .take()
+            .expect("a message on the channel");
+        if let Some(b) = per_gpu {
+            msg.per_gpu = b;
+        }
+        self.sent.push(Sent {
+            channel: ch,
+            start: msg.start,
+            end,
+            per_gpu: msg.per_gpu,
+        });
+        self.channels[ch as usize].busy = false;
+        self.dirty[ch as usize] = true;
+        for p in &msg.pieces {
+            let st = self.state(p.iter);
+            st.pieces[p.task as usize] -= 1;
+            if st.pieces[p.task as usize] == 0 {
+                self.completed(p.iter, p.task, Scope::All);
+            }
+        }
+        if let Some(t) = &mut self.timeline {
+            t.comm.push(CommSpan {
+                channel: ch,
+                collective: msg.collective,
+                start: msg.start,
+                end,
+                bytes: msg.bytes,
+                sent_per_gpu: msg.per_gpu,
+                uniform: msg.uniform,
+                pieces: msg
+                    .pieces
+                    .iter()
+                    .map(|p| (p.iter, p.task, p.bytes))
+                    .collect(),
+            });
+        }
+        self.pieces_buf = msg.pieces;
+    }
+}
+
+/// Where a task completed.
+#[derive(Debug, Clone, Copy)]
+enum Scope {
+    Gpu(u32),
+    Node(u32),
+    All,
+}

@@ -1,0 +1,121 @@
+//! Planners: a synchronisation method turned into one iteration's tasks.
+//!
+//! A planner reads the model, the strategy and the cluster and emits a
+//! [`Plan`]; the engine runs plans without knowing which method made them.
+//! Each method lives in a file of its own, citing its paper:
+//!
+//! * [`allreduce`]: data parallelism with a ring, tree or hierarchical
+//!   AllReduce per gradient (BaiduRing; Horovod's wait-free
+//!   backpropagation and fusion);
+//! * [`ps`]: data parallelism through parameter servers (Parallax §2, the
+//!   PS architecture), with or without local aggregation.
+//!
+//! Both send each layer's gradient as soon as its backward pass ends, and
+//! the next iteration's forward pass of a layer waits for that layer's
+//! synchronised parameters; they differ only in the collective, so they
+//! share [`data_parallel`].
+
+pub mod allreduce;
+pub mod ps;
+
+use super::TrainConfig;
+use super::task::{ChannelSpec, ComputeKind, Dep, Plan, Task, TaskId, Work};
+use crate::collective::{Collective, Payload};
+use crate::strategy::DenseMethod;
+
+/// The plan for `cfg`'s strategy.
+pub fn plan(cfg: &TrainConfig) -> Plan {
+    let plan = match cfg.strategy.dense {
+        DenseMethod::AllReduce(_) => allreduce::plan(cfg),
+        DenseMethod::Ps => ps::plan(cfg),
+    };
+    plan.check();
+    plan
+}
+
+/// Data parallelism with one collective per layer gradient, on one channel
+/// named `channel` that follows the strategy's schedule, fusion and
+/// partition:
+///
+/// * forward passes F_0 … F_{L−1}, then backward passes B_{L−1} … B_0, on
+///   the compute stream;
+/// * S_l, the collective of layer l's gradient (fp32, 4 bytes a
+///   parameter), waits for B_l;
+/// * F_l of the next iteration waits for S_l.
+///
+/// Layers without parameters, and clusters of one GPU, communicate
+/// nothing.
+pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -> Plan {
+    let layers = &cfg.model.layers;
+    let l_count = layers.len() as u32;
+    let comm = cfg.cluster.gpus() > 1;
+    // ids: F_l = l, B_l = L + (L − 1 − l), S_l after all compute tasks
+    let fwd = |l: u32| l as TaskId;
+    let bwd = |l: u32| (l_count + (l_count - 1 - l)) as TaskId;
+    let mut sync: Vec<Option<TaskId>> = vec![None; layers.len()];
+    let mut next = 2 * l_count;
+    for (l, layer) in layers.iter().enumerate() {
+        if comm && layer.grad_bytes() > 0 {
+            sync[l] = Some(next);
+            next += 1;
+        }
+    }
+    let mut tasks = Vec::with_capacity(next as usize);
+    for (l, layer) in layers.iter().enumerate() {
+        tasks.push(Task {
+            name: format!("fwd {}", layer.name),
+            layer: Some(l as u32),
+            work: Work::Compute {
+                kind: ComputeKind::Forward,
+                duration: layer.forward,
+            },
+            deps: sync[l]
+                .map(|s| vec![Dep { task: s, back: 1 }])
+                .unwrap_or_default(),
+            priority: l as u64,
+        });
+    }
+    for l in (0..l_count).rev() {
+        let layer = &layers[l as usize];
+        tasks.push(Task {
+            name: format!("bwd {}", layer.name),
+            layer: Some(l),
+            work: Work::Compute {
+                kind: ComputeKind::Backward,
+                duration: layer.backward,
+            },
+            deps: Vec::new(),
+            priority: l as u64,
+        });
+    }
+    for (l, layer) in layers.iter().enumerate() {
+        if sync[l].is_some() {
+            tasks.push(Task {
+                name: format!("sync {}", layer.name),
+                layer: Some(l as u32),
+                work: Work::Comm {
+                    channel: 0,
+                    collective,
+                    payload: Payload::Uniform(layer.grad_bytes() as f64),
+                },
+                deps: vec![Dep {
+                    task: bwd(l as u32),
+                    back: 0,
+                }],
+                priority: l as u64,
+            });
+        }
+    }
+    debug_assert!(tasks.len() == next as usize && fwd(0) == 0);
+    let st = &cfg.strategy;
+    Plan {
+        tasks,
+        channels: vec![ChannelSpec {
+            name: channel.to_string(),
+            schedule: st.schedule,
+            fusion: st.fusion,
+            partition: st.partition,
+        }],
+        host_cores: 1,
+    }
+}

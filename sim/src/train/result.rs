@@ -1,0 +1,222 @@
+//! The result of one scenario point, from what the engine executed.
+//!
+//! Every figure is measured over the window from the start of iteration
+//! `warmup` to the start of iteration `warmup + iterations`, and divided
+//! by `iterations`:
+//!
+//! * `compute_s`: forward and backward passes of the measured iterations,
+//!   averaged over the simulated GPUs; `compression_s`: the kernels a
+//!   method inserts, likewise;
+//! * `comm_s`: time at least one channel has a message on the wire, inside
+//!   the window (the union over channels); `comm_by_channel`: each
+//!   channel's own busy time;
+//! * `exposed_comm_s`: iteration time minus compute and compression, the
+//!   time a compute stream waits;
+//! * `bytes_sent_per_gpu` and `messages_per_iteration`: messages that start
+//!   inside the window.
+
+use super::TrainConfig;
+use super::task::ChannelId;
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The result of one scenario point. Field order is the output order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Scenario name.
+    pub scenario: String,
+    /// Machines.
+    pub nodes: u32,
+    /// GPUs.
+    pub gpus: u32,
+    /// Inter-node network.
+    pub network: String,
+    /// Network model.
+    pub net_model: String,
+    /// Model.
+    pub model: String,
+    /// GPU type.
+    pub gpu: String,
+    /// Samples per GPU per iteration.
+    pub batch_per_gpu: u32,
+    /// Dense method.
+    pub dense: String,
+    /// AllReduce algorithm (or PS variant).
+    pub algo: String,
+    /// Sparse method ("none": the model has no sparse part).
+    pub sparse: String,
+    /// Schedule.
+    pub schedule: String,
+    /// Seconds per iteration.
+    pub iteration_time_s: f64,
+    /// Samples per second, whole cluster.
+    pub throughput: f64,
+    /// Unit of `throughput`.
+    pub throughput_unit: String,
+    /// Throughput over (GPUs × single-GPU throughput).
+    pub scaling_efficiency: f64,
+    /// GPU compute per iteration (forward and backward passes, mean over
+    /// GPUs), seconds.
+    pub compute_s: f64,
+    /// Time at least one communication channel is busy per iteration,
+    /// seconds.
+    pub comm_s: f64,
+    /// Time the compute stream waits per iteration, seconds.
+    pub exposed_comm_s: f64,
+    /// Inserted kernels (compression) per iteration, seconds.
+    pub compression_s: f64,
+    /// Bytes sent per GPU per iteration (all endpoints' bytes / GPUs).
+    pub bytes_sent_per_gpu: f64,
+    /// Collective messages per iteration.
+    pub messages_per_iteration: f64,
+    /// Events the simulation processed (training events plus flow events).
+    pub events: u64,
+    /// Busy time per iteration of each communication channel, seconds, by
+    /// channel name.
+    #[serde(default)]
+    pub comm_by_channel: BTreeMap<String, f64>,
+}
+
+/// One message, as the result needs it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Sent {
+    pub channel: ChannelId,
+    pub start: SimTime,
+    pub end: SimTime,
+    /// Bytes each GPU sends for it.
+    pub per_gpu: f64,
+}
+
+/// What the engine hands over at the end of a run.
+pub(super) struct Record {
+    /// Start of each iteration, `warmup + iterations + 1` of them.
+    pub starts: Vec<SimTime>,
+    /// Per iteration, picoseconds of (model compute, inserted kernels)
+    /// summed over the simulated GPUs.
+    pub busy: Vec<(u128, u128)>,
+    /// GPUs simulated.
+    pub gpus: u32,
+    /// Every message, in start order.
+    pub sent: Vec<Sent>,
+    /// Channel names.
+    pub channels: Vec<String>,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// Seconds of the union of `spans` (sorted by start) inside `[t0, t1)`,
+/// adding each stretch where at least one span is active.
+fn busy_secs(spans: impl Iterator<Item = (SimTime, SimTime)>, t0: SimTime, t1: SimTime) -> f64 {
+    let mut total = 0.0;
+    let mut cur: Option<(SimTime, SimTime)> = None;
+    for (s, e) in spans {
+        let (s, e) = (s.max(t0), e.min(t1));
+        if e <= s {
+            continue;
+        }
+        match &mut cur {
+            // strictly overlapping spans merge (touching ones stay apart)
+            Some((_, ce)) if s < *ce => *ce = (*ce).max(e),
+            _ => {
+                if let Some((cs, ce)) = cur {
+                    total += (ce - cs).as_secs();
+                }
+                cur = Some((s, e));
+            }
+        }
+    }
+    if let Some((cs, ce)) = cur {
+        total += (ce - cs).as_secs();
+    }
+    total
+}
+
+pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
+    let w = cfg.warmup_iterations as usize;
+    let n = cfg.iterations as usize;
+    let (t0, t1) = (r.starts[w], r.starts[w + n]);
+    let iters = cfg.iterations as f64;
+    let iter_s = (t1 - t0).as_secs() / iters;
+    // GPU-iterations the busy sums cover
+    let runs = r.gpus as f64 * iters;
+    let (model, kernels) = r.busy[w..w + n]
+        .iter()
+        .fold((0u128, 0u128), |(a, b), &(x, y)| (a + x, b + y));
+    // (an exact sum of picoseconds over an exact count, then seconds)
+    let compute_s = (model as f64 / runs) / crate::time::PS_PER_S;
+    let compression_s = (kernels as f64 / runs) / crate::time::PS_PER_S;
+    let spans = |ch: Option<ChannelId>| {
+        r.sent
+            .iter()
+            .filter(move |m| ch.is_none_or(|c| m.channel == c))
+            .map(|m| (m.start, m.end))
+    };
+    let comm_s = busy_secs(spans(None), t0, t1) / iters;
+    let comm_by_channel = r
+        .channels
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            (
+                name.clone(),
+                busy_secs(spans(Some(c as ChannelId)), t0, t1) / iters,
+            )
+        })
+        .collect();
+    let in_window = |t: SimTime| t >= t0 && t < t1;
+    let sent: f64 = r
+        .sent
+        .iter()
+        .filter(|m| in_window(m.start))
+        .map(|m| m.per_gpu)
+        .sum::<f64>()
+        / iters;
+    let msgs = r.sent.iter().filter(|m| in_window(m.start)).count() as f64 / iters;
+    let gpus = cfg.cluster.gpus();
+    let throughput = gpus as f64 * cfg.model.batch_per_gpu as f64 / iter_s;
+    RunResult {
+        scenario: cfg.name.clone(),
+        nodes: cfg.cluster.nodes,
+        gpus,
+        network: cfg.cluster.network.clone(),
+        net_model: cfg.net_model.name().into(),
+        model: cfg.model.name.clone(),
+        gpu: cfg.model.gpu.clone(),
+        batch_per_gpu: cfg.model.batch_per_gpu,
+        dense: cfg.strategy.dense_name().into(),
+        algo: cfg.strategy.dense_collective().algo.name().into(),
+        sparse: "none".into(),
+        schedule: cfg.strategy.schedule.name().into(),
+        iteration_time_s: iter_s,
+        throughput,
+        throughput_unit: "samples/s".into(),
+        scaling_efficiency: throughput / (gpus as f64 * cfg.model.single_gpu_throughput()),
+        compute_s,
+        comm_s,
+        exposed_comm_s: (iter_s - compute_s - compression_s).max(0.0),
+        compression_s,
+        bytes_sent_per_gpu: sent,
+        messages_per_iteration: msgs,
+        events: r.events,
+        comm_by_channel,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(us: u64) -> SimTime {
+        SimTime(us * 1_000_000)
+    }
+
+    #[test]
+    fn busy_time_is_the_union_inside_the_window() {
+        let spans = [(t(0), t(10)), (t(5), t(12)), (t(12), t(14)), (t(20), t(40))];
+        // window [2, 30): [2,12) + [12,14) + [20,30) = 10 + 2 + 10 µs
+        let got = busy_secs(spans.iter().copied(), t(2), t(30));
+        assert!((got - 22e-6).abs() < 1e-15, "{got}");
+        assert_eq!(busy_secs(spans.iter().copied(), t(15), t(18)), 0.0);
+    }
+}

@@ -1,0 +1,217 @@
+//! The task graph of one iteration: what runs where, and what waits for
+//! what.
+//!
+//! A [`Plan`] is one iteration's template. Every simulated GPU runs its
+//! compute tasks in plan order on its compute stream; communication tasks
+//! are collectives over all GPUs, queued on a channel of the plan; CPU
+//! tasks run on every node's host. A dependency names a task of the same
+//! iteration or of the previous one ([`Dep::back`]), so the same template
+//! serves every iteration and the graph never grows with the run.
+//!
+//! Scopes: a compute task completes per GPU, a CPU task per node, a
+//! communication task for the whole group at once (when its last message
+//! ends). A communication task is ready when its dependencies are met on
+//! every GPU; a compute task waits for its dependencies on its own GPU
+//! (and node); a CPU task for those of its node's GPUs.
+
+use crate::collective::{Collective, Payload};
+use crate::strategy::Schedule;
+use crate::time::SimTime;
+
+/// Index of a task in its [`Plan`].
+pub type TaskId = u32;
+
+/// Index of a channel in its [`Plan`].
+pub type ChannelId = u32;
+
+/// What a compute task is, for results and timelines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ComputeKind {
+    /// A layer's forward pass.
+    Forward,
+    /// A layer's backward pass (the optimizer update folded in).
+    Backward,
+    /// A kernel a method inserts (selection, thresholding, sorting,
+    /// coalescing): counted as compression, not as model compute.
+    Kernel,
+}
+
+/// The work of a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Work {
+    /// GPU compute on each GPU's compute stream, `duration` at nominal
+    /// speed (stragglers scale it).
+    Compute {
+        /// What it is.
+        kind: ComputeKind,
+        /// Duration on a GPU of nominal speed.
+        duration: SimTime,
+    },
+    /// CPU work on each node's host (a PS server's aggregation), one core
+    /// for `duration`.
+    Cpu {
+        /// Duration on one core.
+        duration: SimTime,
+    },
+    /// A collective over all GPUs on a channel.
+    Comm {
+        /// The channel it is queued on.
+        channel: ChannelId,
+        /// The operation and algorithm.
+        collective: Collective,
+        /// What it carries.
+        payload: Payload,
+    },
+}
+
+/// A dependency: `task` of this iteration (`back = 0`) or of the previous
+/// one (`back = 1`; compute tasks only: a stream waits for what the last
+/// iteration left, such as synchronised parameters). In the first
+/// iteration a dependency on the previous one is met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dep {
+    /// The task depended on.
+    pub task: TaskId,
+    /// 0: this iteration; 1: the previous one.
+    pub back: u32,
+}
+
+/// One task of the template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Name for timelines ("fwd conv1", "sync fc8").
+    pub name: String,
+    /// The model layer it belongs to, if any.
+    pub layer: Option<u32>,
+    /// What it does.
+    pub work: Work,
+    /// What it waits for.
+    pub deps: Vec<Dep>,
+    /// Priority on a priority channel: lower goes first (the dense
+    /// planners use the layer index, so the next forward pass's first
+    /// layer goes first).
+    pub priority: u64,
+}
+
+/// A communication channel: one queue, one message on the wire at a time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelSpec {
+    /// Name for timelines and results.
+    pub name: String,
+    /// FIFO or priority.
+    pub schedule: Schedule,
+    /// Tensor fusion buffer in bytes (0 = each piece alone).
+    pub fusion: u64,
+    /// Priority partition size in bytes (0 = whole tensors).
+    pub partition: u64,
+}
+
+/// One iteration's task graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The tasks; compute tasks run in this order on every GPU.
+    pub tasks: Vec<Task>,
+    /// The channels communication tasks are queued on.
+    pub channels: Vec<ChannelSpec>,
+    /// Cores of each node's host for CPU tasks.
+    pub host_cores: u32,
+}
+
+impl Plan {
+    /// The compute tasks in stream order.
+    pub fn compute_order(&self) -> Vec<TaskId> {
+        (0..self.tasks.len() as TaskId)
+            .filter(|&t| matches!(self.tasks[t as usize].work, Work::Compute { .. }))
+            .collect()
+    }
+
+    /// For every task, the tasks that depend on it, with the dependency's
+    /// `back`.
+    pub fn dependents(&self) -> Vec<Vec<(TaskId, u32)>> {
+        let mut out = vec![Vec::new(); self.tasks.len()];
+        for (t, task) in self.tasks.iter().enumerate() {
+            for d in &task.deps {
+                out[d.task as usize].push((t as TaskId, d.back));
+            }
+        }
+        out
+    }
+
+    /// Checks the plan's invariants (a planner bug otherwise): dependencies
+    /// name existing tasks, go back at most one iteration, and a compute
+    /// task's dependencies on compute tasks of its own iteration come
+    /// earlier in stream order; channels exist; and no task waits, through
+    /// any chain within one iteration (stream order included), on itself.
+    ///
+    /// # Panics
+    /// With a message naming the task, if one does not hold.
+    pub fn check(&self) {
+        let n = self.tasks.len();
+        for (t, task) in self.tasks.iter().enumerate() {
+            for d in &task.deps {
+                assert!(
+                    (d.task as usize) < n,
+                    "task `{}`: unknown dependency",
+                    task.name
+                );
+                assert!(
+                    d.back <= 1,
+                    "task `{}`: depends {} iterations back",
+                    task.name,
+                    d.back
+                );
+                assert!(
+                    d.back == 0 || matches!(task.work, Work::Compute { .. }),
+                    "task `{}`: only compute tasks wait on the previous iteration",
+                    task.name
+                );
+                let on = &self.tasks[d.task as usize];
+                if d.back == 0
+                    && matches!(task.work, Work::Compute { .. })
+                    && matches!(on.work, Work::Compute { .. })
+                {
+                    assert!(
+                        (d.task as usize) < t,
+                        "task `{}` depends on `{}`, later in stream order",
+                        task.name,
+                        on.name
+                    );
+                }
+            }
+            if let Work::Comm { channel, .. } = task.work {
+                assert!(
+                    (channel as usize) < self.channels.len(),
+                    "task `{}`: unknown channel",
+                    task.name
+                );
+            }
+        }
+        // no cycle within an iteration: Kahn's algorithm over the
+        // same-iteration edges plus stream order
+        let mut indeg = vec![0u32; n];
+        let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let order = self.compute_order();
+        for w in order.windows(2) {
+            edges[w[0] as usize].push(w[1] as usize);
+            indeg[w[1] as usize] += 1;
+        }
+        for (t, task) in self.tasks.iter().enumerate() {
+            for d in task.deps.iter().filter(|d| d.back == 0) {
+                edges[d.task as usize].push(t);
+                indeg[t] += 1;
+            }
+        }
+        let mut stack: Vec<usize> = (0..n).filter(|&t| indeg[t] == 0).collect();
+        let mut seen = 0;
+        while let Some(t) = stack.pop() {
+            seen += 1;
+            for &u in &edges[t] {
+                indeg[u] -= 1;
+                if indeg[u] == 0 {
+                    stack.push(u);
+                }
+            }
+        }
+        assert_eq!(seen, n, "the plan waits on itself within an iteration");
+    }
+}

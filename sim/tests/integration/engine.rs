@@ -1,0 +1,620 @@
+//! The training engine: task graphs, shared networks, per-rank payloads,
+//! stragglers.
+
+use super::*;
+use proptest::prelude::*;
+use sim::SimTime;
+use sim::collective::Payload;
+use sim::collective::exec::run_program;
+use sim::net::NetModel;
+use sim::strategy::{DenseMethod, Schedule, Strategy};
+use sim::train::engine;
+use sim::train::task::{ChannelSpec, ComputeKind, Dep, Plan, Task, Work};
+use sim::train::{Options, RunResult, TrainConfig, simulate, simulate_with};
+use sim::workload::{Layer, Model};
+use std::sync::Arc;
+
+fn ms(x: f64) -> SimTime {
+    SimTime::from_secs(x * 1e-3)
+}
+
+fn layer(name: &str, params: u64, fwd_ms: f64, bwd_ms: f64) -> Layer {
+    Layer {
+        name: name.into(),
+        params,
+        forward: ms(fwd_ms),
+        backward: ms(bwd_ms),
+        activation_bytes: 0,
+    }
+}
+
+fn model(layers: Vec<Layer>) -> Model {
+    Model {
+        name: "m".into(),
+        gpu: "g".into(),
+        batch_per_gpu: 8,
+        layers,
+        compute_jitter: 0.0,
+    }
+}
+
+fn config(cluster: ClusterSpec, model: Model, net: NetModel) -> TrainConfig {
+    TrainConfig {
+        name: "t".into(),
+        seed: 0,
+        warmup_iterations: 2,
+        iterations: 5,
+        cluster,
+        net_model: net,
+        model,
+        strategy: Strategy::default(),
+    }
+}
+
+/// Everything but the event count, which depends on how much was
+/// simulated.
+fn same_numbers(a: &RunResult, b: &RunResult) -> bool {
+    let mut b = b.clone();
+    b.events = a.events;
+    *a == b
+}
+
+fn with(opts: impl FnOnce(&mut Options)) -> Options {
+    let mut o = Options::default();
+    opts(&mut o);
+    o
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Where every GPU computes alike, following one representative GPU
+    /// gives exactly what simulating every GPU gives; and in the flow
+    /// model, reusing a collective's isolated result gives exactly what
+    /// running every message on the shared network gives, folded onto
+    /// node 0 or not.
+    #[test]
+    fn the_shortcuts_change_no_number(
+        nodes in 1u32..5,
+        g in 1u32..4,
+        layers in prop::collection::vec((0u64..3_000_000, 0.1f64..5.0, 0.1f64..9.0), 1..6),
+        bw in 1e8f64..2e10,
+        lat in 0.0f64..5e-5,
+        schedule in prop::sample::select(vec![Schedule::Fifo, Schedule::Priority]),
+        fusion in prop::sample::select(vec![0u64, 1 << 20, 64 << 20]),
+        method in 0usize..4,
+        flow in any::<bool>(),
+    ) {
+        let mut c = ClusterSpec::flat(nodes, bw, lat);
+        c.gpus_per_node = g;
+        c.intra.bandwidth = 4.0 * bw;
+        c.intra.latency = lat / 5.0;
+        let m = model(layers.iter().enumerate()
+            .map(|(i, &(p, f, b))| layer(&format!("l{i}"), p, f, b)).collect());
+        let net = if flow { NetModel::Flow } else { NetModel::Analytical };
+        let mut cfg = config(c, m, net);
+        cfg.warmup_iterations = 1;
+        cfg.iterations = 3;
+        cfg.strategy.schedule = schedule;
+        cfg.strategy.fusion = fusion;
+        cfg.strategy.partition = 1 << 20;
+        cfg.strategy.dense = [
+            DenseMethod::AllReduce(Algo::Ring),
+            DenseMethod::AllReduce(Algo::Hierarchical),
+            DenseMethod::AllReduce(Algo::Tree),
+            DenseMethod::Ps,
+        ][method];
+        let (base, _) = simulate_with(&cfg, Options::default()).unwrap();
+        let variants = [
+            with(|o| o.every_gpu = true),
+            with(|o| o.reuse_isolated = false),
+            with(|o| { o.reuse_isolated = false; o.fold_nodes = false; }),
+            with(|o| { o.every_gpu = true; o.reuse_isolated = false; }),
+        ];
+        for opts in variants {
+            let (r, _) = simulate_with(&cfg, opts).unwrap();
+            prop_assert!(same_numbers(&base, &r), "{opts:?}:\n{base:?}\n{r:?}");
+        }
+    }
+}
+
+/// A plan of one compute task per iteration followed by the given
+/// communication tasks, each on its own channel, which the next
+/// iteration's compute waits for.
+fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
+    let mut tasks = vec![Task {
+        name: "fwd".into(),
+        layer: Some(0),
+        work: Work::Compute {
+            kind: ComputeKind::Forward,
+            duration: compute,
+        },
+        deps: (1..=comms.len() as u32)
+            .map(|t| Dep { task: t, back: 1 })
+            .collect(),
+        priority: 0,
+    }];
+    let mut channels = Vec::new();
+    for (i, (collective, payload)) in comms.into_iter().enumerate() {
+        tasks.push(Task {
+            name: format!("comm {i}"),
+            layer: Some(0),
+            work: Work::Comm {
+                channel: i as u32,
+                collective,
+                payload,
+            },
+            deps: vec![Dep { task: 0, back: 0 }],
+            priority: 0,
+        });
+        channels.push(ChannelSpec {
+            name: format!("ch{i}"),
+            schedule: Schedule::Fifo,
+            fusion: 0,
+            partition: 0,
+        });
+    }
+    let plan = Plan {
+        tasks,
+        channels,
+        host_cores: 1,
+    };
+    plan.check();
+    plan
+}
+
+/// Two collectives on two channels over the same NICs. Two nodes of one
+/// GPU, NICs of B bytes/s, no latency, intra links 1000× faster. Each
+/// collective is an AllGather of 2m (resp. 2m′), so each GPU sends m
+/// (m′) to the other, over its NIC. Started together, the two flows on a
+/// NIC get B/2 each (max-min) until the smaller ends at 2m/B; the other
+/// then runs alone, ending at (m + m′)/B. The analytical model lets each
+/// run alone: m/B and m′/B.
+#[test]
+fn two_collectives_share_a_nic_as_max_min_says() {
+    let b = 1e9;
+    let (m, m2) = (10e6, 30e6);
+    let c = ClusterSpec::flat(2, b, 0.0);
+    let ag = Collective::new(Op::AllGather);
+    let plan = plan_of(
+        ms(1.0),
+        vec![
+            (ag, Payload::Uniform(2.0 * m)),
+            (ag, Payload::Uniform(2.0 * m2)),
+        ],
+    );
+    let cfg = config(c, model(vec![layer("l", 1, 1.0, 0.0)]), NetModel::Flow);
+    let (r, tl) = engine::run(&cfg, &plan, with(|o| o.trace = true)).unwrap();
+    let tl = tl.unwrap();
+    // intra hops at 1000·B add m/(1000·B) per message (two intra links,
+    // pipelined in one flow: the NIC is the bottleneck)
+    let (t_small, t_large) = (2.0 * m / b, (m + m2) / b);
+    let iter = 1e-3 + t_large;
+    assert_close(r.iteration_time_s, iter, 1e-9, "iteration");
+    assert_close(r.comm_by_channel["ch0"], t_small, 1e-9, "channel 0 busy");
+    assert_close(r.comm_by_channel["ch1"], t_large, 1e-9, "channel 1 busy");
+    assert_close(r.comm_s, t_large, 1e-9, "union of the channels");
+    // both messages of an iteration start together when the compute ends
+    let first: Vec<_> = tl.comm.iter().filter(|s| s.start == ms(1.0)).collect();
+    assert_eq!(first.len(), 2);
+    // analytical: each alone
+    let mut a = cfg.clone();
+    a.net_model = NetModel::Analytical;
+    let (r, _) = engine::run(&a, &plan, Options::default()).unwrap();
+    assert_close(
+        r.comm_by_channel["ch0"],
+        m / b,
+        1e-9,
+        "analytical channel 0",
+    );
+    assert_close(
+        r.comm_by_channel["ch1"],
+        m2 / b,
+        1e-9,
+        "analytical channel 1",
+    );
+    assert_close(
+        r.iteration_time_s,
+        1e-3 + m2 / b,
+        1e-9,
+        "analytical iteration",
+    );
+}
+
+/// A forward pass that waits for a communication of its own iteration
+/// (an embedding lookup's AlltoAll, a model-parallel activation): F1
+/// starts exactly when the collective that F0 started ends, and the wait
+/// is recorded as a stall of F1.
+#[test]
+fn a_forward_pass_waits_exactly_for_its_collective() {
+    let b = 1e9;
+    let lat = 7e-6;
+    let c = ClusterSpec::flat(4, b, lat);
+    let a2a = Collective::new(Op::AllToAll);
+    let size = 8e6;
+    let tasks = vec![
+        Task {
+            name: "fwd 0".into(),
+            layer: Some(0),
+            work: Work::Compute {
+                kind: ComputeKind::Forward,
+                duration: ms(2.0),
+            },
+            deps: vec![],
+            priority: 0,
+        },
+        Task {
+            name: "lookup".into(),
+            layer: Some(1),
+            work: Work::Comm {
+                channel: 0,
+                collective: a2a,
+                payload: Payload::Uniform(size),
+            },
+            deps: vec![Dep { task: 0, back: 0 }],
+            priority: 0,
+        },
+        Task {
+            name: "fwd 1".into(),
+            layer: Some(1),
+            work: Work::Compute {
+                kind: ComputeKind::Forward,
+                duration: ms(3.0),
+            },
+            deps: vec![Dep { task: 1, back: 0 }],
+            priority: 1,
+        },
+    ];
+    let plan = Plan {
+        tasks,
+        channels: vec![ChannelSpec {
+            name: "lookups".into(),
+            schedule: Schedule::Fifo,
+            fusion: 0,
+            partition: 0,
+        }],
+        host_cores: 1,
+    };
+    plan.check();
+    for net in [NetModel::Analytical, NetModel::Flow] {
+        let cfg = config(
+            c.clone(),
+            model(vec![layer("a", 0, 2.0, 0.0), layer("b", 0, 3.0, 0.0)]),
+            net,
+        );
+        let (r, tl) = engine::run(&cfg, &plan, with(|o| o.trace = true)).unwrap();
+        let tl = tl.unwrap();
+        // pairwise AlltoAll of 8 MB over 4 GPUs: 3 steps of α + 2 MB/B
+        let a2a_s = 3.0 * (lat + size / 4.0 / b);
+        for it in 0..7u32 {
+            let msg = tl
+                .comm
+                .iter()
+                .find(|m| m.pieces[0].0 == it)
+                .expect("a lookup per iteration");
+            let f1 = tl
+                .compute
+                .iter()
+                .find(|s| s.iter == it && s.task == 2)
+                .expect("fwd 1");
+            let f0 = tl
+                .compute
+                .iter()
+                .find(|s| s.iter == it && s.task == 0)
+                .unwrap();
+            assert_eq!(msg.start, f0.end, "{net:?}: the lookup starts when F0 ends");
+            assert_eq!(f1.start, msg.end, "{net:?}: F1 starts when the lookup ends");
+            assert_close((msg.end - msg.start).as_secs(), a2a_s, 1e-9, "lookup time");
+            let stall = tl.stalls.iter().find(|s| s.iter == it).expect("a stall");
+            assert_eq!((stall.start, stall.end, stall.task), (f0.end, msg.end, 2));
+        }
+        assert_close(r.iteration_time_s, 5e-3 + a2a_s, 1e-9, "iteration");
+        assert_close(r.exposed_comm_s, a2a_s, 1e-6, "exposed");
+    }
+}
+
+/// CPU tasks run on each node's host, `host_cores` at a time, and the
+/// next iteration's compute waits for them.
+#[test]
+fn cpu_tasks_queue_for_the_hosts_cores() {
+    let c = ClusterSpec::flat(2, 1e9, 0.0);
+    let cpu = |name: &str| Task {
+        name: name.into(),
+        layer: None,
+        work: Work::Cpu { duration: ms(4.0) },
+        deps: vec![Dep { task: 0, back: 0 }],
+        priority: 0,
+    };
+    for (cores, want) in [(1u32, 1.0 + 8.0), (2, 1.0 + 4.0)] {
+        let plan = Plan {
+            tasks: vec![
+                Task {
+                    name: "fwd".into(),
+                    layer: Some(0),
+                    work: Work::Compute {
+                        kind: ComputeKind::Forward,
+                        duration: ms(1.0),
+                    },
+                    deps: vec![Dep { task: 1, back: 1 }, Dep { task: 2, back: 1 }],
+                    priority: 0,
+                },
+                cpu("aggregate a"),
+                cpu("aggregate b"),
+            ],
+            channels: vec![],
+            host_cores: cores,
+        };
+        plan.check();
+        for every_gpu in [false, true] {
+            let cfg = config(
+                c.clone(),
+                model(vec![layer("l", 0, 1.0, 0.0)]),
+                NetModel::Flow,
+            );
+            let (r, _) = engine::run(&cfg, &plan, with(|o| o.every_gpu = every_gpu)).unwrap();
+            assert_close(r.iteration_time_s, want * 1e-3, 1e-12, "iteration");
+        }
+    }
+}
+
+/// AllGatherv by ring, per-rank blocks s_j, on one link class (N
+/// single-GPU nodes, bandwidth B, latency α): in step k every rank
+/// forwards a block to its successor, and the largest block crosses N−1
+/// hops one after the other, so both models give (N−1)(α + max_j s_j/B):
+/// the slowest rank's bytes over the bandwidth, plus the step latencies.
+#[test]
+fn allgatherv_ring_closed_form() {
+    let (b, lat) = (2e9, 3e-6);
+    for n in [2u32, 3, 5, 8] {
+        let c = ClusterSpec::flat(n, b, lat);
+        let blocks: Arc<[f64]> = (0..n).map(|j| 1e6 * (1.0 + ((j * 7) % 5) as f64)).collect();
+        let max = blocks.iter().cloned().fold(0.0, f64::max);
+        let want = (n - 1) as f64 * (lat + max / b);
+        let ag = Collective::new(Op::AllGather);
+        let payload = Payload::PerRank(blocks.clone());
+        let (a, sent) = sim::collective::analytical::CostModel::time_of(&ag, &c, &payload);
+        assert_close(a, want, 1e-9, "analytical");
+        let f = run_program(&ag.program_for(&c, &payload), &c).unwrap();
+        // the flow model adds the intra hops' latency (0 here) and rounds
+        // each flow to the picosecond
+        assert_close(f.time.as_secs(), want, 1e-9, "flow");
+        // every rank receives every other block once
+        let total: f64 = blocks.iter().sum();
+        assert_close(sent, (n - 1) as f64 * total, 1e-12, "bytes");
+        for (j, r) in f.received.iter().enumerate() {
+            assert_close(*r, total - blocks[j], 1e-12, "received");
+        }
+        // equal blocks are the uniform AllGather
+        let even = Payload::PerRank((0..n).map(|_| 1e6).collect());
+        let (t_even, _) = sim::collective::analytical::CostModel::time_of(&ag, &c, &even);
+        assert_close(
+            t_even,
+            ag.analytical(&c).time(n as f64 * 1e6),
+            1e-12,
+            "uniform",
+        );
+    }
+}
+
+/// AlltoAllv by pairwise exchange on one link class, where the bytes of
+/// a send depend only on its step (rank i sends c_k to rank i + k + 1 in
+/// step k): every step is the same for every rank, so both models give
+/// Σ_k (α + c_k/B). With one heavy rank sending x to every peer and the
+/// others y < x, the analytical model's step maximum is always the heavy
+/// rank's: (N−1)α + (N−1)x/B, the slowest rank's bytes over the bandwidth
+/// plus the step latencies.
+#[test]
+fn alltoallv_pairwise_closed_forms() {
+    let (b, lat) = (1e9, 5e-6);
+    let a2a = Collective::new(Op::AllToAll);
+    for n in [2u32, 3, 4, 7] {
+        let c = ClusterSpec::flat(n, b, lat);
+        let nu = n as usize;
+        let step_size = |k: usize| 1e5 * (1.0 + (k * 3 % 4) as f64);
+        let by_step: Arc<[f64]> = (0..nu * nu)
+            .map(|x| {
+                let (i, j) = (x / nu, x % nu);
+                if i == j {
+                    0.0
+                } else {
+                    step_size((j + nu - i - 1) % nu)
+                }
+            })
+            .collect();
+        let want: f64 = (0..nu - 1).map(|k| lat + step_size(k) / b).sum();
+        let payload = Payload::PerPair(by_step);
+        let (a, _) = sim::collective::analytical::CostModel::time_of(&a2a, &c, &payload);
+        assert_close(a, want, 1e-9, "analytical, sizes by step");
+        let f = run_program(&a2a.program_for(&c, &payload), &c).unwrap();
+        assert_close(f.time.as_secs(), want, 1e-9, "flow, sizes by step");
+        // one heavy row
+        let (x, y) = (3e6, 1e6);
+        let heavy: Arc<[f64]> = (0..nu * nu)
+            .map(|k| if k / nu == 1 % nu { x } else { y })
+            .collect();
+        let (a, sent) =
+            sim::collective::analytical::CostModel::time_of(&a2a, &c, &Payload::PerPair(heavy));
+        assert_close(
+            a,
+            (n - 1) as f64 * (lat + x / b),
+            1e-9,
+            "analytical, heavy row",
+        );
+        let off_diagonal = (nu - 1) as f64;
+        assert_close(
+            sent,
+            off_diagonal * (x + (nu - 1) as f64 * y),
+            1e-12,
+            "bytes",
+        );
+    }
+}
+
+/// PS with per-server shards: equal shards are the even split, and every
+/// worker pushes (and pulls) each server's shard.
+#[test]
+fn ps_with_unequal_shards() {
+    let c = ClusterSpec::flat(3, 1e9, 2e-6);
+    let ps = Collective::new(Op::Ps);
+    let even = Payload::PerServer(Arc::from([4e6, 4e6, 4e6]));
+    let (t, sent) = sim::collective::analytical::CostModel::time_of(&ps, &c, &even);
+    assert_close(t, ps.analytical(&c).time(12e6), 1e-12, "even shards");
+    assert_close(
+        sent,
+        ps.analytical(&c).bytes_sent_total(12e6),
+        1e-12,
+        "even bytes",
+    );
+    let uneven = Payload::PerServer(Arc::from([1e6, 2e6, 9e6]));
+    let f = run_program(&ps.program_for(&c, &uneven), &c).unwrap();
+    // 3 workers push 12 MB each, 3 servers pull their shard to 3 workers
+    let total: f64 = f.sent.iter().sum();
+    assert_close(total, 3.0 * 12e6 + 3.0 * 12e6, 1e-12, "bytes");
+    // the largest shard's server is the bottleneck: its NIC receives 9 MB
+    // from each of the 2 remote workers
+    assert!(f.time.as_secs() >= 2.0 * 9e6 / 1e9, "{}", f.time.as_secs());
+}
+
+/// Stragglers: a cluster whose communication costs nothing (4 bytes of
+/// gradient at 1 PB/s, no latency), so each iteration lasts the slowest
+/// GPU's compute, C · max_g X(g, i), with C = 3 ms the nominal compute
+/// and X the per-GPU, per-iteration factors.
+fn straggler_config(n: u32, cv: f64, iterations: u32) -> TrainConfig {
+    let mut m = model(vec![layer("l", 1, 1.0, 2.0)]);
+    m.compute_jitter = cv;
+    let mut cfg = config(ClusterSpec::flat(n, 1e15, 0.0), m, NetModel::Analytical);
+    cfg.warmup_iterations = 0;
+    cfg.iterations = iterations;
+    cfg.seed = 42;
+    cfg
+}
+
+/// Φ, the standard normal CDF, on a grid, by the trapezoid rule on the
+/// density (error O(h²) ≈ 1e-9 at h = 1e-4).
+struct NormalGrid {
+    z0: f64,
+    h: f64,
+    cdf: Vec<f64>,
+}
+
+impl NormalGrid {
+    fn new() -> NormalGrid {
+        let (z0, h) = (-9.0, 1e-4);
+        let pdf = |z: f64| (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        let n = (18.0 / h) as usize;
+        let mut cdf = Vec::with_capacity(n + 1);
+        let mut acc = 0.0;
+        cdf.push(0.0);
+        for k in 0..n {
+            let z = z0 + k as f64 * h;
+            acc += 0.5 * h * (pdf(z) + pdf(z + h));
+            cdf.push(acc);
+        }
+        NormalGrid { z0, h, cdf }
+    }
+}
+
+/// Mean and standard deviation of the maximum of `n` independent
+/// log-normal draws of mean 1 and coefficient of variation `cv`, from the
+/// order statistic's law: P(max ≤ x) = Φ(z)^n with x = exp(μ + σz),
+/// σ² = ln(1 + cv²), μ = −σ²/2, so E[max^p] = ∫ x^p d(Φ(z)^n).
+fn max_of_lognormals(n: u32, cv: f64, grid: &NormalGrid) -> (f64, f64) {
+    let s2 = (1.0 + cv * cv).ln();
+    let (mu, s) = (-s2 / 2.0, s2.sqrt());
+    let (mut m1, mut m2) = (0.0, 0.0);
+    for k in 0..grid.cdf.len() - 1 {
+        let z = grid.z0 + (k as f64 + 0.5) * grid.h;
+        let dp = grid.cdf[k + 1].powi(n as i32) - grid.cdf[k].powi(n as i32);
+        let x = (mu + s * z).exp();
+        m1 += x * dp;
+        m2 += x * x * dp;
+    }
+    (m1, (m2 - m1 * m1).sqrt())
+}
+
+/// With compute jitter every GPU is simulated, and each iteration lasts
+/// exactly the slowest GPU's compute (every GPU waits for the slowest's
+/// gradient before its next forward pass).
+#[test]
+fn the_slowest_gpu_sets_each_iterations_pace() {
+    let (n, cv) = (16, 0.2);
+    let cfg = straggler_config(n, cv, 30);
+    let (_, tl) = simulate_with(&cfg, with(|o| o.trace = true)).unwrap();
+    let tl = tl.unwrap();
+    assert_eq!(tl.gpus, n, "every GPU simulated");
+    let jitter = sim::train::jitter::Jitter::new(cfg.seed, cv);
+    for i in 0..30u32 {
+        let slowest = (0..n).map(|g| jitter.factor(g, i)).fold(0.0, f64::max);
+        let took =
+            (tl.iteration_starts[i as usize + 1] - tl.iteration_starts[i as usize]).as_secs();
+        // each of the two passes is rounded to the picosecond; the
+        // AllReduce of 4 bytes at 1 PB/s adds 6e-15 s
+        assert!(
+            (took - 3e-3 * slowest).abs() < 3e-12,
+            "iteration {i}: {took} s, slowest factor {slowest}"
+        );
+    }
+    // each GPU's compute spans are its own
+    let f0 = |g: u32| {
+        tl.compute
+            .iter()
+            .find(|s| s.gpu == g && s.iter == 3 && s.forward())
+            .map(|s| s.end - s.start)
+            .unwrap()
+    };
+    assert_ne!(f0(0), f0(1));
+}
+
+/// Over many iterations the mean iteration time is C · E[max of N draws]
+/// (the order statistic of the log-normal law), within 4 standard errors
+/// of the mean of K iterations.
+#[test]
+fn mean_iteration_is_the_expected_maximum_of_the_draws() {
+    let grid = NormalGrid::new();
+    let k = 400;
+    for (n, cv) in [(2u32, 0.1), (8, 0.2), (32, 0.05)] {
+        let r = simulate(&straggler_config(n, cv, k)).unwrap();
+        let (mean, sd) = max_of_lognormals(n, cv, &grid);
+        let want = 3e-3 * mean;
+        let tol = 4.0 * 3e-3 * sd / (k as f64).sqrt();
+        assert!(
+            (r.iteration_time_s - want).abs() < tol,
+            "N={n} cv={cv}: mean iteration {} s, expected {want} ± {tol}",
+            r.iteration_time_s
+        );
+        // the expected maximum grows with N (a sanity check of the law)
+        assert!(mean > 1.0 && (n < 2 || mean > max_of_lognormals(n / 2, cv, &grid).0));
+    }
+    // the quadrature against an independent one (scipy, docs/models.md
+    // §4.1): c = 0.05 gives 1.07289 at N = 8 and 1.17494 at N = 1024
+    for (n, want) in [(8, 1.07289), (1024, 1.17494)] {
+        let (got, _) = max_of_lognormals(n, 0.05, &grid);
+        assert!((got - want).abs() < 2e-5, "N={n}: {got}");
+    }
+}
+
+/// Throughput falls as GPUs are added: the draws of GPUs 0..N are those of
+/// a larger cluster's first N GPUs, so each iteration's maximum can only
+/// grow; and the same seed gives the same bytes.
+#[test]
+fn stragglers_cost_more_as_the_cluster_grows() {
+    let mut last = 0.0;
+    let mut last_eff = f64::INFINITY;
+    for n in [1u32, 4, 16, 64] {
+        let r = simulate(&straggler_config(n, 0.1, 100)).unwrap();
+        assert!(r.iteration_time_s > last, "N={n}: {}", r.iteration_time_s);
+        assert!(r.scaling_efficiency < last_eff);
+        last = r.iteration_time_s;
+        last_eff = r.scaling_efficiency;
+    }
+    let cfg = straggler_config(8, 0.3, 20);
+    let a = serde_json::to_string(&simulate(&cfg).unwrap()).unwrap();
+    let b = serde_json::to_string(&simulate(&cfg).unwrap()).unwrap();
+    assert_eq!(a, b, "same seed, same bytes");
+    let mut other = cfg.clone();
+    other.seed = 43;
+    assert_ne!(
+        a,
+        serde_json::to_string(&simulate(&other).unwrap()).unwrap()
+    );
+}
