@@ -6,9 +6,10 @@
 use std::path::Path;
 use std::process::Command;
 
-const GALLERY: [&str; 3] = [
+const GALLERY: [&str; 4] = [
     "scaling-10gbe-vs-ib",
     "schedule-by-model",
+    "stragglers",
     "vgg16-16gpu-10gbe",
 ];
 

@@ -210,7 +210,12 @@ fn trace_events<E>(
         }
     }
     let info = |c: &Collective| colls.iter().find(|i| i.coll == *c).expect("collected");
-    let layer_name = |l: u32| cfg.model.layers[l as usize].name.as_str();
+    let layer_name = |l: u32| {
+        cfg.model
+            .layers
+            .get(l as usize)
+            .map_or_else(|| format!("layer {l}"), |x| x.name.clone())
+    };
     let task_name = |t: u32| {
         timeline
             .tasks
@@ -269,13 +274,9 @@ fn trace_events<E>(
             }))?;
         }
         for s in timeline.stalls.iter().filter(|s| own(s.gpu, g)) {
-            let name = match timeline.layer(s.task) {
-                Some(l) => format!("wait for {} parameters", layer_name(l)),
-                None => format!("wait before {}", task_name(s.task)),
-            };
             emit(json!({
                 "ph": "X", "pid": g, "tid": 0, "cat": "stall",
-                "name": name,
+                "name": format!("wait for {}", task_name(s.on)),
                 "ts": us(s.start), "dur": us(s.end) - us(s.start),
                 "args": {"iteration": s.iter, "layer": timeline.layer(s.task)},
             }))?;
@@ -285,14 +286,13 @@ fn trace_events<E>(
             let layers: Vec<u32> = m
                 .pieces
                 .iter()
-                .filter_map(|p| timeline.layer(p.1))
+                .filter_map(|p| timeline.layer(p.task))
                 .collect();
-            let first = layers.iter().copied().min().unwrap_or(0);
-            let last = layers.iter().copied().max().unwrap_or(0);
-            let layers = if first == last {
-                layer_name(first).to_string()
-            } else {
-                format!("{}..{}", layer_name(first), layer_name(last))
+            let layers = match (layers.iter().min(), layers.iter().max()) {
+                (Some(&a), Some(&b)) if a == b => layer_name(a),
+                (Some(&a), Some(&b)) => format!("{}..{}", layer_name(a), layer_name(b)),
+                // pieces of tasks that belong to no layer: name the first
+                _ => task_name(m.pieces[0].task).to_string(),
             };
             let (ts, te) = (us(m.start), us(m.end));
             let secs = (m.end - m.start).as_secs();
@@ -318,8 +318,8 @@ fn trace_events<E>(
                 "args": {
                     "bytes": m.bytes,
                     "bytes_sent_per_gpu": m.sent_per_gpu,
-                    "pieces": m.pieces.len(),
-                    "iterations": m.pieces.iter().map(|p| p.0).collect::<std::collections::BTreeSet<_>>(),
+                    "pieces": m.pieces.iter().map(|p| p.pieces).sum::<u32>(),
+                    "iterations": m.pieces.iter().map(|p| p.iter).collect::<std::collections::BTreeSet<_>>(),
                     "link_utilisation_pct": util.clone(),
                 },
             }))?;
@@ -342,12 +342,12 @@ fn trace_events<E>(
                     json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": ts, "args": util}),
                 )?;
                 // back to 0 at the end, unless the channel's next message
-                // starts then (two values at one instant would leave the
-                // order to the viewer)
+                // starts then and sets its own values (two values at one
+                // instant would leave the order to the viewer)
                 let next = timeline.comm[i + 1..]
                     .iter()
                     .find(|n| n.channel == m.channel);
-                if next.is_none_or(|n| n.start != m.end) {
+                if next.is_none_or(|n| !n.uniform || n.start != m.end) {
                     emit(
                         json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": te, "args": zero}),
                     )?;

@@ -165,14 +165,14 @@ pub struct Path {
 }
 
 impl Path {
-    fn new(latency: f64) -> Path {
+    pub(crate) fn new(latency: f64) -> Path {
         Path {
             links: [0; 6],
             len: 0,
             latency,
         }
     }
-    fn push(&mut self, l: LinkId) {
+    pub(crate) fn push(&mut self, l: LinkId) {
         self.links[self.len as usize] = l;
         self.len += 1;
     }

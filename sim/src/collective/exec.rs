@@ -90,6 +90,8 @@ struct State {
 #[derive(Debug)]
 struct Instance {
     prog: Program,
+    /// `prog.steps()`, kept at hand for the hot loop.
+    steps: u32,
     /// Participants' progress (all of them; only the simulated ones move).
     parts: Vec<State>,
     /// Simulated participants that have not finished.
@@ -203,6 +205,7 @@ impl Network {
             sent: vec![0.0; n],
             received: vec![0.0; n],
             messages: 0,
+            steps: prog.steps(),
             prog,
         };
         let id = match self.free_insts.pop() {
@@ -215,8 +218,7 @@ impl Network {
                 (self.insts.len() - 1) as InstanceId
             }
         };
-        let steps = self.inst(id).prog.steps();
-        if steps == 0 || active.is_empty() {
+        if self.inst(id).steps == 0 || active.is_empty() {
             // nothing to send (one GPU): done at once
             self.inst_mut(id).remaining = 0;
             self.finished.push(id);
@@ -238,6 +240,12 @@ impl Network {
         tq.min(self.net.next_finish())
     }
 
+    /// Collectives started and not yet taken (running, or finished and
+    /// waiting for [`Network::take`]).
+    pub fn in_flight(&self) -> usize {
+        self.insts.len() - self.free_insts.len()
+    }
+
     /// Whether anything is in flight.
     pub fn busy(&self) -> bool {
         self.net.active() > 0 || !self.deliveries.is_empty()
@@ -246,12 +254,13 @@ impl Network {
     /// Processes everything that happens at [`Network::next_time`]: flows
     /// whose last byte leaves then are handed to their receivers a path
     /// latency later; messages delivered then move their participants
-    /// on. Does nothing when nothing is in flight.
-    pub fn step(&mut self) {
+    /// on. Returns false, doing nothing, when nothing is in flight (or
+    /// only what ends beyond the representable range).
+    pub fn step(&mut self) -> bool {
         let tq = self.deliveries.peek_time().unwrap_or(SimTime::MAX);
         let tn = self.net.next_finish();
         if tq == SimTime::MAX && tn == SimTime::MAX {
-            return;
+            return false;
         }
         if tn <= tq {
             self.clock = tn;
@@ -270,6 +279,7 @@ impl Network {
                 self.complete(x);
             }
         }
+        true
     }
 
     /// The collectives that finished since the last call, in the order
@@ -333,7 +343,7 @@ impl Network {
     fn begin(&mut self, id: InstanceId, p: Participant) {
         let inst = self.insts[id as usize].as_mut().expect("a live instance");
         let step = inst.parts[p as usize].step;
-        if step >= inst.prog.steps() {
+        if step >= inst.steps {
             return;
         }
         self.out.clear();
@@ -385,7 +395,7 @@ impl Network {
         loop {
             let clock = self.clock;
             let inst = self.insts[id as usize].as_mut().expect("a live instance");
-            let total = inst.prog.steps();
+            let total = inst.steps;
             let st = &mut inst.parts[p as usize];
             if st.step >= total {
                 return;
@@ -454,9 +464,7 @@ fn run(prog: &Program, cluster: &ClusterSpec, symmetric: bool) -> Result<FlowOut
     let mut net = Network::new(cluster, symmetric);
     let symmetric = net.folded() && prog.steps() > 0;
     net.start(SimTime::ZERO, prog.clone());
-    while net.next_time() < SimTime::MAX {
-        net.step();
-    }
+    while net.step() {}
     if net.busy() {
         // a saturated time stands for "beyond the representable range"
         return Err(SimError::TimeOverflow("a collective".into()));

@@ -218,8 +218,8 @@ pub enum Payload {
     /// `Uniform(m)`.
     PerRank(Arc<[f64]>),
     /// AlltoAllv: bytes from rank i to rank j at `i·N + j` (row-major
-    /// N × N; the diagonal is not sent). Equal entries of m/N are
-    /// `Uniform(m)`.
+    /// N × N, ranks in the cluster's placement order, not GPU ids; the
+    /// diagonal is not sent). Equal entries of m/N are `Uniform(m)`.
     PerPair(Arc<[f64]>),
     /// PS with unequal shards: the bytes of the variable on each server
     /// (every worker pushes, and pulls, server j's `shards[j]`).
@@ -428,7 +428,9 @@ impl Collective {
                     shards.len(),
                     self.op.name()
                 );
-                let mut prog = self.program(cluster, 0.0);
+                // the intra-node reduce and broadcast of local aggregation
+                // carry the whole variable
+                let mut prog = self.program(cluster, shards.iter().sum());
                 for ph in prog.phases_mut() {
                     if let Phase::Ps { shard, .. } = ph {
                         *shard = Shards::PerServer(shards.clone());

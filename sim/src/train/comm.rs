@@ -203,6 +203,14 @@ impl Comm {
         }
     }
 
+    /// Messages in flight on the shared network.
+    pub fn in_flight(&self) -> usize {
+        match self {
+            Comm::Shared { net, .. } => net.in_flight(),
+            _ => 0,
+        }
+    }
+
     /// Network events spent.
     pub fn events(&self) -> u64 {
         match self {

@@ -14,10 +14,11 @@
 //!   every GPU when its last piece's message ends.
 //!
 //! Events at one instant are all applied before any channel decides what
-//! to send next, so the order in which simultaneous events were scheduled
-//! never changes a decision (a gradient ready at the instant a message
-//! ends joins the next fusion). The network's events at an instant come
-//! before the engine's own.
+//! to send next, so a gradient that becomes ready at the instant a message
+//! ends joins the next fusion, whichever of the two events was scheduled
+//! first. (Tasks that become ready at one instant still join a FIFO queue
+//! in the order their events are applied.) The network's events at an
+//! instant come before the engine's own.
 //!
 //! **Modes.** [`Mode::Representative`] follows GPU 0 alone and lets it
 //! stand for all: exact when every GPU computes the same, because
@@ -26,11 +27,11 @@
 //! iteration state is kept only while some task of it is unfinished, so
 //! memory does not grow with the number of iterations.
 
-use super::channel::{Channel, Piece};
+use super::channel::{Channel, Slice};
 use super::comm::{Comm, Started};
 use super::jitter::Jitter;
 use super::result::{Record, RunResult, Sent, result};
-use super::task::{ChannelId, ComputeKind, Plan, TaskId, Work};
+use super::task::{ChannelId, ComputeKind, Dependents, Plan, TaskId, Work};
 use super::timeline::{CommSpan, ComputeSpan, Stall, TaskInfo, Timeline};
 use super::{Options, TrainConfig};
 use crate::collective::exec::{Finished, InstanceId};
@@ -78,8 +79,8 @@ enum StreamState {
     Idle,
     /// Running its task since `since`.
     Running { since: SimTime },
-    /// Its next task waits for a dependency since `since`.
-    Blocked { since: SimTime },
+    /// Its next task waits since `since`, for `on` when the wait began.
+    Blocked { since: SimTime, on: TaskId },
     /// Reached the end of the measured window.
     Stopped,
 }
@@ -121,7 +122,7 @@ struct IterState {
 /// A message on the wire.
 #[derive(Debug, Clone)]
 struct Msg {
-    pieces: Vec<Piece>,
+    pieces: Vec<Slice>,
     collective: Collective,
     bytes: u64,
     uniform: bool,
@@ -142,7 +143,7 @@ struct Engine<'a> {
     plan: &'a Plan,
     kind: Vec<Kind>,
     order: Vec<TaskId>,
-    dependents: Vec<Vec<(TaskId, u32)>>,
+    dependents: Dependents,
     gpus: u32,
     nodes: u32,
     mode: Mode,
@@ -165,7 +166,8 @@ struct Engine<'a> {
     timeline: Option<Timeline>,
     /// The current instant (the queue's clock lags when the network acts).
     clock: SimTime,
-    pieces_buf: Vec<Piece>,
+    /// Emptied piece lists of ended messages, for reuse.
+    spare: Vec<Vec<Slice>>,
     done_buf: Vec<(InstanceId, Finished)>,
 }
 
@@ -198,8 +200,14 @@ pub fn run(
         tasks: plan
             .tasks
             .iter()
-            .map(|t| TaskInfo {
-                name: t.name.clone(),
+            .enumerate()
+            .map(|(i, t)| TaskInfo {
+                name: plan.name(i as TaskId, |l| {
+                    cfg.model
+                        .layers
+                        .get(l as usize)
+                        .map_or_else(|| format!("layer {l}"), |x| x.name.clone())
+                }),
                 layer: t.layer,
                 kind: match t.work {
                     Work::Compute { kind, .. } => Some(kind),
@@ -245,7 +253,7 @@ pub fn run(
         sent: Vec::new(),
         timeline,
         clock: SimTime::ZERO,
-        pieces_buf: Vec::new(),
+        spare: Vec::new(),
         done_buf: Vec::new(),
     };
     e.run()?;
@@ -330,6 +338,10 @@ impl Engine<'_> {
             self.start_count.iter().all(|&c| c == self.gpus),
             "training stalled before the measured window ended (a scheduler bug)"
         );
+        assert!(
+            self.msgs.iter().all(Option::is_none) && self.comm.in_flight() == 0,
+            "a message never ended (a collective deadlocked)"
+        );
         Ok(())
     }
 
@@ -363,19 +375,20 @@ impl Engine<'_> {
             self.streams[g as usize].entered = true;
         }
         let task = self.order[s.pos as usize];
-        if !self.deps_met(g, s.iter, task) {
+        if let Some(on) = self.unmet(g, s.iter, task) {
             if s.state == StreamState::Idle {
-                self.streams[g as usize].state = StreamState::Blocked { since: now };
+                self.streams[g as usize].state = StreamState::Blocked { since: now, on };
             }
             return;
         }
-        if let StreamState::Blocked { since } = s.state
+        if let StreamState::Blocked { since, on } = s.state
             && let Some(t) = &mut self.timeline
         {
             t.stalls.push(Stall {
                 gpu: g,
                 iter: s.iter,
                 task,
+                on,
                 start: since,
                 end: now,
             });
@@ -403,9 +416,10 @@ impl Engine<'_> {
         self.q.push(now + d, Event::Compute { gpu: g });
     }
 
-    /// Whether task `task` of iteration `iter` may start on GPU `g`.
-    fn deps_met(&self, g: u32, iter: u32, task: TaskId) -> bool {
-        self.plan.tasks[task as usize].deps.iter().all(|d| {
+    /// The first dependency of task `task` of iteration `iter` that is not
+    /// met on GPU `g` (`None`: it may start).
+    fn unmet(&self, g: u32, iter: u32, task: TaskId) -> Option<TaskId> {
+        let met = |d: &super::task::Dep| {
             let Some(k) = iter.checked_sub(d.back) else {
                 return true; // no previous iteration
             };
@@ -419,7 +433,12 @@ impl Engine<'_> {
                 Kind::Comm => st.done[d.task as usize],
                 Kind::Cpu => st.node_done[(d.task * self.nodes + self.node_of(g)) as usize],
             }
-        })
+        };
+        self.plan.tasks[task as usize]
+            .deps
+            .iter()
+            .find(|d| !met(d))
+            .map(|d| d.task)
     }
 
     fn on_compute(&mut self, g: u32) {
@@ -545,6 +564,10 @@ impl Engine<'_> {
             unreachable!()
         };
         let uniform = payload.is_uniform();
+        debug_assert!(
+            payload.bytes().fract() == 0.0,
+            "task {t}: planners send whole bytes"
+        );
         let n = self.channels[*channel as usize].enqueue(
             iter,
             t,
@@ -599,8 +622,8 @@ impl Engine<'_> {
             Scope::Gpu(_) => {}
         }
         let mut wake = false;
-        for k in 0..self.dependents[task as usize].len() {
-            let (d, back) = self.dependents[task as usize][k];
+        for k in 0..self.dependents.of(task).len() {
+            let (d, back) = self.dependents.of(task)[k];
             if back > 0 {
                 // only compute tasks wait on the previous iteration
                 wake = true;
@@ -640,13 +663,13 @@ impl Engine<'_> {
 
     /// Starts the next message on every channel that may have one.
     fn kick(&mut self) -> Result<(), SimError> {
-        for ch in 0..self.channels.len() {
-            if !std::mem::take(&mut self.dirty[ch]) {
-                continue;
-            }
-            let mut pieces = std::mem::take(&mut self.pieces_buf);
+        // a message that ends as it starts (nothing to send) frees its
+        // channel, and may ready tasks of others, at once: go round again
+        while let Some(ch) = self.dirty.iter().position(|&d| d) {
+            self.dirty[ch] = false;
+            let mut pieces = self.spare.pop().unwrap_or_default();
             if !self.channels[ch].next_message(&mut pieces) {
-                self.pieces_buf = pieces;
+                self.spare.push(pieces);
                 continue;
             }
             let head = &self.plan.tasks[pieces[0].task as usize];
@@ -668,7 +691,7 @@ impl Engine<'_> {
             let now = self.now();
             let started = self.comm.start(now, *collective, &payload)?;
             self.msgs[ch] = Some(Msg {
-                pieces: pieces.clone(),
+                pieces,
                 collective: *collective,
                 bytes: total,
                 uniform,
@@ -678,8 +701,6 @@ impl Engine<'_> {
                     Started::Live(_) => 0.0,
                 },
             });
-            pieces.clear();
-            self.pieces_buf = pieces;
             match started {
                 Started::Ends(end, _) => {
                     self.q.push(
@@ -722,7 +743,7 @@ impl Engine<'_> {
         self.dirty[ch as usize] = true;
         for p in &msg.pieces {
             let st = self.state(p.iter);
-            st.pieces[p.task as usize] -= 1;
+            st.pieces[p.task as usize] -= p.pieces;
             if st.pieces[p.task as usize] == 0 {
                 self.completed(p.iter, p.task, Scope::All);
             }
@@ -736,14 +757,11 @@ impl Engine<'_> {
                 bytes: msg.bytes,
                 sent_per_gpu: msg.per_gpu,
                 uniform: msg.uniform,
-                pieces: msg
-                    .pieces
-                    .iter()
-                    .map(|p| (p.iter, p.task, p.bytes))
-                    .collect(),
+                pieces: msg.pieces.clone(),
             });
         }
-        self.pieces_buf = msg.pieces;
+        msg.pieces.clear();
+        self.spare.push(msg.pieces);
     }
 }
 

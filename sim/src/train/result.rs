@@ -11,7 +11,9 @@
 //!   the window (the union over channels); `comm_by_channel`: each
 //!   channel's own busy time;
 //! * `exposed_comm_s`: iteration time minus compute and compression, the
-//!   time a compute stream waits;
+//!   time a compute stream waits (with stragglers this includes waiting
+//!   for the slowest GPU's gradients: the communication cannot start
+//!   before them);
 //! * `bytes_sent_per_gpu` and `messages_per_iteration`: messages that start
 //!   inside the window.
 
@@ -139,13 +141,14 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
     let iters = cfg.iterations as f64;
     let iter_s = (t1 - t0).as_secs() / iters;
     // GPU-iterations the busy sums cover
-    let runs = r.gpus as f64 * iters;
+    let runs = r.gpus as u128 * cfg.iterations as u128;
+    // picoseconds per GPU-iteration: the whole part exactly, then the rest
+    let per_run = |ps: u128| (ps / runs) as f64 + (ps % runs) as f64 / runs as f64;
     let (model, kernels) = r.busy[w..w + n]
         .iter()
         .fold((0u128, 0u128), |(a, b), &(x, y)| (a + x, b + y));
-    // (an exact sum of picoseconds over an exact count, then seconds)
-    let compute_s = (model as f64 / runs) / crate::time::PS_PER_S;
-    let compression_s = (kernels as f64 / runs) / crate::time::PS_PER_S;
+    let compute_s = per_run(model) / crate::time::PS_PER_S;
+    let compression_s = per_run(kernels) / crate::time::PS_PER_S;
     let spans = |ch: Option<ChannelId>| {
         r.sent
             .iter()

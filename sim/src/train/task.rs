@@ -76,11 +76,26 @@ pub struct Dep {
     pub back: u32,
 }
 
+/// What a task is called in timelines. The common names are built from
+/// the task's layer only when a timeline asks, so planning a point of a
+/// large sweep allocates no strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Label {
+    /// "fwd LAYER".
+    Forward,
+    /// "bwd LAYER".
+    Backward,
+    /// "LAYER parameters": the synchronisation of a layer's gradient.
+    Parameters,
+    /// Any other name.
+    Named(String),
+}
+
 /// One task of the template.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
-    /// Name for timelines ("fwd conv1", "sync fc8").
-    pub name: String,
+    /// What it is called ([`Plan::name`]).
+    pub label: Label,
     /// The model layer it belongs to, if any.
     pub layer: Option<u32>,
     /// What it does.
@@ -106,6 +121,20 @@ pub struct ChannelSpec {
     pub partition: u64,
 }
 
+/// The reverse of the dependency lists, flat ([`Plan::dependents`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependents {
+    start: Vec<u32>,
+    edges: Vec<(TaskId, u32)>,
+}
+
+impl Dependents {
+    /// The tasks depending on `t`, each with its dependency's `back`.
+    pub fn of(&self, t: TaskId) -> &[(TaskId, u32)] {
+        &self.edges[self.start[t as usize] as usize..self.start[t as usize + 1] as usize]
+    }
+}
+
 /// One iteration's task graph.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -118,6 +147,19 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The name of task `t` for timelines ("fwd conv1", "fc8 parameters"),
+    /// with layer names from `layer_name`.
+    pub fn name(&self, t: TaskId, layer_name: impl Fn(u32) -> String) -> String {
+        let task = &self.tasks[t as usize];
+        let layer = || task.layer.map_or_else(|| format!("task {t}"), &layer_name);
+        match &task.label {
+            Label::Forward => format!("fwd {}", layer()),
+            Label::Backward => format!("bwd {}", layer()),
+            Label::Parameters => format!("{} parameters", layer()),
+            Label::Named(n) => n.clone(),
+        }
+    }
+
     /// The compute tasks in stream order.
     pub fn compute_order(&self) -> Vec<TaskId> {
         (0..self.tasks.len() as TaskId)
@@ -126,15 +168,28 @@ impl Plan {
     }
 
     /// For every task, the tasks that depend on it, with the dependency's
-    /// `back`.
-    pub fn dependents(&self) -> Vec<Vec<(TaskId, u32)>> {
-        let mut out = vec![Vec::new(); self.tasks.len()];
-        for (t, task) in self.tasks.iter().enumerate() {
+    /// `back`: task t's are `edges[start[t]..start[t + 1]]`.
+    pub fn dependents(&self) -> Dependents {
+        let n = self.tasks.len();
+        let mut start = vec![0u32; n + 1];
+        for task in &self.tasks {
             for d in &task.deps {
-                out[d.task as usize].push((t as TaskId, d.back));
+                start[d.task as usize + 1] += 1;
             }
         }
-        out
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut edges = vec![(0, 0); start[n] as usize];
+        for (t, task) in self.tasks.iter().enumerate() {
+            for d in &task.deps {
+                let at = &mut fill[d.task as usize];
+                edges[*at as usize] = (t as TaskId, d.back);
+                *at += 1;
+            }
+        }
+        Dependents { start, edges }
     }
 
     /// Checks the plan's invariants (a planner bug otherwise): dependencies
@@ -149,21 +204,11 @@ impl Plan {
         let n = self.tasks.len();
         for (t, task) in self.tasks.iter().enumerate() {
             for d in &task.deps {
-                assert!(
-                    (d.task as usize) < n,
-                    "task `{}`: unknown dependency",
-                    task.name
-                );
-                assert!(
-                    d.back <= 1,
-                    "task `{}`: depends {} iterations back",
-                    task.name,
-                    d.back
-                );
+                assert!((d.task as usize) < n, "task {t}: unknown dependency");
+                assert!(d.back <= 1, "task {t}: depends {} iterations back", d.back);
                 assert!(
                     d.back == 0 || matches!(task.work, Work::Compute { .. }),
-                    "task `{}`: only compute tasks wait on the previous iteration",
-                    task.name
+                    "task {t}: only compute tasks wait on the previous iteration"
                 );
                 let on = &self.tasks[d.task as usize];
                 if d.back == 0
@@ -172,19 +217,24 @@ impl Plan {
                 {
                     assert!(
                         (d.task as usize) < t,
-                        "task `{}` depends on `{}`, later in stream order",
-                        task.name,
-                        on.name
+                        "task {t} depends on task {}, later in stream order",
+                        d.task
                     );
                 }
             }
             if let Work::Comm { channel, .. } = task.work {
                 assert!(
                     (channel as usize) < self.channels.len(),
-                    "task `{}`: unknown channel",
-                    task.name
+                    "task {t}: unknown channel"
                 );
             }
+        }
+        for (i, c) in self.channels.iter().enumerate() {
+            assert!(
+                !self.channels[..i].iter().any(|d| d.name == c.name),
+                "two channels named `{}`",
+                c.name
+            );
         }
         // no cycle within an iteration: Kahn's algorithm over the
         // same-iteration edges plus stream order

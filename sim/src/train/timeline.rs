@@ -6,6 +6,7 @@
 //! engine follows one representative GPU ([`Timeline::gpus`] = 1), its
 //! spans stand for every GPU.
 
+use super::channel::Slice;
 use super::task::{ChannelId, ComputeKind, TaskId};
 use crate::collective::Collective;
 use crate::time::SimTime;
@@ -13,7 +14,7 @@ use crate::time::SimTime;
 /// What a timeline needs to know of a task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskInfo {
-    /// Its name ("fwd conv1", "sync fc8").
+    /// Its name ("fwd conv1", "fc8 parameters").
     pub name: String,
     /// The layer it belongs to, if any.
     pub layer: Option<u32>,
@@ -62,8 +63,8 @@ pub struct CommSpan {
     pub sent_per_gpu: f64,
     /// Whether its payload is the same on every rank.
     pub uniform: bool,
-    /// The task pieces it carries: (iteration, task, bytes).
-    pub pieces: Vec<(u32, TaskId, u64)>,
+    /// The tasks' pieces it carries, by task.
+    pub pieces: Vec<Slice>,
 }
 
 /// A compute stream waiting for a dependency of its next task.
@@ -75,6 +76,8 @@ pub struct Stall {
     pub iter: u32,
     /// The waiting compute task.
     pub task: TaskId,
+    /// The dependency it was waiting for when the wait began.
+    pub on: TaskId,
     /// Start of the wait.
     pub start: SimTime,
     /// End of the wait.

@@ -9,7 +9,7 @@ use sim::collective::exec::run_program;
 use sim::net::NetModel;
 use sim::strategy::{DenseMethod, Schedule, Strategy};
 use sim::train::engine;
-use sim::train::task::{ChannelSpec, ComputeKind, Dep, Plan, Task, Work};
+use sim::train::task::{ChannelSpec, ComputeKind, Dep, Label, Plan, Task, Work};
 use sim::train::{Options, RunResult, TrainConfig, simulate, simulate_with};
 use sim::workload::{Layer, Model};
 use std::sync::Arc;
@@ -123,7 +123,7 @@ proptest! {
 /// iteration's compute waits for.
 fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
     let mut tasks = vec![Task {
-        name: "fwd".into(),
+        label: Label::Named("fwd".into()),
         layer: Some(0),
         work: Work::Compute {
             kind: ComputeKind::Forward,
@@ -137,7 +137,7 @@ fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
     let mut channels = Vec::new();
     for (i, (collective, payload)) in comms.into_iter().enumerate() {
         tasks.push(Task {
-            name: format!("comm {i}"),
+            label: Label::Named(format!("comm {i}")),
             layer: Some(0),
             work: Work::Comm {
                 channel: i as u32,
@@ -234,7 +234,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
     let size = 8e6;
     let tasks = vec![
         Task {
-            name: "fwd 0".into(),
+            label: Label::Named("fwd 0".into()),
             layer: Some(0),
             work: Work::Compute {
                 kind: ComputeKind::Forward,
@@ -244,7 +244,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             priority: 0,
         },
         Task {
-            name: "lookup".into(),
+            label: Label::Named("lookup".into()),
             layer: Some(1),
             work: Work::Comm {
                 channel: 0,
@@ -255,7 +255,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             priority: 0,
         },
         Task {
-            name: "fwd 1".into(),
+            label: Label::Named("fwd 1".into()),
             layer: Some(1),
             work: Work::Compute {
                 kind: ComputeKind::Forward,
@@ -290,7 +290,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             let msg = tl
                 .comm
                 .iter()
-                .find(|m| m.pieces[0].0 == it)
+                .find(|m| m.pieces[0].iter == it)
                 .expect("a lookup per iteration");
             let f1 = tl
                 .compute
@@ -319,7 +319,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
 fn cpu_tasks_queue_for_the_hosts_cores() {
     let c = ClusterSpec::flat(2, 1e9, 0.0);
     let cpu = |name: &str| Task {
-        name: name.into(),
+        label: Label::Named(name.into()),
         layer: None,
         work: Work::Cpu { duration: ms(4.0) },
         deps: vec![Dep { task: 0, back: 0 }],
@@ -329,7 +329,7 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
         let plan = Plan {
             tasks: vec![
                 Task {
-                    name: "fwd".into(),
+                    label: Label::Named("fwd".into()),
                     layer: Some(0),
                     work: Work::Compute {
                         kind: ComputeKind::Forward,
@@ -473,6 +473,25 @@ fn ps_with_unequal_shards() {
     // the largest shard's server is the bottleneck: its NIC receives 9 MB
     // from each of the 2 remote workers
     assert!(f.time.as_secs() >= 2.0 * 9e6 / 1e9, "{}", f.time.as_secs());
+    // with local aggregation the intra-node reduce and broadcast carry the
+    // whole variable, however it is split over the servers: the same bytes
+    // as the even split of the same variable
+    let mut c = ClusterSpec::flat(2, 1e9, 2e-6);
+    c.gpus_per_node = 4;
+    let la = Collective {
+        local_aggregation: true,
+        ..Collective::new(Op::Ps)
+    };
+    let uneven = Payload::PerServer(Arc::from([1e6, 9e6]));
+    let (_, sent) = sim::collective::analytical::CostModel::time_of(&la, &c, &uneven);
+    assert_close(
+        sent,
+        la.analytical(&c).bytes_sent_total(10e6),
+        1e-12,
+        "bytes",
+    );
+    let f = run_program(&la.program_for(&c, &uneven), &c).unwrap();
+    assert_close(f.sent.iter().sum(), sent, 1e-12, "flow bytes");
 }
 
 /// Stragglers: a cluster whose communication costs nothing (4 bytes of
