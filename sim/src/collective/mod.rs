@@ -262,17 +262,48 @@ pub struct Collective {
     /// PS: reduce the GPUs of a node first and let one GPU per node push
     /// and pull (Parallax "local aggregation").
     pub local_aggregation: bool,
+    /// The groups it runs in: all GPUs (the default), or each node's, each
+    /// rail's, or each block of k consecutive ranks, every group running
+    /// its own instance at once (the size is then each group's buffer).
+    /// Only [`Grouping::All`] for PS, hierarchical AllReduce and per-rank
+    /// payloads ([`Collective::with_group`]).
+    pub group: Grouping,
 }
 
 impl Collective {
-    /// `op` with its default algorithm, one PS server per node, and local
-    /// aggregation off.
+    /// `op` with its default algorithm, one PS server per node, local
+    /// aggregation off, over all GPUs.
     pub fn new(op: Op) -> Collective {
         Collective {
             op,
             algo: op.algorithms()[0],
             ps_servers: 0,
             local_aggregation: false,
+            group: Grouping::All,
+        }
+    }
+
+    /// Run in `group` instead; `None` where the algorithm has a structure
+    /// of its own (PS servers, hierarchical AllReduce), or where a block
+    /// size of 0 or one that does not divide the GPUs of `cluster` is asked.
+    pub fn with_group(self, group: Grouping, cluster: &ClusterSpec) -> Option<Collective> {
+        let fits = match group {
+            Grouping::Block(k) => k > 0 && cluster.gpus().is_multiple_of(k),
+            _ => true,
+        };
+        (fits
+            && (group == Grouping::All
+                || !matches!(self.algo, Algo::Hierarchical) && self.op != Op::Ps))
+            .then_some(Collective { group, ..self })
+    }
+
+    /// Members of each of its groups on `cluster`.
+    pub fn group_size(&self, cluster: &ClusterSpec) -> u32 {
+        match self.group {
+            Grouping::All => cluster.gpus(),
+            Grouping::IntraNode => cluster.gpus_per_node,
+            Grouping::Rail => cluster.nodes,
+            Grouping::Block(k) => k,
         }
     }
 
@@ -295,16 +326,29 @@ impl Collective {
         }
     }
 
-    /// The step program for a buffer of `bytes`.
+    /// The step program for a buffer of `bytes` (each group's, when the
+    /// collective runs in groups).
+    ///
+    /// # Panics
+    /// If [`Collective::group`] is not one [`Collective::with_group`]
+    /// allows.
     pub fn program(&self, cluster: &ClusterSpec, bytes: f64) -> Program {
-        let n = cluster.gpus() as f64;
+        assert!(
+            self.with_group(self.group, cluster).is_some(),
+            "{}/{} cannot run in {:?}",
+            self.op.name(),
+            self.algo.name(),
+            self.group
+        );
+        let size = self.group_size(cluster);
+        let n = size as f64;
         let g = cluster.gpus_per_node as f64;
         let nodes = cluster.nodes as f64;
-        let all = Grouping::All;
+        let all = self.group;
         let phases = match (self.op, self.algo) {
             (Op::AllReduce, Algo::Ring) => vec![Phase::Ring {
                 group: all,
-                steps: 2 * (cluster.gpus() - 1),
+                steps: 2 * (size - 1),
                 chunk: bytes / n,
             }],
             (Op::AllReduce | Op::GTopK, Algo::Tree) => vec![
@@ -330,7 +374,7 @@ impl Collective {
             ],
             (Op::AllGather | Op::ReduceScatter, _) => vec![Phase::Ring {
                 group: all,
-                steps: cluster.gpus() - 1,
+                steps: size - 1,
                 chunk: bytes / n,
             }],
             (Op::TopK, Algo::RecursiveDoubling) => {
@@ -338,7 +382,7 @@ impl Collective {
             }
             (Op::TopK, Algo::Ring) => vec![Phase::Ring {
                 group: all,
-                steps: cluster.gpus() - 1,
+                steps: size - 1,
                 chunk: bytes,
             }],
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
@@ -388,6 +432,10 @@ impl Collective {
     /// scenarios).
     pub fn program_for(&self, cluster: &ClusterSpec, payload: &Payload) -> Program {
         let n = cluster.gpus() as usize;
+        assert!(
+            payload.is_uniform() || self.group == Grouping::All,
+            "a per-rank payload runs over all GPUs"
+        );
         match payload {
             Payload::Uniform(bytes) => self.program(cluster, *bytes),
             Payload::PerRank(blocks) => {

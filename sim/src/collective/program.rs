@@ -21,8 +21,9 @@ use std::sync::Arc;
 /// Participant index: GPUs first, then PS servers.
 pub type Participant = u32;
 
-/// Which participants form the groups a phase runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which participants form the groups a phase runs in (every group runs
+/// the phase at once, on its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Grouping {
     /// One group of all GPUs, in the cluster's rank placement order.
     All,
@@ -30,6 +31,10 @@ pub enum Grouping {
     IntraNode,
     /// One group per local GPU index ("rail"): GPU i of every node.
     Rail,
+    /// Groups of k consecutive ranks (placement order): ranks 0..k, k..2k,
+    /// … (model-parallel trainers, pipeline neighbours). k divides the
+    /// GPU count.
+    Block(u32),
 }
 
 /// One phase of a collective.
@@ -254,6 +259,7 @@ impl Program {
             Grouping::All => self.gpus,
             Grouping::IntraNode => self.gpus_per_node,
             Grouping::Rail => self.nodes,
+            Grouping::Block(k) => k,
         }
     }
 
@@ -279,20 +285,36 @@ impl Program {
         }
     }
 
+    /// Rank (placement order) of a GPU.
+    fn rank(&self, gpu: u32) -> u32 {
+        let gp = self.gpus_per_node;
+        if self.scattered {
+            (gpu % gp) * self.nodes + gpu / gp
+        } else {
+            gpu
+        }
+    }
+
+    /// GPU of a rank (placement order).
+    fn gpu(&self, rank: u32) -> u32 {
+        if self.scattered {
+            (rank % self.nodes) * self.gpus_per_node + rank / self.nodes
+        } else {
+            rank
+        }
+    }
+
     /// (group id, index in group) of a GPU.
     fn locate(&self, gpu: u32, g: Grouping) -> (u32, u32) {
         let gp = self.gpus_per_node;
         match g {
-            Grouping::All => {
-                let rank = if self.scattered {
-                    (gpu % gp) * self.nodes + gpu / gp
-                } else {
-                    gpu
-                };
-                (0, rank)
-            }
+            Grouping::All => (0, self.rank(gpu)),
             Grouping::IntraNode => (gpu / gp, gpu % gp),
             Grouping::Rail => (gpu % gp, gpu / gp),
+            Grouping::Block(k) => {
+                let r = self.rank(gpu);
+                (r / k, r % k)
+            }
         }
     }
 
@@ -300,15 +322,10 @@ impl Program {
     fn member(&self, id: u32, index: u32, g: Grouping) -> u32 {
         let gp = self.gpus_per_node;
         match g {
-            Grouping::All => {
-                if self.scattered {
-                    (index % self.nodes) * gp + index / self.nodes
-                } else {
-                    index
-                }
-            }
+            Grouping::All => self.gpu(index),
             Grouping::IntraNode => id * gp + index,
             Grouping::Rail => index * gp + id,
+            Grouping::Block(k) => self.gpu(id * k + index),
         }
     }
 
@@ -330,7 +347,8 @@ impl Program {
     /// of the next node). Then all nodes behave identically and a
     /// simulation of node 0's participants, with node k's links mapped onto
     /// node 0's, is exact. True for rings and pairwise exchanges in
-    /// contiguous placement, per-node and per-rail rings, and PS with a
+    /// contiguous placement, per-node and per-rail rings, rings over blocks
+    /// of ranks inside a node, and PS with a
     /// whole number of servers per node and even shards; false for
     /// binomial trees (rooted), scattered placement, and payloads that
     /// differ per rank (which a node shift does not preserve in general).
@@ -339,9 +357,13 @@ impl Program {
             return false;
         }
         self.phases.iter().all(|ph| match ph {
-            Phase::Ring { group, .. } | Phase::Pairwise { group, .. } => {
-                *group != Grouping::All || !self.scattered
-            }
+            // per-node and per-rail groups, and blocks inside a node, map
+            // onto groups of the same role under the shift
+            Phase::Ring { group, .. } | Phase::Pairwise { group, .. } => match *group {
+                Grouping::All => !self.scattered,
+                Grouping::IntraNode | Grouping::Rail => true,
+                Grouping::Block(k) => !self.scattered && self.gpus_per_node.is_multiple_of(k),
+            },
             Phase::BinomialReduce { .. }
             | Phase::BinomialBcast { .. }
             | Phase::RecursiveDoubling { .. }
@@ -579,7 +601,14 @@ mod tests {
                 spec.gpus_per_node = g;
                 spec.placement = placement;
                 let n = spec.gpus() as f64;
-                for group in [Grouping::All, Grouping::IntraNode, Grouping::Rail] {
+                let mut groups = vec![Grouping::All, Grouping::IntraNode, Grouping::Rail];
+                groups.extend(
+                    [1, 2, 3, 4]
+                        .into_iter()
+                        .filter(|k| (nodes * g).is_multiple_of(*k))
+                        .map(Grouping::Block),
+                );
+                for group in groups {
                     check_balance(
                         &spec,
                         vec![Phase::Ring {

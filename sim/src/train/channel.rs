@@ -14,9 +14,12 @@
 //!   timer. Only pieces of the same collective fuse, and a payload that
 //!   differs per rank is never cut or fused.
 //!
-//! A task's pieces are consecutive in either order, so the queue holds one
-//! entry per task (its pieces not yet sent) rather than one per piece: a
-//! 400 MB tensor cut into 4 MiB pieces costs one ordered-map entry.
+//! Under `priority`, tasks of equal (iteration, priority) go whole, one
+//! after the other, the lower task id first (their pieces are not
+//! interleaved). A task's pieces are thus consecutive in either order, so
+//! the queue holds one entry per task (its pieces not yet sent) rather
+//! than one per piece: a 400 MB tensor cut into 4 MiB pieces costs one
+//! ordered-map entry.
 
 use super::task::{ChannelSpec, TaskId};
 use crate::collective::Collective;
@@ -253,5 +256,23 @@ mod tests {
         assert_eq!(next(&mut c), [(0, 1, 10)]);
         c.busy = false;
         assert!(!c.next_message(&mut out));
+    }
+
+    /// Tasks of equal (iteration, priority) go whole, the lower id first.
+    #[test]
+    fn equal_priorities_go_whole_by_task_id() {
+        let ar = Some(Collective::new(Op::AllReduce));
+        let mut c = channel(Schedule::Priority, 15, 10);
+        c.enqueue(0, 2, 0, 20, ar);
+        c.enqueue(0, 1, 0, 20, ar);
+        let mut out = Vec::new();
+        let mut sent = Vec::new();
+        while {
+            c.busy = false;
+            c.next_message(&mut out)
+        } {
+            sent.extend(out.iter().map(|s| s.task));
+        }
+        assert_eq!(sent, [1, 1, 2, 2]);
     }
 }

@@ -69,7 +69,8 @@ enum Event {
     Compute { gpu: u32 },
     /// A CPU task on a node's host.
     Cpu { node: u32, iter: u32, task: TaskId },
-    /// The message on a channel (analytical and cached backends).
+    /// The message on a channel (analytical and cached backends, and a
+    /// shared-network message with nothing to send).
     Message { channel: ChannelId },
 }
 
@@ -715,9 +716,18 @@ impl Engine<'_> {
                         self.live.resize(id as usize + 1, None);
                     }
                     self.live[id as usize] = Some(ch as ChannelId);
-                    // a program with nothing to send ends at once
+                    // a program with nothing to send ends at once: its end
+                    // goes through the queue like any event of this
+                    // instant, before channels decide again
                     self.comm.take_finished(&mut self.done_buf);
-                    self.finish_live(now);
+                    for (id, f) in self.done_buf.drain(..) {
+                        let c = self.live[id as usize].take().expect("its channel");
+                        let per_gpu = f.bytes_sent_per_gpu(self.cfg.cluster.gpus());
+                        if let Some(m) = &mut self.msgs[c as usize] {
+                            m.per_gpu = per_gpu;
+                        }
+                        self.q.push(now, Event::Message { channel: c });
+                    }
                 }
             }
         }

@@ -192,15 +192,15 @@ impl Plan {
         Dependents { start, edges }
     }
 
-    /// Checks the plan's invariants (a planner bug otherwise): dependencies
-    /// name existing tasks, go back at most one iteration, and a compute
-    /// task's dependencies on compute tasks of its own iteration come
-    /// earlier in stream order; channels exist; and no task waits, through
-    /// any chain within one iteration (stream order included), on itself.
+    /// The invariants a linear pass can check: dependencies name existing
+    /// tasks, go back at most one iteration (compute tasks only), and a
+    /// compute task's dependencies on compute tasks of its own iteration
+    /// come earlier in stream order; channels exist and have distinct
+    /// names.
     ///
     /// # Panics
     /// With a message naming the task, if one does not hold.
-    pub fn check(&self) {
+    pub fn check_links(&self) {
         let n = self.tasks.len();
         for (t, task) in self.tasks.iter().enumerate() {
             for d in &task.deps {
@@ -236,6 +236,17 @@ impl Plan {
                 c.name
             );
         }
+    }
+
+    /// Checks the plan's invariants (a planner bug otherwise):
+    /// [`Plan::check_links`], and that no task waits, through any chain
+    /// within one iteration (stream order included), on itself.
+    ///
+    /// # Panics
+    /// With a message naming the task, if one does not hold.
+    pub fn check(&self) {
+        self.check_links();
+        let n = self.tasks.len();
         // no cycle within an iteration: Kahn's algorithm over the
         // same-iteration edges plus stream order
         let mut indeg = vec![0u32; n];

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use sim::SimTime;
 use sim::collective::Payload;
 use sim::collective::exec::run_program;
+use sim::collective::program::Grouping;
 use sim::net::NetModel;
 use sim::strategy::{DenseMethod, Schedule, Strategy};
 use sim::train::engine;
@@ -636,4 +637,145 @@ fn stragglers_cost_more_as_the_cluster_grows() {
         a,
         serde_json::to_string(&simulate(&other).unwrap()).unwrap()
     );
+}
+
+/// Collectives in groups: every group runs its own instance at once, the
+/// size being each group's buffer. On 2 nodes × 4 GPUs (NVLink-class
+/// intra links Bi, latency αi; one NIC of B per node, latency α):
+///
+/// * per node, ring AllReduce of m: 2·3 steps of αi + m/(4·Bi) on the
+///   intra links alone;
+/// * per rail, ring AllReduce of m: 2 steps in which the 4 rails of a node
+///   each send m/2 through the node's one NIC: α + αi + 4·(m/2)/B;
+/// * blocks of 2 ranks (GPU pairs inside a node): 2 steps of αi + m/(2·Bi).
+///
+/// Both models agree (no link carries two of a step's transfers except
+/// the NIC, where both models share it alike), the node-folded flow run
+/// equals the full one, and a collective with a structure of its own
+/// (hierarchical, PS) or a block that does not divide the GPUs has no
+/// groups.
+#[test]
+fn grouped_collectives_closed_forms() {
+    let (b, lat) = (12.5e9, 5e-6);
+    let (bi, lati) = (150e9, 1e-6);
+    let mut c = ClusterSpec::flat(2, b, lat);
+    c.gpus_per_node = 4;
+    c.intra.bandwidth = bi;
+    c.intra.latency = lati;
+    let m = 64e6;
+    let ar = Collective::new(Op::AllReduce);
+    let group = |g| ar.with_group(g, &c).expect("a group");
+    let cases = [
+        (Grouping::IntraNode, 6.0 * (lati + m / (4.0 * bi))),
+        (Grouping::Rail, 2.0 * (lat + lati + 4.0 * (m / 2.0) / b)),
+        (Grouping::Block(2), 2.0 * (lati + m / (2.0 * bi))),
+    ];
+    for (g, want) in cases {
+        let coll = group(g);
+        let (a, f, out) = both(&coll, &c, m);
+        assert_close(a, want, 1e-9, &format!("{g:?} analytical"));
+        // the flow model rounds each transfer up to the picosecond and
+        // each latency to the nearest: at most 1.5 ps a step
+        let steps = coll.program(&c, m).steps() as f64;
+        assert!(
+            (f - want).abs() <= steps * 1.5e-12,
+            "{g:?} flow: {f} vs {want}"
+        );
+        let prog = coll.program(&c, m);
+        assert!(prog.node_symmetric(), "{g:?}");
+        let full = sim::collective::exec::run_program_full(&prog, &c).unwrap();
+        assert_eq!(full.time, out.time, "{g:?}: folded = full");
+        // every GPU of every group sends its 2(s−1) chunks of m/s
+        let s = coll.group_size(&c) as f64;
+        let sent: f64 = out.sent.iter().sum();
+        assert_close(sent, 8.0 * 2.0 * (s - 1.0) * m / s, 1e-12, "bytes");
+    }
+    let hier = ar.with_algo(Algo::Hierarchical).unwrap();
+    assert!(hier.with_group(Grouping::IntraNode, &c).is_none());
+    assert!(
+        Collective::new(Op::Ps)
+            .with_group(Grouping::Rail, &c)
+            .is_none()
+    );
+    assert!(ar.with_group(Grouping::Block(3), &c).is_none());
+    assert!(ar.with_group(Grouping::Block(0), &c).is_none());
+    // a block across nodes is not node-symmetric: each block's roles differ
+    let across = ar.with_group(Grouping::Block(8), &c).unwrap();
+    assert!(!across.program(&c, m).node_symmetric());
+    assert_close(
+        across.analytical(&c).time(m),
+        ar.analytical(&c).time(m),
+        1e-12,
+        "one block of all GPUs = all GPUs",
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Grouped rings, pairwise exchanges and trees on random clusters:
+    /// sends and expected receives balance (the flow run finishes and moves
+    /// what the analytical model counts), and where the folded shortcut
+    /// applies it equals the full run.
+    #[test]
+    fn grouped_collectives_run_and_fold_exactly(
+        nodes in 1u32..5,
+        g in prop::sample::select(vec![1u32, 2, 4, 6]),
+        k in prop::sample::select(vec![1u32, 2, 3, 4, 8]),
+        scattered in any::<bool>(),
+        size in 1e3f64..1e8,
+    ) {
+        let mut c = ClusterSpec::flat(nodes, 1e9, 2e-6);
+        c.gpus_per_node = g;
+        c.intra.bandwidth = 4e9;
+        c.intra.latency = 5e-7;
+        if scattered { c.placement = sim::cluster::Placement::Scattered; }
+        for base in [
+            Collective::new(Op::AllReduce),
+            coll(Op::AllReduce, Algo::Tree),
+            Collective::new(Op::AllGather),
+            Collective::new(Op::AllToAll),
+        ] {
+            for grouping in [Grouping::IntraNode, Grouping::Rail, Grouping::Block(k)] {
+                let Some(col) = base.with_group(grouping, &c) else { continue };
+                let prog = col.program(&c, size);
+                let f = sim::collective::exec::run_program_full(&prog, &c).unwrap();
+                let sent: f64 = f.sent.iter().sum();
+                let want = col.analytical(&c).bytes_sent_total(size);
+                prop_assert!(rel(sent, want) < 1e-9 || (sent == 0.0 && want == 0.0));
+                let recv: f64 = f.received.iter().sum();
+                prop_assert!(rel(recv, sent) < 1e-12 || sent == 0.0);
+                if prog.node_symmetric() {
+                    let s = run_program(&prog, &c).unwrap();
+                    prop_assert!((s.time.as_secs() - f.time.as_secs()).abs() <= 1e-9 * f.time.as_secs(),
+                        "{:?} {:?}: folded {} full {}", col.op, grouping, s.time.as_secs(), f.time.as_secs());
+                }
+            }
+        }
+    }
+}
+
+/// The engine runs a grouped collective like any other: one compute task,
+/// then a per-node AllReduce, which the next iteration waits for.
+#[test]
+fn a_plan_with_a_per_node_collective() {
+    let mut c = ClusterSpec::flat(2, 12.5e9, 5e-6);
+    c.gpus_per_node = 4;
+    c.intra.bandwidth = 150e9;
+    c.intra.latency = 1e-6;
+    let per_node = Collective::new(Op::AllReduce)
+        .with_group(Grouping::IntraNode, &c)
+        .unwrap();
+    let m = 32e6;
+    let plan = plan_of(ms(2.0), vec![(per_node, Payload::Uniform(m))]);
+    for net in [NetModel::Analytical, NetModel::Flow] {
+        let cfg = config(c.clone(), model(vec![layer("l", 1, 2.0, 0.0)]), net);
+        let (r, _) = engine::run(&cfg, &plan, Options::default()).unwrap();
+        let ring = 6.0 * (1e-6 + m / (4.0 * 150e9));
+        // (flow: up to 1.5 ps of rounding in each of the ring's 6 steps)
+        let it = r.iteration_time_s;
+        assert!((it - 2e-3 - ring).abs() <= 6.0 * 1.5e-12, "{net:?}: {it}");
+        // 2·3 chunks of m/4 from each of 8 GPUs, per GPU
+        assert_close(r.bytes_sent_per_gpu, 1.5 * m, 1e-12, "bytes per GPU");
+    }
 }

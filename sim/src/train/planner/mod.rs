@@ -29,8 +29,10 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         DenseMethod::AllReduce(_) => allreduce::plan(cfg),
         DenseMethod::Ps => ps::plan(cfg),
     };
-    // a planner bug, not a property of the input: checked in debug builds
-    // (every test), not on each point of a release sweep
+    // a planner bug, not a property of the input: the linear checks always,
+    // the search for a cycle in debug builds (every test), not on each
+    // point of a release sweep
+    plan.check_links();
     if cfg!(debug_assertions) {
         plan.check();
     }
