@@ -210,12 +210,7 @@ fn trace_events<E>(
         }
     }
     let info = |c: &Collective| colls.iter().find(|i| i.coll == *c).expect("collected");
-    let layer_name = |l: u32| {
-        cfg.model
-            .layers
-            .get(l as usize)
-            .map_or_else(|| format!("layer {l}"), |x| x.name.clone())
-    };
+    let layer_name = |l: u32| cfg.model.layer_name(l);
     let task_name = |t: u32| {
         timeline
             .tasks

@@ -89,11 +89,6 @@ impl Channel {
         }
     }
 
-    /// The channel's description.
-    pub fn spec(&self) -> &ChannelSpec {
-        &self.spec
-    }
-
     /// Queues a ready task's payload of `bytes`; returns the number of
     /// pieces it was cut into. `collective` is `None` for a payload that
     /// may not be cut or fused.
@@ -109,13 +104,7 @@ impl Channel {
             (Schedule::Priority, Some(_)) if self.spec.partition > 0 => self.spec.partition,
             _ => bytes,
         };
-        let class = collective.map(|c| match self.classes.iter().position(|&k| k == c) {
-            Some(i) => i as u32,
-            None => {
-                self.classes.push(c);
-                (self.classes.len() - 1) as u32
-            }
-        });
+        let class = collective.map(|c| super::intern(&mut self.classes, c) as u32);
         let n = if bytes == 0 { 1 } else { bytes.div_ceil(part) };
         let key = match self.spec.schedule {
             Schedule::Fifo => (self.seq, 0, 0),

@@ -16,8 +16,8 @@
 //!   node-symmetric (messages start at instants common to all ranks, so
 //!   all nodes stay alike).
 
-use super::Options;
 use super::task::{Plan, Work};
+use super::{Options, intern};
 use crate::cluster::ClusterSpec;
 use crate::collective::analytical::CostModel;
 use crate::collective::exec::{Finished, InstanceId, Network, run_program};
@@ -42,8 +42,10 @@ pub enum Comm {
     Analytical {
         /// The cluster.
         cluster: ClusterSpec,
-        /// Compiled models, one per collective met so far.
-        models: Vec<(Collective, CostModel)>,
+        /// The collectives met so far, and their compiled models.
+        colls: Vec<Collective>,
+        /// Their compiled models, in the same order.
+        models: Vec<CostModel>,
     },
     /// Flow results of collectives alone on the network, reused.
     Isolated {
@@ -76,6 +78,7 @@ impl Comm {
         match model {
             NetModel::Analytical => Comm::Analytical {
                 cluster,
+                colls: Vec::new(),
                 models: Vec::new(),
             },
             NetModel::Flow if opts.reuse_isolated && plan.channels.len() <= 1 => Comm::Isolated {
@@ -109,18 +112,18 @@ impl Comm {
         payload: &Payload,
     ) -> Result<Started, SimError> {
         match self {
-            Comm::Analytical { cluster, models } => {
+            Comm::Analytical {
+                cluster,
+                colls,
+                models,
+            } => {
                 let (t, sent) = match payload {
                     Payload::Uniform(b) => {
-                        let i = match models.iter().position(|(c, _)| *c == coll) {
-                            Some(i) => i,
-                            None => {
-                                models.push((coll, coll.analytical(cluster)));
-                                models.len() - 1
-                            }
-                        };
-                        let m = &models[i].1;
-                        (m.time(*b), m.bytes_sent_total(*b))
+                        let i = intern(colls, coll);
+                        if i == models.len() {
+                            models.push(coll.analytical(cluster));
+                        }
+                        (models[i].time(*b), models[i].bytes_sent_total(*b))
                     }
                     p => CostModel::time_of(&coll, cluster, p),
                 };
@@ -142,16 +145,7 @@ impl Comm {
                 events,
             } => {
                 let key = match payload {
-                    Payload::Uniform(b) => {
-                        let i = match colls.iter().position(|c| *c == coll) {
-                            Some(i) => i,
-                            None => {
-                                colls.push(coll);
-                                colls.len() - 1
-                            }
-                        };
-                        Some((i, *b as u64))
-                    }
+                    Payload::Uniform(b) => Some((intern(colls, coll), *b as u64)),
                     _ => None,
                 };
                 if let Some(&(d, sent)) = key.and_then(|k| cache.get(&k)) {

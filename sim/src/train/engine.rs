@@ -69,8 +69,7 @@ enum Event {
     Compute { gpu: u32 },
     /// A CPU task on a node's host.
     Cpu { node: u32, iter: u32, task: TaskId },
-    /// The message on a channel (analytical and cached backends, and a
-    /// shared-network message with nothing to send).
+    /// The message on a channel.
     Message { channel: ChannelId },
 }
 
@@ -203,12 +202,7 @@ pub fn run(
             .iter()
             .enumerate()
             .map(|(i, t)| TaskInfo {
-                name: plan.name(i as TaskId, |l| {
-                    cfg.model
-                        .layers
-                        .get(l as usize)
-                        .map_or_else(|| format!("layer {l}"), |x| x.name.clone())
-                }),
+                name: plan.name(i as TaskId, |l| cfg.model.layer_name(l)),
                 layer: t.layer,
                 kind: match t.work {
                     Work::Compute { kind, .. } => Some(kind),
@@ -322,13 +316,13 @@ impl Engine<'_> {
             loop {
                 if self.comm.next_time() == t {
                     self.comm.step(&mut self.done_buf);
-                    self.finish_live(t);
+                    self.finish_live();
                 } else if self.q.peek_time() == Some(t) {
                     let (_, ev) = self.q.pop().expect("peeked");
                     match ev {
                         Event::Compute { gpu } => self.on_compute(gpu),
                         Event::Cpu { node, iter, task } => self.on_cpu(node, iter, task),
-                        Event::Message { channel } => self.on_message_end(channel, t, None),
+                        Event::Message { channel } => self.on_message_end(channel, t),
                     }
                 } else {
                     break;
@@ -346,19 +340,20 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// Messages of the shared network that finished at `t`.
-    fn finish_live(&mut self, t: SimTime) {
-        let done = std::mem::take(&mut self.done_buf);
-        for (id, f) in &done {
-            let ch = self.live[*id as usize]
+    /// Messages of the shared network that finished now: each ends through
+    /// the queue, like the other backends' messages and any event of this
+    /// instant, before channels decide again.
+    fn finish_live(&mut self) {
+        let gpus = self.cfg.cluster.gpus();
+        for (id, f) in self.done_buf.drain(..) {
+            let ch = self.live[id as usize]
                 .take()
                 .expect("a finished message of a channel");
-            debug_assert!(f.end <= t);
-            let per_gpu = f.bytes_sent_per_gpu(self.cfg.cluster.gpus());
-            self.on_message_end(ch, f.end, Some(per_gpu));
+            if let Some(m) = &mut self.msgs[ch as usize] {
+                m.per_gpu = f.bytes_sent_per_gpu(gpus);
+            }
+            self.q.push(f.end, Event::Message { channel: ch });
         }
-        self.done_buf = done;
-        self.done_buf.clear();
     }
 
     // ---- compute streams ------------------------------------------------
@@ -716,33 +711,20 @@ impl Engine<'_> {
                         self.live.resize(id as usize + 1, None);
                     }
                     self.live[id as usize] = Some(ch as ChannelId);
-                    // a program with nothing to send ends at once: its end
-                    // goes through the queue like any event of this
-                    // instant, before channels decide again
+                    // a program with nothing to send ends at once
                     self.comm.take_finished(&mut self.done_buf);
-                    for (id, f) in self.done_buf.drain(..) {
-                        let c = self.live[id as usize].take().expect("its channel");
-                        let per_gpu = f.bytes_sent_per_gpu(self.cfg.cluster.gpus());
-                        if let Some(m) = &mut self.msgs[c as usize] {
-                            m.per_gpu = per_gpu;
-                        }
-                        self.q.push(now, Event::Message { channel: c });
-                    }
+                    self.finish_live();
                 }
             }
         }
         Ok(())
     }
 
-    /// The message on `ch` ended at `end` (each GPU having sent
-    /// `per_gpu` bytes, if the network says so only now).
-    fn on_message_end(&mut self, ch: ChannelId, end: SimTime, per_gpu: Option<f64>) {
+    /// The message on `ch` ended at `end`.
+    fn on_message_end(&mut self, ch: ChannelId, end: SimTime) {
         let mut msg = self.msgs[ch as usize]
             .take()
             .expect("a message on the channel");
-        if let Some(b) = per_gpu {
-            msg.per_gpu = b;
-        }
         self.sent.push(Sent {
             channel: ch,
             start: msg.start,

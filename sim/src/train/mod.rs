@@ -125,6 +125,19 @@ impl Default for Options {
     }
 }
 
+/// The index of `x` in `v`, appended if absent: the few collectives a run
+/// meets, numbered in the order they first appear (deterministic, unlike a
+/// hash).
+pub(crate) fn intern<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
+    match v.iter().position(|k| *k == x) {
+        Some(i) => i,
+        None => {
+            v.push(x);
+            v.len() - 1
+        }
+    }
+}
+
 /// Simulates a training job.
 ///
 /// Fails only when simulated time leaves the representable range (a

@@ -129,6 +129,14 @@ impl Model {
         })
     }
 
+    /// The name of layer `l`, or "layer l" for an index the model does not
+    /// have (a task of a plan that belongs to no model layer).
+    pub fn layer_name(&self, l: u32) -> String {
+        self.layers
+            .get(l as usize)
+            .map_or_else(|| format!("layer {l}"), |x| x.name.clone())
+    }
+
     /// Total dense parameters.
     pub fn params(&self) -> u64 {
         self.layers.iter().map(|l| l.params).sum()
