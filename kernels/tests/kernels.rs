@@ -236,16 +236,25 @@ mod timing {
     ///
     /// So 25% is about twice the worst idle or half-loaded |Δ| seen, and
     /// still fails a harness that times input generation or skips warm-up
-    /// (either moves the median by 2× or more). An oversubscribed machine
-    /// cannot give a stable median at all, so a disturbed attempt is
-    /// retried (up to 5 attempts) rather than compared: one with a spread
-    /// above 50% (which the harness itself would flag) or with more than 35%
-    /// of its wall time spent waiting for a CPU (Linux schedstat). With
-    /// other builds running, undisturbed-looking attempts waited 0–30% and
-    /// their medians agreed within 13%; uniformly slowed ones waited 55–70%.
-    /// If every attempt is disturbed, the least disturbed one is compared.
-    /// Debug builds use m = 2^16 (about 3 ms per run) to stay within the
-    /// test-time budget.
+    /// (either moves the median by 2× or more, in every attempt). Two
+    /// kinds of noise are not the harness's fault, so an attempt is
+    /// repeated (up to 5 attempts) rather than failed at once:
+    /// * a disturbed attempt: one with a spread above 50% (which the
+    ///   harness itself would flag) or with more than 35% of its wall time
+    ///   spent waiting for a CPU (Linux schedstat). With other builds
+    ///   running, undisturbed-looking attempts waited 0–30% and their
+    ///   medians agreed within 13%; uniformly slowed ones waited 55–70%;
+    /// * an undisturbed attempt whose medians still differ by more than
+    ///   25%: seen once in CI, debug build, spreads 28% and 25%, medians
+    ///   27.5% apart with 0.2% CPU wait (15 repeats with a 25% IQR leave
+    ///   the median uncertain by about that much).
+    ///
+    /// The test fails only if no attempt agrees within 25%: a systematic
+    /// error repeats in every attempt, noise does not (one attempt in 42
+    /// exceeded 14% on an idle machine, so five in a row above 25% is not
+    /// noise). Where every attempt is disturbed, the least disturbed one is
+    /// the one reported. Debug builds use m = 2^16 (about 3 ms per run) to
+    /// stay within the test-time budget.
     #[test]
     fn topk_medians_are_stable_run_to_run() {
         let _g = heavy();
@@ -254,49 +263,70 @@ mod timing {
         } else {
             1 << 20
         };
-        // An attempt: two measurements and the larger of their CPU-wait fractions.
-        let disturbed =
-            |x: &(Timing, Timing, f64)| x.0.spread().max(x.1.spread()) > 0.5 || x.2 > 0.35;
-        let mut attempts = Vec::new();
+        // An attempt: two measurements, the larger of their CPU-wait
+        // fractions, and the relative difference of their medians.
+        struct Attempt {
+            a: Timing,
+            b: Timing,
+            wait: f64,
+            diff: f64,
+        }
+        let disturbed = |x: &Attempt| x.a.spread().max(x.b.spread()) > 0.5 || x.wait > 0.35;
+        let mut attempts: Vec<Attempt> = Vec::new();
         for attempt in 1..=5u64 {
             let (a, wait_a) = time_topk_disturbance(m, 100 * attempt);
             let (b, wait_b) = time_topk_disturbance(m, 100 * attempt + 50);
+            let (lo, hi) = (a.median_s.min(b.median_s), a.median_s.max(b.median_s));
+            let diff = (hi - lo) / lo;
             eprintln!(
-                "topk m = {m}, attempt {attempt}: medians {:.3e} s and {:.3e} s, \
+                "topk m = {m}, attempt {attempt}: medians {:.3e} s and {:.3e} s (Δ {:.1}%), \
                  spreads {:.1}% and {:.1}%, waiting for a CPU {:.1}% and {:.1}%",
                 a.median_s,
                 b.median_s,
+                100.0 * diff,
                 100.0 * a.spread(),
                 100.0 * b.spread(),
                 100.0 * wait_a,
                 100.0 * wait_b,
             );
-            attempts.push((a, b, wait_a.max(wait_b)));
-            if !disturbed(attempts.last().unwrap()) {
+            assert!(a.repeats >= 15 && b.repeats >= 15);
+            let x = Attempt {
+                a,
+                b,
+                wait: wait_a.max(wait_b),
+                diff,
+            };
+            let done = !disturbed(&x) && x.diff <= 0.25;
+            attempts.push(x);
+            if done {
                 break;
             }
         }
-        let oversubscribed = attempts.iter().all(disturbed);
-        let &(a, b, _) = if oversubscribed {
-            attempts.iter().min_by(|x, y| x.2.total_cmp(&y.2)).unwrap()
+        let calm: Vec<&Attempt> = attempts.iter().filter(|x| !disturbed(x)).collect();
+        let (best, note) = if calm.is_empty() {
+            (
+                attempts
+                    .iter()
+                    .min_by(|x, y| x.wait.total_cmp(&y.wait))
+                    .unwrap(),
+                " (every attempt was disturbed: the machine is oversubscribed; \
+                 reported the least disturbed)",
+            )
         } else {
-            attempts.last().unwrap()
-        };
-        let (lo, hi) = (a.median_s.min(b.median_s), a.median_s.max(b.median_s));
-        let diff = (hi - lo) / lo;
-        eprintln!("topk m = {m}: Δ {:.1}%", 100.0 * diff);
-        assert!(a.repeats >= 15 && b.repeats >= 15);
-        let note = if oversubscribed {
-            " (every attempt was disturbed: the machine is oversubscribed; compared the least disturbed)"
-        } else {
-            ""
+            let best = calm
+                .into_iter()
+                .min_by(|x, y| x.diff.total_cmp(&y.diff))
+                .unwrap();
+            (best, "")
         };
         assert!(
-            diff <= 0.25,
-            "medians {:.3e} s and {:.3e} s differ by {:.1}% > 25%{note}",
-            a.median_s,
-            b.median_s,
-            100.0 * diff
+            best.diff <= 0.25,
+            "in {} attempts no two medians agreed within 25%; the closest: {:.3e} s and \
+             {:.3e} s, {:.1}% apart{note}",
+            attempts.len(),
+            best.a.median_s,
+            best.b.median_s,
+            100.0 * best.diff
         );
     }
 
