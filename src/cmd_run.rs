@@ -1,11 +1,10 @@
 //! `dtsim run FILE [--json]`.
 
-use crate::CliError;
+use crate::error::{CliError, print_line};
 use clap::Args;
 use sim::scenario;
 use sim::train::{RunResult, simulate};
-use sim::units::HumanBytes;
-use std::io::Write;
+use sim::units::{Count, HumanBytes};
 use std::path::PathBuf;
 
 /// Arguments of `dtsim run`.
@@ -38,17 +37,17 @@ struct PointResult<'a> {
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     // every point is validated before any runs; then they are built and
     // printed one at a time, so a long sweep does not sit in memory
-    let grid = scenario::open_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
-    grid.check().map_err(|e| CliError::Input(e.to_string()))?;
-    let point = |i: usize| grid.point(i).map_err(|e| CliError::Input(e.to_string()));
+    let grid = scenario::open_file(&a.file)?;
+    grid.check()?;
+    let point = |i: usize| grid.point(i).map_err(CliError::from);
     // a traced run's result is printed as is, not simulated a second time
     let mut traced: Option<RunResult> = None;
     if let Some(out) = &a.trace {
         if grid.len() != 1 {
             return Err(CliError::Input(format!(
-                "{}: --trace needs a single-point scenario; this one's sweep has {} points",
+                "{}: --trace needs a single-point scenario; this one's sweep has {}",
                 a.file.display(),
-                grid.len()
+                Count(grid.len() as u64, "point")
             )));
         }
         if a.trace_gpus == 0 {
@@ -68,28 +67,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         eprintln!("wrote {}", out.display());
         traced = Some(result);
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let io = |e: std::io::Error| CliError::Other(format!("writing output: {e}"));
-    if !a.json {
-        writeln!(
-            out,
-            "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
-            "scenario",
-            "gpus",
-            "network",
-            "dense",
-            "schedule",
-            "iter (ms)",
-            "samples/s",
-            "eff",
-            "compute",
-            "comm",
-            "exposed",
-            "sent/GPU"
-        )
-        .map_err(io)?;
-    }
+    // the header goes out with the first row, so that an error before it
+    // prints no table at all
+    let mut header = !a.json;
     for i in 0..grid.len() {
         let p = point(i)?;
         let r = match traced.take() {
@@ -103,40 +83,57 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 sweep: &p.sweep,
             })
             .map_err(|e| CliError::Other(e.to_string()))?;
-            writeln!(out, "{line}").map_err(io)?;
-        } else {
-            let label = if p.sweep.is_empty() {
-                r.scenario.clone()
-            } else {
-                p.sweep
-                    .iter()
-                    .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), v))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            let dense = if r.dense == "allreduce" {
-                format!("ar-{}", r.algo)
-            } else {
-                r.dense.to_string()
-            };
-            writeln!(
-                out,
-                "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
-                label,
-                r.gpus,
-                r.network,
-                dense,
-                r.schedule,
-                r.iteration_time_s * 1e3,
-                r.throughput,
-                r.scaling_efficiency * 100.0,
-                r.compute_s * 1e3,
-                r.comm_s * 1e3,
-                r.exposed_comm_s * 1e3,
-                HumanBytes(r.bytes_sent_per_gpu).to_string()
-            )
-            .map_err(io)?;
+            print_line(line)?;
+            continue;
         }
+        if std::mem::take(&mut header) {
+            print_line(format_args!(
+                "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
+                "scenario",
+                "gpus",
+                "network",
+                "dense",
+                "schedule",
+                "iter (ms)",
+                "samples/s",
+                "eff",
+                "compute",
+                "comm",
+                "exposed",
+                "sent/GPU"
+            ))?;
+        }
+        let label = if p.sweep.is_empty() {
+            r.scenario.clone()
+        } else {
+            p.sweep
+                .iter()
+                .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), v))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let dense = if r.dense == "allreduce" {
+            format!("ar-{}", r.algo)
+        } else {
+            r.dense.to_string()
+        };
+        // + 0.0: a zero that came out negative (-0.0) prints as 0
+        let ms = |s: f64| s * 1e3 + 0.0;
+        print_line(format_args!(
+            "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
+            label,
+            r.gpus,
+            r.network,
+            dense,
+            r.schedule,
+            ms(r.iteration_time_s),
+            r.throughput,
+            r.scaling_efficiency * 100.0,
+            ms(r.compute_s),
+            ms(r.comm_s),
+            ms(r.exposed_comm_s),
+            HumanBytes(r.bytes_sent_per_gpu).to_string()
+        ))?;
     }
     Ok(())
 }

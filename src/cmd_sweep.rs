@@ -1,8 +1,9 @@
 //! `dtsim sweep FILE --out RESULTS.(csv|parquet) [--jobs N] [--shard I/N]`.
 
-use crate::CliError;
+use crate::error::CliError;
 use clap::Args;
 use reports::sweep::{self, Options, Shard, SweepError};
+use sim::units::Count;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -50,7 +51,7 @@ pub(crate) fn map_in(file: &std::path::Path) -> impl Fn(SweepError) -> CliError 
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
-    let grid = sim::scenario::open_file(&a.file).map_err(|e| CliError::Input(e.to_string()))?;
+    let grid = sim::scenario::open_file(&a.file)?;
     let shard = a
         .shard
         .as_deref()
@@ -72,21 +73,21 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let secs = t0.elapsed().as_secs_f64();
     if s.points == 0 {
         eprintln!(
-            "warning: shard {} of a grid of {} points has no points; its table is empty",
+            "warning: shard {} of a grid of {} has no points; its table is empty",
             a.shard.as_deref().unwrap_or("1/1"),
-            grid.len()
+            Count(grid.len() as u64, "point")
         );
     }
     if s.resumed > 0 {
         eprintln!(
-            "resumed {} finished points from an interrupted run",
-            s.resumed
+            "resumed {} from an interrupted run",
+            Count(s.resumed as u64, "finished point")
         );
     }
     eprintln!(
-        "wrote {} ({} points; {} computed in {:.2} s, {:.0} points/s)",
+        "wrote {} ({}; {} computed in {:.2} s, {:.0} points/s)",
         a.out.display(),
-        s.points,
+        Count(s.points as u64, "point"),
         s.computed,
         secs,
         s.computed as f64 / secs.max(1e-9)

@@ -1,10 +1,9 @@
 //! `dtsim validate`: fit on part of the measurements, predict the rest with
 //! the simulator, print the error of every point.
 
-use crate::CliError;
-use crate::cmd_calibrate::read_logs;
-use calibration::profile::Profile;
-use calibration::validate::{LARGE_BYTES, Validation, validate_from_pingpong, validate_log};
+use crate::error::{CliError, print_line};
+use calibration::calibrate::{self, Limits, ValidateRequest, percent as pct};
+use calibration::validate::{LARGE_BYTES, Validation};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -38,114 +37,39 @@ pub struct ValidateArgs {
     max_median_log2_ratio: Option<f64>,
 }
 
-fn input(m: impl Into<String>) -> CliError {
-    CliError::Input(m.into())
-}
-
 pub fn run(a: ValidateArgs) -> Result<(), CliError> {
-    if a.nccl_tests.is_empty() && a.osu.is_empty() && a.measurements.is_none() {
-        return Err(input(
-            "give --nccl-tests LOG, --osu LOG or --measurements PROFILE",
-        ));
-    }
-    let mut results: Vec<Validation> = Vec::new();
-    let mut logs = read_logs(&a.nccl_tests)?;
-    logs.extend(read_logs(&a.osu)?);
-    for (src, log) in &logs {
-        results.push(validate_log(log, src, a.ranks).map_err(|e| input(format!("{src}: {e}")))?);
-    }
-    if let Some(p) = &a.measurements {
-        let src = p.display().to_string();
-        let text =
-            std::fs::read_to_string(p).map_err(|e| input(format!("{src}: cannot read: {e}")))?;
-        let prof = Profile::from_toml(&text).map_err(|e| input(format!("{src}: {e}")))?;
-        let series = |op: &str| -> Vec<(u64, f64)> {
-            prof.measurements
-                .iter()
-                .filter(|m| m.op == op)
-                .map(|m| (m.size_bytes, m.time_s))
-                .collect()
-        };
-        let ping = series("pingpong");
-        if ping.len() < 2 {
-            return Err(input(format!(
-                "{src}: needs at least 2 pingpong measurements"
-            )));
-        }
-        let mut ops: Vec<&str> = prof.measurements.iter().map(|m| m.op.as_str()).collect();
-        ops.sort();
-        ops.dedup();
-        for op in ops.into_iter().filter(|o| *o != "pingpong") {
-            let ranks = prof
-                .measurements
-                .iter()
-                .find(|m| m.op == op)
-                .map(|m| m.ranks)
-                .unwrap_or(2);
-            results.push(
-                validate_from_pingpong(&ping, op, ranks, &series(op), &src)
-                    .map_err(|e| input(format!("{src}: {e}")))?,
-            );
-        }
-    }
-    for (flag, v) in [
-        ("--max-median-error", a.max_median_error),
-        ("--max-median-log2-ratio", a.max_median_log2_ratio),
-    ] {
-        if let Some(m) = v
-            && !(m.is_finite() && m >= 0.0)
-        {
-            return Err(input(format!("{flag} must be a non-negative number")));
-        }
-    }
+    let limits = Limits {
+        max_median_error: a.max_median_error,
+        max_median_log2_ratio: a.max_median_log2_ratio,
+    };
+    limits.check()?;
+    let req = ValidateRequest {
+        nccl_tests: a.nccl_tests,
+        osu: a.osu,
+        measurements: a.measurements,
+        ranks: a.ranks,
+    };
+    let results = calibrate::validate(&req)?;
     for v in &results {
         if a.json {
-            println!(
-                "{}",
-                serde_json::to_string(v).map_err(|e| CliError::Other(e.to_string()))?
-            );
+            let line = serde_json::to_string(v).map_err(|e| CliError::Other(e.to_string()))?;
+            print_line(line)?;
         } else {
-            print_table(v);
+            print_line(table(v))?;
         }
     }
-    if let Some(limit) = a.max_median_error {
-        for v in &results {
-            if v.median_abs_error.is_nan() || v.median_abs_error > limit {
-                return Err(CliError::Other(format!(
-                    "{} {}: median |error| {} exceeds --max-median-error {}",
-                    v.source,
-                    v.op,
-                    pct(v.median_abs_error),
-                    pct(limit)
-                )));
-            }
-        }
-        eprintln!("every median |error| is within {}", pct(limit));
-    }
-    if let Some(limit) = a.max_median_log2_ratio {
-        for v in &results {
-            if v.median_abs_log2_ratio.is_nan() || v.median_abs_log2_ratio > limit {
-                return Err(CliError::Other(format!(
-                    "{} {}: median |log2(predicted/measured)| {:.2} exceeds --max-median-log2-ratio {limit}",
-                    v.source, v.op, v.median_abs_log2_ratio
-                )));
-            }
-        }
-        eprintln!("every median |log2(predicted/measured)| is within {limit}");
+    for line in calibrate::check_limits(&results, &limits)? {
+        eprintln!("{line}");
     }
     Ok(())
 }
 
-fn pct(x: f64) -> String {
-    if x.is_nan() {
-        "-".into()
-    } else {
-        format!("{:.1}%", x * 100.0)
-    }
-}
-
-fn print_table(v: &Validation) {
-    println!(
+/// One validation as the human table shows it (ends with a blank line).
+fn table(v: &Validation) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
         "{} · {} {} on {} ranks · fitted on {} ({} regime{})",
         v.source,
         v.tool,
@@ -166,19 +90,22 @@ fn print_table(v: &Validation) {
             Some(b) => format!("bandwidth {:.2} GB/s", b / 1e9),
             None => "latency only (time flat in size)".into(),
         };
-        println!(
+        let _ = writeln!(
+            s,
             "  regime {}..{} B: alpha {:.2} us, {bw}, R² {r2}",
             r.min_bytes,
             r.max_bytes,
             r.alpha_s * 1e6,
         );
     }
-    println!(
+    let _ = writeln!(
+        s,
         "  {:>14} {:>14} {:>14} {:>8}",
         "size (B)", "measured (us)", "predicted (us)", "error"
     );
     for p in &v.points {
-        println!(
+        let _ = writeln!(
+            s,
             "  {:>14} {:>14.2} {:>14.2} {:>8}",
             p.size_bytes,
             p.measured_s * 1e6,
@@ -186,7 +113,8 @@ fn print_table(v: &Validation) {
             pct(p.error)
         );
     }
-    println!(
+    let _ = write!(
+        s,
         "  held out: median |error| {} (max {}); at ≥ {} KiB: median {} (max {}); median |log2(pred/meas)| {:.2}\n",
         pct(v.median_abs_error),
         pct(v.max_abs_error),
@@ -195,4 +123,5 @@ fn print_table(v: &Validation) {
         pct(v.max_abs_error_large),
         v.median_abs_log2_ratio
     );
+    s
 }

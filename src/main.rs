@@ -1,9 +1,9 @@
 //! `dtsim`: the command line. It parses arguments, calls the crates and
 //! prints; everything it prints comes from the `sim` crate's models.
 //!
-//! Exit codes: 0 success, 2 bad input (a message says what and where),
-//! 1 anything else. `--json` output goes to stdout alone; human messages go
-//! to stderr.
+//! Exit codes ([`error`]): 0 success, 2 bad input (a message says what and
+//! where), 1 anything else; a closed standard output ends quietly with 0.
+//! `--json` output goes to stdout alone; human messages go to stderr.
 
 mod cmd_calibrate;
 mod cmd_collective;
@@ -12,6 +12,9 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_sweep;
 mod cmd_validate;
+mod error;
+
+pub use error::CliError;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,15 +46,6 @@ enum Command {
     Validate(cmd_validate::ValidateArgs),
 }
 
-/// An error with its exit code.
-#[derive(Debug)]
-pub enum CliError {
-    /// Bad input: exit code 2.
-    Input(String),
-    /// Anything else: exit code 1.
-    Other(String),
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -65,13 +59,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Input(m)) => {
-            eprintln!("error: {m}");
-            ExitCode::from(2)
-        }
-        Err(CliError::Other(m)) => {
-            eprintln!("error: {m}");
-            ExitCode::from(1)
-        }
+        Err(e) => e.report(),
     }
 }

@@ -172,7 +172,8 @@ pub struct HumanBytes(pub f64);
 
 impl fmt::Display for HumanBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut v = self.0;
+        // + 0.0 turns -0.0 (an empty sum) into 0.0, and changes nothing else
+        let mut v = self.0 + 0.0;
         for unit in ["B", "KiB", "MiB", "GiB"] {
             if v.abs() < 1024.0 {
                 return write!(f, "{v:.1} {unit}");
@@ -183,9 +184,33 @@ impl fmt::Display for HumanBytes {
     }
 }
 
+/// `n` things, in words: "1 GPU", "2 GPUs", "0 points" (English plural
+/// by a trailing "s", which every noun the tool counts takes).
+pub struct Count<'a>(pub u64, pub &'a str);
+
+impl fmt::Display for Count<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Count(n, noun) = *self;
+        write!(f, "{n} {noun}{}", if n == 1 { "" } else { "s" })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_singular_only_for_one() {
+        assert_eq!(Count(1, "GPU").to_string(), "1 GPU");
+        assert_eq!(Count(0, "point").to_string(), "0 points");
+        assert_eq!(Count(48, "GPU").to_string(), "48 GPUs");
+    }
+
+    #[test]
+    fn negative_zero_bytes_print_as_zero() {
+        assert_eq!(HumanBytes(0.0).to_string(), "0.0 B");
+        assert_eq!(HumanBytes(-0.0).to_string(), "0.0 B");
+    }
 
     #[test]
     fn sizes() {

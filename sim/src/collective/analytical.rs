@@ -154,7 +154,8 @@ impl CostModel {
                         .map(|&(a, c)| a + bytes * c)
                         .fold(0.0, f64::max)
             })
-            .sum()
+            // from +0.0: an empty `f64` sum is -0.0, which prints as "-0"
+            .fold(0.0, |a, b| a + b)
     }
 
     /// Bytes sent by all participants together for a buffer of `bytes`.

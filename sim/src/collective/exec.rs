@@ -61,7 +61,8 @@ pub struct FlowOutcome {
 impl FlowOutcome {
     /// Bytes sent per GPU, all participants' bytes divided by the GPUs.
     pub fn bytes_sent_per_gpu(&self, gpus: u32) -> f64 {
-        self.sent.iter().sum::<f64>() / gpus as f64
+        // from +0.0: an empty `f64` sum is -0.0, which prints as "-0"
+        self.sent.iter().fold(0.0, |a, b| a + b) / gpus as f64
     }
 }
 
@@ -122,7 +123,8 @@ pub struct Finished {
 impl Finished {
     /// Bytes sent per GPU, all participants' bytes divided by the GPUs.
     pub fn bytes_sent_per_gpu(&self, gpus: u32) -> f64 {
-        self.sent.iter().sum::<f64>() / gpus as f64
+        // from +0.0: an empty `f64` sum is -0.0, which prints as "-0"
+        self.sent.iter().fold(0.0, |a, b| a + b) / gpus as f64
     }
 }
 

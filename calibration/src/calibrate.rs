@@ -1,0 +1,786 @@
+//! The three calibrations `dtsim calibrate` offers, whole: from logs
+//! ([`net`]), from fresh kernel timings ([`kernels`]) and from fresh
+//! collective measurements ([`collectives`]); and `dtsim validate`'s
+//! held-out check ([`validate`], [`check_limits`]). Each takes a request
+//! (what the user asked for, already parsed), measures or reads, fits, and
+//! returns the [`Profile`] to write or the validations to print; the
+//! command line only parses and prints. Messages name the command line's
+//! flags (`--ops`, `--sizes`), as these are its requests. The policy that turns fits into a scenario's network
+//! ([`network_from`]) and the kernels' cost forms ([`kernel_model`]) live
+//! here, beside the calibrations that use them.
+
+use crate::fit::{Fit, Model, fit_linear_relative, fit_measurements};
+use crate::logs::{self, Log, LogFileError};
+use crate::profile::{
+    FitEntry, KernelEntry, KernelModel, MeasurementEntry, NetworkEntry, Profile, Provenance,
+    ResidualEntry, now_rfc3339,
+};
+use crate::validate::{
+    ValidateError, Validation, ranks_of, sim_points, validate_from_pingpong, validate_log,
+};
+use kernels::timing::KernelTiming;
+use kernels::{BackendError, CollectiveTiming};
+use std::path::{Path, PathBuf};
+
+/// Why a calibration, a validation or writing a profile failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    /// A log could not be read or does not parse (bad input).
+    #[error(transparent)]
+    Log(#[from] LogFileError),
+    /// An input (a log, a profile, an argument) is unusable: what and where.
+    #[error("{0}")]
+    Input(String),
+    /// A measurement backend could not run (not compiled in: bad input;
+    /// missing library or device, or a failed run: a failure).
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The fits gave a network the simulator cannot use (a failure of the
+    /// measurement, not of the input's form).
+    #[error("the fitted network is out of range: {0}")]
+    FittedNetwork(String),
+    /// A validation exceeded a limit the user set.
+    #[error("{0}")]
+    Exceeded(String),
+    /// A file could not be written.
+    #[error("{path}: cannot write {what}: {message}")]
+    Write {
+        /// The file.
+        path: String,
+        /// What it is ("the profile").
+        what: &'static str,
+        /// The I/O error.
+        message: String,
+    },
+}
+
+impl CalibrateError {
+    /// Whether the error is the input's (exit code 2) rather than a
+    /// failure of the run (exit code 1).
+    pub fn is_input(&self) -> bool {
+        match self {
+            CalibrateError::Log(_) | CalibrateError::Input(_) => true,
+            CalibrateError::Backend(b) => matches!(b, BackendError::NotEnabled { .. }),
+            CalibrateError::FittedNetwork(_)
+            | CalibrateError::Exceeded(_)
+            | CalibrateError::Write { .. } => false,
+        }
+    }
+}
+
+fn input(m: impl Into<String>) -> CalibrateError {
+    CalibrateError::Input(m.into())
+}
+
+/// Who asked: the provenance every calibration records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requester {
+    /// The tool and its version ("dtsim 0.1.0").
+    pub tool: String,
+    /// The command line as typed.
+    pub command: String,
+}
+
+impl Requester {
+    fn provenance(
+        &self,
+        what: &str,
+        sources: Vec<String>,
+        host: Option<String>,
+        notes: Vec<String>,
+    ) -> Provenance {
+        Provenance {
+            tool: format!("{} calibrate {what}", self.tool),
+            created: now_rfc3339(),
+            sources,
+            host,
+            command: self.command.clone(),
+            notes,
+        }
+    }
+}
+
+/// Writes `profile` to `path` as TOML.
+pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), CalibrateError> {
+    std::fs::write(path, profile.to_toml()).map_err(|e| CalibrateError::Write {
+        path: path.display().to_string(),
+        what: "the profile",
+        message: e.to_string(),
+    })
+}
+
+/// Reads logs, each paired with its file's name; errors name the file.
+pub fn read_logs(paths: &[PathBuf]) -> Result<Vec<(String, Log)>, CalibrateError> {
+    let mut out = Vec::new();
+    for p in paths {
+        for l in logs::parse_file(p)? {
+            out.push((p.display().to_string(), l));
+        }
+    }
+    Ok(out)
+}
+
+/// A fit as the profile records it.
+fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)]) -> FitEntry {
+    FitEntry {
+        source: source.to_string(),
+        op: op.to_string(),
+        ranks,
+        median_abs_residual: f.median_abs_residual(),
+        segments: f.segments.clone(),
+        residuals: f
+            .residuals
+            .iter()
+            .map(|&(size_bytes, residual)| ResidualEntry {
+                size_bytes,
+                residual,
+            })
+            .collect(),
+        screened_out_bytes: screened.iter().map(|p| p.0).collect(),
+    }
+}
+
+/// A fit with where it came from, as [`network_from`] weighs it.
+#[derive(Debug, Clone)]
+pub struct SourcedFit {
+    /// The log or measurement it came from.
+    pub source: String,
+    /// The operation ("latency", "bw", "pingpong", "allreduce", …).
+    pub op: String,
+    /// The fit.
+    pub fit: Fit,
+}
+
+/// The network entry a scenario uses: per-link latency from the
+/// smallest-size regime and bandwidth from the largest-size regime that has
+/// one (latency-only regimes have none). Point-to-point fits (OSU
+/// latency/bw, ping-pong) describe a single link and are preferred; a
+/// collective's fit describes the effective link of a flat N-rank cluster,
+/// which is a NIC only when every rank is on its own node. The result is
+/// checked against the simulator's limits.
+pub fn network_from(fits: &[SourcedFit]) -> Result<Option<NetworkEntry>, CalibrateError> {
+    let prefer = |op: &str| fits.iter().find(|f| f.op == op);
+    let bandwidth_of = |f: &Fit| f.segments.iter().rev().find_map(|s| s.bandwidth());
+    let lat = prefer("latency").or_else(|| prefer("pingpong"));
+    let bw = prefer("bw").or_else(|| prefer("pingpong"));
+    // one point-to-point log stands in for the other
+    let (lat, bw) = (lat.or(bw), bw.or(lat));
+    let entry = if let (Some(l), Some(b)) = (lat, bw) {
+        bandwidth_of(&b.fit).map(|bandwidth| NetworkEntry {
+            latency_s: l.fit.segments[0].alpha_s,
+            bandwidth_bps: bandwidth,
+            derived_from: format!(
+                "point to point: latency of the smallest-size regime of {}, bandwidth of the largest-size regime of {}",
+                l.source, b.source
+            ),
+        })
+    } else if let Some(SourcedFit { source, op, fit }) =
+        prefer("allreduce").or_else(|| fits.first())
+    {
+        let ranks = match fit.model {
+            Model::Collective { ranks, .. } => ranks,
+            Model::PointToPoint => 2,
+        };
+        bandwidth_of(fit).map(|b| NetworkEntry {
+            latency_s: fit.segments[0].alpha_s,
+            bandwidth_bps: b,
+            derived_from: format!(
+                "{op} of {source} on {ranks} ranks, through the simulator's {op} model on a flat cluster of {ranks} single-GPU nodes: the effective per-link latency (smallest-size regime) and bandwidth (largest-size regime); a NIC's figures only if every rank had a node of its own"
+            ),
+        })
+    } else {
+        None
+    };
+    if let Some(e) = &entry {
+        sim::limits::check_bandwidth(e.bandwidth_bps)
+            .and_then(|_| sim::limits::check_latency(e.latency_s))
+            .map_err(CalibrateError::FittedNetwork)?;
+    }
+    Ok(entry)
+}
+
+/// What `dtsim calibrate net` was given.
+#[derive(Debug, Clone, Default)]
+pub struct NetRequest {
+    /// nccl-tests logs.
+    pub nccl_tests: Vec<PathBuf>,
+    /// OSU micro-benchmark logs.
+    pub osu: Vec<PathBuf>,
+    /// Ranks of collective logs that do not say.
+    pub ranks: Option<u32>,
+}
+
+/// Fits every log (per operation and size regime), keeps the measurements,
+/// and derives the network ([`network_from`]).
+pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError> {
+    if req.nccl_tests.is_empty() && req.osu.is_empty() {
+        return Err(input("give at least one --nccl-tests or --osu log"));
+    }
+    let mut logs = read_logs(&req.nccl_tests)?;
+    logs.extend(read_logs(&req.osu)?);
+    let mut fits = Vec::new();
+    let mut entries = Vec::new();
+    let mut measurements = Vec::new();
+    for (src, log) in &logs {
+        let in_src = |e: ValidateError| input(format!("{src}: {e}"));
+        let ranks = ranks_of(log, req.ranks).map_err(in_src)?;
+        let model = Model::for_op(&log.op, ranks)
+            .ok_or_else(|| in_src(ValidateError::UnknownOp(log.op.clone())))?;
+        let pts = sim_points(log, ranks);
+        let (f, screened) = fit_measurements(model, &pts)
+            .map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
+        entries.push(fit_entry(src, &log.op, ranks, &f, &screened));
+        measurements.extend(pts.iter().map(|&(size_bytes, time_s)| MeasurementEntry {
+            op: log.op.clone(),
+            size_bytes,
+            time_s,
+            ranks,
+            source: src.clone(),
+        }));
+        fits.push(SourcedFit {
+            source: src.clone(),
+            op: log.op.clone(),
+            fit: f,
+        });
+    }
+    let sources: std::collections::BTreeSet<String> = logs.iter().map(|(s, _)| s.clone()).collect();
+    Ok(Profile {
+        provenance: who.provenance("net", sources.into_iter().collect(), None, vec![]),
+        network: network_from(&fits)?,
+        fits: entries,
+        measurements,
+        ..Profile::default()
+    })
+}
+
+/// Fits a kernel's cost: `a + b·m + c·k` (k: selected or kept elements),
+/// or `a + b·m·log2(m)` for the sort, on relative error; with too few
+/// distinct k, `a + b·m`. `None` when even that cannot be fitted.
+pub fn kernel_model(kernel: &str, backend: &str, timings: &[&KernelTiming]) -> Option<KernelModel> {
+    let sort = kernel.contains("sort") || kernel.contains("threshold");
+    let rows: Vec<(Vec<f64>, f64)> = timings
+        .iter()
+        .map(|t| {
+            let m = t.m as f64;
+            let x = if sort {
+                vec![1.0, m * m.max(2.0).log2()]
+            } else {
+                vec![1.0, m, t.k_or_kept as f64]
+            };
+            (x, t.timing.median_s)
+        })
+        .collect();
+    let (coef, med, form) = match fit_linear_relative(&rows) {
+        Some((c, r)) if !sort => (c, r, "a + b*m + c*k"),
+        Some((c, r)) => (c, r, "a + b*m*log2(m)"),
+        None if !sort => {
+            let rows: Vec<(Vec<f64>, f64)> =
+                rows.iter().map(|(x, t)| (x[..2].to_vec(), *t)).collect();
+            let (c, r) = fit_linear_relative(&rows)?;
+            (c, r, "a + b*m")
+        }
+        None => return None,
+    };
+    Some(KernelModel {
+        kernel: kernel.into(),
+        backend: backend.into(),
+        form: form.into(),
+        a_s: coef[0],
+        b_s: coef[1],
+        c_s: coef.get(2).copied().unwrap_or(0.0),
+        median_abs_residual: med,
+    })
+}
+
+/// Where kernels are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelBackend {
+    /// This machine's CPU.
+    Cpu,
+    /// CUDA kernels on this host's first GPU.
+    Cuda,
+}
+
+/// Where collectives are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectiveBackend {
+    /// MPI across the ranks of `mpirun` or `srun`.
+    Mpi,
+    /// NCCL across this host's GPUs.
+    Nccl,
+}
+
+impl KernelBackend {
+    /// Every backend, in the order the help lists them.
+    pub const ALL: [KernelBackend; 2] = [KernelBackend::Cpu, KernelBackend::Cuda];
+
+    /// The name users type and profiles record.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelBackend::Cpu => "cpu",
+            KernelBackend::Cuda => "cuda",
+        }
+    }
+
+    /// The backend named `name`.
+    pub fn from_name(name: &str) -> Option<KernelBackend> {
+        Self::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
+
+impl CollectiveBackend {
+    /// Every backend, in the order the help lists them.
+    pub const ALL: [CollectiveBackend; 2] = [CollectiveBackend::Mpi, CollectiveBackend::Nccl];
+
+    /// The name users type and profiles record.
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveBackend::Mpi => "mpi",
+            CollectiveBackend::Nccl => "nccl",
+        }
+    }
+
+    /// The backend named `name`.
+    pub fn from_name(name: &str) -> Option<CollectiveBackend> {
+        Self::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The operations it measures, by the names `--ops` takes (NCCL has
+    /// no ping-pong: one in the request is skipped there).
+    fn ops(self) -> Vec<&'static str> {
+        match self {
+            CollectiveBackend::Mpi => kernels::mpi::OPS.to_vec(),
+            CollectiveBackend::Nccl => std::iter::once("pingpong")
+                .chain(kernels::cuda::COLLECTIVES)
+                .collect(),
+        }
+    }
+}
+
+/// What `dtsim calibrate kernels` was given.
+#[derive(Debug, Clone)]
+pub struct KernelRequest {
+    /// Where the kernels run.
+    pub backend: KernelBackend,
+    /// Sizes, elements (each 1 to 2^30).
+    pub sizes: Vec<usize>,
+    /// Densities k/m (each in [1e-6, 1]).
+    pub densities: Vec<f64>,
+    /// Timed repeats per point (at least 1).
+    pub repeats: u32,
+}
+
+/// Times the Top-k, threshold-sort and mask kernels and fits their cost.
+pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, CalibrateError> {
+    if req.sizes.is_empty() || req.sizes.contains(&0) {
+        return Err(input("--sizes: give positive element counts"));
+    }
+    if req.sizes.iter().any(|&m| m > 1 << 30) {
+        return Err(input("--sizes: at most 2^30 elements"));
+    }
+    if req.densities.iter().any(|d| !(1e-6..=1.0).contains(d)) {
+        return Err(input("--densities: each must be in [1e-6, 1]"));
+    }
+    if req.repeats == 0 {
+        return Err(input("--repeats must be at least 1"));
+    }
+    let backend = req.backend.name();
+    let timings = match req.backend {
+        KernelBackend::Cpu => {
+            kernels::timing::time_kernels(&req.sizes, &req.densities, req.repeats)
+        }
+        KernelBackend::Cuda => {
+            kernels::cuda::time_kernels(&req.sizes, &req.densities, req.repeats)?
+        }
+    };
+    let entries: Vec<KernelEntry> = timings
+        .iter()
+        .map(|t| KernelEntry {
+            kernel: t.kernel.to_string(),
+            backend: backend.into(),
+            m: t.m as u64,
+            density: t.density,
+            median_s: t.timing.median_s,
+            p25_s: t.timing.p25_s,
+            p75_s: t.timing.p75_s,
+            repeats: t.timing.repeats,
+        })
+        .collect();
+    let mut names: Vec<&str> = timings.iter().map(|t| t.kernel).collect();
+    names.sort();
+    names.dedup();
+    let models: Vec<KernelModel> = names
+        .into_iter()
+        .filter_map(|k| {
+            let ts: Vec<&KernelTiming> = timings.iter().filter(|t| t.kernel == k).collect();
+            kernel_model(k, backend, &ts)
+        })
+        .collect();
+    Ok(Profile {
+        provenance: who.provenance(
+            "kernels",
+            vec![format!("{backend} kernels measured by dtsim")],
+            Some(host()),
+            vec![],
+        ),
+        kernels: entries,
+        kernel_models: models,
+        ..Profile::default()
+    })
+}
+
+/// This host: its name and CPU model, as provenance records them.
+fn host() -> String {
+    let name = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_default();
+    format!("{} ({cpu})", name.trim())
+}
+
+/// What `dtsim calibrate collectives` was given.
+#[derive(Debug, Clone)]
+pub struct CollectiveRequest {
+    /// Where the collectives run.
+    pub backend: CollectiveBackend,
+    /// Operations, by the backend's names.
+    pub ops: Vec<String>,
+    /// Smallest size, bytes (at least 1).
+    pub min_size: u64,
+    /// Largest size, bytes (at least `min_size`, at most 16 GiB).
+    pub max_size: u64,
+    /// Timed repeats per size (at least 1).
+    pub repeats: u32,
+}
+
+/// Largest size a collective calibration measures.
+pub const MAX_COLLECTIVE_BYTES: u64 = 1 << 34;
+
+/// The sizes measured: `min_size`, doubling, up to `max_size`.
+pub fn doubling_sizes(min_size: u64, max_size: u64) -> Result<Vec<u64>, CalibrateError> {
+    if min_size == 0 || max_size < min_size || max_size > MAX_COLLECTIVE_BYTES {
+        return Err(input(
+            "--min-size must be ≥ 1 byte and ≤ --max-size ≤ 16 GiB",
+        ));
+    }
+    let mut v = vec![min_size];
+    while v[v.len() - 1] * 2 <= max_size {
+        v.push(v[v.len() - 1] * 2);
+    }
+    Ok(v)
+}
+
+/// Measurements grouped by operation (in name order): each operation's
+/// ranks (its first measurement's) and (size, time) points.
+pub fn by_op<'a>(
+    rows: impl IntoIterator<Item = (&'a str, u32, u64, f64)>,
+) -> Vec<(String, u32, Vec<(u64, f64)>)> {
+    let mut out: std::collections::BTreeMap<String, (u32, Vec<(u64, f64)>)> = Default::default();
+    for (op, ranks, size, time) in rows {
+        out.entry(op.to_string())
+            .or_insert((ranks, Vec::new()))
+            .1
+            .push((size, time));
+    }
+    out.into_iter().map(|(op, (r, pts))| (op, r, pts)).collect()
+}
+
+/// Measures collectives with MPI (every rank of `mpirun` calls this) or
+/// NCCL and fits them. `None` on every MPI rank but 0, which alone returns
+/// the profile to write.
+pub fn collectives(
+    req: &CollectiveRequest,
+    who: &Requester,
+) -> Result<Option<Profile>, CalibrateError> {
+    let sizes = doubling_sizes(req.min_size, req.max_size)?;
+    let known = req.backend.ops();
+    for op in &req.ops {
+        if !known.contains(&op.as_str()) {
+            return Err(input(format!(
+                "--ops: unknown operation `{op}` for {}; known: {}",
+                req.backend.name(),
+                known.join(", ")
+            )));
+        }
+    }
+    if req.repeats == 0 {
+        return Err(input("--repeats must be at least 1"));
+    }
+    let ops: Vec<&str> = req.ops.iter().map(|s| s.as_str()).collect();
+    let backend = req.backend.name();
+    let (timings, notes, host_name): (Vec<CollectiveTiming>, Vec<String>, String) =
+        match req.backend {
+            CollectiveBackend::Mpi => {
+                let run = kernels::mpi::measure(&ops, &sizes, req.repeats)?;
+                if run.rank != 0 {
+                    return Ok(None);
+                }
+                (
+                    run.timings,
+                    vec![format!("{} MPI ranks", run.size)],
+                    format!("{} ({})", run.processor, host()),
+                )
+            }
+            CollectiveBackend::Nccl => {
+                let ops: Vec<&str> = ops.iter().copied().filter(|o| *o != "pingpong").collect();
+                let t = kernels::cuda::time_collectives(&ops, &sizes, req.repeats)?;
+                (t, vec![], host())
+            }
+        };
+    let measurements: Vec<MeasurementEntry> = timings
+        .iter()
+        .map(|t| MeasurementEntry {
+            op: t.op.clone(),
+            size_bytes: t.size_bytes,
+            time_s: t.time_s,
+            ranks: t.ranks,
+            source: String::new(),
+        })
+        .collect();
+    let mut fits = Vec::new();
+    let mut entries = Vec::new();
+    let grouped = by_op(
+        timings
+            .iter()
+            .map(|t| (t.op.as_str(), t.ranks, t.size_bytes, t.time_s)),
+    );
+    for (op, ranks, pts) in grouped {
+        let Some(model) = Model::for_op(&op, ranks) else {
+            continue;
+        };
+        if let Ok((f, screened)) = fit_measurements(model, &pts) {
+            entries.push(fit_entry(
+                &format!("{backend} measurement"),
+                &op,
+                ranks,
+                &f,
+                &screened,
+            ));
+            fits.push(SourcedFit {
+                source: format!("{backend} {op}"),
+                op,
+                fit: f,
+            });
+        }
+    }
+    Ok(Some(Profile {
+        provenance: who.provenance(
+            "collectives",
+            vec![format!("{backend} collectives measured by dtsim")],
+            Some(host_name),
+            notes,
+        ),
+        network: network_from(&fits)?,
+        fits: entries,
+        measurements,
+        ..Profile::default()
+    }))
+}
+
+/// What `dtsim validate` was given.
+#[derive(Debug, Clone, Default)]
+pub struct ValidateRequest {
+    /// nccl-tests logs: each fitted on every other size.
+    pub nccl_tests: Vec<PathBuf>,
+    /// OSU micro-benchmark logs: each fitted on every other size.
+    pub osu: Vec<PathBuf>,
+    /// A profile from `dtsim calibrate collectives`: its ping-pong fit
+    /// predicts its measured collectives.
+    pub measurements: Option<PathBuf>,
+    /// Ranks of collective logs that do not say.
+    pub ranks: Option<u32>,
+}
+
+/// Validates every log, and every collective of the profile against its
+/// ping-pong fit, in that order.
+pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError> {
+    if req.nccl_tests.is_empty() && req.osu.is_empty() && req.measurements.is_none() {
+        return Err(input(
+            "give --nccl-tests LOG, --osu LOG or --measurements PROFILE",
+        ));
+    }
+    let mut results = Vec::new();
+    let mut logs = read_logs(&req.nccl_tests)?;
+    logs.extend(read_logs(&req.osu)?);
+    for (src, log) in &logs {
+        results.push(validate_log(log, src, req.ranks).map_err(|e| input(format!("{src}: {e}")))?);
+    }
+    if let Some(p) = &req.measurements {
+        let src = p.display().to_string();
+        let text =
+            std::fs::read_to_string(p).map_err(|e| input(format!("{src}: cannot read: {e}")))?;
+        let prof = Profile::from_toml(&text).map_err(|e| input(format!("{src}: {e}")))?;
+        let grouped = by_op(
+            prof.measurements
+                .iter()
+                .map(|m| (m.op.as_str(), m.ranks, m.size_bytes, m.time_s)),
+        );
+        let ping = grouped
+            .iter()
+            .find(|g| g.0 == "pingpong")
+            .map(|g| g.2.clone())
+            .unwrap_or_default();
+        if ping.len() < 2 {
+            return Err(input(format!(
+                "{src}: needs at least 2 pingpong measurements"
+            )));
+        }
+        for (op, ranks, pts) in grouped.iter().filter(|g| g.0 != "pingpong") {
+            results.push(
+                validate_from_pingpong(&ping, op, *ranks, pts, &src)
+                    .map_err(|e| input(format!("{src}: {e}")))?,
+            );
+        }
+    }
+    Ok(results)
+}
+
+/// `x` as a percentage with one decimal, or "-" for NaN (no points).
+pub fn percent(x: f64) -> String {
+    if x.is_nan() {
+        "-".into()
+    } else {
+        format!("{:.1}%", x * 100.0)
+    }
+}
+
+/// The limits `dtsim validate` can enforce on every validation.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Limits {
+    /// Largest median |error| over the held-out points (a fraction).
+    pub max_median_error: Option<f64>,
+    /// Largest median |log2(predicted/measured)|.
+    pub max_median_log2_ratio: Option<f64>,
+}
+
+impl Limits {
+    /// Refuses a limit that is not a non-negative number (bad input).
+    pub fn check(&self) -> Result<(), CalibrateError> {
+        for (flag, v) in [
+            ("--max-median-error", self.max_median_error),
+            ("--max-median-log2-ratio", self.max_median_log2_ratio),
+        ] {
+            if let Some(m) = v
+                && !(m.is_finite() && m >= 0.0)
+            {
+                return Err(input(format!("{flag} must be a non-negative number")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks every validation against the limits set: the first one exceeded
+/// is an error ([`CalibrateError::Exceeded`]: a failure, exit code 1); on
+/// success, one line per limit saying it held. A validation without
+/// held-out points (NaN) exceeds any limit.
+pub fn check_limits(
+    results: &[Validation],
+    limits: &Limits,
+) -> Result<Vec<String>, CalibrateError> {
+    let mut held = Vec::new();
+    if let Some(limit) = limits.max_median_error {
+        if let Some(v) = results
+            .iter()
+            .find(|v| v.median_abs_error.is_nan() || v.median_abs_error > limit)
+        {
+            return Err(CalibrateError::Exceeded(format!(
+                "{} {}: median |error| {} exceeds --max-median-error {}",
+                v.source,
+                v.op,
+                percent(v.median_abs_error),
+                percent(limit)
+            )));
+        }
+        held.push(format!("every median |error| is within {}", percent(limit)));
+    }
+    if let Some(limit) = limits.max_median_log2_ratio {
+        if let Some(v) = results
+            .iter()
+            .find(|v| v.median_abs_log2_ratio.is_nan() || v.median_abs_log2_ratio > limit)
+        {
+            return Err(CalibrateError::Exceeded(format!(
+                "{} {}: median |log2(predicted/measured)| {:.2} exceeds --max-median-log2-ratio {limit}",
+                v.source, v.op, v.median_abs_log2_ratio
+            )));
+        }
+        held.push(format!(
+            "every median |log2(predicted/measured)| is within {limit}"
+        ));
+    }
+    Ok(held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_double_from_min_to_max() {
+        assert_eq!(doubling_sizes(1024, 4096).unwrap(), [1024, 2048, 4096]);
+        assert_eq!(doubling_sizes(1000, 3999).unwrap(), [1000, 2000]);
+        for (lo, hi) in [(0, 8), (16, 8), (1, MAX_COLLECTIVE_BYTES + 1)] {
+            let e = doubling_sizes(lo, hi).unwrap_err();
+            assert!(e.is_input() && e.to_string().contains("--min-size"), "{e}");
+        }
+    }
+
+    #[test]
+    fn measurements_group_by_op_in_name_order_keeping_the_first_ranks() {
+        let g = by_op([
+            ("allreduce", 4, 8, 1.0),
+            ("pingpong", 2, 8, 0.5),
+            ("allreduce", 4, 16, 2.0),
+        ]);
+        assert_eq!(
+            g,
+            vec![
+                ("allreduce".to_string(), 4, vec![(8, 1.0), (16, 2.0)]),
+                ("pingpong".to_string(), 2, vec![(8, 0.5)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_op_the_backend_lacks_is_refused_as_input() {
+        let who = Requester {
+            tool: "dtsim test".into(),
+            command: "dtsim calibrate collectives".into(),
+        };
+        let req = CollectiveRequest {
+            backend: CollectiveBackend::Mpi,
+            ops: vec!["reducescatter".into()],
+            min_size: 1024,
+            max_size: 2048,
+            repeats: 1,
+        };
+        let e = collectives(&req, &who).unwrap_err();
+        assert!(e.is_input(), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "--ops: unknown operation `reducescatter` for mpi; known: pingpong, allreduce, allgather, alltoall, broadcast"
+        );
+    }
+
+    #[test]
+    fn error_kinds() {
+        assert!(input("x").is_input());
+        assert!(CalibrateError::Backend(BackendError::NotEnabled { feature: "cuda" }).is_input());
+        assert!(!CalibrateError::Backend(BackendError::Unavailable("no GPU".into())).is_input());
+        assert!(!CalibrateError::FittedNetwork("x".into()).is_input());
+        let w = write_profile(&Profile::default(), Path::new("/nonexistent-dir/p.toml"));
+        let w = w.unwrap_err();
+        assert!(!w.is_input());
+        assert!(
+            w.to_string()
+                .starts_with("/nonexistent-dir/p.toml: cannot write the profile: "),
+            "{w}"
+        );
+    }
+}

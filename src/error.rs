@@ -1,0 +1,125 @@
+//! The command line's one error type, and the one place that turns it into
+//! an exit code.
+//!
+//! The contract (docs/architecture.md, "Exit codes"): 0 success, 2 bad
+//! input (the message says what is wrong and where), 1 anything else (a
+//! measurement that failed, an output that could not be written, a limit
+//! `dtsim validate` was told to enforce). A closed standard output (`dtsim
+//! run … | head`) ends the command quietly with 0, as a Unix filter does.
+//!
+//! Each library error converts with `From`, deciding its kind by what
+//! failed: the libraries know whether a failure was the input's (they
+//! say so by variant), this module only maps kinds to codes.
+
+use std::fmt;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// An error of a command, by kind.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input: exit code 2.
+    Input(String),
+    /// Anything else: exit code 1.
+    Other(String),
+    /// Standard output was closed by its reader: exit code 0, no message.
+    ClosedOutput,
+}
+
+impl CliError {
+    /// The exit code of this kind of error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Input(_) => 2,
+            CliError::Other(_) => 1,
+            CliError::ClosedOutput => 0,
+        }
+    }
+
+    /// Prints the message on standard error (none for a closed output) and
+    /// returns the exit code.
+    pub fn report(&self) -> ExitCode {
+        match self {
+            CliError::Input(m) | CliError::Other(m) => eprintln!("error: {m}"),
+            CliError::ClosedOutput => {}
+        }
+        ExitCode::from(self.exit_code())
+    }
+
+    /// An error writing to standard output: a closed pipe ends quietly,
+    /// anything else is a failure.
+    pub fn writing(e: std::io::Error) -> CliError {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            CliError::ClosedOutput
+        } else {
+            CliError::Other(format!("writing output: {e}"))
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Input(m) | CliError::Other(m) => f.write_str(m),
+            CliError::ClosedOutput => f.write_str("standard output was closed"),
+        }
+    }
+}
+
+/// Writes one line on standard output; see [`CliError::writing`].
+pub fn print_line(line: impl fmt::Display) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}").map_err(CliError::writing)
+}
+
+impl From<sim::scenario::ScenarioError> for CliError {
+    fn from(e: sim::scenario::ScenarioError) -> Self {
+        CliError::Input(e.to_string())
+    }
+}
+
+impl From<calibration::calibrate::CalibrateError> for CliError {
+    fn from(e: calibration::calibrate::CalibrateError) -> Self {
+        if e.is_input() {
+            CliError::Input(e.to_string())
+        } else {
+            CliError::Other(e.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_has_its_exit_code() {
+        assert_eq!(CliError::Input("x".into()).exit_code(), 2);
+        assert_eq!(CliError::Other("x".into()).exit_code(), 1);
+        assert_eq!(CliError::ClosedOutput.exit_code(), 0);
+    }
+
+    #[test]
+    fn a_closed_pipe_is_quiet_and_other_write_errors_fail() {
+        use std::io::{Error, ErrorKind};
+        assert!(matches!(
+            CliError::writing(Error::from(ErrorKind::BrokenPipe)),
+            CliError::ClosedOutput
+        ));
+        let e = CliError::writing(Error::other("disk full"));
+        assert!(matches!(&e, CliError::Other(m) if m == "writing output: disk full"));
+    }
+
+    #[test]
+    fn calibration_errors_keep_their_kind() {
+        use calibration::calibrate::CalibrateError;
+        let input: CliError = CalibrateError::Input("bad".into()).into();
+        assert_eq!(input.exit_code(), 2);
+        let failed: CliError = CalibrateError::FittedNetwork("bandwidth 0".into()).into();
+        assert_eq!(failed.exit_code(), 1);
+        assert_eq!(
+            failed.to_string(),
+            "the fitted network is out of range: bandwidth 0"
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! The exit-code contract, one test per kind (src/error.rs): 2 for bad
+//! input with a located message, 1 for a failure that is not the input's
+//! (an output that cannot be written, a limit exceeded), 0 and silence when
+//! the reader of standard output goes away.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn dtsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(args)
+        .output()
+        .expect("dtsim runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn repo(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(p)
+        .display()
+        .to_string()
+}
+
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exit-codes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const SMALL: &str = r#"name = "small"
+iterations = 2
+[cluster]
+nodes = 2
+network = "ib-edr-100g"
+[model]
+preset = "resnet50"
+batch_per_gpu = 32
+gpu = "titan-xp"
+"#;
+
+/// A point that validates but cannot be simulated (its time overflows):
+/// exit 2, the file named, and no table header before the message.
+#[test]
+fn input_that_fails_in_the_simulator_exits_2_with_no_header() {
+    let text = SMALL
+        .replace("iterations = 2", "iterations = 100")
+        .replace(
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\nbandwidth = \"1e3Bps\"",
+        )
+        .replace("resnet50", "vgg16");
+    let f = scratch("overflow.toml", &text);
+    let o = dtsim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        o.stdout.is_empty(),
+        "printed before the error: {:?}",
+        o.stdout
+    );
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!("error: {}: the simulated time", f.display())),
+        "{err}"
+    );
+}
+
+/// Output that cannot be written is not the input's fault: exit 1.
+#[test]
+fn an_unwritable_output_exits_1() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full on this system");
+        return;
+    }
+    let f = scratch("small.toml", SMALL);
+    // standard output
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(["run", f.to_str().unwrap(), "--json"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("error: writing output: "),
+        "{}",
+        stderr(&o)
+    );
+    // a profile
+    let log = repo("tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+    let o = dtsim(&["calibrate", "net", "--nccl-tests", &log, "-o", "/dev/full"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("error: /dev/full: cannot write the profile: "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A limit `dtsim validate` was asked to enforce and that does not hold is
+/// a failure (1), not bad input; a limit that is not a number is bad
+/// input (2).
+#[test]
+fn a_validation_limit_exceeded_exits_1_and_a_bad_limit_2() {
+    let log = repo("tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+    let o = dtsim(&["validate", "--nccl-tests", &log, "--max-median-error", "0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exceeds --max-median-error 0.0%"),
+        "{}",
+        stderr(&o)
+    );
+    let o = dtsim(&["validate", "--nccl-tests", &log, "--max-median-error=-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: --max-median-error must be a non-negative number\n"
+    );
+}
+
+/// `dtsim run … | head -1`: the reader leaves after one line; the run ends
+/// quietly with exit code 0, as a Unix filter does. The sweep prints far
+/// more than a pipe buffers (64 KiB), so later writes meet the closed pipe.
+#[test]
+fn a_closed_standard_output_ends_quietly_with_0() {
+    let text = format!(
+        "{SMALL}[sweep]\n\"model.batch_per_gpu\" = [{}]\n",
+        (1..=400)
+            .map(|b| b.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let f = scratch("long.toml", &text);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args(["run", f.to_str().unwrap(), "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // the reader is dropped here: the pipe's read end closes
+    assert!(first.starts_with('{'), "{first}");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "a closed pipe is not an error");
+}
