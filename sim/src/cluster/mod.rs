@@ -27,6 +27,7 @@
 //! GPU `i` of a node uses NIC `i mod nics_per_node` (rail-aligned, as NCCL
 //! places GPUs next to their nearest NIC).
 
+pub mod build;
 pub mod presets;
 
 /// Bandwidth (bytes/s, per direction) and latency (s) of one link kind.

@@ -11,13 +11,13 @@
 use super::raw::{IntOrText, RawScenario};
 use super::strategy::validate_strategy;
 use super::{Invalid, invalid};
-use crate::cluster::{ClusterSpec, LinkParams, Placement, presets};
+use crate::cluster::Placement;
+use crate::cluster::build::Description;
 use crate::limits;
 use crate::net::NetModel;
-use crate::profile::Profile;
 use crate::strategy::Schedule;
 use crate::train::TrainConfig;
-use crate::units::{parse_bandwidth, parse_bytes, parse_duration, parse_seconds};
+use crate::units::{parse_bytes, parse_duration};
 use crate::workload::{Layer, Model};
 use std::path::Path;
 
@@ -30,67 +30,6 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     limits::check_gpus(nodes as u64, gpn as u64)
         .map_err(|m| invalid("cluster.gpus_per_node", m))?;
     let nics = count(c.nics_per_node, "cluster.nics_per_node", Some(1), 1)?;
-    if nics > gpn.max(64) {
-        return Err(invalid(
-            "cluster.nics_per_node",
-            format!("{nics} NICs per node is more than max(GPUs per node, 64)"),
-        ));
-    }
-    let network = need(&c.network, "cluster.network")?;
-    let inter = if network.ends_with(".toml") {
-        let path = match dir {
-            Some(d) if Path::new(&network).is_relative() => d.join(&network),
-            _ => Path::new(&network).to_path_buf(),
-        };
-        let (latency_s, bandwidth) =
-            profile_network(&path).map_err(|m| invalid("cluster.network", m))?;
-        presets::LinkPreset {
-            name: "profile",
-            bandwidth_bytes_per_s: bandwidth,
-            latency_s,
-            source: "calibration profile",
-        }
-    } else {
-        *presets::inter_node(&network).ok_or_else(|| {
-            let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
-            invalid(
-                "cluster.network",
-                format!(
-                    "unknown network `{network}`; known: {}, or the path of a calibration profile (.toml)",
-                    known.join(", ")
-                ),
-            )
-        })?
-    };
-    let intra_name = c.intra.clone().unwrap_or_else(|| "pcie3-x16".into());
-    let intra = presets::intra_node(&intra_name).ok_or_else(|| {
-        let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
-        invalid(
-            "cluster.intra",
-            format!(
-                "unknown intra-node link `{intra_name}`; known: {}",
-                known.join(", ")
-            ),
-        )
-    })?;
-    let bw = |v: &Option<String>, key: &str, d: f64| match v {
-        None => Ok::<f64, Invalid>(d),
-        Some(t) => {
-            let b = parse_bandwidth(t).map_err(|e| invalid(key, e.to_string()))?;
-            limits::check_bandwidth(b).map_err(|m| invalid(key, m))?;
-            Ok(b)
-        }
-    };
-    let lat = |v: &Option<String>, key: &str, d: f64| match v {
-        None => Ok::<f64, Invalid>(d),
-        Some(t) => {
-            let l = parse_seconds(t).map_err(|e| invalid(key, e.to_string()))?;
-            limits::check_latency(l).map_err(|m| invalid(key, m))?;
-            Ok(l)
-        }
-    };
-    let over = c.oversubscription.unwrap_or(1.0);
-    limits::check_oversubscription(over).map_err(|m| invalid("cluster.oversubscription", m))?;
     let net_model = match c.model.as_deref().unwrap_or("flow") {
         "flow" => NetModel::Flow,
         "analytical" => NetModel::Analytical,
@@ -111,41 +50,23 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             ));
         }
     };
-    let custom = |name: &str, overridden: bool| {
-        if overridden {
-            format!("{name}*")
-        } else {
-            name.to_string()
-        }
-    };
-    let cluster = ClusterSpec {
+    let description = Description {
         nodes,
         gpus_per_node: gpn,
-        network: custom(&network, c.bandwidth.is_some() || c.latency.is_some()),
-        inter: LinkParams {
-            bandwidth: bw(
-                &c.bandwidth,
-                "cluster.bandwidth",
-                inter.bandwidth_bytes_per_s,
-            )?,
-            latency: lat(&c.latency, "cluster.latency", inter.latency_s)?,
-        },
-        intra_name: custom(
-            &intra_name,
-            c.intra_bandwidth.is_some() || c.intra_latency.is_some(),
-        ),
-        intra: LinkParams {
-            bandwidth: bw(
-                &c.intra_bandwidth,
-                "cluster.intra_bandwidth",
-                intra.bandwidth_bytes_per_s,
-            )?,
-            latency: lat(&c.intra_latency, "cluster.intra_latency", intra.latency_s)?,
-        },
         nics_per_node: nics,
-        oversubscription: over,
+        network: need(&c.network, "cluster.network")?,
+        dir: dir.map(Path::to_path_buf),
+        intra: c.intra.clone(),
+        bandwidth: c.bandwidth.clone(),
+        latency: c.latency.clone(),
+        intra_bandwidth: c.intra_bandwidth.clone(),
+        intra_latency: c.intra_latency.clone(),
+        oversubscription: c.oversubscription.unwrap_or(1.0),
         placement,
     };
+    let cluster = description
+        .build()
+        .map_err(|e| invalid(&format!("cluster.{}", e.field.key()), e.message))?;
 
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes)?;
@@ -347,16 +268,6 @@ pub(super) fn size(v: &Option<IntOrText>, key: &str, default: u64) -> Result<u64
         )),
         Some(IntOrText::Text(t)) => parse_bytes(t).map_err(|e| invalid(key, e.to_string())),
     }
-}
-
-/// Link parameters from a calibration profile's `[network]` table
-/// (written by `dtsim calibrate`): (latency s, bandwidth B/s).
-fn profile_network(path: &Path) -> Result<(f64, f64), String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read calibration profile {}: {e}", path.display()))?;
-    Profile::from_toml(&text)
-        .and_then(|p| p.network_link().map(|n| (n.latency_s, n.bandwidth_bps)))
-        .map_err(|e| format!("calibration profile {}: {e}", path.display()))
 }
 
 #[cfg(test)]
