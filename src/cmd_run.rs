@@ -70,6 +70,16 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     // the header goes out with the first row, so that an error before it
     // prints no table at all
     let mut header = !a.json;
+    // the label column is as wide as the widest label any point can have
+    let width = grid
+        .keys()
+        .iter()
+        .map(|k| {
+            let values = grid.values(k).unwrap_or_default();
+            values.iter().map(|v| part(k, v).len()).max().unwrap_or(0) + 1
+        })
+        .sum::<usize>()
+        .max(28);
     for i in 0..grid.len() {
         let p = point(i)?;
         let r = match traced.take() {
@@ -88,7 +98,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         }
         if std::mem::take(&mut header) {
             print_line(format_args!(
-                "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
+                "{:<width$} {:>5} {:<14} {:<10} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
                 "scenario",
                 "gpus",
                 "network",
@@ -106,11 +116,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         let label = if p.sweep.is_empty() {
             r.scenario.clone()
         } else {
-            p.sweep
-                .iter()
-                .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), v))
-                .collect::<Vec<_>>()
-                .join(",")
+            label(&p.sweep)
         };
         let dense = if r.dense == "allreduce" {
             format!("ar-{}", r.algo)
@@ -120,7 +126,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         // + 0.0: a zero that came out negative (-0.0) prints as 0
         let ms = |s: f64| s * 1e3 + 0.0;
         print_line(format_args!(
-            "{:<28} {:>5} {:<14} {:<10} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
+            "{:<width$} {:>5} {:<14} {:<10} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
             label,
             r.gpus,
             r.network,
@@ -136,4 +142,23 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         ))?;
     }
     Ok(())
+}
+
+/// One swept key's part of a point's label: the key's last component and
+/// the value, strings without quotes (`network=eth-10g`).
+fn part(key: &str, v: &toml::Value) -> String {
+    let short = key.rsplit('.').next().unwrap_or(key);
+    match v {
+        toml::Value::String(s) => format!("{short}={s}"),
+        v => format!("{short}={v}"),
+    }
+}
+
+/// A point's label: its swept values, in key order.
+fn label(sweep: &std::collections::BTreeMap<String, toml::Value>) -> String {
+    sweep
+        .iter()
+        .map(|(k, v)| part(k, v))
+        .collect::<Vec<_>>()
+        .join(",")
 }

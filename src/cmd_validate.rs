@@ -113,9 +113,10 @@ fn table(v: &Validation) -> String {
             pct(p.error)
         );
     }
-    let _ = write!(
+    // a blank line after each validation
+    let _ = writeln!(
         s,
-        "  held out: median |error| {} (max {}); at ≥ {} KiB: median {} (max {}); median |log2(pred/meas)| {:.2}\n",
+        "  held out: median |error| {} (max {}); at ≥ {} KiB: median {} (max {}); median |log2(pred/meas)| {:.2}",
         pct(v.median_abs_error),
         pct(v.max_abs_error),
         LARGE_BYTES / 1024,

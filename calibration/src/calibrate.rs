@@ -100,13 +100,19 @@ impl Requester {
     }
 }
 
-/// Writes `profile` to `path` as TOML.
+/// Writes `profile` to `path` as TOML, creating missing parent
+/// directories (every output of dtsim does: docs/architecture.md,
+/// "Outputs").
 pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), CalibrateError> {
-    std::fs::write(path, profile.to_toml()).map_err(|e| CalibrateError::Write {
-        path: path.display().to_string(),
-        what: "the profile",
-        message: e.to_string(),
-    })
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    parent
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(path, profile.to_toml()))
+        .map_err(|e| CalibrateError::Write {
+            path: path.display().to_string(),
+            what: "the profile",
+            message: e.to_string(),
+        })
 }
 
 /// Reads logs, each paired with its file's name; errors name the file.
@@ -476,19 +482,32 @@ pub fn doubling_sizes(min_size: u64, max_size: u64) -> Result<Vec<u64>, Calibrat
     Ok(v)
 }
 
-/// Measurements grouped by operation (in name order): each operation's
-/// ranks (its first measurement's) and (size, time) points.
-pub fn by_op<'a>(
-    rows: impl IntoIterator<Item = (&'a str, u32, u64, f64)>,
-) -> Vec<(String, u32, Vec<(u64, f64)>)> {
-    let mut out: std::collections::BTreeMap<String, (u32, Vec<(u64, f64)>)> = Default::default();
+/// One operation's measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpSeries {
+    /// The operation.
+    pub op: String,
+    /// Its ranks (its first measurement's).
+    pub ranks: u32,
+    /// (size, time) points, in the order measured.
+    pub points: Vec<(u64, f64)>,
+}
+
+/// Measurements `(op, ranks, size, time)` grouped by operation, in name
+/// order.
+pub fn by_op<'a>(rows: impl IntoIterator<Item = (&'a str, u32, u64, f64)>) -> Vec<OpSeries> {
+    let mut out: std::collections::BTreeMap<&str, OpSeries> = Default::default();
     for (op, ranks, size, time) in rows {
-        out.entry(op.to_string())
-            .or_insert((ranks, Vec::new()))
-            .1
+        out.entry(op)
+            .or_insert_with(|| OpSeries {
+                op: op.to_string(),
+                ranks,
+                points: Vec::new(),
+            })
+            .points
             .push((size, time));
     }
-    out.into_iter().map(|(op, (r, pts))| (op, r, pts)).collect()
+    out.into_values().collect()
 }
 
 /// Measures collectives with MPI (every rank of `mpirun` calls this) or
@@ -550,7 +569,8 @@ pub fn collectives(
             .iter()
             .map(|t| (t.op.as_str(), t.ranks, t.size_bytes, t.time_s)),
     );
-    for (op, ranks, pts) in grouped {
+    for OpSeries { op, ranks, points } in grouped {
+        let pts = points;
         let Some(model) = Model::for_op(&op, ranks) else {
             continue;
         };
@@ -623,17 +643,17 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
         );
         let ping = grouped
             .iter()
-            .find(|g| g.0 == "pingpong")
-            .map(|g| g.2.clone())
+            .find(|g| g.op == "pingpong")
+            .map(|g| g.points.clone())
             .unwrap_or_default();
         if ping.len() < 2 {
             return Err(input(format!(
                 "{src}: needs at least 2 pingpong measurements"
             )));
         }
-        for (op, ranks, pts) in grouped.iter().filter(|g| g.0 != "pingpong") {
+        for g in grouped.iter().filter(|g| g.op != "pingpong") {
             results.push(
-                validate_from_pingpong(&ping, op, *ranks, pts, &src)
+                validate_from_pingpong(&ping, &g.op, g.ranks, &g.points, &src)
                     .map_err(|e| input(format!("{src}: {e}")))?,
             );
         }
@@ -738,11 +758,16 @@ mod tests {
             ("pingpong", 2, 8, 0.5),
             ("allreduce", 4, 16, 2.0),
         ]);
+        let series = |op: &str, ranks, points: &[(u64, f64)]| OpSeries {
+            op: op.into(),
+            ranks,
+            points: points.to_vec(),
+        };
         assert_eq!(
             g,
-            vec![
-                ("allreduce".to_string(), 4, vec![(8, 1.0), (16, 2.0)]),
-                ("pingpong".to_string(), 2, vec![(8, 0.5)]),
+            [
+                series("allreduce", 4, &[(8, 1.0), (16, 2.0)]),
+                series("pingpong", 2, &[(8, 0.5)]),
             ]
         );
     }
@@ -774,13 +799,22 @@ mod tests {
         assert!(CalibrateError::Backend(BackendError::NotEnabled { feature: "cuda" }).is_input());
         assert!(!CalibrateError::Backend(BackendError::Unavailable("no GPU".into())).is_input());
         assert!(!CalibrateError::FittedNetwork("x".into()).is_input());
-        let w = write_profile(&Profile::default(), Path::new("/nonexistent-dir/p.toml"));
-        let w = w.unwrap_err();
+        // a directory where the file should be
+        let dir = std::env::temp_dir().join(format!("dtsim-calibrate-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("p.toml")).unwrap();
+        let w = write_profile(&Profile::default(), &dir.join("p.toml")).unwrap_err();
         assert!(!w.is_input());
         assert!(
-            w.to_string()
-                .starts_with("/nonexistent-dir/p.toml: cannot write the profile: "),
+            w.to_string().starts_with(&format!(
+                "{}: cannot write the profile: ",
+                dir.join("p.toml").display()
+            )),
             "{w}"
         );
+        // missing parents are created
+        let deep = dir.join("a/b/p.toml");
+        write_profile(&Profile::default(), &deep).unwrap();
+        assert!(deep.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -36,6 +36,7 @@ pub mod analytical;
 pub mod exec;
 pub mod links;
 pub mod program;
+pub mod single;
 
 use crate::cluster::ClusterSpec;
 use program::{Grouping, Phase, Program, Shards};

@@ -1,0 +1,334 @@
+//! One collective on one cluster, as `dtsim collective` asks for it: the
+//! operation and algorithm by name, the buffer, the density of a sparse
+//! operation, the cluster as users describe it ([`Description`]). [`time`]
+//! checks the request, builds the cluster, decides what the collective
+//! moves (the Top-k payload rule below) and runs the chosen network model.
+//!
+//! Sizes have nccl-tests' meaning: AllGather's is the whole output,
+//! AlltoAll's one GPU's send buffer; for `topk` and `gtopk` it is the dense
+//! fp32 gradient that is sparsified, of which each GPU sends k = ρ·size/4
+//! values, each with a 4-byte index (gTop-k §III: messages of 2k elements).
+
+use super::exec::run_flow;
+use super::{Algo, Collective, Op};
+use crate::cluster::ClusterSpec;
+use crate::cluster::build::Description;
+use crate::limits;
+use crate::net::NetModel;
+
+/// Bytes of one fp32 gradient element.
+pub const ELEMENT_BYTES: u64 = 4;
+/// Bytes of one selected element on the wire: its value and a 4-byte index.
+pub const SPARSE_ELEMENT_BYTES: u64 = 8;
+
+/// What to time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The operation's name ([`Op::ALL`]).
+    pub op: String,
+    /// An algorithm of the operation by name; its first if `None`.
+    pub algo: Option<String>,
+    /// Buffer bytes (at most [`limits::MAX_BYTES`]).
+    pub size: u64,
+    /// `topk`, `gtopk`: the fraction ρ of elements each GPU sends, in (0, 1].
+    pub density: Option<f64>,
+    /// PS servers (0 = one per node).
+    pub servers: u32,
+    /// PS: aggregate a node's GPUs before pushing.
+    pub local_aggregation: bool,
+    /// The cluster; its node count is `gpus / gpus_per_node`.
+    pub gpus: u32,
+    /// The cluster but for its node count (`nodes` is ignored).
+    pub cluster: Description,
+    /// The network model.
+    pub model: NetModel,
+}
+
+/// A request's field, as errors name it; the command line's flag is
+/// `--` and the name with `-` for `_`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// The field ("op", "density", "gpus_per_node", …).
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> Invalid {
+    Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
+/// The timing of one collective.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// The operation.
+    pub op: Op,
+    /// The algorithm.
+    pub algo: Algo,
+    /// The cluster it ran on.
+    pub cluster: ClusterSpec,
+    /// Seconds.
+    pub time_s: f64,
+    /// Bytes each GPU sent (all participants' bytes over the GPUs).
+    pub bytes_sent_per_gpu: f64,
+    /// The buffer over the time, GB/s (for the sparse operations, the rate
+    /// at which the dense gradient is synchronised); 0 for a zero time.
+    pub algbw_gbps: f64,
+    /// What the operation moves over the time, times nccl-tests' factor
+    /// ([`Op::busbw_factor`]), GB/s.
+    pub busbw_gbps: f64,
+    /// `topk`, `gtopk`: the density, k and each GPU's payload (values and
+    /// indices), bytes.
+    pub sparse: Option<Sparse>,
+}
+
+/// What a sparse operation sends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sparse {
+    /// ρ, the fraction of elements sent.
+    pub density: f64,
+    /// Elements sent per GPU: round(ρ · size / 4), at least 1.
+    pub k: u64,
+    /// Bytes sent per GPU: 8k.
+    pub payload_bytes: u64,
+}
+
+/// The payload of a sparse operation on a dense fp32 buffer of `size`
+/// bytes at density `density`.
+pub fn sparse_payload(size: u64, density: f64) -> Option<Sparse> {
+    let elements = size / ELEMENT_BYTES;
+    if elements == 0 {
+        return None;
+    }
+    let k = ((density * elements as f64).round() as u64).max(1);
+    Some(Sparse {
+        density,
+        k,
+        payload_bytes: k * SPARSE_ELEMENT_BYTES,
+    })
+}
+
+/// Checks the request and times the collective.
+pub fn time(req: &Request) -> Result<Timing, Invalid> {
+    let op = Op::from_name(&req.op).ok_or_else(|| {
+        let known: Vec<_> = Op::ALL.iter().map(|o| o.name()).collect();
+        invalid(
+            "op",
+            format!(
+                "unknown operation `{}`; known: {}",
+                req.op,
+                known.join(", ")
+            ),
+        )
+    })?;
+    match (op.is_sparse(), req.density) {
+        (true, None) => {
+            return Err(invalid(
+                "density",
+                format!(
+                    "required for {} (the fraction of gradient elements each GPU sends, e.g. 0.001)",
+                    op.name()
+                ),
+            ));
+        }
+        (true, Some(d)) if !(d > 0.0 && d <= 1.0) => {
+            return Err(invalid("density", format!("{d} is not in (0, 1]")));
+        }
+        (false, Some(_)) => {
+            return Err(invalid(
+                "density",
+                format!("applies to topk and gtopk, not to {}", op.name()),
+            ));
+        }
+        _ => {}
+    }
+    let mut coll = Collective::new(op);
+    if let Some(name) = &req.algo {
+        coll = Algo::from_name(name)
+            .and_then(|a| coll.with_algo(a))
+            .ok_or_else(|| {
+                let known: Vec<_> = op.algorithms().iter().map(|x| x.name()).collect();
+                invalid(
+                    "algo",
+                    format!(
+                        "`{name}` is not an algorithm of {}; expected one of {}",
+                        op.name(),
+                        known.join(", ")
+                    ),
+                )
+            })?;
+    }
+    coll.ps_servers = req.servers;
+    coll.local_aggregation = req.local_aggregation;
+    if req.gpus == 0 {
+        return Err(invalid("gpus", "must be at least 1"));
+    }
+    if req.gpus as u64 > limits::MAX_GPUS {
+        return Err(invalid(
+            "gpus",
+            format!("at most {} GPUs", limits::MAX_GPUS),
+        ));
+    }
+    let gpn = req.cluster.gpus_per_node;
+    if gpn == 0 || !req.gpus.is_multiple_of(gpn) {
+        return Err(invalid(
+            "gpus_per_node",
+            format!("{gpn} must be ≥ 1 and divide the {} GPUs", req.gpus),
+        ));
+    }
+    if req.size > limits::MAX_BYTES {
+        return Err(invalid(
+            "size",
+            format!("at most {} bytes", limits::MAX_BYTES),
+        ));
+    }
+    let cluster = Description {
+        nodes: req.gpus / gpn,
+        ..req.cluster.clone()
+    }
+    .build()
+    .map_err(|e| invalid(e.field.key(), e.message))?;
+    if op == Op::Ps && coll.servers(&cluster) > 64 * cluster.nodes {
+        return Err(invalid("servers", "more than 64 servers per node"));
+    }
+    let sparse = match req.density {
+        Some(d) => Some(sparse_payload(req.size, d).ok_or_else(|| {
+            invalid(
+                "size",
+                format!(
+                    "{} bytes hold no fp32 element; {} needs at least 4",
+                    req.size,
+                    op.name()
+                ),
+            )
+        })?),
+        None => None,
+    };
+    let moved = sparse.map_or(req.size, |s| s.payload_bytes) as f64;
+    let (time_s, sent) = match req.model {
+        NetModel::Analytical => {
+            let m = coll.analytical(&cluster);
+            (m.time(moved), m.bytes_sent_per_gpu(moved))
+        }
+        NetModel::Flow => {
+            let o = run_flow(&coll, &cluster, moved).map_err(|e| invalid("size", e.to_string()))?;
+            (o.time.as_secs(), o.bytes_sent_per_gpu(cluster.gpus()))
+        }
+    };
+    let per_s = |bytes: f64| {
+        if time_s > 0.0 {
+            bytes / time_s / 1e9
+        } else {
+            0.0
+        }
+    };
+    Ok(Timing {
+        op,
+        algo: coll.algo,
+        time_s,
+        bytes_sent_per_gpu: sent,
+        algbw_gbps: per_s(req.size as f64),
+        busbw_gbps: per_s(moved) * op.busbw_factor(req.gpus),
+        sparse,
+        cluster,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(op: &str) -> Request {
+        Request {
+            op: op.into(),
+            algo: None,
+            size: 1 << 20,
+            density: None,
+            servers: 0,
+            local_aggregation: false,
+            gpus: 8,
+            cluster: Description::new(0, 4, "ib-edr-100g"),
+            model: NetModel::Analytical,
+        }
+    }
+
+    /// The Top-k rule: k = round(ρ·m/4), at least 1, 8 bytes each.
+    #[test]
+    fn sparse_payload_is_values_and_indices() {
+        let s = sparse_payload(4000, 0.01).unwrap();
+        assert_eq!((s.k, s.payload_bytes), (10, 80));
+        assert_eq!(sparse_payload(4000, 1e-9).unwrap().k, 1);
+        assert!(sparse_payload(3, 0.5).is_none());
+    }
+
+    /// The nodes come from the GPUs; the timing is the analytical model's.
+    #[test]
+    fn a_ring_allreduce_on_two_nodes() {
+        let t = time(&request("allreduce")).unwrap();
+        assert_eq!((t.cluster.nodes, t.cluster.gpus_per_node), (2, 4));
+        let want = Collective::new(Op::AllReduce)
+            .analytical(&t.cluster)
+            .time((1u64 << 20) as f64);
+        assert_eq!(t.time_s, want);
+        assert_eq!(t.algbw_gbps, (1u64 << 20) as f64 / want / 1e9);
+        assert_eq!(t.busbw_gbps, t.algbw_gbps * 2.0 * 7.0 / 8.0);
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let cases: Vec<(Request, &str, &str)> = vec![
+            (request("scatter"), "op", "unknown operation `scatter`"),
+            (request("topk"), "density", "required for topk"),
+            (
+                Request {
+                    density: Some(0.01),
+                    ..request("allreduce")
+                },
+                "density",
+                "not to allreduce",
+            ),
+            (
+                Request {
+                    algo: Some("ring".into()),
+                    density: Some(0.01),
+                    ..request("gtopk")
+                },
+                "algo",
+                "`ring` is not an algorithm of gtopk",
+            ),
+            (
+                Request {
+                    gpus: 6,
+                    ..request("allreduce")
+                },
+                "gpus_per_node",
+                "divide",
+            ),
+            (
+                Request {
+                    size: 3,
+                    density: Some(0.5),
+                    ..request("topk")
+                },
+                "size",
+                "no fp32 element",
+            ),
+            (
+                Request {
+                    cluster: Description::new(0, 4, "ib-xyz"),
+                    ..request("allreduce")
+                },
+                "network",
+                "unknown network `ib-xyz`",
+            ),
+        ];
+        for (r, field, says) in cases {
+            let e = time(&r).unwrap_err();
+            assert_eq!(e.field, field, "{e:?}");
+            assert!(e.message.contains(says), "{field}: {}", e.message);
+        }
+    }
+}
