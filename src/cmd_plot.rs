@@ -79,7 +79,7 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
         let path = a.results.as_ref().expect("clap requires it");
         let mut df = reports::table::read(path).map_err(|e| CliError::Input(e.to_string()))?;
         for f in &a.filters {
-            df = reports::derive::keep_where(&df, f)
+            df = reports::columns::keep_where(&df, f)
                 .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
         }
         let kind: Kind = a.kind.parse().map_err(map)?;
@@ -93,10 +93,10 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
                     y.join(", ")
                 )));
             }
-            df = reports::derive::speedup(&df, std::slice::from_ref(&x), &y[0], series, base)
+            df = reports::columns::speedup(&df, std::slice::from_ref(&x), &y[0], series, base)
                 .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
             title = title.or_else(|| Some(format!("Speedup in {} over {base}", y[0])));
-            y = vec![reports::derive::SPEEDUP.to_string()];
+            y = vec![reports::columns::SPEEDUP.to_string()];
         }
         let spec = PlotSpec {
             series: a.series.clone(),

@@ -4,14 +4,16 @@
 //!   resumable, into a tidy table ([`table`]: CSV or Parquet through
 //!   polars); shards and their merge.
 //! * [`plot`]: line, grouped-bar and stacked-bar charts of tables, and
-//!   Gantt pictures of timelines (plotters: PNG, SVG); [`derive`](mod@derive): the
-//!   derived columns they use (series labels, speedup over a baseline).
+//!   Gantt pictures of timelines (plotters: PNG, SVG), one module per kind;
+//!   [`columns`]: reading a table's columns, and the columns derived from
+//!   them (series labels, `--where` filters, speedup over a baseline).
 //! * [`trace`]: a training run's timeline as a Chrome trace-event file
-//!   (loads in Perfetto and chrome://tracing).
+//!   (loads in Perfetto and chrome://tracing), and the trace's names
+//!   (categories, tracks) that the timeline plot reads back.
 //! * [`report`]: a sweep's Markdown report with its standard plots.
 #![warn(missing_docs)]
 
-pub mod derive;
+pub mod columns;
 pub mod plot;
 pub mod report;
 pub mod sweep;

@@ -28,8 +28,8 @@
 //! its first value in the plots (the report says so), while the table keeps
 //! every point. The same input gives the same bytes.
 
-use crate::derive::{self, SPEEDUP};
-use crate::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
+use crate::columns::{self, ColumnError, SPEEDUP};
+use crate::plot::{Gantt, Kind, PlotError, PlotSpec, plot_gantt, plot_table};
 use crate::table::{self, TableError};
 use polars::prelude::*;
 use sim::scenario::Grid;
@@ -52,6 +52,10 @@ pub enum ReportError {
     /// The table is not a dtsim results table, or has no rows.
     #[error("{0}")]
     Input(String),
+    /// A column the report reads is missing or unreadable, or a derived
+    /// one (the speedup) cannot be taken.
+    #[error(transparent)]
+    Column(#[from] ColumnError),
     /// A plot failed.
     #[error("{0}")]
     Plot(#[from] PlotError),
@@ -126,10 +130,10 @@ const SETTINGS: [(&str, &str); 12] = [
 
 /// Distinct values of a column in order of first appearance (numbers
 /// sorted ascending).
-fn distinct(df: &DataFrame, name: &str) -> Result<Vec<String>, PlotError> {
-    let texts = derive::texts(df, name)?;
-    if derive::column(df, name)?.dtype().is_primitive_numeric() {
-        let mut v: Vec<(f64, String)> = derive::numbers(df, name)?
+fn distinct(df: &DataFrame, name: &str) -> Result<Vec<String>, ColumnError> {
+    let texts = columns::texts(df, name)?;
+    if columns::column(df, name)?.dtype().is_primitive_numeric() {
+        let mut v: Vec<(f64, String)> = columns::numbers(df, name)?
             .into_iter()
             .zip(texts)
             .filter_map(|(n, t)| Some((n?, t?)))
@@ -148,8 +152,8 @@ fn distinct(df: &DataFrame, name: &str) -> Result<Vec<String>, PlotError> {
 }
 
 /// A column's values as text, nulls as empty strings.
-fn texts_or_empty(df: &DataFrame, name: &str) -> Result<Vec<String>, PlotError> {
-    Ok(derive::texts(df, name)?
+fn texts_or_empty(df: &DataFrame, name: &str) -> Result<Vec<String>, ColumnError> {
+    Ok(columns::texts(df, name)?
         .into_iter()
         .map(Option::unwrap_or_default)
         .collect())
@@ -176,7 +180,7 @@ struct Layout {
     held: Vec<(String, String)>,
 }
 
-fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, PlotError> {
+fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, ColumnError> {
     let counts: Vec<(String, usize, bool)> = swept
         .iter()
         .map(|k| {
@@ -186,7 +190,7 @@ fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, PlotError> {
                 .unwrap_or(false);
             Ok((k.clone(), distinct(df, k)?.len(), numeric))
         })
-        .collect::<Result<_, PlotError>>()?;
+        .collect::<Result<_, ColumnError>>()?;
     let nodes_swept = counts
         .iter()
         .any(|(k, n, _)| k == "cluster.nodes" && *n > 1);
@@ -220,7 +224,7 @@ fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, PlotError> {
             product *= n;
             series.push(k.clone());
         } else {
-            let first = derive::texts(df, k)?.into_iter().flatten().next();
+            let first = columns::texts(df, k)?.into_iter().flatten().next();
             held.push((k.clone(), first.unwrap_or_default()));
         }
     }
@@ -317,7 +321,7 @@ fn write_files(
     files.push(dir.join("report.md"));
     let swept = swept_columns(df, grid);
     let lay = layout(df, &swept)?;
-    let unit = derive::texts(df, "throughput_unit")?
+    let unit = columns::texts(df, "throughput_unit")?
         .into_iter()
         .flatten()
         .next()
@@ -326,7 +330,7 @@ fn write_files(
     // the rows the plots show
     let mut shown = df.clone();
     for (k, v) in &lay.held {
-        shown = derive::holding(&shown, k, v)?;
+        shown = columns::holding(&shown, k, v)?;
     }
     // the series label's column (and legend title): a single key keeps its
     // dotted name; several are named by their last parts, joined by commas
@@ -343,7 +347,7 @@ fn write_files(
         ),
     };
     if let Some(name) = &series_col {
-        shown = derive::with_label(&shown, &lay.series, name)?;
+        shown = columns::with_label(&shown, &lay.series, name)?;
     }
     let mut plots: Vec<(String, String, String)> = Vec::new(); // (file, heading, caption)
     let x_words = |x: &str| {
@@ -405,7 +409,7 @@ fn write_files(
             let by: Vec<String> = std::iter::once(x.clone())
                 .chain(lay.series.iter().filter(|k| *k != key).cloned())
                 .collect();
-            let sp = derive::speedup(&shown, &by, "throughput", key, &base)?;
+            let sp = columns::speedup(&shown, &by, "throughput", key, &base)?;
             let mut spec = PlotSpec::new(x.clone(), [SPEEDUP], Kind::Bar);
             spec.series = Some(s.clone());
             spec.title = Some(format!("Speedup in throughput over {key} = {base}"));
@@ -445,7 +449,7 @@ fn write_files(
             };
             let top = top.cloned().unwrap_or_default();
             (
-                derive::holding(&shown, x, &top)?,
+                columns::holding(&shown, x, &top)?,
                 s.clone(),
                 Some((x.clone(), top)),
             )
@@ -486,8 +490,8 @@ fn write_files(
     // timelines of the fastest and slowest point of the breakdown
     let mut timelines = Vec::new();
     if let (Some(grid), true) = (grid, bd.column("point").is_ok()) {
-        let pts: Vec<Option<f64>> = derive::numbers(&bd, "point")?;
-        let thr = derive::numbers(&bd, "throughput")?;
+        let pts: Vec<Option<f64>> = columns::numbers(&bd, "point")?;
+        let thr = columns::numbers(&bd, "throughput")?;
         let rows: Vec<(usize, f64)> = pts
             .iter()
             .zip(&thr)
@@ -515,9 +519,10 @@ fn write_files(
                 let json = dir.join(format!("timeline-{name}.json"));
                 std::fs::write(&json, serde_json::to_string(&trace).expect("json"))
                     .map_err(|e| io(&json, e))?;
+                // drawn from the run itself, the same spans as the trace's
                 let png = dir.join(format!("timeline-{name}.png"));
-                let drawn = plot_timeline(
-                    &trace,
+                let drawn = plot_gantt(
+                    &Gantt::from_timeline(&cfg, &tl, TIMELINE_GPUS),
                     &png,
                     None,
                     crate::plot::DEFAULT_WIDTH,
@@ -561,7 +566,7 @@ fn markdown(
     timelines: &[(&str, usize, String)],
 ) -> Result<String, ReportError> {
     let mut md = String::new();
-    let name = derive::texts(df, "scenario")
+    let name = columns::texts(df, "scenario")
         .ok()
         .and_then(|t| t.into_iter().flatten().next())
         .unwrap_or_else(|| source.input.clone());
@@ -597,7 +602,7 @@ fn markdown(
     if swept.is_empty() {
         let _ = writeln!(md, "No key is swept: one point.\n");
     } else {
-        let grid = derive::numbers(df, "grid_points")
+        let grid = columns::numbers(df, "grid_points")
             .ok()
             .and_then(|v| v.into_iter().flatten().next())
             .map(|g| g as usize)
@@ -621,9 +626,9 @@ fn markdown(
     // when the cluster size is swept, at the largest size (more GPUs are
     // faster; which method is fastest there is the question)
     let _ = writeln!(md, "## Results\n");
-    let thr = derive::numbers(df, "throughput")?;
+    let thr = columns::numbers(df, "throughput")?;
     let by_size = matches!(&lay.x, Some((x, true)) if x == "gpus");
-    let gpus = derive::numbers(df, "gpus")?;
+    let gpus = columns::numbers(df, "gpus")?;
     let largest = gpus.iter().flatten().cloned().fold(f64::MIN, f64::max);
     if by_size {
         let _ = writeln!(md, "At {largest} GPUs, the largest cluster of the sweep:\n");
@@ -633,7 +638,7 @@ fn markdown(
         .iter()
         .filter(|k| !(k.starts_with("model.") || by_size && *k == "cluster.nodes"))
         .collect();
-    let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, PlotError> {
+    let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, ColumnError> {
         keys.iter().map(|k| texts_or_empty(df, k)).collect()
     };
     let model_vals = texts_of(&model_keys)?;
@@ -722,7 +727,7 @@ fn markdown(
     }
     add_text("GPUs".into(), "gpus")?;
     let mut add_num = |h: &str, c: &str, scale: f64, digits: i32| -> Result<(), ReportError> {
-        let cells = derive::numbers(df, c)?
+        let cells = columns::numbers(df, c)?
             .into_iter()
             .map(|v| v.map(|v| sig(v * scale, digits)).unwrap_or_default())
             .collect();
@@ -872,7 +877,7 @@ mod tests {
     }
 
     fn holding(df: &DataFrame, k: &str, v: &str) -> DataFrame {
-        derive::holding(df, k, v).unwrap()
+        columns::holding(df, k, v).unwrap()
     }
 
     #[test]

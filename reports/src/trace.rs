@@ -57,11 +57,155 @@ use sim::SimTime;
 use sim::cluster::{LinkId, Topology};
 use sim::collective::Collective;
 use sim::train::task::ComputeKind;
+use sim::train::timeline::{CommSpan, ComputeSpan, Stall};
 use sim::train::{Timeline, TrainConfig};
 use std::io::Write as _;
 
 fn us(t: SimTime) -> f64 {
     t.as_secs() * 1e6
+}
+
+/// The start and duration, in µs, of a span from `start` to `end`, as
+/// the trace writes them (`ts`, `dur`). A reader takes the end as
+/// `ts + dur`; the timeline plot does the same with the recorded spans, so
+/// a report's picture and the picture of its trace file agree to the bit.
+pub(crate) fn micros(start: SimTime, end: SimTime) -> (f64, f64) {
+    let ts = us(start);
+    (ts, us(end) - ts)
+}
+
+/// The categories (`cat`) of a dtsim trace's events. The writer below and
+/// the timeline plot, which reads traces back ([`crate::plot::Gantt`]),
+/// both take the names from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// A compute task on a GPU's stream (`args.pass` says which kind).
+    Compute,
+    /// A compute stream waiting for a dependency.
+    Stall,
+    /// A collective message on a channel.
+    Communication,
+    /// A flow arrow from a message to the same message on a peer GPU.
+    Transfer,
+}
+
+impl Category {
+    /// Every category, in the order above.
+    pub const ALL: [Category; 4] = [
+        Category::Compute,
+        Category::Stall,
+        Category::Communication,
+        Category::Transfer,
+    ];
+
+    /// The category's name in the trace.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Compute => "compute",
+            Category::Stall => "stall",
+            Category::Communication => "communication",
+            Category::Transfer => "transfer",
+        }
+    }
+
+    /// The category named `name`, if dtsim writes one.
+    pub fn from_name(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// Every kind of compute task, in the order of [`ComputeKind`].
+const COMPUTE_KINDS: [ComputeKind; 3] = [
+    ComputeKind::Forward,
+    ComputeKind::Backward,
+    ComputeKind::Kernel,
+];
+
+/// A compute event's `args.pass`: `fwd`, `bwd` or `kernel`.
+pub(crate) fn pass_name(kind: ComputeKind) -> &'static str {
+    match kind {
+        ComputeKind::Forward => "fwd",
+        ComputeKind::Backward => "bwd",
+        ComputeKind::Kernel => "kernel",
+    }
+}
+
+/// The kind of compute task whose `args.pass` is `name`.
+pub(crate) fn pass_kind(name: &str) -> Option<ComputeKind> {
+    COMPUTE_KINDS.into_iter().find(|&k| pass_name(k) == name)
+}
+
+/// The name of GPU `g`'s process: `GPU g (node n)`.
+pub(crate) fn process_name(cfg: &TrainConfig, g: u32) -> String {
+    format!("GPU {g} (node {})", cfg.cluster.node_of_gpu(g))
+}
+
+/// Thread id of every GPU's compute track; channel `c`'s communication
+/// track is `1 + c`.
+pub(crate) const COMPUTE_TID: u32 = 0;
+
+/// The name of thread `tid` of every GPU: `compute`, then one
+/// communication track per channel (`communication` when the plan has
+/// one channel, `communication: NAME` otherwise).
+pub(crate) fn thread_name(timeline: &Timeline, tid: u32) -> String {
+    if tid == COMPUTE_TID {
+        "compute".to_string()
+    } else if timeline.channels.len() <= 1 {
+        "communication".to_string()
+    } else {
+        format!("communication: {}", timeline.channels[(tid - 1) as usize])
+    }
+}
+
+/// The start of each iteration, µs (`otherData.iteration_starts_us`).
+pub(crate) fn iteration_starts_us(timeline: &Timeline) -> Vec<f64> {
+    timeline.iteration_starts.iter().map(|&t| us(t)).collect()
+}
+
+/// GPUs a trace of at most `max_gpus` GPUs shows: the first ones, at
+/// least one.
+pub(crate) fn shown_gpus(cfg: &TrainConfig, max_gpus: u32) -> u32 {
+    cfg.cluster.gpus().min(max_gpus.max(1))
+}
+
+/// A span that a GPU's tracks show.
+pub(crate) enum Shown<'a> {
+    /// A compute task, on the compute track.
+    Compute(&'a ComputeSpan),
+    /// A wait of the compute stream, on the compute track.
+    Stall(&'a Stall),
+    /// Message `i` of [`Timeline::comm`], on its channel's track.
+    Message(usize, &'a CommSpan),
+}
+
+impl Shown<'_> {
+    /// The thread (track) it is on.
+    pub(crate) fn tid(&self) -> u32 {
+        match self {
+            Shown::Compute(_) | Shown::Stall(_) => COMPUTE_TID,
+            Shown::Message(_, m) => 1 + m.channel,
+        }
+    }
+}
+
+/// What GPU `g` shows, in the trace's order: its compute tasks, its
+/// stalls, then every message (collectives of all GPUs). When the engine
+/// followed one representative GPU (`Timeline::gpus` = 1), the
+/// representative's compute spans and stalls stand for every GPU's.
+pub(crate) fn shown_spans(timeline: &Timeline, g: u32) -> impl Iterator<Item = Shown<'_>> {
+    let own = move |gpu: u32| timeline.gpus <= 1 || gpu == g;
+    let compute = timeline.compute.iter().filter(move |c| own(c.gpu));
+    let stalls = timeline.stalls.iter().filter(move |s| own(s.gpu));
+    compute
+        .map(Shown::Compute)
+        .chain(stalls.map(Shown::Stall))
+        .chain(
+            timeline
+                .comm
+                .iter()
+                .enumerate()
+                .map(|(i, m)| Shown::Message(i, m)),
+        )
 }
 
 fn human_bytes(b: u64) -> String {
@@ -196,7 +340,7 @@ fn trace_events<E>(
     mut emit: impl FnMut(Value) -> Result<(), E>,
 ) -> Result<Value, E> {
     let gpus = cfg.cluster.gpus();
-    let shown = gpus.min(max_gpus.max(1));
+    let shown = shown_gpus(cfg, max_gpus);
     let topo = Topology::new(&cfg.cluster);
     let caps = topo.capacities();
     let mut colls: Vec<CollectiveInfo> = Vec::new();
@@ -218,16 +362,7 @@ fn trace_events<E>(
             .map(|t| t.name.as_str())
             .unwrap_or("task")
     };
-    // one communication track per channel; a single channel keeps the
-    // plain name
     let channels = timeline.channels.len();
-    let track = |c: u32| {
-        if channels <= 1 {
-            "communication".to_string()
-        } else {
-            format!("communication: {}", timeline.channels[c as usize])
-        }
-    };
     let counter = |c: u32| {
         if channels <= 1 {
             LINK_UTILISATION.to_string()
@@ -235,117 +370,113 @@ fn trace_events<E>(
             format!("{LINK_UTILISATION} {}", timeline.channels[c as usize])
         }
     };
-    // the spans of GPU g: its own, or the representative's for all
-    let own = |gpu: u32, g: u32| timeline.gpus <= 1 || gpu == g;
     let mut arrow: u64 = 0;
     for g in 0..shown {
-        let node = cfg.cluster.node_of_gpu(g);
         emit(
-            json!({"ph": "M", "name": "process_name", "pid": g, "args": {"name": format!("GPU {g} (node {node})")}}),
+            json!({"ph": "M", "name": "process_name", "pid": g, "args": {"name": process_name(cfg, g)}}),
         )?;
         emit(
             json!({"ph": "M", "name": "process_sort_index", "pid": g, "args": {"sort_index": g}}),
         )?;
-        emit(
-            json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 0, "args": {"name": "compute"}}),
-        )?;
-        for c in 0..channels.max(1) as u32 {
+        for tid in COMPUTE_TID..=channels.max(1) as u32 {
             emit(
-                json!({"ph": "M", "name": "thread_name", "pid": g, "tid": 1 + c, "args": {"name": track(c)}}),
+                json!({"ph": "M", "name": "thread_name", "pid": g, "tid": tid, "args": {"name": thread_name(timeline, tid)}}),
             )?;
         }
         let links = gpu_links(&topo, g);
-        for c in timeline.compute.iter().filter(|c| own(c.gpu, g)) {
-            let pass = match c.kind {
-                ComputeKind::Forward => "fwd",
-                ComputeKind::Backward => "bwd",
-                ComputeKind::Kernel => "kernel",
-            };
-            emit(json!({
-                "ph": "X", "pid": g, "tid": 0, "cat": "compute",
-                "name": task_name(c.task),
-                "ts": us(c.start), "dur": us(c.end) - us(c.start),
-                "args": {"iteration": c.iter, "layer": timeline.layer(c.task), "pass": pass},
-            }))?;
-        }
-        for s in timeline.stalls.iter().filter(|s| own(s.gpu, g)) {
-            emit(json!({
-                "ph": "X", "pid": g, "tid": 0, "cat": "stall",
-                "name": format!("wait for {}", task_name(s.on)),
-                "ts": us(s.start), "dur": us(s.end) - us(s.start),
-                "args": {"iteration": s.iter, "layer": timeline.layer(s.task)},
-            }))?;
-        }
-        for (i, m) in timeline.comm.iter().enumerate() {
-            let ci = info(&m.collective);
-            let layers: Vec<u32> = m
-                .pieces
-                .iter()
-                .filter_map(|p| timeline.layer(p.task))
-                .collect();
-            let layers = match (layers.iter().min(), layers.iter().max()) {
-                (Some(&a), Some(&b)) if a == b => layer_name(a),
-                (Some(&a), Some(&b)) => format!("{}..{}", layer_name(a), layer_name(b)),
-                // pieces of tasks that belong to no layer: name the first
-                _ => task_name(m.pieces[0].task).to_string(),
-            };
-            let (ts, te) = (us(m.start), us(m.end));
-            let secs = (m.end - m.start).as_secs();
-            // per-rank payloads have no single per-byte load: no counter
-            let util: Map<String, Value> = if m.uniform {
-                links
-                    .iter()
-                    .map(|(name, l)| {
-                        let l = *l as usize;
-                        let u = utilisation(m.bytes as f64 * ci.per_byte[l], secs, caps[l]);
-                        (name.clone(), json!(100.0 * u))
-                    })
-                    .collect()
-            } else {
-                Map::new()
-            };
-            let tid = 1 + m.channel;
-            let op = format!("{}/{}", m.collective.op.name(), m.collective.algo.name());
-            emit(json!({
-                "ph": "X", "pid": g, "tid": tid, "cat": "communication",
-                "name": format!("{op} {} [{layers}]", human_bytes(m.bytes)),
-                "ts": ts, "dur": te - ts,
-                "args": {
-                    "bytes": m.bytes,
-                    "bytes_sent_per_gpu": m.sent_per_gpu,
-                    "pieces": m.pieces.iter().map(|p| p.pieces).sum::<u32>(),
-                    "iterations": m.pieces.iter().map(|p| p.iter).collect::<std::collections::BTreeSet<_>>(),
-                    "link_utilisation_pct": util.clone(),
-                },
-            }))?;
-            // an arrow to the copy of the message on each GPU this one sends
-            // to (among those shown)
-            for &to in &ci.peers[g as usize] {
-                let id = arrow;
-                arrow += 1;
-                emit(
-                    json!({"ph": "s", "pid": g, "tid": tid, "cat": "transfer", "name": "send", "id": id, "ts": ts}),
-                )?;
-                emit(
-                    json!({"ph": "f", "bp": "e", "pid": to, "tid": tid, "cat": "transfer", "name": "send", "id": id, "ts": te}),
-                )?;
-            }
-            if !links.is_empty() && !util.is_empty() {
-                let zero: Map<String, Value> =
-                    links.iter().map(|(n, _)| (n.clone(), json!(0.0))).collect();
-                emit(
-                    json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": ts, "args": util}),
-                )?;
-                // back to 0 at the end, unless the channel's next message
-                // starts then and sets its own values (two values at one
-                // instant would leave the order to the viewer)
-                let next = timeline.comm[i + 1..]
-                    .iter()
-                    .find(|n| n.channel == m.channel);
-                if next.is_none_or(|n| !n.uniform || n.start != m.end) {
-                    emit(
-                        json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": te, "args": zero}),
-                    )?;
+        for span in shown_spans(timeline, g) {
+            let tid = span.tid();
+            match span {
+                Shown::Compute(c) => {
+                    let (ts, dur) = micros(c.start, c.end);
+                    emit(json!({
+                        "ph": "X", "pid": g, "tid": tid, "cat": Category::Compute.name(),
+                        "name": task_name(c.task),
+                        "ts": ts, "dur": dur,
+                        "args": {"iteration": c.iter, "layer": timeline.layer(c.task), "pass": pass_name(c.kind)},
+                    }))?;
+                }
+                Shown::Stall(s) => {
+                    let (ts, dur) = micros(s.start, s.end);
+                    emit(json!({
+                        "ph": "X", "pid": g, "tid": tid, "cat": Category::Stall.name(),
+                        "name": format!("wait for {}", task_name(s.on)),
+                        "ts": ts, "dur": dur,
+                        "args": {"iteration": s.iter, "layer": timeline.layer(s.task)},
+                    }))?;
+                }
+                Shown::Message(i, m) => {
+                    let ci = info(&m.collective);
+                    let layers: Vec<u32> = m
+                        .pieces
+                        .iter()
+                        .filter_map(|p| timeline.layer(p.task))
+                        .collect();
+                    let layers = match (layers.iter().min(), layers.iter().max()) {
+                        (Some(&a), Some(&b)) if a == b => layer_name(a),
+                        (Some(&a), Some(&b)) => format!("{}..{}", layer_name(a), layer_name(b)),
+                        // pieces of tasks that belong to no layer: name the first
+                        _ => task_name(m.pieces[0].task).to_string(),
+                    };
+                    let (ts, dur) = micros(m.start, m.end);
+                    let te = us(m.end);
+                    let secs = (m.end - m.start).as_secs();
+                    // per-rank payloads have no single per-byte load: no counter
+                    let util: Map<String, Value> = if m.uniform {
+                        links
+                            .iter()
+                            .map(|(name, l)| {
+                                let l = *l as usize;
+                                let u = utilisation(m.bytes as f64 * ci.per_byte[l], secs, caps[l]);
+                                (name.clone(), json!(100.0 * u))
+                            })
+                            .collect()
+                    } else {
+                        Map::new()
+                    };
+                    let op = format!("{}/{}", m.collective.op.name(), m.collective.algo.name());
+                    emit(json!({
+                        "ph": "X", "pid": g, "tid": tid, "cat": Category::Communication.name(),
+                        "name": format!("{op} {} [{layers}]", human_bytes(m.bytes)),
+                        "ts": ts, "dur": dur,
+                        "args": {
+                            "bytes": m.bytes,
+                            "bytes_sent_per_gpu": m.sent_per_gpu,
+                            "pieces": m.pieces.iter().map(|p| p.pieces).sum::<u32>(),
+                            "iterations": m.pieces.iter().map(|p| p.iter).collect::<std::collections::BTreeSet<_>>(),
+                            "link_utilisation_pct": util.clone(),
+                        },
+                    }))?;
+                    // an arrow to the copy of the message on each GPU this one sends
+                    // to (among those shown)
+                    for &to in &ci.peers[g as usize] {
+                        let id = arrow;
+                        arrow += 1;
+                        emit(
+                            json!({"ph": "s", "pid": g, "tid": tid, "cat": Category::Transfer.name(), "name": "send", "id": id, "ts": ts}),
+                        )?;
+                        emit(
+                            json!({"ph": "f", "bp": "e", "pid": to, "tid": tid, "cat": Category::Transfer.name(), "name": "send", "id": id, "ts": te}),
+                        )?;
+                    }
+                    if !links.is_empty() && !util.is_empty() {
+                        let zero: Map<String, Value> =
+                            links.iter().map(|(n, _)| (n.clone(), json!(0.0))).collect();
+                        emit(
+                            json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": ts, "args": util}),
+                        )?;
+                        // back to 0 at the end, unless the channel's next message
+                        // starts then and sets its own values (two values at one
+                        // instant would leave the order to the viewer)
+                        let next = timeline.comm[i + 1..]
+                            .iter()
+                            .find(|n| n.channel == m.channel);
+                        if next.is_none_or(|n| !n.uniform || n.start != m.end) {
+                            emit(
+                                json!({"ph": "C", "pid": g, "name": counter(m.channel), "ts": te, "args": zero}),
+                            )?;
+                        }
+                    }
                 }
             }
         }
@@ -369,6 +500,6 @@ fn trace_events<E>(
         "collective": format!("{}/{}", coll.op.name(), coll.algo.name()),
         "network_model": cfg.net_model.name(),
         "link_bandwidth_bytes_per_s": bandwidths,
-        "iteration_starts_us": timeline.iteration_starts.iter().map(|&t| us(t)).collect::<Vec<_>>(),
+        "iteration_starts_us": iteration_starts_us(timeline),
     }))
 }

@@ -5,6 +5,7 @@
 //! type and pixel variance; an SVG for its text elements.
 
 use polars::prelude::*;
+use reports::columns::ColumnError;
 use reports::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
 use serde_json::json;
 use std::path::PathBuf;
@@ -270,7 +271,7 @@ fn an_unknown_column_lists_the_available_ones() {
     let dir = out_dir("unknown");
     let err = plot_table(&scaling(), &line_spec("thruput"), &dir.join("x.png")).unwrap_err();
     match &err {
-        PlotError::UnknownColumn { column, available } => {
+        PlotError::Column(ColumnError::Unknown { column, available }) => {
             assert_eq!(column, "thruput");
             assert_eq!(
                 available,
@@ -291,7 +292,7 @@ fn an_unknown_column_lists_the_available_ones() {
     spec.series = Some("algo".into());
     assert!(matches!(
         plot_table(&scaling(), &spec, &dir.join("x.png")),
-        Err(PlotError::UnknownColumn { column, .. }) if column == "algo"
+        Err(PlotError::Column(ColumnError::Unknown { column, .. })) if column == "algo"
     ));
     assert!(!dir.join("x.png").exists());
 }
@@ -352,15 +353,15 @@ fn bad_specs_say_what_is_wrong() {
             &PlotSpec::new("method", ["throughput"], Kind::Line),
             &out
         ),
-        Err(PlotError::NotNumeric {
+        Err(PlotError::Column(ColumnError::NotNumeric {
             column: "method".into()
-        })
+        }))
     );
     assert_eq!(
         plot_table(&df, &PlotSpec::new("gpus", ["method"], Kind::Bar), &out),
-        Err(PlotError::NotNumeric {
+        Err(PlotError::Column(ColumnError::NotNumeric {
             column: "method".into()
-        })
+        }))
     );
     // one y for lines and bars; no series for stacks
     let two = PlotSpec::new("gpus", ["throughput", "scaling_efficiency"], Kind::Line);

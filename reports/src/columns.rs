@@ -1,18 +1,61 @@
-//! Columns derived from a result table for plots and reports: a label
-//! joining several columns, the rows holding one value of a column, and
-//! the speedup of each row over a baseline series.
+//! Column access for plots and reports: a column by name (or an error
+//! that lists the table's columns), its values as numbers or text, a label
+//! joining several columns, the rows holding one value of a column
+//! (`dtsim plot --where`), and the speedup of each row over a baseline
+//! series.
+//!
+//! It exists so that the plots ([`crate::plot`]) and the report
+//! ([`crate::report`]) read tables one way and refuse bad column names
+//! with one message; it knows nothing of drawing, and its errors
+//! ([`ColumnError`]) are wrapped by theirs.
 
-use crate::plot::PlotError;
 use polars::prelude::*;
 use std::collections::BTreeMap;
 
 /// The name [`speedup`] gives its column; the plots show it as ×.
 pub const SPEEDUP: &str = "speedup";
 
-/// A column of `df`, or [`PlotError::UnknownColumn`] listing the table's
+/// Why a column could not be read or derived.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ColumnError {
+    /// The table has no column of that name.
+    #[error("no column `{column}` in the table; it has: {}", available.join(", "))]
+    Unknown {
+        /// The column asked for.
+        column: String,
+        /// The table's columns, in order.
+        available: Vec<String>,
+    },
+    /// A column that must hold numbers (the x of a line chart, every y)
+    /// holds something else.
+    #[error(
+        "column `{column}` is not numeric: every y column, and a line chart's x, must hold numbers"
+    )]
+    NotNumeric {
+        /// The column.
+        column: String,
+    },
+    /// A `--where COL=VALUE` filter that is malformed or keeps no row.
+    #[error("--where {filter}: {message}")]
+    Filter {
+        /// The filter as given.
+        filter: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A speedup that cannot be taken: an unknown baseline, or two rows
+    /// it would compare with the same baseline; the message says which.
+    #[error("{0}")]
+    Speedup(String),
+    /// polars could not convert or add a column; the message says which.
+    #[error("{0}")]
+    Table(String),
+}
+
+/// A column of `df`, or [`ColumnError::Unknown`] listing the table's
 /// columns.
-pub(crate) fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, PlotError> {
-    df.column(name).map_err(|_| PlotError::UnknownColumn {
+pub fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, ColumnError> {
+    df.column(name).map_err(|_| ColumnError::Unknown {
         column: name.to_string(),
         available: df
             .get_column_names()
@@ -24,22 +67,20 @@ pub(crate) fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, Pl
 
 /// A column's values as text (numbers as polars prints them: `4`, `0.5`);
 /// `None` for nulls.
-pub fn texts(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>, PlotError> {
+pub fn texts(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>, ColumnError> {
     let col = column(df, name)?;
-    let s = col
-        .cast(&DataType::String)
-        .map_err(|e| PlotError::BadSpec(format!("column `{name}` cannot be read as text: {e}")))?;
-    let ca = s
-        .str()
-        .map_err(|e| PlotError::BadSpec(format!("column `{name}` cannot be read as text: {e}")))?;
+    let unreadable =
+        |e: PolarsError| ColumnError::Table(format!("column `{name}` cannot be read as text: {e}"));
+    let s = col.cast(&DataType::String).map_err(unreadable)?;
+    let ca = s.str().map_err(unreadable)?;
     Ok(ca.iter().map(|v| v.map(str::to_string)).collect())
 }
 
 /// A numeric column's values as `f64`; `None` for nulls and non-finite
 /// values.
-pub fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, PlotError> {
+pub fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, ColumnError> {
     let col = column(df, name)?;
-    let not_numeric = || PlotError::NotNumeric {
+    let not_numeric = || ColumnError::NotNumeric {
         column: name.to_string(),
     };
     if !col.dtype().is_primitive_numeric() {
@@ -52,7 +93,11 @@ pub fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, PlotError
 
 /// `df` with a text column `name` joining the values of `columns` with
 /// `", "` (a series label for several swept keys at once).
-pub fn with_label(df: &DataFrame, columns: &[String], name: &str) -> Result<DataFrame, PlotError> {
+pub fn with_label(
+    df: &DataFrame,
+    columns: &[String],
+    name: &str,
+) -> Result<DataFrame, ColumnError> {
     let parts = columns
         .iter()
         .map(|c| texts(df, c))
@@ -68,23 +113,26 @@ pub fn with_label(df: &DataFrame, columns: &[String], name: &str) -> Result<Data
         .collect();
     let mut out = df.clone();
     out.with_column(Column::new(name.into(), label))
-        .map_err(|e| PlotError::BadSpec(e.to_string()))?;
+        .map_err(|e| ColumnError::Table(e.to_string()))?;
     Ok(out)
 }
 
 /// The rows of `df` whose `column` reads `value` (as [`texts`] prints it).
-pub fn holding(df: &DataFrame, column: &str, value: &str) -> Result<DataFrame, PlotError> {
+pub fn holding(df: &DataFrame, column: &str, value: &str) -> Result<DataFrame, ColumnError> {
     let t = texts(df, column)?;
     let mask: Vec<bool> = t.iter().map(|v| v.as_deref() == Some(value)).collect();
     df.filter(&BooleanChunked::new("mask".into(), mask.as_slice()))
-        .map_err(|e| PlotError::BadSpec(e.to_string()))
+        .map_err(|e| ColumnError::Table(e.to_string()))
 }
 
 /// The rows of `df` whose column reads the value of `filter`, given as
 /// `COL=VALUE` (`dtsim plot --where`). No row left is an error listing the
 /// values the column takes.
-pub fn keep_where(df: &DataFrame, filter: &str) -> Result<DataFrame, PlotError> {
-    let bad = |m: String| PlotError::BadSpec(format!("--where {filter}: {m}"));
+pub fn keep_where(df: &DataFrame, filter: &str) -> Result<DataFrame, ColumnError> {
+    let bad = |message: String| ColumnError::Filter {
+        filter: filter.to_string(),
+        message,
+    };
     let (col, value) = filter
         .split_once('=')
         .ok_or_else(|| bad("expected COL=VALUE".into()))?;
@@ -121,7 +169,7 @@ pub fn speedup(
     y: &str,
     key: &str,
     baseline: &str,
-) -> Result<DataFrame, PlotError> {
+) -> Result<DataFrame, ColumnError> {
     let groups = by
         .iter()
         .map(|c| texts(df, c))
@@ -135,7 +183,7 @@ pub fn speedup(
         if let (Some(g), Some(k)) = (group(r), k)
             && seen.insert((g.clone(), k.clone()), r).is_some()
         {
-            return Err(PlotError::BadSpec(format!(
+            return Err(ColumnError::Speedup(format!(
                 "two rows have {} and {key} = {k}: a speedup over `{baseline}` \
                  needs one row per ({}, {key}); filter the table first",
                 by.iter()
@@ -151,7 +199,7 @@ pub fn speedup(
         let mut values: Vec<&str> = ks.iter().flatten().map(String::as_str).collect();
         values.sort_unstable();
         values.dedup();
-        return Err(PlotError::BadSpec(format!(
+        return Err(ColumnError::Speedup(format!(
             "baseline `{baseline}` is not a value of `{key}` (it has: {})",
             values.join(", ")
         )));
@@ -173,7 +221,7 @@ pub fn speedup(
         .collect();
     let mut out = df.clone();
     out.with_column(Column::new(SPEEDUP.into(), sp))
-        .map_err(|e| PlotError::BadSpec(e.to_string()))?;
+        .map_err(|e| ColumnError::Table(e.to_string()))?;
     Ok(out)
 }
 

@@ -1,0 +1,88 @@
+//! Line charts: one line per series value through points of numeric x,
+//! such as throughput against GPUs per method (Parallax Fig. 8, gTop-k
+//! Fig. 10). What is particular to lines lives here: points sorted by x,
+//! a logarithmic x ticked at the data, and a y axis that starts at zero
+//! when the data are not far from it.
+
+use super::axes::{Axis, plottable, value_label};
+use super::chart::{Chart, MARKERS, Series, color};
+use super::rows::{default_title, duplicate, series_of, valid_rows};
+use super::units::{Quantity, max_abs, titled, unit};
+use super::{PlotError, PlotSpec, legend};
+use crate::columns::numbers;
+use polars::prelude::DataFrame;
+
+/// The line chart of `df`: one line per series through its points, sorted
+/// by x; `y` is the y column's values.
+pub(super) fn chart(
+    df: &DataFrame,
+    spec: &PlotSpec,
+    y: &[Option<f64>],
+) -> Result<Chart, PlotError> {
+    let x = numbers(df, &spec.x)?;
+    let rows = valid_rows(df, spec, &[&|r| x[r].is_some(), &|r| y[r].is_some()])?;
+    let (names, series) = series_of(df, spec, &rows)?;
+    let xu = unit(
+        Quantity::of(&spec.x),
+        max_abs(rows.iter().filter_map(|&r| x[r])),
+        df,
+    );
+    let yu = unit(
+        Quantity::of(&spec.y[0]),
+        max_abs(rows.iter().filter_map(|&r| y[r])),
+        df,
+    );
+
+    let mut points: Vec<Vec<(f64, f64, usize)>> = vec![Vec::new(); names.len()];
+    for &r in &rows {
+        if let (Some(xv), Some(yv)) = (x[r], y[r]) {
+            points[series[&r]].push((xv * xu.factor, yv * yu.factor, r));
+        }
+    }
+    for (s, pts) in points.iter_mut().enumerate() {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+        if let Some(w) = pts.windows(2).find(|w| w[0].0 == w[1].0) {
+            let (a, b) = (w[0].2, w[1].2);
+            let mut key = vec![(spec.x.as_str(), value_label(x[a].unwrap_or(f64::NAN)))];
+            if let Some(name) = &spec.series {
+                key.push((name.as_str(), names[s].clone()));
+            }
+            return Err(duplicate(df, spec, a, b, &key));
+        }
+    }
+    let xs: Vec<f64> = points.iter().flatten().map(|p| p.0).collect();
+    let ys: Vec<f64> = points.iter().flatten().map(|p| p.1).collect();
+    plottable(&xs, &spec.x)?;
+    plottable(&ys, &spec.y.join(", "))?;
+    let (ymin, ymax) = (
+        ys.iter().copied().fold(f64::INFINITY, f64::min),
+        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    // start at zero when the data are not far from it: honest comparisons,
+    // without flattening a narrow band of values
+    let zero = (ymin >= 0.0 && ymin <= 0.5 * ymax) || (ymax <= 0.0 && ymax >= 0.5 * ymin);
+    let lines: Vec<Series> = points
+        .iter()
+        .enumerate()
+        .map(|(i, pts)| Series {
+            color: color(i),
+            marker: i % MARKERS,
+            points: pts.iter().map(|p| (p.0, p.1)).collect(),
+        })
+        .collect();
+    let legend = legend::of_series(spec, &names, true);
+    Ok(Chart {
+        title: spec.title.clone().unwrap_or_else(|| default_title(spec)),
+        x: Axis::numeric(&xs, false, true),
+        y: Axis::numeric(&ys, zero, false),
+        x_title: titled(&spec.x, &xu),
+        y_title: titled(&spec.y[0], &yu),
+        x_grid: true,
+        y_grid: true,
+        lines,
+        rects: Vec::new(),
+        marks: Vec::new(),
+        legend_title: spec.series.clone(),
+        legend,
+    })
+}
