@@ -251,9 +251,8 @@ fn swept_columns(df: &DataFrame, grid: Option<&Grid>) -> Vec<String> {
             .collect();
     }
     let start = names.iter().position(|c| c == "grid_points");
-    let end = names
-        .iter()
-        .position(|c| c == crate::sweep::RESULT_COLUMNS[0]);
+    let first_result = crate::sweep::result_columns()[0];
+    let end = names.iter().position(|c| c == first_result);
     match (start, end) {
         (Some(a), Some(b)) if a < b => names[a + 1..b].to_vec(),
         // not laid out as dtsim sweep writes it: dotted names are keys

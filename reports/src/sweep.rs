@@ -1,13 +1,17 @@
 //! Sweeps: every point of a scenario's grid, evaluated in parallel, kept
 //! durably, written as one tidy table.
 //!
-//! * Points are built one at a time from the [`Grid`] and evaluated on a
-//!   rayon pool (`--jobs`) in blocks of [`BLOCK_POINTS`]; each block is
-//!   sorted by point index and appended to the table (a Parquet row group),
-//!   so the output does not depend on scheduling and memory does not grow
-//!   with the grid. Only resuming holds more: the results found in the
-//!   checkpoint (a few hundred bytes per point) until their block is
-//!   written.
+//! * Every point is built from the [`Grid`] and validated before any
+//!   runs, so that a bad value is reported at once. Points are then
+//!   evaluated on a rayon pool (`--jobs`) in blocks of [`BLOCK_POINTS`];
+//!   each block is sorted by point index and appended to the table (a
+//!   Parquet row group), so the output does not depend on scheduling and
+//!   memory does not grow with the grid. A shard of one block (every
+//!   report, most sweeps) keeps the points it validated and runs them as
+//!   built; a larger one builds each point again when its block runs,
+//!   since keeping them would hold the whole grid (a few kB per point).
+//!   Only resuming holds more: the results found in the checkpoint (a few
+//!   hundred bytes per point) until their block is written.
 //! * Every finished point is appended at once, as one JSON line, to a
 //!   checkpoint beside the output (`RESULTS.csv.partial`). A sweep killed
 //!   part-way keeps every point it finished; a re-run reads the checkpoint,
@@ -21,16 +25,19 @@
 //!
 //! The table has one row per point: `point` (its index in the whole grid),
 //! `grid_points` (the grid's size), one column per swept key (named by the
-//! key, typed by its values), and one column per result field of
-//! [`sim::train::RunResult`].
+//! key, typed by its values), and one column per scalar field of
+//! [`sim::train::RunResult`], in its order (`results`).
+
+mod results;
 
 use crate::table::{self, TableError};
 use polars::prelude::*;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sim::scenario::Grid;
+use sim::scenario::{Grid, Point};
 use sim::train::{RunResult, simulate};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -209,8 +216,9 @@ pub const BLOCK_POINTS: usize = 4_096;
 /// Runs the sweep of `grid` (this shard of it) into `out`.
 ///
 /// Every point of this shard is validated first (in parallel), so a bad
-/// value is reported before anything runs. Points are then evaluated block by block
-/// ([`BLOCK_POINTS`]) in parallel; each finished point goes to the
+/// value is reported before anything runs. Points are then evaluated block
+/// by block ([`BLOCK_POINTS`]) in parallel, as validated when the shard is
+/// one block, else built again; each finished point goes to the
 /// checkpoint at once, each finished block to the table.
 pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepError> {
     table::Format::of(out)?;
@@ -241,26 +249,25 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
         .num_threads(opts.jobs)
         .build()
         .map_err(|e| SweepError::Merge(e.to_string()))?;
-    let fingerprint = pool.install(|| check(grid, mine, &index))?;
-    let scenario = match mine {
-        0 => String::new(),
-        _ => {
-            grid.point(index(0))
-                .map_err(SweepError::Scenario)?
-                .config
-                .name
-        }
+    let per_block = if opts.block_points == 0 {
+        BLOCK_POINTS
+    } else {
+        opts.block_points
     };
+    // every point is built here once to be validated; a shard of one block
+    // keeps its points and runs them as built
+    let checked = pool.install(|| check(grid, mine, &index, mine <= per_block))?;
     let header = Header {
         dtsim_sweep: 1,
-        scenario,
+        scenario: checked.scenario,
         grid_points: grid.len(),
         shard: opts
             .shard
             .map(|s| format!("{}/{}", s.index, s.count))
             .unwrap_or_else(|| "1/1".into()),
-        fingerprint,
+        fingerprint: checked.fingerprint,
     };
+    let kept = checked.points;
     let ck = checkpoint_path(out);
     let mut done = read_checkpoint(&ck, &header);
     done.retain(|&i, _| i < grid.len() && i >= first && (i - first) % step == 0);
@@ -301,11 +308,6 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     let mut writer = table::Writer::create(out, frame(grid, &[])?.schema())?;
     let file = Mutex::new(file);
     let mut computed = 0;
-    let per_block = if opts.block_points == 0 {
-        BLOCK_POINTS
-    } else {
-        opts.block_points
-    };
     for block in (0..mine).step_by(per_block) {
         let positions = block..(block + per_block).min(mine);
         let fresh = Mutex::new(Vec::<(usize, RunResult)>::new());
@@ -319,7 +321,14 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
                     // a test hook, to kill a sweep part-way
                     std::thread::sleep(std::time::Duration::from_millis(ms));
                 }
-                let p = grid.point(i).map_err(SweepError::Scenario)?;
+                let built;
+                let p = match kept.get(j) {
+                    Some(p) => p,
+                    None => {
+                        built = grid.point(i).map_err(SweepError::Scenario)?;
+                        &built
+                    }
+                };
                 let r = simulate(&p.config).map_err(|e| SweepError::Point {
                     point: i,
                     message: e.to_string(),
@@ -359,78 +368,95 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     })
 }
 
+/// What [`check`] found: the shard's fingerprint, its first point's
+/// scenario name (for the checkpoint's header), and its points when asked
+/// to keep them.
+struct Checked {
+    fingerprint: String,
+    scenario: String,
+    /// The j-th point of the shard at j; empty unless kept.
+    points: Vec<Point>,
+}
+
 /// Validates this shard's points (`mine` of them, the j-th being point
 /// `index(j)`) in parallel, so a bad value is reported before anything
-/// runs, and returns their fingerprint: two runs resume each other's
-/// checkpoint only if they sweep the same points with the same settings.
-/// The fingerprint is an order-independent sum of a hash (FNV-1a) of each
+/// runs, and fingerprints them: two runs resume each other's checkpoint
+/// only if they sweep the same points with the same settings. The
+/// fingerprint is an order-independent sum of a hash (FNV-1a) of each
 /// point's index and configuration, stable for a given dtsim build. When
 /// several points are bad, the error of the lowest one is reported.
+///
+/// With `keep`, the points are returned, so that a shard small enough to
+/// hold (one block) is built once; otherwise each is dropped once checked,
+/// and memory does not grow with the grid.
 fn check(
     grid: &Grid,
     mine: usize,
     index: &(dyn Fn(usize) -> usize + Sync),
-) -> Result<String, SweepError> {
-    fn fnv(text: &str) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in text.bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
+    keep: bool,
+) -> Result<Checked, SweepError> {
+    /// The hash of a point, fed its Debug form as it is written.
+    struct Fnv(u64);
+    impl Fnv {
+        fn new() -> Fnv {
+            Fnv(0xcbf2_9ce4_8422_2325)
         }
-        h
     }
-    type Checked = Result<u64, (usize, sim::scenario::ScenarioError)>;
-    let sum: Checked = (0..mine)
+    impl std::fmt::Write for Fnv {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            for b in text.bytes() {
+                self.0 ^= b as u64;
+                self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+            }
+            Ok(())
+        }
+    }
+    /// Hash sum, first point's scenario name and the kept points of a run
+    /// of positions; or the lowest bad point and its error.
+    type Part = Result<(u64, Option<String>, Vec<Point>), (usize, sim::scenario::ScenarioError)>;
+    let part: Part = (0..mine)
         .into_par_iter()
         .map(|j| {
             let i = index(j);
             let p = grid.point(i).map_err(|e| (i, e))?;
-            Ok(fnv(&format!("{i} {:?} {:?}", p.config, p.sweep)))
+            let mut h = Fnv::new();
+            write!(h, "{i} {:?} {:?}", p.config, p.sweep).expect("hashing cannot fail");
+            let name = (j == 0).then(|| p.config.name.clone());
+            Ok((h.0, name, if keep { vec![p] } else { Vec::new() }))
         })
+        // in order: the kept points stay in position order
         .reduce(
-            || Ok(0),
-            |a: Checked, b: Checked| match (a, b) {
-                (Ok(x), Ok(y)) => Ok(x.wrapping_add(y)),
+            || Ok((0, None, Vec::new())),
+            |a: Part, b: Part| match (a, b) {
+                (Ok((x, n, mut p)), Ok((y, m, q))) => {
+                    p.extend(q);
+                    Ok((x.wrapping_add(y), n.or(m), p))
+                }
                 (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
                 (Err(e1), Err(e2)) => Err(if e1.0 <= e2.0 { e1 } else { e2 }),
             },
         );
-    let sum = sum.map_err(|(_, e)| SweepError::Scenario(e))?;
-    Ok(format!("{:016x}", sum ^ fnv(env!("CARGO_PKG_VERSION"))))
+    let (sum, scenario, points) = part.map_err(|(_, e)| SweepError::Scenario(e))?;
+    let mut version = Fnv::new();
+    write!(version, "{}", env!("CARGO_PKG_VERSION")).expect("hashing cannot fail");
+    Ok(Checked {
+        fingerprint: format!("{:016x}", sum ^ version.0),
+        scenario: scenario.unwrap_or_default(),
+        points,
+    })
 }
 
-/// The result columns of a sweep table, in order.
-pub const RESULT_COLUMNS: [&str; 23] = [
-    "scenario",
-    "nodes",
-    "gpus",
-    "network",
-    "net_model",
-    "model",
-    "gpu",
-    "batch_per_gpu",
-    "dense",
-    "algo",
-    "sparse",
-    "schedule",
-    "iteration_time_s",
-    "throughput",
-    "throughput_unit",
-    "scaling_efficiency",
-    "compute_s",
-    "comm_s",
-    "exposed_comm_s",
-    "compression_s",
-    "bytes_sent_per_gpu",
-    "messages_per_iteration",
-    "events",
-];
+/// The result columns of a sweep table, in order: the scalar fields of
+/// [`RunResult`], named as the fields.
+pub fn result_columns() -> Vec<&'static str> {
+    results::names()
+}
 
 /// The column of swept key `key`: the key itself, or `sweep.KEY` when the
 /// key is a top-level one that a fixed column already has the name of
 /// (sweeping a whole `model` table, say).
 pub fn swept_column(key: &str) -> String {
-    if key == "point" || key == "grid_points" || RESULT_COLUMNS.contains(&key) {
+    if key == "point" || key == "grid_points" || result_columns().contains(&key) {
         format!("sweep.{key}")
     } else {
         key.to_string()
@@ -489,38 +515,7 @@ fn frame(grid: &Grid, rows: &[(usize, RunResult)]) -> Result<DataFrame, SweepErr
         };
         cols.push(col);
     }
-    let r: Vec<&RunResult> = rows.iter().map(|(_, r)| r).collect();
-    macro_rules! col {
-        ($name:literal, $f:expr) => {
-            cols.push(Column::new(
-                $name.into(),
-                r.iter().map($f).collect::<Vec<_>>(),
-            ))
-        };
-    }
-    col!("scenario", |x| x.scenario.clone());
-    col!("nodes", |x| x.nodes);
-    col!("gpus", |x| x.gpus);
-    col!("network", |x| x.network.clone());
-    col!("net_model", |x| x.net_model.clone());
-    col!("model", |x| x.model.clone());
-    col!("gpu", |x| x.gpu.clone());
-    col!("batch_per_gpu", |x| x.batch_per_gpu);
-    col!("dense", |x| x.dense.clone());
-    col!("algo", |x| x.algo.clone());
-    col!("sparse", |x| x.sparse.clone());
-    col!("schedule", |x| x.schedule.clone());
-    col!("iteration_time_s", |x| x.iteration_time_s);
-    col!("throughput", |x| x.throughput);
-    col!("throughput_unit", |x| x.throughput_unit.clone());
-    col!("scaling_efficiency", |x| x.scaling_efficiency);
-    col!("compute_s", |x| x.compute_s);
-    col!("comm_s", |x| x.comm_s);
-    col!("exposed_comm_s", |x| x.exposed_comm_s);
-    col!("compression_s", |x| x.compression_s);
-    col!("bytes_sent_per_gpu", |x| x.bytes_sent_per_gpu);
-    col!("messages_per_iteration", |x| x.messages_per_iteration);
-    col!("events", |x| x.events);
+    cols.extend(results::columns(rows.iter().map(|(_, r)| r)));
     DataFrame::new(n, cols).map_err(|e| SweepError::Merge(e.to_string()))
 }
 
@@ -663,6 +658,35 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
 mod tests {
     use super::*;
 
+    /// A shard of one block runs the points it validated; a larger one
+    /// builds them again: the same table either way.
+    #[test]
+    fn kept_and_rebuilt_points_give_the_same_table() {
+        let text = "[cluster]\nnodes = 1\ngpus_per_node = 2\nnetwork = \"eth-10g\"\n\
+                    model = \"analytical\"\n\
+                    [model]\npreset = \"alexnet\"\nbatch_per_gpu = 8\ngpu = \"titan-xp\"\n\
+                    [sweep]\n\"cluster.nodes\" = [1, 2, 3]\n\"strategy.schedule\" = [\"fifo\", \"priority\"]\n";
+        let grid = sim::scenario::open_str_in(text, "t.toml", "t", None).unwrap();
+        let dir = std::env::temp_dir().join(format!("dtsim-sweep-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let table = |block_points: usize| {
+            let out = dir.join(format!("b{block_points}.csv"));
+            let opts = Options {
+                jobs: 2,
+                shard: None,
+                progress: false,
+                block_points,
+            };
+            let s = run(&grid, &out, &opts).unwrap();
+            assert_eq!((s.points, s.computed), (6, 6));
+            std::fs::read(&out).unwrap()
+        };
+        let kept = table(0);
+        assert!(kept == table(4), "blocks of 4 rebuild the points");
+        assert!(kept == table(1));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn the_table_has_the_documented_columns_and_swept_keys_never_clash() {
         let text = "[cluster]\nnodes = 1\ngpus_per_node = 2\nnetwork = \"eth-10g\"\n\
@@ -675,9 +699,23 @@ mod tests {
             .iter()
             .map(|c| c.to_string())
             .collect();
+        // the fields of RunResult but its map, in order, as
+        // docs/scenarios.md lists them
+        let documented = "scenario, nodes, gpus, network, net_model, model, gpu, \
+            batch_per_gpu, dense, algo, sparse, schedule, iteration_time_s, throughput, \
+            throughput_unit, scaling_efficiency, compute_s, comm_s, exposed_comm_s, \
+            compression_s, bytes_sent_per_gpu, messages_per_iteration, events";
+        assert_eq!(result_columns().join(", "), documented);
         let mut want = vec!["point", "grid_points", "cluster.nodes", "iterations"];
-        want.extend(RESULT_COLUMNS);
+        want.extend(result_columns());
         assert_eq!(names, want);
+        // typed as the fields, also without rows
+        let empty = frame(&grid, &[]).unwrap();
+        let dtype = |c: &str| empty.column(c).unwrap().dtype().clone();
+        assert_eq!(dtype("gpus"), DataType::UInt32);
+        assert_eq!(dtype("events"), DataType::UInt64);
+        assert_eq!(dtype("throughput"), DataType::Float64);
+        assert_eq!(dtype("network"), DataType::String);
         assert_eq!(swept_column("model"), "sweep.model");
         assert_eq!(swept_column("events"), "sweep.events");
         assert_eq!(swept_column("iterations"), "iterations");

@@ -23,8 +23,12 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The result of one scenario point. Field order is the output order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The result of one scenario point. Field order is the output order:
+/// each scalar field is a column of a sweep table, in this order, named
+/// and typed as the field (`reports::sweep` reads them through serde).
+/// `Default` is the empty result (zeros, empty names), which gives an
+/// empty table its column types.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Scenario name.
     pub scenario: String,
