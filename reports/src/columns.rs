@@ -91,6 +91,18 @@ pub fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, ColumnErr
     Ok(ca.iter().map(|v| v.filter(|x| x.is_finite())).collect())
 }
 
+/// Each row's values of `columns` as text (as [`texts`] prints them);
+/// `None` for a row with a null in any of them.
+fn row_texts(df: &DataFrame, columns: &[String]) -> Result<Vec<Option<Vec<String>>>, ColumnError> {
+    let cols = columns
+        .iter()
+        .map(|c| texts(df, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((0..df.height())
+        .map(|r| cols.iter().map(|c| c[r].clone()).collect())
+        .collect())
+}
+
 /// `df` with a text column `name` joining the values of `columns` with
 /// `", "` (a series label for several swept keys at once).
 pub fn with_label(
@@ -98,18 +110,9 @@ pub fn with_label(
     columns: &[String],
     name: &str,
 ) -> Result<DataFrame, ColumnError> {
-    let parts = columns
-        .iter()
-        .map(|c| texts(df, c))
-        .collect::<Result<Vec<_>, _>>()?;
-    let label: Vec<Option<String>> = (0..df.height())
-        .map(|r| {
-            parts
-                .iter()
-                .map(|p| p[r].clone())
-                .collect::<Option<Vec<_>>>()
-                .map(|v| v.join(", "))
-        })
+    let label: Vec<Option<String>> = row_texts(df, columns)?
+        .into_iter()
+        .map(|v| v.map(|v| v.join(", ")))
         .collect();
     let mut out = df.clone();
     out.with_column(Column::new(name.into(), label))
@@ -170,11 +173,8 @@ pub fn speedup(
     key: &str,
     baseline: &str,
 ) -> Result<DataFrame, ColumnError> {
-    let groups = by
-        .iter()
-        .map(|c| texts(df, c))
-        .collect::<Result<Vec<_>, _>>()?;
-    let group = |r: usize| -> Option<Vec<String>> { groups.iter().map(|g| g[r].clone()).collect() };
+    let groups = row_texts(df, by)?;
+    let group = |r: usize| groups[r].clone();
     let ys = numbers(df, y)?;
     let lower_is_better = y.ends_with("_s");
     let ks = texts(df, key)?;

@@ -74,6 +74,17 @@ fn assert_svg_texts(path: &std::path::Path, wanted: &[&str]) -> Vec<String> {
     texts
 }
 
+/// Draws `spec` of `df` as `STEM.svg`, which must hold every text of
+/// `wanted`, and as `STEM.png`, a 1200×800 picture far from blank.
+fn draw_both(df: &DataFrame, spec: &PlotSpec, stem: &std::path::Path, wanted: &[&str]) {
+    let svg = stem.with_extension("svg");
+    plot_table(df, spec, &svg).unwrap();
+    assert_svg_texts(&svg, wanted);
+    let png = stem.with_extension("png");
+    plot_table(df, spec, &png).unwrap();
+    assert_png(&png, 1200, 800);
+}
+
 /// Throughput and efficiency of two methods at 4 to 32 GPUs.
 fn scaling() -> DataFrame {
     df!(
@@ -197,10 +208,10 @@ fn grouped_bars_show_categories_and_series() {
     .unwrap();
     let mut spec = PlotSpec::new("model", ["speedup"], Kind::Bar);
     spec.series = Some("method".into());
-    let svg = dir.join("speedup.svg");
-    plot_table(&df, &spec, &svg).unwrap();
-    assert_svg_texts(
-        &svg,
+    draw_both(
+        &df,
+        &spec,
+        &dir.join("speedup"),
         &[
             "model",
             "speedup (×)",
@@ -211,9 +222,6 @@ fn grouped_bars_show_categories_and_series() {
             "embrace",
         ],
     );
-    let png = dir.join("speedup.png");
-    plot_table(&df, &spec, &png).unwrap();
-    assert_png(&png, 1200, 800);
 }
 
 #[test]
@@ -231,10 +239,10 @@ fn stacked_bars_show_the_time_breakdown() {
         ["compute_s", "compression_s", "exposed_comm_s"],
         Kind::Stacked,
     );
-    let svg = dir.join("breakdown.svg");
-    plot_table(&df, &spec, &svg).unwrap();
-    assert_svg_texts(
-        &svg,
+    draw_both(
+        &df,
+        &spec,
+        &dir.join("breakdown"),
         &[
             "time (ms)",
             "method",
@@ -246,9 +254,6 @@ fn stacked_bars_show_the_time_breakdown() {
             "exposed_comm_s",
         ],
     );
-    let png = dir.join("breakdown.png");
-    plot_table(&df, &spec, &png).unwrap();
-    assert_png(&png, 1200, 800);
 }
 
 #[test]

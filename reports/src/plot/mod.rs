@@ -222,10 +222,7 @@ pub enum PlotError {
 /// [`PlotError::BadSpec`] naming the columns in which they differ: filter
 /// the table, or choose a series that tells them apart.
 pub fn plot_table(df: &DataFrame, spec: &PlotSpec, out: &Path) -> Result<(), PlotError> {
-    let format = Format::of(out)?;
-    check_size(spec.width, spec.height)?;
-    let chart = table_chart(df, spec)?;
-    render(&chart, out, format, spec.width, spec.height)
+    picture(out, spec.width, spec.height, || table_chart(df, spec))
 }
 
 /// Draws a Chrome trace from `dtsim run --trace` as a Gantt picture into
@@ -239,11 +236,10 @@ pub fn plot_timeline(
     width: u32,
     height: u32,
 ) -> Result<(), PlotError> {
-    let format = Format::of(out)?;
-    check_size(width, height)?;
-    let shown = timeline::iterations_shown(iterations)?;
-    let chart = Gantt::from_trace(trace)?.chart(shown)?;
-    render(&chart, out, format, width, height)
+    picture(out, width, height, || {
+        let shown = timeline::iterations_shown(iterations)?;
+        Gantt::from_trace(trace)?.chart(shown)
+    })
 }
 
 /// Draws `gantt` (a run's timeline, [`Gantt::from_timeline`], or a
@@ -262,10 +258,22 @@ pub fn plot_gantt(
     width: u32,
     height: u32,
 ) -> Result<(), PlotError> {
+    picture(out, width, height, || {
+        gantt.chart(timeline::iterations_shown(iterations)?)
+    })
+}
+
+/// Draws the chart `chart` makes into `out`, once the file's format and
+/// the picture's size are known to be good.
+fn picture(
+    out: &Path,
+    width: u32,
+    height: u32,
+    chart: impl FnOnce() -> Result<Chart, PlotError>,
+) -> Result<(), PlotError> {
     let format = Format::of(out)?;
     check_size(width, height)?;
-    let chart = gantt.chart(timeline::iterations_shown(iterations)?)?;
-    render(&chart, out, format, width, height)
+    render(&chart()?, out, format, width, height)
 }
 
 /// Refuses a picture side outside [`SIZE_LIMITS`].
