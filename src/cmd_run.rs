@@ -63,7 +63,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             reports::trace::write_chrome_trace(&p.config, &timeline, a.trace_gpus, file)
                 .map_err(|e| e.to_string())
         })
-        .map_err(|e| CliError::Input(format!("{}: cannot write the trace: {e}", out.display())))?;
+        .map_err(|e| CliError::Other(format!("{}: cannot write the trace: {e}", out.display())))?;
         eprintln!("wrote {}", out.display());
         traced = Some(result);
     }

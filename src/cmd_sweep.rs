@@ -36,17 +36,18 @@ pub(crate) fn jobs_in_range(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Every sweep error is the input's: a point the simulator refuses (its
-/// simulated time out of range, say) is a bad scenario, named by file.
+/// A sweep error by its kind (src/error.rs).
 pub(crate) fn map(e: SweepError) -> CliError {
-    CliError::Input(e.to_string())
+    e.into()
 }
 
-/// [`map`], naming the scenario file of a point that failed.
+/// [`map`], naming the scenario file of a point that failed (a point the
+/// simulator refuses, its simulated time out of range say, is a bad
+/// scenario).
 pub(crate) fn map_in(file: &std::path::Path) -> impl Fn(SweepError) -> CliError + '_ {
     move |e| match e {
         SweepError::Point { .. } => CliError::Input(format!("{}: {e}", file.display())),
-        other => map(other),
+        other => other.into(),
     }
 }
 

@@ -78,13 +78,30 @@ impl From<sim::scenario::ScenarioError> for CliError {
     }
 }
 
+/// An error of a library that says by variant whether it is the input's.
+fn by_kind(input: bool, message: String) -> CliError {
+    if input {
+        CliError::Input(message)
+    } else {
+        CliError::Other(message)
+    }
+}
+
+impl From<reports::sweep::SweepError> for CliError {
+    fn from(e: reports::sweep::SweepError) -> Self {
+        by_kind(e.is_input(), e.to_string())
+    }
+}
+
+impl From<reports::table::TableError> for CliError {
+    fn from(e: reports::table::TableError) -> Self {
+        by_kind(e.is_input(), e.to_string())
+    }
+}
+
 impl From<calibration::calibrate::CalibrateError> for CliError {
     fn from(e: calibration::calibrate::CalibrateError) -> Self {
-        if e.is_input() {
-            CliError::Input(e.to_string())
-        } else {
-            CliError::Other(e.to_string())
-        }
+        by_kind(e.is_input(), e.to_string())
     }
 }
 
@@ -108,6 +125,37 @@ mod tests {
         ));
         let e = CliError::writing(Error::other("disk full"));
         assert!(matches!(&e, CliError::Other(m) if m == "writing output: disk full"));
+    }
+
+    #[test]
+    fn sweep_and_table_errors_keep_their_kind() {
+        use reports::sweep::SweepError;
+        use reports::table::TableError;
+        let write = || TableError::Write {
+            path: "t.parquet".into(),
+            message: "disk full".into(),
+        };
+        let read = TableError::Read {
+            path: "t.csv".into(),
+            message: "no such file".into(),
+        };
+        assert_eq!(CliError::from(write()).exit_code(), 1);
+        assert_eq!(CliError::from(read).exit_code(), 2);
+        assert_eq!(CliError::from(SweepError::Table(write())).exit_code(), 1);
+        let ck = SweepError::Checkpoint {
+            path: "t.parquet.checkpoint".into(),
+            message: "read-only".into(),
+        };
+        assert_eq!(CliError::from(ck).exit_code(), 1);
+        assert_eq!(
+            CliError::from(SweepError::Shard("0/1".into())).exit_code(),
+            2
+        );
+        let out = SweepError::Output {
+            path: "dir".into(),
+            message: "is a directory".into(),
+        };
+        assert_eq!(CliError::from(out).exit_code(), 2);
     }
 
     #[test]

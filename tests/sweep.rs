@@ -302,16 +302,22 @@ fn bad_sweep_input_exits_2() {
         "{err}"
     );
     assert!(!bad_out.exists() && !reports::sweep::checkpoint_path(&bad_out).exists());
-    // the table's directory is missing: named, not the checkpoint's
-    let o = dtsim(&["sweep", &s, "--out", "/no/such/dir/r.parquet"]);
+    // the table's directory is missing: created (every output's policy)
+    let deep = d.join("new/dir/r.csv");
+    let o = dtsim(&["sweep", &s, "--out", deep.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(deep.exists());
+    // a directory where the table should be: bad input, named
+    let in_the_way = d.join("in-the-way.csv");
+    std::fs::create_dir_all(&in_the_way).unwrap();
+    let o = dtsim(&["sweep", &s, "--out", in_the_way.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("/no/such/dir/r.parquet: no directory /no/such/dir"),
+        err.contains(&format!("{}: is a directory", in_the_way.display())),
         "{err}"
     );
-    let cases: [&[&str]; 5] = [
-        &["sweep", &s, "--out", "/no/such/dir/r.parquet"],
+    let cases: [&[&str]; 4] = [
         &["sweep", &s, "--out", "r.xlsx"],
         &["sweep", &s, "--out", "r.csv", "--shard", "4/3"],
         &["sweep", "missing.toml", "--out", "r.csv"],

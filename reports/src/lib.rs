@@ -22,11 +22,22 @@ pub mod trace;
 
 use std::path::Path;
 
+/// Creates the missing directories above `path`: every output of dtsim
+/// may name a directory that does not exist yet (docs/architecture.md,
+/// "Exit codes and outputs").
+pub fn create_parent(path: &Path) -> std::io::Result<()> {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => std::fs::create_dir_all(p),
+        _ => Ok(()),
+    }
+}
+
 /// Writes `out` through a temporary file beside it (`.NAME.partial.EXT`:
 /// the extension stays last, as encoders choose by it): `write` fills the
 /// temporary file, which is renamed into place when it succeeds and
-/// removed when it fails. A failed write (a full disk, a file-size limit)
-/// leaves neither a truncated file nor a clobbered earlier one. The error
+/// removed when it fails; missing parent directories are created. A
+/// failed write (a full disk, a file-size limit) leaves neither a
+/// truncated file nor a clobbered earlier one. The error
 /// is the I/O or `write`'s message.
 pub fn write_via_temp(
     out: &Path,
@@ -41,7 +52,8 @@ pub fn write_via_temp(
         .map(|e| e.to_string_lossy())
         .unwrap_or_default();
     let tmp = out.with_file_name(format!(".{name}.partial.{ext}"));
-    // a clean I/O message for a missing or read-only directory
+    create_parent(out).map_err(|e| e.to_string())?;
+    // a clean I/O message for a read-only directory
     std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
     let done = write(&tmp).and_then(|()| std::fs::rename(&tmp, out).map_err(|e| e.to_string()));
     if done.is_err() {

@@ -48,7 +48,8 @@ pub enum SweepError {
     /// A table could not be read or written.
     #[error(transparent)]
     Table(#[from] TableError),
-    /// The checkpoint could not be written or read.
+    /// The checkpoint could not be written or read (a failure, not the
+    /// input's).
     #[error("{path}: {message}")]
     Checkpoint {
         /// The checkpoint file.
@@ -56,6 +57,17 @@ pub enum SweepError {
         /// What failed.
         message: String,
     },
+    /// The output path cannot hold a table (bad input).
+    #[error("{path}: {message}")]
+    Output {
+        /// The table's path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The worker threads could not be started.
+    #[error("cannot start the sweep's worker threads: {0}")]
+    Threads(String),
     /// A point could not be simulated.
     #[error("point {point}: {message}")]
     Point {
@@ -73,6 +85,23 @@ pub enum SweepError {
     /// Shards that cannot be merged.
     #[error("{0}")]
     Merge(String),
+}
+
+impl SweepError {
+    /// Whether the error is the input's (exit code 2: a bad scenario, shard,
+    /// output path or shard tables) rather than a failure of the run
+    /// (exit code 1: the checkpoint or table could not be written).
+    pub fn is_input(&self) -> bool {
+        match self {
+            SweepError::Table(t) => t.is_input(),
+            SweepError::Checkpoint { .. } | SweepError::Threads(_) => false,
+            SweepError::Output { .. }
+            | SweepError::Point { .. }
+            | SweepError::Shard(_)
+            | SweepError::Scenario(_)
+            | SweepError::Merge(_) => true,
+        }
+    }
 }
 
 /// A shard: this is the `index`-th (1-based) of `count`.
@@ -223,21 +252,13 @@ pub const BLOCK_POINTS: usize = 4_096;
 pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepError> {
     table::Format::of(out)?;
     // refused now rather than after the whole grid has run
-    let refuse = |message: String| SweepError::Checkpoint {
-        path: out.display().to_string(),
-        message,
-    };
     if out.is_dir() {
-        return Err(refuse(
-            "is a directory; give a file name for the table".into(),
-        ));
+        return Err(SweepError::Output {
+            path: out.display().to_string(),
+            message: "is a directory; give a file name for the table".into(),
+        });
     }
-    if let Some(parent) = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
-    {
-        return Err(refuse(format!("no directory {}", parent.display())));
-    }
+    crate::create_parent(out).map_err(|e| ck_err(out, e))?;
     let (first, step) = match opts.shard {
         Some(s) => ((s.index - 1) as usize, s.count as usize),
         None => (0, 1),
@@ -248,7 +269,7 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs)
         .build()
-        .map_err(|e| SweepError::Merge(e.to_string()))?;
+        .map_err(|e| SweepError::Threads(e.to_string()))?;
     let per_block = if opts.block_points == 0 {
         BLOCK_POINTS
     } else {

@@ -9,14 +9,30 @@ pub enum TableError {
     /// The file name has no extension we know.
     #[error("{0}: the file name must end in .csv or .parquet")]
     Format(String),
-    /// I/O or polars failure, with the file.
+    /// A table could not be read or parsed (bad input), with the file.
     #[error("{path}: {message}")]
-    Io {
+    Read {
         /// The file.
         path: String,
         /// What failed.
         message: String,
     },
+    /// A table could not be written (a failure, not the input's).
+    #[error("{path}: {message}")]
+    Write {
+        /// The file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl TableError {
+    /// Whether the error is the input's (exit code 2): a name without a
+    /// known extension, a table that cannot be read.
+    pub fn is_input(&self) -> bool {
+        !matches!(self, TableError::Write { .. })
+    }
 }
 
 /// Table formats.
@@ -39,8 +55,15 @@ impl Format {
     }
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> TableError {
-    TableError::Io {
+fn reading(path: &Path, e: impl std::fmt::Display) -> TableError {
+    TableError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn writing(path: &Path, e: impl std::fmt::Display) -> TableError {
+    TableError::Write {
         path: path.display().to_string(),
         message: e.to_string(),
     }
@@ -49,14 +72,16 @@ fn io(path: &Path, e: impl std::fmt::Display) -> TableError {
 /// Reads a CSV or Parquet table.
 pub fn read(path: &Path) -> Result<DataFrame, TableError> {
     let format = Format::of(path)?;
-    let file = std::fs::File::open(path).map_err(|e| io(path, e))?;
+    let file = std::fs::File::open(path).map_err(|e| reading(path, e))?;
     match format {
         Format::Csv => CsvReadOptions::default()
             .with_has_header(true)
             .into_reader_with_file_handle(file)
             .finish()
-            .map_err(|e| io(path, e)),
-        Format::Parquet => ParquetReader::new(file).finish().map_err(|e| io(path, e)),
+            .map_err(|e| reading(path, e)),
+        Format::Parquet => ParquetReader::new(file)
+            .finish()
+            .map_err(|e| reading(path, e)),
     }
 }
 
@@ -94,18 +119,19 @@ impl Writer {
             "{}.tmp",
             path.extension().and_then(|e| e.to_str()).unwrap_or("")
         ));
-        let file = std::fs::File::create(&tmp).map_err(|e| io(path, e))?;
+        crate::create_parent(path).map_err(|e| writing(path, e))?;
+        let file = std::fs::File::create(&tmp).map_err(|e| writing(path, e))?;
         let inner = match format {
             Format::Csv => Inner::Csv(
                 CsvWriter::new(file)
                     .include_header(true)
                     .batched(schema)
-                    .map_err(|e| io(path, e))?,
+                    .map_err(|e| writing(path, e))?,
             ),
             Format::Parquet => Inner::Parquet(Box::new(
                 ParquetWriter::new(file)
                     .batched(schema)
-                    .map_err(|e| io(path, e))?,
+                    .map_err(|e| writing(path, e))?,
             )),
         };
         Ok(Writer {
@@ -122,21 +148,21 @@ impl Writer {
             Inner::Csv(w) => w.write_batch(df),
             Inner::Parquet(w) => w.write_batch(df),
         }
-        .map_err(|e| io(&self.path, e))
+        .map_err(|e| writing(&self.path, e))
     }
 
     /// Ends the table, syncs it to disk and renames it into place.
     pub fn finish(mut self) -> Result<(), TableError> {
         match self.inner.take().expect("not finished") {
-            Inner::Csv(mut w) => w.finish().map_err(|e| io(&self.path, e))?,
+            Inner::Csv(mut w) => w.finish().map_err(|e| writing(&self.path, e))?,
             Inner::Parquet(w) => {
-                w.finish().map_err(|e| io(&self.path, e))?;
+                w.finish().map_err(|e| writing(&self.path, e))?;
             }
         }
         std::fs::File::open(&self.tmp)
             .and_then(|f| f.sync_all())
-            .map_err(|e| io(&self.path, e))?;
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| io(&self.path, e))
+            .map_err(|e| writing(&self.path, e))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| writing(&self.path, e))
     }
 }
 

@@ -330,8 +330,10 @@ fn an_empty_table_is_refused() {
 #[test]
 fn an_unwritable_path_is_an_output_error() {
     let dir = out_dir("unwritable");
+    // a file where the picture's directory should be
+    std::fs::write(dir.join("a-file"), "").unwrap();
     for name in ["x.png", "x.svg"] {
-        let path = dir.join("no-such-dir").join(name);
+        let path = dir.join("a-file").join(name);
         match plot_table(&scaling(), &line_spec("throughput"), &path) {
             Err(PlotError::Output { path: p, message }) => {
                 assert!(p.ends_with(name), "{p}");
@@ -475,7 +477,11 @@ fn timeline_errors() {
     assert!(matches!(
         plot_timeline(
             &tiny_trace(),
-            &dir.join("missing").join("t.svg"),
+            &{
+                // a file where the picture's directory should be
+                std::fs::write(dir.join("a-file"), "").unwrap();
+                dir.join("a-file").join("t.svg")
+            },
             None,
             1200,
             800
@@ -599,13 +605,24 @@ fn a_failed_write_leaves_no_partial_picture() {
             .collect();
         assert!(left.is_empty(), "{left:?}");
     }
+    // a missing directory is created (every output's policy); a file
+    // where the directory should be cannot be
+    plot_table(
+        &scaling(),
+        &line_spec("throughput"),
+        &dir.join("new/dir/p.png"),
+    )
+    .unwrap();
+    assert!(dir.join("new/dir/p.png").exists());
+    std::fs::write(dir.join("file"), "").unwrap();
     match plot_table(
         &scaling(),
         &line_spec("throughput"),
-        &dir.join("no/such/dir/p.png"),
+        &dir.join("file/p.png"),
     ) {
+        // "File exists" from creating the directory
         Err(PlotError::Output { message, .. }) => {
-            assert!(message.contains("No such file or directory"), "{message}")
+            assert!(message.contains("File exists"), "{message}")
         }
         other => panic!("{other:?}"),
     }
