@@ -93,6 +93,12 @@ impl From<reports::sweep::SweepError> for CliError {
     }
 }
 
+impl From<reports::run::RunError> for CliError {
+    fn from(e: reports::run::RunError) -> Self {
+        by_kind(e.is_input(), e.to_string())
+    }
+}
+
 impl From<reports::table::TableError> for CliError {
     fn from(e: reports::table::TableError) -> Self {
         by_kind(e.is_input(), e.to_string())

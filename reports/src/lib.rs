@@ -11,11 +11,14 @@
 //!   (loads in Perfetto and chrome://tracing), and the trace's names
 //!   (categories, tracks) that the timeline plot reads back.
 //! * [`report`]: a sweep's Markdown report with its standard plots.
+//! * [`run`]: a scenario's points simulated one at a time, and the trace of
+//!   a single point (`dtsim run`).
 #![warn(missing_docs)]
 
 pub mod columns;
 pub mod plot;
 pub mod report;
+pub mod run;
 pub mod sweep;
 pub mod table;
 pub mod trace;

@@ -1,0 +1,274 @@
+//! `dtsim run`'s work: a scenario's points simulated one at a time, and
+//! the Chrome trace of a single-point scenario. [`start`] opens and
+//! validates the scenario (every point, before any runs), writes the trace
+//! when asked, and returns [`Runs`], which builds, simulates and yields one
+//! point at a time, so that a long sweep never sits in memory. The command
+//! line prints what it yields.
+
+use crate::trace::write_chrome_trace;
+use sim::scenario::{self, Grid, ScenarioError};
+use sim::train::{RunResult, simulate, simulate_traced};
+use sim::units::Count;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What `dtsim run` was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Where to write the Chrome trace of the (single) point, if anywhere.
+    pub trace: Option<PathBuf>,
+    /// GPUs the trace shows (at least 1).
+    pub trace_gpus: u32,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scenario cannot be read or one of its points is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// A point the simulator refuses (its simulated time out of range).
+    #[error("{file}: {message}")]
+    Point {
+        /// The scenario file.
+        file: String,
+        /// The simulator's message.
+        message: String,
+    },
+    /// The request cannot be carried out as asked (bad input).
+    #[error("{0}")]
+    Request(String),
+    /// The trace could not be written (a failure, not the input's).
+    #[error("{path}: cannot write the trace: {message}")]
+    Trace {
+        /// The trace file.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl RunError {
+    /// Whether the error is the input's (exit code 2).
+    pub fn is_input(&self) -> bool {
+        !matches!(self, RunError::Trace { .. })
+    }
+}
+
+/// One point's result with the values its sweep gave it (empty for a
+/// scenario without a sweep), as `--json` prints it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PointResult {
+    /// The simulation's result.
+    #[serde(flatten)]
+    pub result: RunResult,
+    /// Swept key → value.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sweep: BTreeMap<String, toml::Value>,
+}
+
+impl PointResult {
+    /// The point's name in a table: its swept values (`network=eth-10g,
+    /// nodes=2`), or the scenario's name when nothing is swept.
+    pub fn label(&self) -> String {
+        if self.sweep.is_empty() {
+            self.result.scenario.clone()
+        } else {
+            self.sweep
+                .iter()
+                .map(|(k, v)| part(k, v))
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+    }
+}
+
+/// One swept key's part of a point's label: the key's last component and
+/// the value, strings without quotes.
+fn part(key: &str, v: &toml::Value) -> String {
+    let short = key.rsplit('.').next().unwrap_or(key);
+    match v {
+        toml::Value::String(s) => format!("{short}={s}"),
+        v => format!("{short}={v}"),
+    }
+}
+
+/// A scenario's points, simulated one at a time as they are taken.
+pub struct Runs {
+    grid: Grid,
+    file: PathBuf,
+    next: usize,
+    /// The traced point's result: yielded as is, not simulated again.
+    traced: Option<RunResult>,
+}
+
+/// Opens and validates the scenario and writes the trace if asked.
+pub fn start(req: &Request) -> Result<Runs, RunError> {
+    let grid = scenario::open_file(&req.file)?;
+    grid.check()?;
+    let mut runs = Runs {
+        grid,
+        file: req.file.clone(),
+        next: 0,
+        traced: None,
+    };
+    if let Some(out) = &req.trace {
+        runs.traced = Some(runs.trace(out, req.trace_gpus)?);
+    }
+    Ok(runs)
+}
+
+impl Runs {
+    /// Points in the scenario.
+    pub fn len(&self) -> usize {
+        self.grid.len()
+    }
+
+    /// Whether the scenario has no point (never, once validated).
+    pub fn is_empty(&self) -> bool {
+        self.grid.is_empty()
+    }
+
+    /// The widest label any point can have (a bound: the widest value of
+    /// each swept key), so that a table's label column fits every row
+    /// before the rows are simulated.
+    pub fn label_width(&self) -> usize {
+        let keys = self.grid.keys();
+        let widest = |k: &String| {
+            let values = self.grid.values(k).unwrap_or_default();
+            values.iter().map(|v| part(k, v).len()).max().unwrap_or(0)
+        };
+        keys.iter().map(widest).sum::<usize>() + keys.len().saturating_sub(1)
+    }
+
+    /// Simulates the single point with its timeline and writes the trace,
+    /// all or nothing (a truncated trace would fail only later, in the
+    /// viewer).
+    fn trace(&self, out: &Path, gpus: u32) -> Result<RunResult, RunError> {
+        if self.grid.len() != 1 {
+            return Err(RunError::Request(format!(
+                "{}: --trace needs a single-point scenario; this one's sweep has {}",
+                self.file.display(),
+                Count(self.grid.len() as u64, "point")
+            )));
+        }
+        if gpus == 0 {
+            return Err(RunError::Request("--trace-gpus must be at least 1".into()));
+        }
+        let p = self.grid.point(0)?;
+        let (result, timeline) = simulate_traced(&p.config).map_err(|e| self.point_error(e))?;
+        crate::write_via_temp(out, |tmp| {
+            let file = std::fs::File::create(tmp).map_err(|e| e.to_string())?;
+            write_chrome_trace(&p.config, &timeline, gpus, file).map_err(|e| e.to_string())
+        })
+        .map_err(|message| RunError::Trace {
+            path: out.display().to_string(),
+            message,
+        })?;
+        Ok(result)
+    }
+
+    fn point_error(&self, e: impl std::fmt::Display) -> RunError {
+        RunError::Point {
+            file: self.file.display().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl Iterator for Runs {
+    type Item = Result<PointResult, RunError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.grid.len() {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        Some((|| {
+            let p = self.grid.point(i)?;
+            let result = match self.traced.take() {
+                Some(r) => r,
+                None => simulate(&p.config).map_err(|e| self.point_error(e))?,
+            };
+            Ok(PointResult {
+                result,
+                sweep: p.sweep,
+            })
+        })())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dtsim-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    const SWEPT: &str = r#"name = "s"
+iterations = 2
+[cluster]
+nodes = 1
+network = "eth-10g"
+[model]
+preset = "resnet50"
+batch_per_gpu = 8
+gpu = "titan-xp"
+[sweep]
+"cluster.nodes" = [1, 16]
+"cluster.network" = ["eth-10g", "ib-edr-100g"]
+"#;
+
+    /// Points come in grid order with their labels; the label bound holds
+    /// the widest label exactly here (every key's widest value meets).
+    #[test]
+    fn points_in_order_with_labels() {
+        let file = scenario("swept.toml", SWEPT);
+        let runs = start(&Request {
+            file,
+            trace: None,
+            trace_gpus: 8,
+        })
+        .unwrap();
+        assert_eq!(runs.len(), 4);
+        let width = runs.label_width();
+        let labels: Vec<String> = runs.map(|p| p.unwrap().label()).collect();
+        assert_eq!(
+            labels,
+            [
+                "network=eth-10g,nodes=1",
+                "network=eth-10g,nodes=16",
+                "network=ib-edr-100g,nodes=1",
+                "network=ib-edr-100g,nodes=16",
+            ]
+        );
+        assert_eq!(width, "network=ib-edr-100g,nodes=16".len());
+    }
+
+    /// A trace needs one point; the refusal is the input's.
+    #[test]
+    fn a_trace_of_a_sweep_is_refused() {
+        let file = scenario("swept-trace.toml", SWEPT);
+        let e = start(&Request {
+            file: file.clone(),
+            trace: Some(file.with_extension("json")),
+            trace_gpus: 8,
+        })
+        .err()
+        .unwrap();
+        assert!(e.is_input());
+        assert!(
+            e.to_string().contains("this one's sweep has 4 points"),
+            "{e}"
+        );
+        assert!(!file.with_extension("json").exists());
+    }
+}
