@@ -5,8 +5,8 @@ use crate::error::CliError;
 use calibration::calibrate::{
     self, CollectiveBackend, CollectiveRequest, KernelBackend, KernelRequest, NetRequest, Requester,
 };
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
+use sim::names::Named;
 use std::path::PathBuf;
 
 /// Arguments of `dtsim calibrate`.
@@ -46,7 +46,7 @@ struct NetArgs {
 #[derive(Debug, Args)]
 struct KernelArgs {
     /// Where to run the kernels.
-    #[arg(long, default_value = "cpu", value_parser = kernel_backend())]
+    #[arg(long, default_value = Named::name(KernelBackend::Cpu), value_parser = crate::named::<KernelBackend>())]
     backend: KernelBackend,
     /// Sizes (elements), comma-separated.
     #[arg(
@@ -69,7 +69,7 @@ struct KernelArgs {
 #[derive(Debug, Args)]
 struct CollectiveArgs {
     /// MPI across the ranks of mpirun/srun, or NCCL across this host's GPUs.
-    #[arg(long, value_parser = collective_backend())]
+    #[arg(long, value_parser = crate::named::<CollectiveBackend>())]
     backend: CollectiveBackend,
     /// Operations, comma-separated.
     #[arg(
@@ -90,18 +90,6 @@ struct CollectiveArgs {
     /// The profile to write (by rank 0).
     #[arg(short, long)]
     output: PathBuf,
-}
-
-/// `--backend` of `calibrate kernels`: the names the library spells.
-fn kernel_backend() -> impl TypedValueParser<Value = KernelBackend> {
-    PossibleValuesParser::new(KernelBackend::ALL.map(KernelBackend::name))
-        .map(|s| KernelBackend::from_name(&s).expect("a possible value"))
-}
-
-/// `--backend` of `calibrate collectives`.
-fn collective_backend() -> impl TypedValueParser<Value = CollectiveBackend> {
-    PossibleValuesParser::new(CollectiveBackend::ALL.map(CollectiveBackend::name))
-        .map(|s| CollectiveBackend::from_name(&s).expect("a possible value"))
 }
 
 /// This command, as profiles record who made them.

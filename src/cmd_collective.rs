@@ -1,25 +1,14 @@
 //! `dtsim collective`: the time of one collective on a cluster.
 
 use crate::error::{CliError, print_line};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::Serialize;
 use sim::cluster::Placement;
 use sim::cluster::build::Description;
 use sim::collective::single::{self, Request};
+use sim::names::Named;
 use sim::net::NetModel;
 use sim::units::{Count, HumanBytes, parse_bytes};
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ModelArg {
-    Analytical,
-    Flow,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum PlacementArg {
-    Contiguous,
-    Scattered,
-}
 
 /// Arguments of `dtsim collective`.
 #[derive(Debug, Args)]
@@ -66,11 +55,11 @@ pub struct CollectiveArgs {
     #[arg(long, default_value_t = 1.0)]
     oversubscription: f64,
     /// Rank placement.
-    #[arg(long, value_enum, default_value_t = PlacementArg::Contiguous)]
-    placement: PlacementArg,
+    #[arg(long, default_value = Named::name(Placement::default()), value_parser = crate::named::<Placement>())]
+    placement: Placement,
     /// Network model.
-    #[arg(long, value_enum, default_value_t = ModelArg::Flow)]
-    model: ModelArg,
+    #[arg(long, default_value = Named::name(NetModel::default()), value_parser = crate::named::<NetModel>())]
+    model: NetModel,
     /// PS servers (0 = one per node).
     #[arg(long, default_value_t = 0)]
     servers: u32,
@@ -124,16 +113,10 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
             bandwidth: a.bandwidth,
             latency: a.latency,
             oversubscription: a.oversubscription,
-            placement: match a.placement {
-                PlacementArg::Contiguous => Placement::Contiguous,
-                PlacementArg::Scattered => Placement::Scattered,
-            },
+            placement: a.placement,
             ..Description::new(0, a.gpus_per_node, &a.network)
         },
-        model: match a.model {
-            ModelArg::Analytical => NetModel::Analytical,
-            ModelArg::Flow => NetModel::Flow,
-        },
+        model: a.model,
     };
     let t = single::time(&req)
         .map_err(|e| CliError::Input(format!("--{}: {}", e.field.replace('_', "-"), e.message)))?;

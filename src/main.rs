@@ -16,7 +16,9 @@ mod error;
 
 pub use error::CliError;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use sim::names::Named;
 use std::process::ExitCode;
 
 /// Predicts how fast a distributed deep-learning training job runs on a
@@ -44,6 +46,13 @@ enum Command {
     Calibrate(cmd_calibrate::CalibrateArgs),
     /// Fit on part of the measurements, predict the rest, report the error.
     Validate(cmd_validate::ValidateArgs),
+}
+
+/// A flag that takes one of a [`Named`] enum's names: its help lists them,
+/// and clap refuses any other (exit code 2), so the names are spelled once,
+/// in the library.
+pub(crate) fn named<T: Named + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::names()).map(|s| T::from_name(&s).expect("a possible value"))
 }
 
 fn main() -> ExitCode {

@@ -20,6 +20,7 @@ use crate::validate::{
 };
 use kernels::timing::KernelTiming;
 use kernels::{BackendError, CollectiveTiming};
+use sim::names::Named;
 use std::path::{Path, PathBuf};
 
 /// Why a calibration, a validation or writing a profile failed.
@@ -316,41 +317,29 @@ pub enum CollectiveBackend {
     Nccl,
 }
 
-impl KernelBackend {
-    /// Every backend, in the order the help lists them.
-    pub const ALL: [KernelBackend; 2] = [KernelBackend::Cpu, KernelBackend::Cuda];
-
-    /// The name users type and profiles record.
-    pub fn name(self) -> &'static str {
+impl Named for KernelBackend {
+    const ALL: &'static [KernelBackend] = &[KernelBackend::Cpu, KernelBackend::Cuda];
+    const WHAT: &'static str = "kernel backend";
+    fn name(self) -> &'static str {
         match self {
             KernelBackend::Cpu => "cpu",
             KernelBackend::Cuda => "cuda",
         }
     }
-
-    /// The backend named `name`.
-    pub fn from_name(name: &str) -> Option<KernelBackend> {
-        Self::ALL.into_iter().find(|b| b.name() == name)
-    }
 }
 
-impl CollectiveBackend {
-    /// Every backend, in the order the help lists them.
-    pub const ALL: [CollectiveBackend; 2] = [CollectiveBackend::Mpi, CollectiveBackend::Nccl];
-
-    /// The name users type and profiles record.
-    pub fn name(self) -> &'static str {
+impl Named for CollectiveBackend {
+    const ALL: &'static [CollectiveBackend] = &[CollectiveBackend::Mpi, CollectiveBackend::Nccl];
+    const WHAT: &'static str = "collective backend";
+    fn name(self) -> &'static str {
         match self {
             CollectiveBackend::Mpi => "mpi",
             CollectiveBackend::Nccl => "nccl",
         }
     }
+}
 
-    /// The backend named `name`.
-    pub fn from_name(name: &str) -> Option<CollectiveBackend> {
-        Self::ALL.into_iter().find(|b| b.name() == name)
-    }
-
+impl CollectiveBackend {
     /// The operations it measures, by the names `--ops` takes (NCCL has
     /// no ping-pong: one in the request is skipped there).
     fn ops(self) -> Vec<&'static str> {

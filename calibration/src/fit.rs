@@ -26,6 +26,7 @@
 
 use sim::cluster::ClusterSpec;
 use sim::collective::{Collective, Op};
+use sim::names::Named;
 
 /// The simulator's structure coefficients of an operation on N ranks.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -34,6 +34,14 @@ impl Schedule {
     }
 }
 
+impl crate::names::Named for Schedule {
+    const ALL: &'static [Schedule] = &[Schedule::Fifo, Schedule::Priority];
+    const WHAT: &'static str = "schedule";
+    fn name(self) -> &'static str {
+        Schedule::name(self)
+    }
+}
+
 /// A validated strategy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Strategy {

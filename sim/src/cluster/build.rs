@@ -8,6 +8,7 @@
 use super::presets::{self, LinkPreset};
 use super::{ClusterSpec, LinkParams, Placement};
 use crate::limits;
+use crate::names::unknown;
 use crate::profile::Profile;
 use crate::units::{parse_bandwidth, parse_seconds};
 use std::path::{Path, PathBuf};
@@ -154,13 +155,7 @@ impl Description {
         let intra_name = self.intra.as_deref().unwrap_or(DEFAULT_INTRA);
         let intra = presets::intra_node(intra_name).ok_or_else(|| {
             let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
-            invalid(
-                Field::Intra,
-                format!(
-                    "unknown intra-node link `{intra_name}`; known: {}",
-                    known.join(", ")
-                ),
-            )
+            invalid(Field::Intra, unknown("intra-node link", intra_name, &known))
         })?;
         limits::check_oversubscription(self.oversubscription)
             .map_err(|m| invalid(Field::Oversubscription, m))?;
@@ -215,8 +210,8 @@ impl Description {
             invalid(
                 Field::Network,
                 format!(
-                    "unknown network `{network}`; known: {}, or the path of a calibration profile (.toml)",
-                    known.join(", ")
+                    "{}, or the path of a calibration profile (.toml)",
+                    unknown("network", network, &known)
                 ),
             )
         })
@@ -311,7 +306,7 @@ mod tests {
                     ..base.clone()
                 },
                 Field::Network,
-                "unknown network `eth-3g`; known: ",
+                "unknown network `eth-3g` (did you mean `eth-1g`?); known: ",
             ),
             (
                 Description {

@@ -51,6 +51,17 @@ pub enum Placement {
     Scattered,
 }
 
+impl crate::names::Named for Placement {
+    const ALL: &'static [Placement] = &[Placement::Contiguous, Placement::Scattered];
+    const WHAT: &'static str = "placement";
+    fn name(self) -> &'static str {
+        match self {
+            Placement::Contiguous => "contiguous",
+            Placement::Scattered => "scattered",
+        }
+    }
+}
+
 /// A validated cluster description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterSpec {

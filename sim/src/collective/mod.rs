@@ -100,11 +100,6 @@ impl Op {
         }
     }
 
-    /// Parses a name.
-    pub fn from_name(s: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.name() == s)
-    }
-
     /// The algorithms this operation supports; the first is the default.
     pub fn algorithms(self) -> &'static [Algo] {
         match self {
@@ -171,6 +166,18 @@ pub enum Algo {
 }
 
 impl Algo {
+    /// Every algorithm, in a fixed order.
+    pub const ALL: [Algo; 8] = [
+        Algo::Ring,
+        Algo::Tree,
+        Algo::Hierarchical,
+        Algo::Binomial,
+        Algo::Pairwise,
+        Algo::Overlapped,
+        Algo::Sequential,
+        Algo::RecursiveDoubling,
+    ];
+
     /// Name on the command line and in results.
     pub fn name(self) -> &'static str {
         match self {
@@ -183,22 +190,6 @@ impl Algo {
             Algo::Sequential => "sequential",
             Algo::RecursiveDoubling => "recursive-doubling",
         }
-    }
-
-    /// Parses a name.
-    pub fn from_name(s: &str) -> Option<Algo> {
-        [
-            Algo::Ring,
-            Algo::Tree,
-            Algo::Hierarchical,
-            Algo::Binomial,
-            Algo::Pairwise,
-            Algo::Overlapped,
-            Algo::Sequential,
-            Algo::RecursiveDoubling,
-        ]
-        .into_iter()
-        .find(|a| a.name() == s)
     }
 }
 
@@ -502,5 +493,21 @@ impl Collective {
     /// The closed-form cost model of this collective on `cluster`.
     pub fn analytical(&self, cluster: &ClusterSpec) -> analytical::CostModel {
         analytical::CostModel::new(self, cluster)
+    }
+}
+
+impl crate::names::Named for Op {
+    const ALL: &'static [Op] = &Op::ALL;
+    const WHAT: &'static str = "operation";
+    fn name(self) -> &'static str {
+        Op::name(self)
+    }
+}
+
+impl crate::names::Named for Algo {
+    const ALL: &'static [Algo] = &Algo::ALL;
+    const WHAT: &'static str = "algorithm";
+    fn name(self) -> &'static str {
+        Algo::name(self)
     }
 }

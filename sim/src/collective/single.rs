@@ -14,6 +14,7 @@ use super::{Algo, Collective, Op};
 use crate::cluster::ClusterSpec;
 use crate::cluster::build::Description;
 use crate::limits;
+use crate::names::Named;
 use crate::net::NetModel;
 
 /// Bytes of one fp32 gradient element.
@@ -113,17 +114,7 @@ pub fn sparse_payload(size: u64, density: f64) -> Option<Sparse> {
 
 /// Checks the request and times the collective.
 pub fn time(req: &Request) -> Result<Timing, Invalid> {
-    let op = Op::from_name(&req.op).ok_or_else(|| {
-        let known: Vec<_> = Op::ALL.iter().map(|o| o.name()).collect();
-        invalid(
-            "op",
-            format!(
-                "unknown operation `{}`; known: {}",
-                req.op,
-                known.join(", ")
-            ),
-        )
-    })?;
+    let op = Op::parse(&req.op).map_err(|m| invalid("op", m))?;
     match (op.is_sparse(), req.density) {
         (true, None) => {
             return Err(invalid(

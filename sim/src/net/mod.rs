@@ -31,3 +31,11 @@ impl NetModel {
         }
     }
 }
+
+impl crate::names::Named for NetModel {
+    const ALL: &'static [NetModel] = &[NetModel::Flow, NetModel::Analytical];
+    const WHAT: &'static str = "network model";
+    fn name(self) -> &'static str {
+        NetModel::name(self)
+    }
+}

@@ -175,7 +175,10 @@ impl Grid {
                     self.locate(
                         invalid(
                             key,
-                            format!("swept value does not fit: {}", e.message().trim()),
+                            format!(
+                                "swept value does not fit: {}",
+                                super::user_words(e.message())
+                            ),
                         ),
                         true,
                     )
@@ -269,6 +272,17 @@ impl KeyLines {
             }
         }
         KeyLines(map)
+    }
+
+    /// The dotted key written on 1-based `line` (the deepest, where a line
+    /// holds a table header and nothing else), if any.
+    pub(super) fn key_on(&self, line: usize) -> Option<String> {
+        self.0
+            .iter()
+            .filter(|&(_, &l)| l == line)
+            .map(|(k, _)| k)
+            .max_by_key(|k| k.len())
+            .cloned()
     }
 
     /// The line of `key`, or of the nearest enclosing table that appears.

@@ -129,12 +129,21 @@ pub fn load_str_in(
 /// the meaning of each point (see [`Grid::check`]).
 pub fn open_file(path: &Path) -> Result<Grid, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let whole = |message: String| ScenarioError {
         file: file.clone(),
         line: None,
         key: None,
-        message: format!("cannot read the scenario: {e}"),
-    })?;
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| whole(format!("cannot read the scenario: {e}")))?;
+    let text = match String::from_utf8(bytes) {
+        Ok(t) if !t.contains('\0') => t,
+        _ => {
+            return Err(whole(
+                "is not a text file; a scenario is TOML text (docs/scenarios.md)".into(),
+            ));
+        }
+    };
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -150,17 +159,72 @@ pub fn open_str_in(
     stem: &str,
     dir: Option<&Path>,
 ) -> Result<Grid, ScenarioError> {
+    let blank = |l: &str| l.trim().is_empty() || l.trim_start().starts_with('#');
+    if text.lines().all(blank) {
+        return Err(ScenarioError {
+            file: file.into(),
+            line: None,
+            key: None,
+            message: "is empty; a scenario needs at least a [cluster] and a [model] table (docs/scenarios.md)".into(),
+        });
+    }
     let lines = KeyLines::scan(text);
     let base: RawScenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
         ScenarioError {
             file: file.into(),
             line,
-            key: None,
-            message: e.message().trim().to_string(),
+            key: line.and_then(|l| lines.key_on(l)),
+            message: user_words(e.message()),
         }
     })?;
     Grid::new(file, stem, dir, lines, base)
+}
+
+/// A message of the TOML reader in the user's words: an unknown key with
+/// the nearest known one, and types as scenarios spell them (a table, a
+/// list, a whole number) rather than the reader's internal type names.
+pub(crate) fn user_words(message: &str) -> String {
+    let m = message.trim();
+    if let Some(rest) = m.strip_prefix("unknown field `")
+        && let Some((name, expected)) = rest.split_once('`')
+    {
+        let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        return crate::names::unknown("key", name, &known);
+    }
+    if let Some(rest) = m.strip_prefix("invalid type: ")
+        && let Some((found, expected)) = rest.split_once(", expected ")
+    {
+        let found = found
+            .replace("floating point", "the number")
+            .replace("integer", "the whole number")
+            .replace("boolean", "the boolean")
+            .replace("string", "the text");
+        let found = match found.as_str() {
+            "map" => "a table".to_string(),
+            "sequence" => "a list".to_string(),
+            _ => found,
+        };
+        return format!("expected {}, got {found}", type_words(expected));
+    }
+    type_words(m)
+}
+
+/// The reader's names of types in scenario words.
+fn type_words(text: &str) -> String {
+    let mut out = text
+        .replace("a sequence", "a list")
+        .replace("a map", "a table")
+        .replace("i64", "a whole number")
+        .replace("f64", "a number");
+    // `struct RawCluster` and the like: serde's names for our tables
+    while let Some(i) = out.find("struct Raw") {
+        let end = out[i + "struct ".len()..]
+            .find(|c: char| !c.is_alphanumeric())
+            .map_or(out.len(), |j| i + "struct ".len() + j);
+        out.replace_range(i..end, "a table");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -197,5 +261,105 @@ gpu = "titan-xp"
         let e = err(&GOOD.replace("gpus_per_node = 4", "gpus_per_node = 4\nspeed = 3"));
         assert_eq!(e.line, Some(6), "{e}");
         assert!(e.message.contains("speed"), "{e}");
+    }
+
+    /// Messages of the form layer name the key and line, in the user's
+    /// words: no type of ours, a suggestion for a typo.
+    #[test]
+    fn form_errors_name_the_key_in_the_users_words() {
+        // (change to GOOD, line, key, message); GOOD opens with a blank line
+        let cases = [
+            (
+                ("nodes = 2", "nodes = 4.5"),
+                4,
+                "cluster.nodes",
+                "must be a whole number, got 4.5",
+            ),
+            (
+                ("nodes = 2", "nodes = \"two\""),
+                4,
+                "cluster.nodes",
+                "expected a whole number, got the text \"two\"",
+            ),
+            (
+                ("gpus_per_node = 4", "gpus_per_nod = 4"),
+                5,
+                "cluster.gpus_per_nod",
+                "unknown key `gpus_per_nod` (did you mean `gpus_per_node`?); known: nodes, gpus_per_node, ",
+            ),
+            (
+                ("[model]", "[modle]"),
+                7,
+                "modle",
+                "unknown key `modle` (did you mean `model`?); known: name, seed, ",
+            ),
+            (
+                ("[model]", "[model]\nlayers = 3"),
+                8,
+                "model.layers",
+                "expected a list, got the whole number `3`",
+            ),
+        ];
+        for ((from, to), line, key, message) in cases {
+            let e = err(&GOOD.replace(from, to));
+            assert_eq!((e.line, e.key.as_deref()), (Some(line), Some(key)), "{e}");
+            assert!(e.message.starts_with(message), "{to}: {e}");
+            assert!(!e.message.contains("Raw"), "{e}");
+        }
+        let e = err("cluster = 3\n");
+        assert_eq!(
+            e.to_string(),
+            "f.toml:1: `cluster`: expected a table, got the whole number `3`"
+        );
+    }
+
+    /// A whole number may be written as a float (1.3e9); its value is kept.
+    #[test]
+    fn an_exact_integer_written_as_a_float_is_accepted() {
+        let p = load_str(
+            &GOOD
+                .replace("nodes = 2", "nodes = 2.0")
+                .replace("batch_per_gpu = 64", "batch_per_gpu = 6.4e1"),
+            "f.toml",
+            "f",
+        )
+        .unwrap();
+        assert_eq!(p[0].config.cluster.nodes, 2);
+        assert_eq!(p[0].config.model.batch_per_gpu, 64);
+        let swept = format!("{GOOD}[sweep]\n\"cluster.nodes\" = [1.0, 4e0, 2.5]\n");
+        let e = load_str(&swept, "f.toml", "f").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
+        assert!(
+            e.message.ends_with("must be a whole number, got 2.5"),
+            "{e}"
+        );
+    }
+
+    /// An empty file, or one of comments, says so; so does a binary one.
+    #[test]
+    fn empty_and_binary_files_say_what_they_are() {
+        let e = err("  \n# nothing yet\n");
+        assert_eq!(
+            e.to_string(),
+            "f.toml: is empty; a scenario needs at least a [cluster] and a [model] table (docs/scenarios.md)"
+        );
+        let dir = std::env::temp_dir().join(format!("dtsim-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in [
+            ("bin.toml", &b"\x00\x01\xff"[..]),
+            ("latin1.toml", b"name = \"caf\xe9\""),
+        ] {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let e = open_file(&p).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{}: is not a text file; a scenario is TOML text (docs/scenarios.md)",
+                    p.display()
+                )
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -33,12 +33,47 @@ impl<'de> Deserialize<'de> for IntOrText {
                     .map(IntOrText::Int)
                     .map_err(|_| E::custom(format!("{v} is too large")))
             }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<IntOrText, E> {
+                exact_integer(v).map(IntOrText::Int)
+            }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IntOrText, E> {
                 Ok(IntOrText::Text(v.to_string()))
             }
         }
         d.deserialize_any(V)
     }
+}
+
+/// A float that is an exact integer (ML users write `params = 1.3e9`) as
+/// that integer; any other float is refused in the user's words.
+fn exact_integer<E: serde::de::Error>(v: f64) -> Result<i64, E> {
+    // 2^63 is the first float beyond i64
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 2f64.powi(63) {
+        Ok(v as i64)
+    } else {
+        Err(E::custom(format!("must be a whole number, got {v}")))
+    }
+}
+
+/// Reads an integer key, accepting a float that is an exact integer.
+fn whole<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = i64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a whole number")
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<i64, E> {
+            Ok(v)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<i64, E> {
+            i64::try_from(v).map_err(|_| E::custom(format!("{v} is too large")))
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<i64, E> {
+            exact_integer(v)
+        }
+    }
+    d.deserialize_any(V).map(Some)
 }
 
 /// A whole scenario file.
@@ -49,13 +84,25 @@ pub struct RawScenario {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Default 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub seed: Option<i64>,
     /// Default 2.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub warmup_iterations: Option<i64>,
     /// Default 10.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub iterations: Option<i64>,
     /// Required.
     #[serde(default)]
@@ -76,10 +123,18 @@ pub struct RawScenario {
 #[serde(deny_unknown_fields)]
 pub struct RawCluster {
     /// Required, ≥ 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub nodes: Option<i64>,
     /// Default 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub gpus_per_node: Option<i64>,
     /// Required: an inter-node preset.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,7 +155,11 @@ pub struct RawCluster {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intra_latency: Option<String>,
     /// Default 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub nics_per_node: Option<i64>,
     /// Default 1.0 (non-blocking).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,7 +180,11 @@ pub struct RawModel {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
     /// Required, ≥ 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub batch_per_gpu: Option<i64>,
     /// Which compute table of the preset; required with `preset`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,7 +206,11 @@ pub struct RawLayer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Dense parameters; required.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub params: Option<i64>,
     /// Forward time at `batch_per_gpu`; required.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -164,16 +231,28 @@ pub struct RawLayer {
 #[serde(deny_unknown_fields)]
 pub struct RawEmbedding {
     /// Rows.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub vocab: Option<i64>,
     /// Columns.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dim: Option<i64>,
     /// Fraction of rows touched per iteration, in (0, 1].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub density: Option<f64>,
     /// Tokens per batch (token model).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tokens_per_batch: Option<i64>,
     /// Zipf exponent (token model).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,7 +286,11 @@ pub struct RawStrategy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_aggregation: Option<bool>,
     /// Default 0 (one per machine).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ps_servers: Option<i64>,
     /// "auto" or an integer; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,11 +303,19 @@ pub struct RawStrategy {
     pub dct_sparsity: Option<f64>,
     /// DCT-DP threshold life-span L ≥ 1; refused until the compression
     /// issue.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dct_lifespan: Option<i64>,
     /// Model-parallel stages; default 1, the only value accepted until
     /// DCT-MP.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub mp_stages: Option<i64>,
     /// DCT-MP sparsity, in [0, 1); refused until the compression issue.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,8 +11,17 @@
 use super::raw::{RawScenario, RawStrategy};
 use super::validate::{count, size};
 use super::{Invalid, invalid};
-use crate::collective::Algo;
+use crate::collective::{Algo, Op};
+use crate::names::{Named, unknown};
 use crate::strategy::{DenseMethod, Schedule, Strategy};
+
+/// The dense methods `strategy.dense` names (topk, gtopk and dct are
+/// refused until the compression issue).
+const DENSE_METHODS: [&str; 5] = ["allreduce", "ps", "topk", "gtopk", "dct"];
+
+/// The sparse methods `strategy.sparse` names (refused until the
+/// sparse-methods issue).
+const SPARSE_METHODS: [&str; 4] = ["ps", "allgather", "allreduce", "alltoall"];
 
 /// Builds the strategy of a scenario on `nodes` machines.
 pub(super) fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strategy, Invalid> {
@@ -26,17 +35,22 @@ pub(super) fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strateg
             "model-parallel stages are not supported yet (they arrive with DCT-MP)",
         ));
     }
-    let algo = match s.allreduce.as_deref().unwrap_or("ring") {
-        "ring" => Algo::Ring,
-        "tree" => Algo::Tree,
-        "hierarchical" => Algo::Hierarchical,
-        other => {
-            return Err(invalid(
-                "strategy.allreduce",
-                format!(
-                    "unknown AllReduce algorithm `{other}`; expected ring, tree or hierarchical"
-                ),
-            ));
+    let algo = match &s.allreduce {
+        None => Algo::Ring,
+        Some(name) => {
+            let known: Vec<&str> = Op::AllReduce
+                .algorithms()
+                .iter()
+                .map(|a| a.name())
+                .collect();
+            Algo::from_name(name)
+                .filter(|a| Op::AllReduce.algorithms().contains(a))
+                .ok_or_else(|| {
+                    invalid(
+                        "strategy.allreduce",
+                        unknown("AllReduce algorithm", name, &known),
+                    )
+                })?
         }
     };
     let dense = match s.dense.as_deref().unwrap_or("allreduce") {
@@ -53,21 +67,13 @@ pub(super) fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strateg
         other => {
             return Err(invalid(
                 "strategy.dense",
-                format!(
-                    "unknown dense method `{other}`; expected allreduce, ps, topk, gtopk or dct"
-                ),
+                unknown("dense method", other, &DENSE_METHODS),
             ));
         }
     };
-    let schedule = match s.schedule.as_deref().unwrap_or("fifo") {
-        "fifo" => Schedule::Fifo,
-        "priority" => Schedule::Priority,
-        other => {
-            return Err(invalid(
-                "strategy.schedule",
-                format!("unknown schedule `{other}`; expected fifo or priority"),
-            ));
-        }
+    let schedule = match &s.schedule {
+        Some(name) => Schedule::parse(name).map_err(|e| invalid("strategy.schedule", e))?,
+        None => Schedule::default(),
     };
     let ps_servers = count(s.ps_servers, "strategy.ps_servers", Some(0), 0)?;
     if ps_servers > 64 * nodes.max(1) {
@@ -94,16 +100,16 @@ fn refuse_inert(s: &RawStrategy) -> Result<(), Invalid> {
     const COMPRESSION: &str = "arrives with the compression issue";
     const SPARSE: &str = "arrives with the sparse-methods issue";
     if let Some(m) = &s.sparse {
-        let known = ["ps", "allgather", "allreduce", "alltoall"];
         return Err(invalid(
             "strategy.sparse",
-            if known.contains(&m.as_str()) {
+            if SPARSE_METHODS.contains(&m.as_str()) {
                 format!(
                     "has no effect yet: no model can have sparse parts (`[model.layers.embedding]` {SPARSE}); remove the key"
                 )
             } else {
                 format!(
-                    "unknown sparse method `{m}`; expected ps, allgather, allreduce or alltoall (none has an effect yet: sparse embeddings {SPARSE})"
+                    "{} (none has an effect yet: sparse embeddings {SPARSE})",
+                    unknown("sparse method", m, &SPARSE_METHODS)
                 )
             },
         ));

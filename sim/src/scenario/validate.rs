@@ -14,6 +14,7 @@ use super::{Invalid, invalid};
 use crate::cluster::Placement;
 use crate::cluster::build::Description;
 use crate::limits;
+use crate::names::Named;
 use crate::net::NetModel;
 use crate::strategy::Schedule;
 use crate::train::TrainConfig;
@@ -30,25 +31,13 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     limits::check_gpus(nodes as u64, gpn as u64)
         .map_err(|m| invalid("cluster.gpus_per_node", m))?;
     let nics = count(c.nics_per_node, "cluster.nics_per_node", Some(1), 1)?;
-    let net_model = match c.model.as_deref().unwrap_or("flow") {
-        "flow" => NetModel::Flow,
-        "analytical" => NetModel::Analytical,
-        other => {
-            return Err(invalid(
-                "cluster.model",
-                format!("unknown network model `{other}`; expected flow or analytical"),
-            ));
-        }
+    let net_model = match &c.model {
+        Some(m) => NetModel::parse(m).map_err(|e| invalid("cluster.model", e))?,
+        None => NetModel::default(),
     };
-    let placement = match c.placement.as_deref().unwrap_or("contiguous") {
-        "contiguous" => Placement::Contiguous,
-        "scattered" => Placement::Scattered,
-        other => {
-            return Err(invalid(
-                "cluster.placement",
-                format!("unknown placement `{other}`; expected contiguous or scattered"),
-            ));
-        }
+    let placement = match &c.placement {
+        Some(p) => Placement::parse(p).map_err(|e| invalid("cluster.placement", e))?,
+        None => Placement::default(),
     };
     let description = Description {
         nodes,

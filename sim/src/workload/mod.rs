@@ -59,8 +59,8 @@ pub struct Model {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PresetError {
     /// No preset of that name.
-    #[error("unknown model preset `{0}` (known: {1})")]
-    UnknownModel(String, String),
+    #[error("{0}")]
+    UnknownModel(String),
     /// The preset has no compute figures for that GPU.
     #[error("model `{model}` has no compute-time table for GPU `{gpu}` (known: {known})")]
     UnknownGpu {
@@ -87,9 +87,9 @@ fn all_presets() -> impl Iterator<Item = &'static preset_data::PresetModel> {
 impl Model {
     /// Instantiates a preset on `gpu` at `batch` samples per GPU.
     pub fn from_preset(name: &str, gpu: &str, batch: u32) -> Result<Model, PresetError> {
-        let p = all_presets()
-            .find(|p| p.name == name)
-            .ok_or_else(|| PresetError::UnknownModel(name.into(), preset_names().join(", ")))?;
+        let p = all_presets().find(|p| p.name == name).ok_or_else(|| {
+            PresetError::UnknownModel(crate::names::unknown("model preset", name, &preset_names()))
+        })?;
         let tp =
             p.throughputs
                 .iter()
