@@ -78,6 +78,9 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
             block_points: 0,
         };
         let s = sweep::run(&grid, &out, &opts).map_err(map_in(&input))?;
+        for w in &s.warnings {
+            eprintln!("warning: {w}");
+        }
         eprintln!("swept {} points into {}", s.points, out.display());
         (out, Some(grid), Some(text))
     } else {

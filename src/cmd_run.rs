@@ -30,6 +30,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         trace: a.trace.clone(),
         trace_gpus: a.trace_gpus,
     })?;
+    for w in runs.warnings() {
+        eprintln!("warning: {w}");
+    }
     if let Some(out) = &a.trace {
         eprintln!("wrote {}", out.display());
     }

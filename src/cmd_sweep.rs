@@ -72,6 +72,9 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let t0 = std::time::Instant::now();
     let s = sweep::run(&grid, &a.out, &opts).map_err(map_in(&a.file))?;
     let secs = t0.elapsed().as_secs_f64();
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
     if s.points == 0 {
         eprintln!(
             "warning: shard {} of a grid of {} has no points; its table is empty",

@@ -1055,3 +1055,23 @@ fn rank_and_thread_counts_are_bounded() {
         &["--jobs"],
     );
 }
+
+/// A setting that is probably a mistake is warned about on stderr, once
+/// per distinct warning, and the run goes on (exit 0, full table).
+#[test]
+fn probable_mistakes_are_warned_about_and_run() {
+    let text = "[cluster]\nnodes = 4\ngpus_per_node = 4\nnetwork = \"eth-25g\"\n[model]\npreset = \"vgg16\"\nbatch_per_gpu = 32\ngpu = \"titan-xp\"\n[strategy]\nschedule = \"priority\"\nfusion = 0\npartition = \"64KiB\"\n[sweep]\n\"iterations\" = [2, 3]\n";
+    let f = scenario("tiny-pieces.toml", text);
+    let o = dtsim(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("warning: ").count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "warning: {}:12: `strategy.partition`: priority scheduling sends messages of at most 64.0 KiB",
+            f.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(stdout(&o).lines().count(), 3, "a header and two rows");
+}

@@ -102,17 +102,19 @@ pub struct Runs {
     next: usize,
     /// The traced point's result: yielded as is, not simulated again.
     traced: Option<RunResult>,
+    warnings: Vec<String>,
 }
 
 /// Opens and validates the scenario and writes the trace if asked.
 pub fn start(req: &Request) -> Result<Runs, RunError> {
     let grid = scenario::open_file(&req.file)?;
-    grid.check()?;
+    let warnings = grid.check()?.iter().map(|w| w.to_string()).collect();
     let mut runs = Runs {
         grid,
         file: req.file.clone(),
         next: 0,
         traced: None,
+        warnings,
     };
     if let Some(out) = &req.trace {
         runs.traced = Some(runs.trace(out, req.trace_gpus)?);
@@ -121,6 +123,12 @@ pub fn start(req: &Request) -> Result<Runs, RunError> {
 }
 
 impl Runs {
+    /// Settings of the scenario that are valid but probably a mistake,
+    /// each once, located in the file.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Points in the scenario.
     pub fn len(&self) -> usize {
         self.grid.len()

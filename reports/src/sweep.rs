@@ -156,6 +156,9 @@ pub struct Summary {
     pub resumed: usize,
     /// Points computed now.
     pub computed: usize,
+    /// Settings of the scenario that are valid but probably a mistake
+    /// (`sim::scenario::advice`), each once, located in the file.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -386,6 +389,7 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
         points: mine,
         resumed,
         computed,
+        warnings: checked.warnings,
     })
 }
 
@@ -397,6 +401,8 @@ struct Checked {
     scenario: String,
     /// The j-th point of the shard at j; empty unless kept.
     points: Vec<Point>,
+    /// The points' warnings, each once, sorted.
+    warnings: Vec<String>,
 }
 
 /// Validates this shard's points (`mine` of them, the j-th being point
@@ -434,7 +440,8 @@ fn check(
     }
     /// Hash sum, first point's scenario name and the kept points of a run
     /// of positions; or the lowest bad point and its error.
-    type Part = Result<(u64, Option<String>, Vec<Point>), (usize, sim::scenario::ScenarioError)>;
+    type Part = Result<Found, (usize, sim::scenario::ScenarioError)>;
+    type Found = (u64, Option<String>, Vec<Point>, BTreeSet<String>);
     let part: Part = (0..mine)
         .into_par_iter()
         .map(|j| {
@@ -443,27 +450,30 @@ fn check(
             let mut h = Fnv::new();
             write!(h, "{i} {:?} {:?}", p.config, p.sweep).expect("hashing cannot fail");
             let name = (j == 0).then(|| p.config.name.clone());
-            Ok((h.0, name, if keep { vec![p] } else { Vec::new() }))
+            let warnings = p.warnings.iter().map(|w| w.to_string()).collect();
+            Ok((h.0, name, if keep { vec![p] } else { Vec::new() }, warnings))
         })
         // in order: the kept points stay in position order
         .reduce(
-            || Ok((0, None, Vec::new())),
+            || Ok((0, None, Vec::new(), BTreeSet::new())),
             |a: Part, b: Part| match (a, b) {
-                (Ok((x, n, mut p)), Ok((y, m, q))) => {
+                (Ok((x, n, mut p, mut w)), Ok((y, m, q, v))) => {
                     p.extend(q);
-                    Ok((x.wrapping_add(y), n.or(m), p))
+                    w.extend(v);
+                    Ok((x.wrapping_add(y), n.or(m), p, w))
                 }
                 (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
                 (Err(e1), Err(e2)) => Err(if e1.0 <= e2.0 { e1 } else { e2 }),
             },
         );
-    let (sum, scenario, points) = part.map_err(|(_, e)| SweepError::Scenario(e))?;
+    let (sum, scenario, points, warnings) = part.map_err(|(_, e)| SweepError::Scenario(e))?;
     let mut version = Fnv::new();
     write!(version, "{}", env!("CARGO_PKG_VERSION")).expect("hashing cannot fail");
     Ok(Checked {
         fingerprint: format!("{:016x}", sum ^ version.0),
         scenario: scenario.unwrap_or_default(),
         points,
+        warnings: warnings.into_iter().collect(),
     })
 }
 
@@ -672,6 +682,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
         points: grid as usize,
         resumed: 0,
         computed: 0,
+        warnings: Vec::new(),
     })
 }
 

@@ -9,7 +9,7 @@
 //! than at the key it replaces.
 
 use super::raw::RawScenario;
-use super::{Invalid, Point, ScenarioError, invalid, validate};
+use super::{Invalid, Point, ScenarioError, advice, invalid, validate};
 use crate::limits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -145,9 +145,14 @@ impl Grid {
         if self.keys.is_empty() {
             assert_eq!(i, 0, "a scenario without a sweep has one point");
             let cfg = validate(&self.base, &self.stem, dir).map_err(|e| self.locate(e, false))?;
+            let warnings = advice(&cfg)
+                .into_iter()
+                .map(|w| self.locate(w, false))
+                .collect();
             return Ok(Point {
                 config: cfg,
                 sweep: BTreeMap::new(),
+                warnings,
             });
         }
         let sweep = self.swept(i);
@@ -187,7 +192,18 @@ impl Grid {
             let swept = sweep.contains_key(&k);
             self.locate((k, m), swept)
         })?;
-        Ok(Point { config: cfg, sweep })
+        let warnings = advice(&cfg)
+            .into_iter()
+            .map(|(k, m)| {
+                let swept = sweep.contains_key(&k);
+                self.locate((k, m), swept)
+            })
+            .collect();
+        Ok(Point {
+            config: cfg,
+            sweep,
+            warnings,
+        })
     }
 
     /// Every point, in order, held in memory.
@@ -196,9 +212,18 @@ impl Grid {
     }
 
     /// Validates every point without keeping any, so that a bad value is
-    /// reported before a long run starts.
-    pub fn check(&self) -> Result<(), ScenarioError> {
-        (0..self.len).try_for_each(|i| self.point(i).map(drop))
+    /// reported before a long run starts; returns the points' warnings
+    /// (settings that are probably a mistake), each once, in order.
+    pub fn check(&self) -> Result<Vec<ScenarioError>, ScenarioError> {
+        let mut warnings: Vec<ScenarioError> = Vec::new();
+        for i in 0..self.len {
+            for w in self.point(i)?.warnings {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+        Ok(warnings)
     }
 }
 

@@ -45,7 +45,7 @@ mod strategy;
 mod validate;
 
 pub use grid::Grid;
-pub use validate::validate;
+pub use validate::{advice, validate};
 
 use crate::train::TrainConfig;
 use grid::{KeyLines, line_of};
@@ -90,6 +90,9 @@ pub struct Point {
     pub config: TrainConfig,
     /// The swept keys and their values at this point (empty without a sweep).
     pub sweep: BTreeMap<String, toml::Value>,
+    /// Settings that are valid but probably a mistake, located like errors
+    /// (see [`advice`]); the command line prints them as warnings.
+    pub warnings: Vec<ScenarioError>,
 }
 
 /// A semantic error before it is located: (dotted key, message).
