@@ -3,37 +3,14 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn dtsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dtsim"))
-        .args(args)
-        .output()
-        .expect("dtsim runs")
-}
-
-fn repo(p: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(p)
-        .display()
-        .to_string()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
+mod common;
+use common::{assert_bad, dtsim, fixture, repo, stderr, stdout};
 
 /// Writes a scenario into the test's scratch directory.
 fn scenario(name: &str, text: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-scenarios");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    common::scratch_file("cli-scenarios", name, text)
 }
 
 const GOOD: &str = r#"name = "good"
@@ -52,18 +29,6 @@ gpu = "titan-xp"
 [strategy]
 fusion = "64MiB"
 "#;
-
-/// Asserts exit code 2, no panic, and that stderr names every fragment.
-#[track_caller]
-fn assert_bad(o: &Output, fragments: &[&str]) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(stdout(o).is_empty(), "nothing on stdout for an error");
-    for f in fragments {
-        assert!(err.contains(f), "`{f}` missing from: {err}");
-    }
-}
 
 const RESULT_FIELDS: [&str; 16] = [
     "scenario",
@@ -462,22 +427,25 @@ fn bad_sparse_collective_arguments() {
     assert_bad(&o, &["--size", "fp32"]);
 }
 
-#[test]
-fn bad_collective_arguments() {
-    let base = [
+/// `dtsim collective` timing an 8-GPU AllReduce of `size`, with `extra`
+/// arguments.
+fn allreduce_with(size: &str, extra: &[&str]) -> Output {
+    let mut v = vec![
         "collective",
         "--op",
         "allreduce",
         "--gpus",
         "8",
         "--size",
-        "1MiB",
+        size,
     ];
-    let with = |extra: &[&str]| {
-        let mut v: Vec<&str> = base.to_vec();
-        v.extend_from_slice(extra);
-        dtsim(&v)
-    };
+    v.extend_from_slice(extra);
+    dtsim(&v)
+}
+
+#[test]
+fn bad_collective_arguments() {
+    let with = |extra: &[&str]| allreduce_with("1MiB", extra);
     assert_bad(&with(&["--gpus", "0"]), &["--gpus"]);
     assert_bad(&with(&["--gpus-per-node", "3"]), &["--gpus-per-node"]);
     assert_bad(&with(&["--algo", "bogus"]), &["--algo", "bogus"]);
@@ -534,20 +502,7 @@ fn help_is_pinned() {
 /// Inputs a review found to crash or wrap: each is refused with exit 2.
 #[test]
 fn extreme_inputs_are_refused_not_crashed() {
-    let base = [
-        "collective",
-        "--op",
-        "allreduce",
-        "--gpus",
-        "8",
-        "--size",
-        "1GB",
-    ];
-    let with = |extra: &[&str]| {
-        let mut v: Vec<&str> = base.to_vec();
-        v.extend_from_slice(extra);
-        dtsim(&v)
-    };
+    let with = |extra: &[&str]| allreduce_with("1GB", extra);
     assert_bad(&with(&["--bandwidth", "1bps"]), &["--bandwidth"]);
     assert_bad(&with(&["--latency", "1e9s"]), &["--latency"]);
     assert_bad(
@@ -633,10 +588,6 @@ fn single_gpu_collective_takes_no_time() {
         let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
         assert_eq!(v["time_s"].as_f64(), Some(0.0));
     }
-}
-
-fn fixture(p: &str) -> String {
-    repo(&format!("tests/fixtures/{p}"))
 }
 
 #[test]

@@ -5,32 +5,13 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn dtsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dtsim"))
-        .args(args)
-        .output()
-        .expect("dtsim runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn repo(p: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(p)
-        .display()
-        .to_string()
-}
+mod common;
+use common::{dtsim, fixture, stderr};
 
 fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exit-codes");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    common::scratch_file("exit-codes", name, text)
 }
 
 const SMALL: &str = r#"name = "small"
@@ -95,7 +76,7 @@ fn an_unwritable_output_exits_1() {
         stderr(&o)
     );
     // a profile
-    let log = repo("tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+    let log = fixture("nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
     let o = dtsim(&["calibrate", "net", "--nccl-tests", &log, "-o", "/dev/full"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
@@ -110,7 +91,7 @@ fn an_unwritable_output_exits_1() {
 /// input (2).
 #[test]
 fn a_validation_limit_exceeded_exits_1_and_a_bad_limit_2() {
-    let log = repo("tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+    let log = fixture("nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
     let o = dtsim(&["validate", "--nccl-tests", &log, "--max-median-error", "0"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(

@@ -4,22 +4,12 @@
 
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn dtsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dtsim"))
-        .args(args)
-        .output()
-        .expect("dtsim runs")
-}
+mod common;
+use common::dtsim;
 
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("report")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("report", name)
 }
 
 /// 3 node counts × 2 methods × 2 networks × 2 schedules = 24 points: 8

@@ -10,13 +10,11 @@ use sim::train::{TrainConfig, simulate_traced};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 /// Writes a scenario into the test's scratch directory.
 fn scenario(name: &str, text: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-scenarios");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    common::scratch_file("trace-scenarios", name, text)
 }
 
 fn config(text: &str) -> TrainConfig {
