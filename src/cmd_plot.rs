@@ -3,7 +3,7 @@
 
 use crate::CliError;
 use clap::Args;
-use reports::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
+use reports::plot::{Kind, PlotSpec, Source};
 use std::path::PathBuf;
 
 /// Arguments of `dtsim plot`.
@@ -25,8 +25,8 @@ pub struct PlotArgs {
     #[arg(long)]
     series: Option<String>,
     /// line, bar (grouped) or stacked.
-    #[arg(long, default_value = "line")]
-    kind: String,
+    #[arg(long, default_value = "line", value_parser = parse_kind)]
+    kind: Kind,
     /// Plot the speedup of y over this value of the series column (y
     /// divided by the baseline's y at the same x), e.g. `--y throughput
     /// --series strategy.dense --baseline ps --kind bar`.
@@ -37,9 +37,18 @@ pub struct PlotArgs {
     /// than the chart shows.
     #[arg(long = "where", value_name = "COL=VALUE")]
     filters: Vec<String>,
-    /// Title (default: derived from the columns).
+    /// Title (default: derived from the columns' names).
     #[arg(long)]
     title: Option<String>,
+    /// The x axis's title (default: the column's name and unit).
+    #[arg(long)]
+    xlabel: Option<String>,
+    /// The y axis's title (default: the column's name and unit).
+    #[arg(long)]
+    ylabel: Option<String>,
+    /// The legend's title (default: the series column's name).
+    #[arg(long)]
+    legend_title: Option<String>,
     /// Iterations of the timeline to draw.
     #[arg(long)]
     iterations: Option<u32>,
@@ -54,59 +63,35 @@ pub struct PlotArgs {
     output: PathBuf,
 }
 
-/// A plot error, named by the input it is about; an output error already
-/// names the picture.
-fn in_file(input: &std::path::Path, e: PlotError) -> CliError {
-    match e {
-        PlotError::Output { .. } => CliError::Input(e.to_string()),
-        e => CliError::Input(format!("{}: {e}", input.display())),
-    }
-}
-
-fn map(e: PlotError) -> CliError {
-    CliError::Input(e.to_string())
-}
-
 pub fn run(a: PlotArgs) -> Result<(), CliError> {
-    if let Some(t) = &a.timeline {
-        let text = std::fs::read_to_string(t)
-            .map_err(|e| CliError::Input(format!("{}: cannot read: {e}", t.display())))?;
-        let trace: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| CliError::Input(format!("{}: not JSON: {e}", t.display())))?;
-        plot_timeline(&trace, &a.output, a.iterations, a.width, a.height)
-            .map_err(|e| in_file(t, e))?;
-    } else {
-        let path = a.results.as_ref().expect("clap requires it");
-        let mut df = reports::table::read(path).map_err(|e| CliError::Input(e.to_string()))?;
-        for f in &a.filters {
-            df = reports::columns::keep_where(&df, f)
-                .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-        }
-        let kind: Kind = a.kind.parse().map_err(map)?;
-        let x = a.x.clone().expect("clap requires it");
-        let mut y = a.y.clone();
-        let mut title = a.title.clone();
-        if let (Some(base), Some(series)) = (&a.baseline, &a.series) {
-            if y.len() != 1 {
-                return Err(CliError::Input(format!(
-                    "--baseline takes exactly one --y column, got {}",
-                    y.join(", ")
-                )));
-            }
-            df = reports::columns::speedup(&df, std::slice::from_ref(&x), &y[0], series, base)
-                .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-            title = title.or_else(|| Some(format!("Speedup in {} over {base}", y[0])));
-            y = vec![reports::columns::SPEEDUP.to_string()];
-        }
-        let spec = PlotSpec {
-            series: a.series.clone(),
-            title,
-            width: a.width,
-            height: a.height,
-            ..PlotSpec::new(x, y, kind)
-        };
-        plot_table(&df, &spec, &a.output).map_err(|e| in_file(path, e))?;
-    }
+    let source = match &a.timeline {
+        Some(t) => Source::Timeline {
+            path: t.clone(),
+            iterations: a.iterations,
+            size: (a.width, a.height),
+        },
+        None => Source::Table {
+            path: a.results.clone().expect("clap requires it"),
+            spec: Box::new(PlotSpec {
+                series: a.series.clone(),
+                title: a.title.clone(),
+                x_label: a.xlabel.clone(),
+                y_label: a.ylabel.clone(),
+                legend_title: a.legend_title.clone(),
+                width: a.width,
+                height: a.height,
+                ..PlotSpec::new(a.x.clone().expect("clap requires it"), a.y.clone(), a.kind)
+            }),
+            filters: a.filters.clone(),
+            baseline: a.baseline.clone(),
+        },
+    };
+    reports::plot::draw(&source, &a.output)?;
     eprintln!("wrote {}", a.output.display());
     Ok(())
+}
+
+fn parse_kind(s: &str) -> Result<Kind, String> {
+    s.parse()
+        .map_err(|e: reports::plot::PlotError| e.to_string())
 }

@@ -2,10 +2,11 @@
 //! `dtsim report merge A B ... --out ALL.(csv|parquet)`.
 
 use crate::CliError;
-use crate::cmd_sweep::{jobs_in_range, map, map_in};
+use crate::cmd_sweep::{jobs_in_range, map};
 use clap::{Args, Subcommand};
-use reports::report::{Source, write_report};
+use reports::report::{ReportRequest, Steer, make};
 use reports::sweep::{self, Options};
+use sim::units::Count;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -25,6 +26,19 @@ pub struct ReportArgs {
     /// Worker threads for a scenario's sweep (default: all cores).
     #[arg(long, default_value_t = 0, value_parser = jobs_in_range)]
     jobs: usize,
+    /// Column for the plots' x axis (default: GPUs when the node count is
+    /// swept, else the most varied swept key).
+    #[arg(long)]
+    x: Option<String>,
+    /// Swept keys whose combinations make the plots' series, comma-separated
+    /// (default: the report's choice); every other varying key is held at
+    /// its first value, as each picture says.
+    #[arg(long, value_delimiter = ',')]
+    series: Vec<String>,
+    /// Keep only the rows whose COL reads VALUE (repeatable), as `dtsim
+    /// plot --where` does; stated on every picture.
+    #[arg(long = "where", value_name = "COL=VALUE")]
+    filters: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -43,68 +57,52 @@ enum ReportCommand {
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     if let Some(ReportCommand::Merge { inputs, out }) = a.what {
         let s = sweep::merge(&inputs, &out).map_err(map)?;
-        eprintln!("wrote {} ({} points)", out.display(), s.points);
+        eprintln!(
+            "wrote {} ({})",
+            out.display(),
+            Count(s.points as u64, "point")
+        );
         return Ok(());
     }
-    let input = a.input.expect("clap requires it");
-    let dir = a.output.expect("clap requires it");
-    let is_scenario = input
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    if dir.exists() && !dir.is_dir() {
-        return Err(CliError::Input(format!(
-            "{}: exists and is not a directory",
-            dir.display()
-        )));
-    }
-    if !is_scenario && reports::table::Format::of(&input).is_err() {
-        return Err(CliError::Input(format!(
-            "{}: give a scenario (.toml) or a results table (.csv, .parquet)",
-            input.display()
-        )));
-    }
-    let (table_path, grid, text) = if is_scenario {
-        let grid = sim::scenario::open_file(&input).map_err(|e| CliError::Input(e.to_string()))?;
-        let text = std::fs::read_to_string(&input)
-            .map_err(|e| CliError::Input(format!("{}: {e}", input.display())))?;
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| CliError::Input(format!("{}: {e}", dir.display())))?;
-        let out = dir.join("results.parquet");
-        let opts = Options {
-            jobs: a.jobs,
-            shard: None,
-            progress: std::io::stderr().is_terminal(),
-            block_points: 0,
-        };
-        let s = sweep::run(&grid, &out, &opts).map_err(map_in(&input))?;
-        for w in &s.warnings {
-            eprintln!("warning: {w}");
-        }
-        eprintln!("swept {} points into {}", s.points, out.display());
-        (out, Some(grid), Some(text))
-    } else {
-        (input.clone(), None, None)
-    };
-    let df = reports::table::read(&table_path).map_err(|e| CliError::Input(e.to_string()))?;
     let mut words: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     words.insert(0, "dtsim".into());
-    let source = Source {
-        input: input.display().to_string(),
+    let req = ReportRequest {
+        input: a.input.expect("clap requires it"),
+        dir: a.output.expect("clap requires it"),
+        sweep: Options {
+            jobs: a.jobs,
+            shard: None,
+            progress: std::io::stderr().is_terminal(),
+            block_points: 0,
+        },
+        steer: Steer {
+            x: a.x,
+            series: a.series,
+            filters: a.filters,
+        },
         command: words.join(" "),
         version: env!("CARGO_PKG_VERSION").into(),
-        scenario_text: text,
     };
-    let w = write_report(&df, &source, grid.as_ref(), &dir)
-        .map_err(|e| CliError::Input(e.to_string()))?;
+    let made = make(&req)?;
+    if let Some((s, table)) = &made.swept {
+        for w in &s.warnings {
+            eprintln!("warning: {w}");
+        }
+        eprintln!(
+            "swept {} into {}",
+            Count(s.points as u64, "point"),
+            table.display()
+        );
+    }
+    let files = &made.written.files;
     eprintln!(
-        "wrote {} ({} files in {})",
-        w.files[0].display(),
-        w.files.len(),
-        dir.display()
+        "wrote {} ({} in {})",
+        files[0].display(),
+        Count(files.len() as u64, "file"),
+        req.dir.display()
     );
     Ok(())
 }

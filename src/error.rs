@@ -99,6 +99,18 @@ impl From<reports::run::RunError> for CliError {
     }
 }
 
+impl From<reports::plot::PlotError> for CliError {
+    fn from(e: reports::plot::PlotError) -> Self {
+        by_kind(e.is_input(), e.to_string())
+    }
+}
+
+impl From<reports::report::ReportError> for CliError {
+    fn from(e: reports::report::ReportError) -> Self {
+        by_kind(e.is_input(), e.to_string())
+    }
+}
+
 impl From<reports::table::TableError> for CliError {
     fn from(e: reports::table::TableError) -> Self {
         by_kind(e.is_input(), e.to_string())

@@ -380,7 +380,7 @@ fn plots_from_a_sweep_and_a_trace() {
         assert!(std::fs::metadata(&out).unwrap().len() > 1000);
     }
     let svg = std::fs::read_to_string(d.join("p.svg")).unwrap();
-    assert!(svg.contains("throughput") && svg.contains("fifo") && svg.contains("priority"));
+    assert!(svg.contains("Throughput") && svg.contains("fifo") && svg.contains("priority"));
     let o = dtsim(&[
         "plot",
         csv1.to_str().unwrap(),
@@ -415,7 +415,11 @@ fn plots_from_a_sweep_and_a_trace() {
     let o = with(&["--y", "throughput", "--baseline", "fifo"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(&sp).unwrap();
-    for text in ["Speedup in throughput over fifo", "speedup (×)", "priority"] {
+    for text in [
+        "Speedup in throughput over Schedule = fifo",
+        "Speedup (×)",
+        "priority",
+    ] {
         assert!(svg.contains(text), "no `{text}` in the SVG");
     }
     let o = with(&["--y", "throughput", "--baseline", "lifo"]);
@@ -615,4 +619,50 @@ fn where_filters_that_match_nothing_say_what_there_is() {
         assert!(err.contains(says), "{w}: {err}");
     }
     assert!(!d.join("never.png").exists());
+}
+
+/// `dtsim plot --xlabel/--ylabel/--legend-title` replace the titles, and a
+/// `--where` filter is stated in the picture's title.
+#[test]
+fn plot_labels_are_the_users_and_filters_are_stated() {
+    let d = dir("labels");
+    let r = d.join("results.csv");
+    let example = repo("scenarios/examples/scaling-10gbe-vs-ib.toml");
+    assert!(
+        dtsim(&["sweep", &example, "--out", r.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let svg = d.join("p.svg");
+    let o = dtsim(&[
+        "plot",
+        r.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--y",
+        "throughput",
+        "--series",
+        "strategy.dense",
+        "--where",
+        "cluster.network=eth-10g",
+        "--xlabel",
+        "Workers",
+        "--ylabel",
+        "Images per second",
+        "--legend-title",
+        "Method",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for want in [
+        "\nWorkers\n",
+        "\nImages per second\n",
+        "\nMethod\n",
+        "(Inter-node network = eth-10g)\n",
+    ] {
+        assert!(text.contains(want), "no {want} in the SVG");
+    }
+    assert!(!text.contains('`'), "no backticks in a picture");
 }

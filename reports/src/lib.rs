@@ -7,6 +7,8 @@
 //!   Gantt pictures of timelines (plotters: PNG, SVG), one module per kind;
 //!   [`columns`]: reading a table's columns, and the columns derived from
 //!   them (series labels, `--where` filters, speedup over a baseline).
+//! * [`labels`]: the human name of every column, one table for plots,
+//!   reports and tables.
 //! * [`trace`]: a training run's timeline as a Chrome trace-event file
 //!   (loads in Perfetto and chrome://tracing), and the trace's names
 //!   (categories, tracks) that the timeline plot reads back.
@@ -16,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod columns;
+pub mod labels;
 pub mod plot;
 pub mod report;
 pub mod run;

@@ -70,6 +70,117 @@ pub enum ReportError {
         /// What failed.
         message: String,
     },
+    /// The scenario's sweep failed.
+    #[error(transparent)]
+    Sweep(#[from] crate::sweep::SweepError),
+    /// The scenario could not be read.
+    #[error(transparent)]
+    Scenario(#[from] sim::scenario::ScenarioError),
+}
+
+impl ReportError {
+    /// Whether the error is the input's (exit code 2) rather than a file
+    /// of the report that could not be written (exit code 1).
+    pub fn is_input(&self) -> bool {
+        match self {
+            ReportError::Input(_) | ReportError::Column(_) | ReportError::Scenario(_) => true,
+            ReportError::Plot(p) => p.is_input(),
+            ReportError::Table(t) => t.is_input(),
+            ReportError::Sweep(s) => s.is_input(),
+            ReportError::Io { .. } => false,
+        }
+    }
+}
+
+/// How the user steers the report's plots, as `dtsim plot` is steered;
+/// what is left unset the report chooses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Steer {
+    /// The x axis's column.
+    pub x: Option<String>,
+    /// The swept keys whose combinations make the series (empty: the
+    /// report's choice).
+    pub series: Vec<String>,
+    /// `COL=VALUE` filters applied to the table first; each is stated on
+    /// every picture.
+    pub filters: Vec<String>,
+}
+
+/// What `dtsim report FILE -o DIR` was asked.
+#[derive(Debug, Clone)]
+pub struct ReportRequest {
+    /// A scenario (`.toml`: its sweep is run first, into
+    /// `DIR/results.parquet`) or a results table (`.csv`, `.parquet`).
+    pub input: PathBuf,
+    /// The report's directory (created if missing).
+    pub dir: PathBuf,
+    /// The sweep's options (a scenario's).
+    pub sweep: crate::sweep::Options,
+    /// The user's steering.
+    pub steer: Steer,
+    /// The command as typed and dtsim's version, for the header.
+    pub command: String,
+    /// dtsim's version.
+    pub version: String,
+}
+
+/// What [`make`] did.
+#[derive(Debug, Clone)]
+pub struct Made {
+    /// The files written, `report.md` first.
+    pub written: Written,
+    /// The sweep's summary and its table, when the input was a scenario.
+    pub swept: Option<(crate::sweep::Summary, PathBuf)>,
+}
+
+/// `dtsim report`: runs a scenario's sweep (or reads a table), applies the
+/// filters, and writes the report.
+pub fn make(req: &ReportRequest) -> Result<Made, ReportError> {
+    let input = &req.input;
+    let is_scenario = input
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    if req.dir.exists() && !req.dir.is_dir() {
+        return Err(ReportError::Input(format!(
+            "{}: exists and is not a directory",
+            req.dir.display()
+        )));
+    }
+    if !is_scenario && table::Format::of(input).is_err() {
+        return Err(ReportError::Input(format!(
+            "{}: give a scenario (.toml) or a results table (.csv, .parquet)",
+            input.display()
+        )));
+    }
+    let (table_path, grid, text, swept) = if is_scenario {
+        let grid = sim::scenario::open_file(input)?;
+        let text = std::fs::read_to_string(input)
+            .map_err(|e| ReportError::Input(format!("{}: {e}", input.display())))?;
+        std::fs::create_dir_all(&req.dir).map_err(|e| io(&req.dir, e))?;
+        let out = req.dir.join("results.parquet");
+        let summary = crate::sweep::run(&grid, &out, &req.sweep).map_err(|e| match e {
+            crate::sweep::SweepError::Point { .. } => {
+                ReportError::Input(format!("{}: {e}", input.display()))
+            }
+            e => e.into(),
+        })?;
+        (out.clone(), Some(grid), Some(text), Some((summary, out)))
+    } else {
+        (input.clone(), None, None, None)
+    };
+    let mut df = table::read(&table_path)?;
+    for f in &req.steer.filters {
+        df = columns::keep_where(&df, f)?;
+    }
+    let source = Source {
+        input: input.display().to_string(),
+        command: req.command.clone(),
+        version: req.version.clone(),
+        scenario_text: text,
+    };
+    let written = write_steered(&df, &source, grid.as_ref(), &req.dir, &req.steer)?;
+    Ok(Made { written, swept })
 }
 
 /// Where the results come from, for the report's header.
@@ -233,6 +344,46 @@ fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, ColumnError> {
     Ok(Layout { x, series, held })
 }
 
+/// The report's own layout with the user's choices put in: a chosen x
+/// (numeric: lines; else bars) frees the key it replaces; chosen series
+/// are the series, and every other key that still varies is held at its
+/// first value (and said so on the pictures).
+fn steered(
+    df: &DataFrame,
+    swept: &[String],
+    mut lay: Layout,
+    steer: &Steer,
+) -> Result<Layout, ColumnError> {
+    if steer.x.is_none() && steer.series.is_empty() {
+        return Ok(lay);
+    }
+    if let Some(x) = &steer.x {
+        let numeric = columns::column(df, x)?.dtype().is_primitive_numeric();
+        lay.x = Some((x.clone(), numeric));
+    }
+    if !steer.series.is_empty() {
+        for s in &steer.series {
+            columns::column(df, s)?;
+        }
+        lay.series = steer.series.clone();
+    }
+    let x = lay.x.as_ref().map(|(x, _)| x.as_str());
+    // gpus on the x axis stands for the node count
+    let consumed = |k: &str| Some(k) == x || (x == Some("gpus") && k == "cluster.nodes");
+    lay.series.retain(|k| !consumed(k));
+    lay.held.clear();
+    for k in swept {
+        if consumed(k) || lay.series.contains(k) {
+            continue;
+        }
+        if distinct(df, k)?.len() > 1 {
+            let first = columns::texts(df, k)?.into_iter().flatten().next();
+            lay.held.push((k.clone(), first.unwrap_or_default()));
+        }
+    }
+    Ok(lay)
+}
+
 /// The table's swept-key columns: the grid's keys when the scenario is at
 /// hand; otherwise the columns `dtsim sweep` puts between `grid_points`
 /// and the first result column (`scenario`).
@@ -270,13 +421,25 @@ pub fn write_report(
     grid: Option<&Grid>,
     dir: &Path,
 ) -> Result<Written, ReportError> {
+    write_steered(df, source, grid, dir, &Steer::default())
+}
+
+/// [`write_report`], steered by the user ([`Steer`]; its filters are
+/// already applied to `df` and are stated on the pictures).
+pub fn write_steered(
+    df: &DataFrame,
+    source: &Source,
+    grid: Option<&Grid>,
+    dir: &Path,
+    steer: &Steer,
+) -> Result<Written, ReportError> {
     // what the directory held before: a failed run removes the files it
     // created, never one it found (an earlier report's, or the input table)
     let before: std::collections::BTreeSet<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| entries.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     let mut files = Vec::new();
-    let written = write_files(df, source, grid, dir, &mut files);
+    let written = write_files(df, source, grid, dir, steer, &mut files);
     if written.is_err() {
         for f in files.iter().filter(|f| !before.contains(*f)) {
             let _ = std::fs::remove_file(f);
@@ -300,6 +463,7 @@ fn write_files(
     source: &Source,
     grid: Option<&Grid>,
     dir: &Path,
+    steer: &Steer,
     files: &mut Vec<PathBuf>,
 ) -> Result<Written, ReportError> {
     for c in NEEDED {
@@ -319,7 +483,7 @@ fn write_files(
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     files.push(dir.join("report.md"));
     let swept = swept_columns(df, grid);
-    let lay = layout(df, &swept)?;
+    let lay = steered(df, &swept, layout(df, &swept)?, steer)?;
     let unit = columns::texts(df, "throughput_unit")?
         .into_iter()
         .flatten()
@@ -349,6 +513,17 @@ fn write_files(
         shown = columns::with_label(&shown, &lay.series, name)?;
     }
     let mut plots: Vec<(String, String, String)> = Vec::new(); // (file, heading, caption)
+    // what every picture holds fixed, stated on it
+    let held_notes: Vec<String> = lay
+        .held
+        .iter()
+        .map(|(k, v)| format!("{} = {v}", crate::labels::label(k)))
+        .chain(steer.filters.iter().map(|f| match f.split_once('=') {
+            Some((k, v)) => format!("{} = {v}", crate::labels::label(k)),
+            None => f.clone(),
+        }))
+        .collect();
+    let picture_x = |x: &str| crate::labels::label(x);
     let x_words = |x: &str| {
         if x == "gpus" {
             "GPUs".to_string()
@@ -380,7 +555,8 @@ fn write_files(
         ] {
             let mut spec = PlotSpec::new(x.clone(), [y], kind);
             spec.series = series_col.clone();
-            spec.title = Some(format!("{what} against {}", x_words(x)));
+            spec.title = Some(format!("{what} against {}", picture_x(x)));
+            spec.notes = held_notes.clone();
             draw(
                 file,
                 spec,
@@ -395,12 +571,20 @@ fn write_files(
         // hand-edited table)
         let mut speedup_key = None;
         if let Some(s) = &series_col {
+            // a method, preferably; never the model: one model's samples/s
+            // over another's is no speedup
             let key = lay
                 .series
                 .iter()
                 .find(|k| k.starts_with("strategy."))
-                .unwrap_or(&lay.series[0]);
-            if let Some(base) = distinct(&shown, key)?.into_iter().next() {
+                .or_else(|| {
+                    lay.series
+                        .iter()
+                        .find(|k| !["model.preset", "model.layers"].contains(&k.as_str()))
+                });
+            if let Some(key) = key
+                && let Some(base) = distinct(&shown, key)?.into_iter().next()
+            {
                 speedup_key = Some((s, key, base));
             }
         }
@@ -411,7 +595,11 @@ fn write_files(
             let sp = columns::speedup(&shown, &by, "throughput", key, &base)?;
             let mut spec = PlotSpec::new(x.clone(), [SPEEDUP], Kind::Bar);
             spec.series = Some(s.clone());
-            spec.title = Some(format!("Speedup in throughput over {key} = {base}"));
+            spec.title = Some(format!(
+                "Speedup in throughput over {} = {base}",
+                crate::labels::label(key)
+            ));
+            spec.notes = held_notes.clone();
             let others = if by.len() > 1 {
                 format!(
                     " and the same {}",
@@ -462,6 +650,9 @@ fn write_files(
             .map(|(x, v)| {
                 if x == "gpus" {
                     format!(" at {v} GPUs")
+                } else if tick.is_empty() {
+                    // a picture's title: the key's human name
+                    format!(" at {} = {v}", crate::labels::label(x))
                 } else {
                     format!(" at {tick}{x}{tick} = {v}")
                 }
@@ -475,6 +666,7 @@ fn write_files(
             Kind::Stacked,
         );
         spec.title = Some(format!("Time per iteration{}", at_words("")));
+        spec.notes = held_notes.clone();
         draw(
             "breakdown.png",
             spec,
@@ -520,8 +712,26 @@ fn write_files(
                     .map_err(|e| io(&json, e))?;
                 // drawn from the run itself, the same spans as the trace's
                 let png = dir.join(format!("timeline-{name}.png"));
+                // without stragglers every GPU's rows are the same: one
+                // GPU's stand for all, and the title says so
+                let alike = cfg.model.compute_jitter == 0.0;
+                let point_words: Vec<String> = point
+                    .sweep
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "{} = {}",
+                            crate::labels::label(k),
+                            crate::sweep::value_text(v)
+                        )
+                    })
+                    .collect();
+                // "Timeline of the fastest point, Schedule = priority: …
+                // (1 of 16 GPUs)": one GPU shown when all are alike
+                let title = format!("the {name} point, {}", point_words.join(", "));
                 let drawn = plot_gantt(
-                    &Gantt::from_timeline(&cfg, &tl, TIMELINE_GPUS),
+                    &Gantt::from_timeline(&cfg, &tl, if alike { 1 } else { TIMELINE_GPUS })
+                        .named(title),
                     &png,
                     None,
                     crate::plot::DEFAULT_WIDTH,

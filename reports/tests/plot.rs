@@ -125,12 +125,12 @@ fn line_chart_svg_has_axis_titles_with_units_and_a_legend() {
     plot_table(&scaling(), &line_spec("throughput"), &path).unwrap();
     assert_svg_texts(
         &path,
-        &["gpus", "throughput (images/s)", "method", "ring", "ps"],
+        &["GPUs", "Throughput (images/s)", "method", "ring", "ps"],
     );
 
     let path = dir.join("efficiency.svg");
     plot_table(&scaling(), &line_spec("scaling_efficiency"), &path).unwrap();
-    let texts = assert_svg_texts(&path, &["scaling_efficiency (%)", "100"]);
+    let texts = assert_svg_texts(&path, &["Scaling efficiency (%)", "100"]);
     assert!(
         !texts.iter().any(|t| t == "1.0"),
         "efficiency not in %: {texts:?}"
@@ -138,7 +138,7 @@ fn line_chart_svg_has_axis_titles_with_units_and_a_legend() {
 
     let path = dir.join("time.svg");
     plot_table(&scaling(), &line_spec("iteration_time_s"), &path).unwrap();
-    assert_svg_texts(&path, &["iteration_time_s (ms)"]);
+    assert_svg_texts(&path, &["Iteration time (ms)"]);
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn titles_default_from_the_columns_and_can_be_set() {
     let dir = out_dir("titles");
     let path = dir.join("default.svg");
     plot_table(&scaling(), &line_spec("throughput"), &path).unwrap();
-    assert_svg_texts(&path, &["throughput against gpus, one line per method"]);
+    assert_svg_texts(&path, &["Throughput against GPUs, one line per method"]);
 
     let mut spec = line_spec("throughput");
     spec.title = Some("ResNet-50 on 10 GbE".into());
@@ -184,7 +184,7 @@ fn values_spanning_decades_get_a_log_axis() {
             "0.01",
             "0.1",
             "10",
-            "iteration_time_s (seconds)",
+            "Iteration time (seconds)",
         ],
     );
     let path = dir.join("bytes.svg");
@@ -194,7 +194,7 @@ fn values_spanning_decades_get_a_log_axis() {
         &path,
     )
     .unwrap();
-    assert_svg_texts(&path, &["bytes_sent_per_gpu (MiB)"]);
+    assert_svg_texts(&path, &["Sent per GPU (MiB)"]);
 }
 
 #[test]
@@ -213,8 +213,8 @@ fn grouped_bars_show_categories_and_series() {
         &spec,
         &dir.join("speedup"),
         &[
-            "model",
-            "speedup (×)",
+            "Model",
+            "Speedup (×)",
             "vgg16",
             "resnet50",
             "bert",
@@ -244,14 +244,14 @@ fn stacked_bars_show_the_time_breakdown() {
         &spec,
         &dir.join("breakdown"),
         &[
-            "time (ms)",
+            "Time (ms)",
             "method",
             "dense",
             "topk",
             "gtopk",
-            "compute_s",
-            "compression_s",
-            "exposed_comm_s",
+            "Compute",
+            "Compression",
+            "Exposed communication",
         ],
     );
 }
@@ -626,4 +626,68 @@ fn a_failed_write_leaves_no_partial_picture() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The user's axis and legend titles replace the defaults; notes (filters,
+/// held values) follow the title; a stacked component that is zero in
+/// every bar is left out; a line that lies on another says so.
+#[test]
+fn labels_notes_zero_components_and_identical_lines() {
+    let dir = out_dir("labels");
+    let mut spec = line_spec("throughput");
+    spec.x_label = Some("Workers".into());
+    spec.y_label = Some("Images per second".into());
+    spec.legend_title = Some("Synchronisation".into());
+    spec.notes = vec!["Inter-node network = eth-10g".into()];
+    let path = dir.join("labels.svg");
+    plot_table(&scaling(), &spec, &path).unwrap();
+    let texts = assert_svg_texts(
+        &path,
+        &[
+            "Workers",
+            "Images per second",
+            "Synchronisation",
+            "Throughput against GPUs, one line per method (Inter-node network = eth-10g)",
+        ],
+    );
+    assert!(
+        !texts.iter().any(|t| t == "GPUs" || t == "method"),
+        "{texts:?}"
+    );
+
+    let df = df!(
+        "method" => ["dense", "ps"],
+        "compute_s" => [0.120, 0.120],
+        "compression_s" => [0.0, 0.0],
+        "exposed_comm_s" => [0.310, 0.090],
+    )
+    .unwrap();
+    let spec = PlotSpec::new(
+        "method",
+        ["compute_s", "compression_s", "exposed_comm_s"],
+        Kind::Stacked,
+    );
+    let path = dir.join("breakdown.svg");
+    plot_table(&df, &spec, &path).unwrap();
+    let texts = assert_svg_texts(&path, &["Compute", "Exposed communication"]);
+    assert!(
+        !texts.iter().any(|t| t.contains("Compression")),
+        "{texts:?}"
+    );
+
+    let df = df!(
+        "gpus" => [4i64, 8, 4, 8, 4, 8],
+        "schedule" => ["fifo", "fifo", "priority", "priority", "other", "other"],
+        "throughput" => [100.0, 180.0, 100.0, 180.0, 90.0, 170.0],
+    )
+    .unwrap();
+    let mut spec = PlotSpec::new("gpus", ["throughput"], Kind::Line);
+    spec.series = Some("schedule".into());
+    let path = dir.join("same.svg");
+    plot_table(&df, &spec, &path).unwrap();
+    let texts = assert_svg_texts(&path, &["fifo", "priority (same as fifo)", "other"]);
+    assert!(
+        !texts.iter().any(|t| t == "other (same as fifo)"),
+        "{texts:?}"
+    );
 }

@@ -104,7 +104,11 @@ mod tests {
             names.sort();
             names.dedup();
             assert_eq!(names.len(), T::ALL.len(), "{}", T::WHAT);
-            assert!(T::parse("no-such-name").unwrap_err().starts_with("unknown "));
+            assert!(
+                T::parse("no-such-name")
+                    .unwrap_err()
+                    .starts_with("unknown ")
+            );
         }
         check::<crate::collective::Op>();
         check::<crate::collective::Algo>();

@@ -68,14 +68,14 @@ pub(super) fn chart(
         title: spec.title.clone().unwrap_or_else(|| default_title(spec)),
         x: Axis::categories(cats),
         y: yaxis,
-        x_title: spec.x.clone(),
+        x_title: crate::labels::label(&spec.x),
         y_title: titled(&spec.y[0], &yu),
         x_grid: false,
         y_grid: true,
         lines: Vec::new(),
         rects,
         marks: Vec::new(),
-        legend_title: spec.series.clone(),
+        legend_title: spec.series.as_deref().map(crate::labels::label),
         legend,
     })
 }

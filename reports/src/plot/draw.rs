@@ -173,10 +173,19 @@ pub(super) fn draw<DB: DrawingBackend>(
     let scale = Scale::of(root);
     let px = |v: f64| scale.px(v);
     let font = |size: f64| scale.font(size);
-    let title_font = font(32.0);
     let desc_font = font(26.0);
     let tick_font = font(22.0);
     let size = |t: &str, f: &TextStyle| root.estimate_text_size(t, f).map_err(text);
+    // a title wider than the picture is set smaller (to 16 pt at least)
+    // rather than cut off at both ends
+    let mut title_font = font(32.0);
+    if !c.title.is_empty() {
+        let (w, _) = size(&c.title, &title_font)?;
+        let room = root.dim_in_pixel().0 as f64 - 2.0 * px(24.0) as f64;
+        if w as f64 > room {
+            title_font = font((32.0 * room / w as f64).max(16.0));
+        }
+    }
 
     root.fill(&WHITE).map_err(text)?;
     let area = root.margin(px(14.0), px(10.0), px(14.0), px(24.0));

@@ -70,7 +70,20 @@ pub(super) fn chart(
             points: pts.iter().map(|p| (p.0, p.1)).collect(),
         })
         .collect();
-    let legend = legend::of_series(spec, &names, true);
+    let mut legend = legend::of_series(spec, &names, true);
+    // a line drawn exactly over an earlier one would vanish: its legend
+    // entry says which line it lies on
+    for (i, entry) in legend.iter_mut().enumerate() {
+        let same = |j: &usize| {
+            points[*j]
+                .iter()
+                .map(|p| (p.0, p.1))
+                .eq(points[i].iter().map(|p| (p.0, p.1)))
+        };
+        if let Some(j) = (0..i).find(same) {
+            entry.label = format!("{} (same as {})", entry.label, names[j]);
+        }
+    }
     Ok(Chart {
         title: spec.title.clone().unwrap_or_else(|| default_title(spec)),
         x: Axis::numeric(&xs, false, true),
@@ -82,7 +95,7 @@ pub(super) fn chart(
         lines,
         rects: Vec::new(),
         marks: Vec::new(),
-        legend_title: spec.series.clone(),
+        legend_title: spec.series.as_deref().map(crate::labels::label),
         legend,
     })
 }

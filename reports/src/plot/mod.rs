@@ -157,8 +157,19 @@ pub struct PlotSpec {
     pub series: Option<String>,
     /// Kind of chart. Default: [`Kind::Line`].
     pub kind: Kind,
-    /// Title above the chart. Default: one made from the column names.
+    /// Title above the chart. Default: one made from the columns' human
+    /// names ([`crate::labels`]).
     pub title: Option<String>,
+    /// The x axis's title. Default: the column's name and unit.
+    pub x_label: Option<String>,
+    /// The y axis's title. Default: the column's name and unit.
+    pub y_label: Option<String>,
+    /// The legend's title. Default: the series column's name.
+    pub legend_title: Option<String>,
+    /// What the picture holds fixed or leaves out (filters, held values),
+    /// stated after the title in parentheses, e.g. `Inter-node network =
+    /// eth-10g`.
+    pub notes: Vec<String>,
     /// Width in pixels (also of an SVG's canvas). Default: 1200.
     pub width: u32,
     /// Height in pixels. Default: 800.
@@ -178,6 +189,10 @@ impl PlotSpec {
             series: None,
             kind,
             title: None,
+            x_label: None,
+            y_label: None,
+            legend_title: None,
+            notes: Vec::new(),
             width: DEFAULT_WIDTH,
             height: DEFAULT_HEIGHT,
         }
@@ -213,6 +228,113 @@ pub enum PlotError {
         /// What failed.
         message: String,
     },
+}
+
+impl PlotError {
+    /// Whether the error is the input's (exit code 2) rather than the
+    /// picture's file (exit code 1).
+    pub fn is_input(&self) -> bool {
+        !matches!(self, PlotError::Output { .. })
+    }
+}
+
+/// What `dtsim plot` draws from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A results table (`.csv`, `.parquet`) and the chart of it.
+    Table {
+        /// The table.
+        path: std::path::PathBuf,
+        /// The chart (boxed: a spec is large beside a timeline's fields).
+        spec: Box<PlotSpec>,
+        /// `COL=VALUE` filters, applied first and stated on the picture.
+        filters: Vec<String>,
+        /// Plot the speedup of the one y column over this value of the
+        /// series column (at the same x, every other column equal).
+        baseline: Option<String>,
+    },
+    /// A trace from `dtsim run --trace`, drawn as a Gantt picture.
+    Timeline {
+        /// The trace file.
+        path: std::path::PathBuf,
+        /// Iterations to draw.
+        iterations: Option<u32>,
+        /// Width and height in pixels.
+        size: (u32, u32),
+    },
+}
+
+/// An error about the input, named by its file (an output error names the
+/// picture already).
+fn in_file(path: &Path, e: PlotError) -> PlotError {
+    match e {
+        PlotError::Output { .. } => e,
+        e => PlotError::BadSpec(format!("{}: {e}", path.display())),
+    }
+}
+
+/// `dtsim plot`: reads the table (filtering it, taking the speedup) or
+/// the trace, and draws it into `out`. Errors about the input name its
+/// file.
+pub fn draw(source: &Source, out: &Path) -> Result<(), PlotError> {
+    match source {
+        Source::Timeline {
+            path,
+            iterations,
+            size: (w, h),
+        } => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| PlotError::BadSpec(format!("{}: cannot read: {e}", path.display())))?;
+            let trace: Value = serde_json::from_str(&text)
+                .map_err(|e| PlotError::BadSpec(format!("{}: not JSON: {e}", path.display())))?;
+            plot_timeline(&trace, out, *iterations, *w, *h).map_err(|e| in_file(path, e))
+        }
+        Source::Table {
+            path,
+            spec,
+            filters,
+            baseline,
+        } => {
+            let mut df = crate::table::read(path).map_err(|e| PlotError::BadSpec(e.to_string()))?;
+            let mut spec = PlotSpec::clone(spec);
+            for f in filters {
+                df = crate::columns::keep_where(&df, f).map_err(|e| in_file(path, e.into()))?;
+                if let Some((k, v)) = f.split_once('=') {
+                    spec.notes
+                        .push(format!("{} = {v}", crate::labels::label(k)));
+                }
+            }
+            if let Some(base) = baseline {
+                let series = spec
+                    .series
+                    .clone()
+                    .ok_or_else(|| PlotError::BadSpec("--baseline needs --series".into()))?;
+                if spec.y.len() != 1 {
+                    return Err(PlotError::BadSpec(format!(
+                        "--baseline takes exactly one --y column, got {}",
+                        spec.y.join(", ")
+                    )));
+                }
+                df = crate::columns::speedup(
+                    &df,
+                    std::slice::from_ref(&spec.x),
+                    &spec.y[0],
+                    &series,
+                    base,
+                )
+                .map_err(|e| in_file(path, e.into()))?;
+                spec.title = spec.title.or_else(|| {
+                    Some(format!(
+                        "Speedup in {} over {} = {base}",
+                        crate::labels::label(&spec.y[0]).to_lowercase(),
+                        crate::labels::label(&series)
+                    ))
+                });
+                spec.y = vec![crate::columns::SPEEDUP.to_string()];
+            }
+            plot_table(&df, &spec, out).map_err(|e| in_file(path, e))
+        }
+    }
 }
 
 /// Draws `df` as `spec` says into `out`, a `.png` or `.svg` file.
@@ -327,9 +449,38 @@ fn table_chart(df: &DataFrame, spec: &PlotSpec) -> Result<Chart, PlotError> {
         .iter()
         .map(|c| numbers(df, c))
         .collect::<Result<Vec<_>, _>>()?;
-    match spec.kind {
-        Kind::Line => line::chart(df, spec, &ys[0]),
-        Kind::Bar => bars::chart(df, spec, &ys[0]),
-        Kind::Stacked => stacked::chart(df, spec, &ys),
+    let mut chart = match spec.kind {
+        Kind::Line => line::chart(df, spec, &ys[0])?,
+        Kind::Bar => bars::chart(df, spec, &ys[0])?,
+        Kind::Stacked => {
+            // a component that is zero in every bar (compression, for a
+            // method that compresses nothing) is left out of the breakdown
+            let nonzero: Vec<usize> = (0..ys.len())
+                .filter(|&j| ys[j].iter().any(|v| v.is_some_and(|v| v != 0.0)))
+                .collect();
+            if nonzero.is_empty() || nonzero.len() == ys.len() {
+                stacked::chart(df, spec, &ys)?
+            } else {
+                let kept = PlotSpec {
+                    y: nonzero.iter().map(|&j| spec.y[j].clone()).collect(),
+                    ..spec.clone()
+                };
+                let ys: Vec<_> = nonzero.iter().map(|&j| ys[j].clone()).collect();
+                stacked::chart(df, &kept, &ys)?
+            }
+        }
+    };
+    if let Some(t) = &spec.x_label {
+        chart.x_title = t.clone();
     }
+    if let Some(t) = &spec.y_label {
+        chart.y_title = t.clone();
+    }
+    if let Some(t) = &spec.legend_title {
+        chart.legend_title = Some(t.clone());
+    }
+    if !spec.notes.is_empty() {
+        chart.title = format!("{} ({})", chart.title, spec.notes.join("; "));
+    }
+    Ok(chart)
 }

@@ -157,17 +157,20 @@ pub(super) fn valid_rows(
 
 /// The title made from the spec's columns, when it names none.
 pub(super) fn default_title(spec: &PlotSpec) -> String {
+    use crate::labels::label;
+    let names: Vec<String> = spec.y.iter().map(|c| label(c)).collect();
     let y = match spec.kind {
-        Kind::Stacked => spec.y.join(" + "),
-        _ => spec.y.join(", "),
+        Kind::Stacked => names.join(" + "),
+        _ => names.join(", "),
     };
+    let x = label(&spec.x);
     let base = match spec.kind {
-        Kind::Line => format!("{y} against {}", spec.x),
-        Kind::Bar | Kind::Stacked => format!("{y} per {}", spec.x),
+        Kind::Line => format!("{y} against {x}"),
+        Kind::Bar | Kind::Stacked => format!("{y} per {x}"),
     };
     match (&spec.series, spec.kind) {
-        (Some(s), Kind::Line) => format!("{base}, one line per {s}"),
-        (Some(s), _) => format!("{base}, one bar per {s}"),
+        (Some(s), Kind::Line) => format!("{base}, one line per {}", label(s)),
+        (Some(s), _) => format!("{base}, one bar per {}", label(s)),
         (None, _) => base,
     }
 }

@@ -82,10 +82,11 @@ pub(super) fn chart(
     }
     let scaled: Vec<f64> = totals.iter().map(|t| t * u.factor).collect();
     let max = scaled.iter().copied().fold(0.0, f64::max);
+    let names: Vec<String> = spec.y.iter().map(|c| crate::labels::label(c)).collect();
     let y_title = match (quantity, &u.name) {
-        (Quantity::Time, Some(name)) => format!("time ({name})"),
-        (_, Some(name)) => format!("{} ({name})", spec.y.join(" + ")),
-        (_, None) => spec.y.join(" + "),
+        (Quantity::Time, Some(name)) => format!("Time ({name})"),
+        (_, Some(name)) => format!("{} ({name})", names.join(" + ")),
+        (_, None) => names.join(" + "),
     };
     // the legend lists the top of the stack first, as the eye meets it
     let legend = spec
@@ -94,7 +95,7 @@ pub(super) fn chart(
         .enumerate()
         .rev()
         .map(|(j, n)| LegendEntry {
-            label: n.clone(),
+            label: crate::labels::label(n),
             color: color(j),
             marker: None,
         })
@@ -103,7 +104,7 @@ pub(super) fn chart(
         title: spec.title.clone().unwrap_or_else(|| default_title(spec)),
         x: Axis::categories(cats),
         y: Axis::linear(0.0, max, true),
-        x_title: spec.x.clone(),
+        x_title: crate::labels::label(&spec.x),
         y_title,
         x_grid: false,
         y_grid: true,

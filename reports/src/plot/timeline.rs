@@ -132,6 +132,13 @@ pub(super) fn iterations_shown(iterations: Option<u32>) -> Result<u32, PlotError
 }
 
 impl Gantt {
+    /// The same picture, titled by `name` (what ran: a scenario, a point
+    /// of a sweep) instead of the scenario's name.
+    pub fn named(mut self, name: impl Into<String>) -> Gantt {
+        self.name = Some(name.into());
+        self
+    }
+
     /// The recorded `timeline` of a run of `cfg`, for its first `max_gpus`
     /// GPUs: the spans, names and iteration starts that
     /// [`trace::chrome_trace`] writes for the same arguments, without

@@ -105,11 +105,13 @@ pub(super) fn unit(quantity: Quantity, max_abs: f64, df: &DataFrame) -> Unit {
     }
 }
 
-/// An axis title: the column, and its unit in parentheses.
+/// An axis title: the column's human name ([`crate::labels`]), and its
+/// unit in parentheses.
 pub(super) fn titled(column: &str, unit: &Unit) -> String {
+    let name = crate::labels::label(column);
     match &unit.name {
-        Some(u) => format!("{column} ({u})"),
-        None => column.to_string(),
+        Some(u) => format!("{name} ({u})"),
+        None => name,
     }
 }
 
