@@ -427,6 +427,11 @@ pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, Calibrat
 /// This host: its name and CPU model, as provenance records them.
 fn host() -> String {
     let name = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    named_host(name.trim())
+}
+
+/// `name (CPU model)`: a host as provenance records it.
+fn named_host(name: &str) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -436,7 +441,7 @@ fn host() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_default();
-    format!("{} ({cpu})", name.trim())
+    format!("{name} ({cpu})")
 }
 
 /// What `dtsim calibrate collectives` was given.
@@ -532,7 +537,8 @@ pub fn collectives(
                 (
                     run.timings,
                     vec![format!("{} MPI ranks", run.size)],
-                    format!("{} ({})", run.processor, host()),
+                    // MPI's processor name is the host's name
+                    named_host(&run.processor),
                 )
             }
             CollectiveBackend::Nccl => {
