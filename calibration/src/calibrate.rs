@@ -1,5 +1,5 @@
 //! The three calibrations `dtsim calibrate` offers, whole: from logs
-//! ([`net`]), from fresh kernel timings ([`kernels`]) and from fresh
+//! ([`net`]), from fresh kernel timings ([`kernels()`]) and from fresh
 //! collective measurements ([`collectives`]); and `dtsim validate`'s
 //! held-out check ([`validate`], [`check_limits`]). Each takes a request
 //! (what the user asked for, already parsed), measures or reads, fits, and
