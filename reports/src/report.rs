@@ -893,7 +893,15 @@ fn markdown(
         } else {
             ("fastest", "every point")
         };
-        if sig(bt, 4) == sig(wt, 4) {
+        let throughput = if lead.is_empty() {
+            "Throughput"
+        } else {
+            "throughput"
+        };
+        if b == w {
+            // one point: nothing to compare it with
+            let _ = writeln!(md, "{lead}{throughput}: {} {unit}.", sig(bt, 4));
+        } else if sig(bt, 4) == sig(wt, 4) {
             let _ = writeln!(
                 md,
                 "{lead}{every}: {} {unit} (equal to 4 figures).",
@@ -910,7 +918,7 @@ fn markdown(
                 sig(bt / wt, 4)
             );
         } else {
-            let _ = writeln!(md, "{lead}Throughput: {} {unit}.", sig(bt, 4));
+            let _ = writeln!(md, "{lead}{throughput}: {} {unit}.", sig(bt, 4));
         }
     }
     if groups.len() > shown_groups {
