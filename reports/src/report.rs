@@ -712,9 +712,6 @@ fn write_files(
                     .map_err(|e| io(&json, e))?;
                 // drawn from the run itself, the same spans as the trace's
                 let png = dir.join(format!("timeline-{name}.png"));
-                // without stragglers every GPU's rows are the same: one
-                // GPU's stand for all, and the title says so
-                let alike = cfg.model.compute_jitter == 0.0;
                 let point_words: Vec<String> = point
                     .sweep
                     .iter()
@@ -727,11 +724,11 @@ fn write_files(
                     })
                     .collect();
                 // "Timeline of the fastest point, Schedule = priority: …
-                // (1 of 16 GPUs)": one GPU shown when all are alike
+                // (1 of 16 GPUs)"
                 let title = format!("the {name} point, {}", point_words.join(", "));
                 let drawn = plot_gantt(
-                    &Gantt::from_timeline(&cfg, &tl, if alike { 1 } else { TIMELINE_GPUS })
-                        .named(title),
+                    // (one GPU's rows when one GPU stood for all)
+                    &Gantt::from_timeline(&cfg, &tl, TIMELINE_GPUS).named(title),
                     &png,
                     None,
                     crate::plot::DEFAULT_WIDTH,

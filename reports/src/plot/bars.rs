@@ -60,6 +60,7 @@ pub(super) fn chart(
                 y0: base,
                 y1: v * yu.factor,
                 color: color(s),
+                edged: false,
             })
         })
         .collect();

@@ -44,6 +44,9 @@ pub(super) struct Bar {
     pub(super) y0: f64,
     pub(super) y1: f64,
     pub(super) color: RGBColor,
+    /// Drawn with a darker edge, so that adjacent bars of one colour (a
+    /// timeline's layers) stay apart.
+    pub(super) edged: bool,
 }
 
 /// Tableau 10: distinct hues that stay apart for most colour-blind readers.

@@ -76,6 +76,7 @@ pub(super) fn chart(
                 y0: bottom,
                 y1: bottom + v,
                 color: color(j),
+                edged: false,
             });
             bottom += v;
         }

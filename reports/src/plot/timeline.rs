@@ -145,7 +145,14 @@ impl Gantt {
     /// writing and parsing the trace.
     pub fn from_timeline(cfg: &TrainConfig, timeline: &Timeline, max_gpus: u32) -> Gantt {
         let mut spans = Vec::new();
-        for g in 0..trace::shown_gpus(cfg, max_gpus) {
+        // when one GPU was simulated for all, every GPU's rows are its rows:
+        // they are drawn once, not repeated
+        let shown = if timeline.gpus == 1 {
+            1
+        } else {
+            trace::shown_gpus(cfg, max_gpus)
+        };
+        for g in 0..shown {
             for shown in trace::shown_spans(timeline, g) {
                 let ((start, end), style) = match shown {
                     Shown::Compute(c) => (
@@ -283,6 +290,15 @@ impl Gantt {
             .and_then(Value::as_str)
             .map(str::to_string);
         let gpus = trace.pointer("/otherData/gpus").and_then(Value::as_u64);
+        // one GPU simulated for all (no stragglers): its rows once
+        if trace
+            .pointer("/otherData/gpus_simulated")
+            .and_then(Value::as_u64)
+            == Some(1)
+            && let Some(first) = spans.iter().map(|s| s.0.0).min()
+        {
+            spans.retain(|s| s.0.0 == first);
+        }
         Ok(Gantt::assemble(name, gpus, spans, label, starts))
     }
 
@@ -391,6 +407,8 @@ impl Gantt {
                 y0: y_of(row) + 0.15,
                 y1: y_of(row) + 0.85,
                 color: s.style.color(),
+                // each layer's pass is a span: edges show where layers meet
+                edged: matches!(s.style, SpanStyle::Forward | SpanStyle::Backward),
             });
         }
         if rects.is_empty() {
@@ -501,6 +519,23 @@ pub(super) mod tests {
             chart(&serde_json::json!({"events": []}), None),
             Err(PlotError::BadTrace(_))
         ));
+    }
+
+    /// A trace whose run simulated one GPU for all (`gpus_simulated` 1)
+    /// draws that GPU's rows once, not once per GPU the trace repeats; a
+    /// layer's pass has an edge, so adjacent layers stay apart.
+    #[test]
+    fn one_gpu_for_all_is_drawn_once_with_layer_edges() {
+        let mut t = trace();
+        t["otherData"]["gpus_simulated"] = serde_json::json!(1);
+        let c = chart(&t, None).unwrap();
+        // iterations 1 and 2: 1 GPU × 2 tracks × 2 iterations
+        assert_eq!(c.rects.len(), 4);
+        assert_eq!(c.y.labels.len(), 2, "{:?}", c.y.labels);
+        assert!(c.title.ends_with("(1 of 2 GPUs)"), "{}", c.title);
+        let edged: Vec<bool> = c.rects.iter().map(|r| r.edged).collect();
+        // the compute track's passes are edged, communication is not
+        assert_eq!(edged.iter().filter(|e| **e).count(), 2, "{edged:?}");
     }
 
     /// A run's Gantt is the Gantt of its trace, read from memory or from
