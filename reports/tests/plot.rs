@@ -691,3 +691,36 @@ fn labels_notes_zero_components_and_identical_lines() {
         "{texts:?}"
     );
 }
+
+/// Category labels too wide for their slots wrap under their own bars (at
+/// commas, spaces, hyphens) instead of alternating between rows.
+#[test]
+fn crowded_category_labels_wrap_under_their_bars() {
+    let dir = out_dir("crowded");
+    let names = [
+        "allreduce-ring-eth-10g",
+        "allreduce-tree-eth-10g",
+        "ps-sequential-ib-edr-100g",
+        "ps-overlapped-ib-edr-100g",
+        "topk-recursive-doubling",
+        "gtopk-tree-eth-25g",
+        "hierarchical, eth-100g",
+        "dct, ib-ndr-400g",
+    ];
+    let df = df!(
+        "method" => names,
+        "compute_s" => [0.1; 8],
+        "exposed_comm_s" => [0.05; 8],
+    )
+    .unwrap();
+    let spec = PlotSpec::new("method", ["compute_s", "exposed_comm_s"], Kind::Stacked);
+    let path = dir.join("crowded.svg");
+    plot_table(&df, &spec, &path).unwrap();
+    let texts = assert_svg_texts(&path, &["eth-10g", "eth-25g"]);
+    for n in names {
+        assert!(
+            !texts.iter().any(|t| t == n),
+            "{n} was not wrapped: {texts:?}"
+        );
+    }
+}

@@ -217,40 +217,70 @@ pub(super) fn draw<DB: DrawingBackend>(
     };
 
     let y_area = 2 * tick + y_label_w + px(8.0) + desc_room(&c.y_title);
-    // category labels too wide for their slots alternate between up to
-    // three rows, and are cut short ("…") if that is not enough
-    let mut x_labels = c.x.labels.clone();
+    // a category label too wide for its slot wraps under its own bar, at
+    // its commas, spaces or hyphens, onto up to three lines; a line still
+    // too wide is cut short ("…")
+    let mut x_labels: Vec<Vec<String>> = c.x.labels.iter().map(|l| vec![l.clone()]).collect();
     let mut x_rows = 1;
     let mut right = px(16.0);
     if c.x.categorical && !x_labels.is_empty() {
         let (plot_w, _) = plot.dim_in_pixel();
         let slot = (plot_w as i32 - y_area - px(16.0)) / x_labels.len() as i32;
-        let mut widest = 0;
-        for l in &x_labels {
-            widest = widest.max(size(l, &tick_font)?.0 as i32);
-        }
-        let gap = px(12.0);
-        x_rows = ((widest + gap) as f64 / slot.max(1) as f64)
-            .ceil()
-            .clamp(1.0, 3.0) as i32;
-        let limit = slot * x_rows - gap;
-        for l in &mut x_labels {
-            // cut from the middle, keeping both ends ("network-pre…-ib-7"):
-            // labels of a sweep tend to differ at the end; one character
-            // fewer a round, so this ends by "…" at worst
-            let chars: Vec<char> = l.chars().collect();
-            let mut keep = chars.len();
-            while size(l, &tick_font)?.0 as i32 > limit && keep > 0 {
-                keep -= 1;
-                let head: String = chars[..keep.div_ceil(2)].iter().collect();
-                let tail: String = chars[chars.len() - keep / 2..].iter().collect();
-                *l = format!("{head}…{tail}");
+        let limit = slot - px(12.0);
+        for lines in &mut x_labels {
+            let whole = lines[0].clone();
+            if size(&whole, &tick_font)?.0 as i32 <= limit {
+                continue;
             }
+            // words keep their separator at their end ("eth-", "10g,")
+            let mut words: Vec<String> = Vec::new();
+            let mut word = String::new();
+            for ch in whole.chars() {
+                word.push(ch);
+                if matches!(ch, ',' | ' ' | '-') {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            words.push(word);
+            let mut wrapped: Vec<String> = vec![String::new()];
+            for w in words {
+                let last = wrapped.last_mut().expect("one line");
+                let joined = format!("{last}{w}");
+                if last.is_empty() || size(joined.trim(), &tick_font)?.0 as i32 <= limit {
+                    *last = joined;
+                } else {
+                    wrapped.push(w);
+                }
+            }
+            // more than three lines: the rest joins the third
+            while wrapped.len() > 3 {
+                let extra = wrapped.pop().expect("more than three");
+                wrapped[2].push_str(&extra);
+            }
+            for l in &mut wrapped {
+                *l = l.trim().to_string();
+                // cut from the middle, keeping both ends ("network-pre…-ib-7"):
+                // labels of a sweep tend to differ at the end; one character
+                // fewer a round, so this ends by "…" at worst
+                let chars: Vec<char> = l.chars().collect();
+                let mut keep = chars.len();
+                while size(l, &tick_font)?.0 as i32 > limit && keep > 0 {
+                    keep -= 1;
+                    let head: String = chars[..keep.div_ceil(2)].iter().collect();
+                    let tail: String = chars[chars.len() - keep / 2..].iter().collect();
+                    *l = format!("{head}…{tail}");
+                }
+            }
+            x_rows = x_rows.max(wrapped.len() as i32);
+            *lines = wrapped;
         }
         // the last label may stick out past its slot on the right
         if let Some(last) = x_labels.last() {
-            let half = size(last, &tick_font)?.0 as i32 / 2;
-            right = right.max(half - slot / 2 + px(6.0));
+            let mut widest = 0;
+            for l in last {
+                widest = widest.max(size(l, &tick_font)?.0 as i32);
+            }
+            right = right.max(widest / 2 - slot / 2 + px(6.0));
         }
     }
     let row_step = tick_h as i32 + px(6.0);
@@ -302,11 +332,12 @@ pub(super) fn draw<DB: DrawingBackend>(
     mesh.draw().map_err(text)?;
     if c.x.categorical {
         let centred = tick_font.pos(Pos::new(HPos::Center, VPos::Top));
-        for (i, (t, l)) in c.x.ticks.iter().zip(&x_labels).enumerate() {
+        for (t, lines) in c.x.ticks.iter().zip(&x_labels) {
             let (x, y) = chart.backend_coord(&(*t, c.y.lo));
-            let row = i as i32 % x_rows;
-            root.draw_text(l, &centred, (x, y + 2 * tick + row * row_step))
-                .map_err(text)?;
+            for (row, l) in lines.iter().enumerate() {
+                root.draw_text(l, &centred, (x, y + 2 * tick + row as i32 * row_step))
+                    .map_err(text)?;
+            }
         }
     }
 
