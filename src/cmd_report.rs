@@ -2,9 +2,9 @@
 //! `dtsim report merge A B ... --out ALL.(csv|parquet)`.
 
 use crate::CliError;
-use crate::cmd_sweep::{jobs_in_range, map};
+use crate::cmd_sweep::jobs_in_range;
 use clap::{Args, Subcommand};
-use reports::report::{ReportRequest, Steer, make};
+use reports::report::{Picture, ReportRequest, Steer, make};
 use reports::sweep::{self, Options};
 use sim::units::Count;
 use std::io::IsTerminal;
@@ -31,14 +31,17 @@ pub struct ReportArgs {
     #[arg(long)]
     x: Option<String>,
     /// Swept keys whose combinations make the plots' series, comma-separated
-    /// (default: the report's choice); every other varying key is held at
-    /// its first value, as each picture says.
+    /// (default: the keys with the fewest values, up to 8 series); every
+    /// other varying key is held at its first value, as each picture says.
     #[arg(long, value_delimiter = ',')]
     series: Vec<String>,
     /// Keep only the rows whose COL reads VALUE (repeatable), as `dtsim
     /// plot --where` does; stated on every picture.
     #[arg(long = "where", value_name = "COL=VALUE")]
     filters: Vec<String>,
+    /// The pictures' format: png, or svg (vector, for a paper).
+    #[arg(long, default_value = "png", value_name = "png|svg")]
+    format: Picture,
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,7 +59,7 @@ enum ReportCommand {
 
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     if let Some(ReportCommand::Merge { inputs, out }) = a.what {
-        let s = sweep::merge(&inputs, &out).map_err(map)?;
+        let s = sweep::merge(&inputs, &out)?;
         eprintln!(
             "wrote {} ({})",
             out.display(),
@@ -82,6 +85,7 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
             x: a.x,
             series: a.series,
             filters: a.filters,
+            format: a.format,
         },
         command: words.join(" "),
         version: env!("CARGO_PKG_VERSION").into(),

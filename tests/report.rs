@@ -1,12 +1,14 @@
-//! End-to-end tests of `dtsim report`: from a scenario and from a results
-//! table, the files it writes (decoded PNGs), the numbers in report.md
-//! against the table, byte determinism, and bad input.
+//! End-to-end tests of `dtsim report` and of the figures `dtsim plot`
+//! draws: from a scenario and from a results table, the files they write
+//! (decoded PNGs, SVG text), the numbers in report.md against the table,
+//! the labels, notes and speedups the pictures show, byte determinism,
+//! and bad input with its exit code.
 
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::dtsim;
+use common::{assert_bad, dtsim, stderr};
 
 fn dir(name: &str) -> PathBuf {
     common::fresh_dir("report", name)
@@ -437,5 +439,384 @@ fn the_report_is_steered_and_never_divides_models() {
     assert!(
         !out.join("speedup.png").exists(),
         "a speedup of one model over another"
+    );
+}
+
+/// The text of every `<text>` element of an SVG file.
+fn svg_texts(path: &Path) -> Vec<String> {
+    let svg = std::fs::read_to_string(path).unwrap();
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+/// Asserts that some text of the SVG at `path` contains each of `wanted`.
+#[track_caller]
+fn assert_texts(path: &Path, wanted: &[&str]) -> Vec<String> {
+    let texts = svg_texts(path);
+    for w in wanted {
+        assert!(
+            texts.iter().any(|t| t.contains(w)),
+            "{}: no text with `{w}` in {texts:?}",
+            path.display()
+        );
+    }
+    texts
+}
+
+/// 2 node counts × 3 networks × 2 models × 2 methods = 24 points: model
+/// and method make 4 series, the network's 3 values would make 12, so the
+/// report holds the network, and says so in report.md and on every picture.
+const NODES_NETWORK_MODEL: &str = r#"name = "nnm"
+iterations = 2
+warmup_iterations = 1
+
+[cluster]
+nodes = 1
+gpus_per_node = 4
+network = "eth-10g"
+model = "analytical"
+
+[model]
+preset = "vgg16"
+batch_per_gpu = 32
+gpu = "titan-xp"
+
+[sweep]
+"cluster.nodes" = [1, 2]
+"cluster.network" = ["eth-10g", "ib-edr-100g", "eth-25g"]
+"model.preset" = ["vgg16", "resnet50"]
+"strategy.dense" = ["allreduce", "ps"]
+"#;
+
+/// A nodes × network × model report (in SVG, to read its pictures'
+/// text): human labels on every axis and legend, no backticks in any
+/// picture, the held network stated on every picture and in report.md,
+/// compression (zero everywhere) left out of the breakdown, each timeline
+/// titled by its point, chosen within one model; the speedup is of ps over
+/// allreduce between points that differ in the method alone.
+#[test]
+fn a_nodes_network_model_report_says_what_it_holds_and_compares_like_with_like() {
+    let d = dir("nnm");
+    let s = d.join("nnm.toml");
+    std::fs::write(&s, NODES_NETWORK_MODEL).unwrap();
+    let out = d.join("out");
+    let o = dtsim(&[
+        "report",
+        s.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--format",
+        "svg",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("the plots hold `cluster.network` = eth-10g (each picture says so"),
+        "{md}"
+    );
+    assert!(
+        md.contains("![Throughput (samples/s)](throughput.svg)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("### Speedup over Dense method = allreduce"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "Compute and exposed communication (not hidden behind compute) per iteration \
+             at 8 GPUs, by model and dense method; compression (zero at every point) is left out."
+        ),
+        "{md}"
+    );
+    // the timelines are chosen among one model's points, and say which
+    assert!(
+        md.contains("The fastest point of the breakdown with `model.preset` = vgg16 (point "),
+        "{md}"
+    );
+    let held = "(Inter-node network = eth-10g)";
+    for (file, wanted) in [
+        (
+            "throughput.svg",
+            vec![
+                "Throughput (samples/s) against GPUs",
+                held,
+                "Throughput (samples/s)",
+                "GPUs",
+                "Model, Dense method",
+                "vgg16, allreduce",
+            ],
+        ),
+        (
+            "scaling_efficiency.svg",
+            vec![held, "Scaling efficiency (%)"],
+        ),
+        (
+            "speedup.svg",
+            vec![
+                "Speedup in throughput over Dense method = allreduce",
+                held,
+                "Speedup (×)",
+            ],
+        ),
+        (
+            "breakdown.svg",
+            vec![
+                "Time per iteration at 8 GPUs",
+                held,
+                "Compute",
+                "Exposed communication",
+            ],
+        ),
+        (
+            "timeline-fastest.svg",
+            vec![
+                "Timeline of the fastest point, Inter-node network = eth-10g, Machines = 2, Model = vgg16, Dense method = ",
+                "(one GPU shown: all 8 run alike)",
+                "Forward pass",
+            ],
+        ),
+        (
+            "timeline-slowest.svg",
+            vec!["Timeline of the slowest point, ", "Model = vgg16"],
+        ),
+    ] {
+        let texts = assert_texts(&out.join(file), &wanted);
+        assert!(
+            !texts.iter().any(|t| t.contains('`')),
+            "{file}: a backtick in {texts:?}"
+        );
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("Compression") || t.contains("_s")),
+            "{file}: {texts:?}"
+        );
+    }
+    // one GPU's rows, once: a compute and a communication row
+    let mut rows: Vec<String> = svg_texts(&out.join("timeline-fastest.svg"))
+        .into_iter()
+        .filter(|t| t.starts_with("GPU "))
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        ["GPU 0 (node 0) communication", "GPU 0 (node 0) compute"]
+    );
+
+    // the speedup the report draws: each point's throughput over that of
+    // the allreduce point with the same nodes, network and model, never a
+    // point of another model or network
+    let df = CsvReadOptions::default()
+        .try_into_reader_with_file_path(Some(out.join("results.csv")))
+        .unwrap()
+        .finish()
+        .unwrap();
+    let sp = reports::columns::speedup(&df, "gpus", "throughput", "strategy.dense", "allreduce")
+        .unwrap();
+    let texts = |c: &str| reports::columns::texts(&sp, c).unwrap();
+    let (nodes, net, model, dense) = (
+        texts("cluster.nodes"),
+        texts("cluster.network"),
+        texts("model.preset"),
+        texts("strategy.dense"),
+    );
+    let thr = f64s(&sp, "throughput");
+    let got = f64s(&sp, reports::columns::SPEEDUP);
+    for r in 0..sp.height() {
+        let base = (0..sp.height())
+            .find(|&b| {
+                nodes[b] == nodes[r]
+                    && net[b] == net[r]
+                    && model[b] == model[r]
+                    && dense[b].as_deref() == Some("allreduce")
+            })
+            .unwrap();
+        assert_eq!(got[r], thr[r] / thr[base], "row {r}");
+    }
+    // and over a model, refused
+    let e =
+        reports::columns::speedup(&df, "gpus", "throughput", "model.preset", "vgg16").unwrap_err();
+    assert!(e.to_string().contains("not comparable"), "{e}");
+}
+
+/// A nodes × compute-jitter sweep (the stragglers example's form): the
+/// headline compares the jitters at the largest cluster, fastest against
+/// slowest, instead of one line per jitter or "every point … (equal to 4
+/// figures)".
+#[test]
+fn a_stragglers_headline_compares_the_jitters() {
+    let d = dir("jitter");
+    let s = d.join("jitter.toml");
+    std::fs::write(
+        &s,
+        GRID.split("[sweep]").next().unwrap().to_string()
+            + "[sweep]\n\"cluster.nodes\" = [1, 2]\n\"model.compute_jitter\" = [0.0, 0.1]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = dtsim(&["report", s.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let headline: Vec<&str> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("At 8 GPUs"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(headline.len(), 1, "{md}");
+    assert!(
+        headline[0].starts_with("Fastest: `model.compute_jitter` = 0.0 — ")
+            && headline[0].contains("Slowest: `model.compute_jitter` = 0.1 — ")
+            && headline[0].contains("times the throughput of the slowest."),
+        "{}",
+        headline[0]
+    );
+    assert!(!md.contains("equal to 4 figures"), "{md}");
+}
+
+/// `dtsim plot`'s labels: --xlabel, --ylabel and --legend-title replace
+/// the axis and legend titles; a --where filter is stated after the
+/// title; default titles use human names, never backticks.
+#[test]
+fn plot_labels_and_filters_are_on_the_picture() {
+    let d = dir("plot-labels");
+    let s = d.join("nnm.toml");
+    std::fs::write(&s, NODES_NETWORK_MODEL).unwrap();
+    let csv = d.join("r.csv");
+    let o = dtsim(&["sweep", s.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = d.join("t.svg");
+    let plot = |extra: &[&str]| {
+        let mut args = vec![
+            "plot",
+            csv.to_str().unwrap(),
+            "--x",
+            "gpus",
+            "--y",
+            "throughput",
+            "--series",
+            "strategy.dense",
+            "--where",
+            "cluster.network=ib-edr-100g",
+            "--where",
+            "model.preset=resnet50",
+            "-o",
+        ];
+        args.extend_from_slice(extra);
+        dtsim(&args)
+    };
+    let o = plot(&[svg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let texts = assert_texts(
+        &svg,
+        &[
+            "Throughput against GPUs, one line per dense method (Inter-node network = ib-edr-100g; Model = resnet50)",
+            "Throughput (samples/s)",
+            "GPUs",
+            "Dense method",
+        ],
+    );
+    assert!(!texts.iter().any(|t| t.contains('`')), "{texts:?}");
+    let o = plot(&[
+        svg.to_str().unwrap(),
+        "--xlabel",
+        "Workers",
+        "--ylabel",
+        "Images per second",
+        "--legend-title",
+        "Synchronisation",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let texts = assert_texts(&svg, &["Workers", "Images per second", "Synchronisation"]);
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t == "GPUs" || t == "Dense method" || t == "Throughput (samples/s)"),
+        "{texts:?}"
+    );
+}
+
+/// Exit codes of `dtsim plot` and `dtsim report` by what failed: a
+/// speedup over a model, a picture name that is not .png or .svg and a
+/// bad --format are the input's (2); a picture or report file that cannot
+/// be written is not (1).
+#[test]
+fn plot_and_report_exit_codes() {
+    let d = dir("exit");
+    let s = d.join("nnm.toml");
+    std::fs::write(&s, NODES_NETWORK_MODEL).unwrap();
+    let csv = d.join("r.csv");
+    assert!(
+        dtsim(&["sweep", s.to_str().unwrap(), "--out", csv.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let csv = csv.to_str().unwrap();
+    let in_the_way = d.join("a-file");
+    std::fs::write(&in_the_way, "").unwrap();
+    let blocked = in_the_way.join("p.svg");
+    let plot = |series: &str, baseline: &str, held: &str, out: &str| {
+        dtsim(&[
+            "plot",
+            csv,
+            "--x",
+            "gpus",
+            "--y",
+            "throughput",
+            "--series",
+            series,
+            "--baseline",
+            baseline,
+            "--kind",
+            "bar",
+            "--where",
+            "cluster.network=eth-10g",
+            "--where",
+            held,
+            "-o",
+            out,
+        ])
+    };
+    let ok = d.join("ok.svg");
+    assert_bad(
+        &plot(
+            "model.preset",
+            "vgg16",
+            "strategy.dense=ps",
+            ok.to_str().unwrap(),
+        ),
+        &["no speedup over `model.preset`", "not comparable"],
+    );
+    assert!(!ok.exists());
+    let jpg = d.join("p.jpg");
+    assert_bad(
+        &plot(
+            "strategy.dense",
+            "ps",
+            "model.preset=vgg16",
+            jpg.to_str().unwrap(),
+        ),
+        &["p.jpg: the file name must end in .png or .svg"],
+    );
+    let o = plot(
+        "strategy.dense",
+        "ps",
+        "model.preset=vgg16",
+        blocked.to_str().unwrap(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a-file/p.svg"), "{}", stderr(&o));
+    // a report whose file cannot be written: 1; a bad --format: 2
+    let o = dtsim(&["report", csv, "-o", in_the_way.join("r").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_bad(
+        &dtsim(&["report", csv, "-o", "x", "--format", "jpg"]),
+        &["--format", "png, svg"],
     );
 }

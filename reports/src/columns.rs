@@ -1,8 +1,9 @@
 //! Column access for plots and reports: a column by name (or an error
 //! that lists the table's columns), its values as numbers or text, a label
 //! joining several columns, the rows holding one value of a column
-//! (`dtsim plot --where`), and the speedup of each row over a baseline
-//! series.
+//! (`dtsim plot --where`), a table's settings (the swept keys), and the
+//! speedup of each row over the baseline point that differs from it in
+//! the compared key alone.
 //!
 //! It exists so that the plots ([`crate::plot`]) and the report
 //! ([`crate::report`]) read tables one way and refuse bad column names
@@ -52,6 +53,21 @@ pub enum ColumnError {
     Table(String),
 }
 
+impl ColumnError {
+    /// Whether the error is the input's (exit code 2): always, since
+    /// every column error is about the table or the columns the user
+    /// named (a column polars cannot read as text is the table's).
+    pub fn is_input(&self) -> bool {
+        match self {
+            ColumnError::Unknown { .. }
+            | ColumnError::NotNumeric { .. }
+            | ColumnError::Filter { .. }
+            | ColumnError::Speedup(_)
+            | ColumnError::Table(_) => true,
+        }
+    }
+}
+
 /// A column of `df`, or [`ColumnError::Unknown`] listing the table's
 /// columns.
 pub fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a Column, ColumnError> {
@@ -93,7 +109,10 @@ pub fn numbers(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>, ColumnErr
 
 /// Each row's values of `columns` as text (as [`texts`] prints them);
 /// `None` for a row with a null in any of them.
-fn row_texts(df: &DataFrame, columns: &[String]) -> Result<Vec<Option<Vec<String>>>, ColumnError> {
+pub fn row_texts(
+    df: &DataFrame,
+    columns: &[String],
+) -> Result<Vec<Option<Vec<String>>>, ColumnError> {
     let cols = columns
         .iter()
         .map(|c| texts(df, c))
@@ -152,28 +171,89 @@ pub fn keep_where(df: &DataFrame, filter: &str) -> Result<DataFrame, ColumnError
     Ok(kept)
 }
 
+/// The columns that say which point a row is (its settings): for a table
+/// laid out as `dtsim sweep` writes it, the swept keys, between
+/// `grid_points` and the first result column; for any other table, the
+/// columns with dotted names (`cluster.network`) and those that are
+/// neither a result column of dtsim, nor `point` or `grid_points`, nor
+/// floating-point (a measurement, most likely), in the table's order.
+pub fn settings(df: &DataFrame) -> Vec<String> {
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let results = crate::sweep::result_columns();
+    let start = names.iter().position(|c| c == "grid_points");
+    let end = names.iter().position(|c| c == results[0]);
+    if let (Some(a), Some(b)) = (start, end)
+        && a < b
+    {
+        return names[a + 1..b].to_vec();
+    }
+    names
+        .into_iter()
+        .filter(|c| {
+            c.contains('.')
+                || !(results.contains(&c.as_str())
+                    || c == "point"
+                    || c == "grid_points"
+                    || df.column(c).is_ok_and(|c| c.dtype().is_float()))
+        })
+        .collect()
+}
+
+/// Whether two values of `key` train different things, whose samples per
+/// second are not comparable: the model (`model.preset`, a custom
+/// model's `model.layers…`, a whole swept `model` table) and the batch
+/// per GPU, as swept keys or as result columns. One model's samples/s
+/// over another's is no speedup, nor is a fastest-to-slowest ratio taken
+/// across them.
+pub fn incomparable(key: &str) -> bool {
+    matches!(
+        key,
+        "model" | "sweep.model" | "model.preset" | "batch_per_gpu" | "model.batch_per_gpu"
+    ) || key.starts_with("model.layers")
+}
+
 /// `df` with a column [`SPEEDUP`]: how many times better each row's `y`
-/// is than the `y` of the row that has the same values in the `by` columns
-/// and whose `key` is `baseline` (so the baseline rows read 1). Higher is
-/// better (y / baseline) except for times, columns ending in `_s`, where
-/// lower is better (baseline / y: half the iteration time is a speedup of
-/// 2). Rows without a baseline row are null.
+/// is than the `y` of its baseline row, the row whose `key` is
+/// `baseline` and which differs from it in `key` alone: the same `x`, the
+/// same value of every other setting ([`settings`]) and the same
+/// `throughput_unit` (so the baseline rows read 1). Higher is better
+/// (y / baseline) except for times, columns ending in `_s`, where lower
+/// is better (baseline / y: half the iteration time is a speedup of 2).
+/// Rows without a baseline row are null: "ps over allreduce" is taken
+/// network by network, batch by batch.
 ///
-/// `dtsim plot --baseline` matches on x alone; a report matches on x and
-/// every other series key, so "ps over allreduce" is taken network by
-/// network.
-///
-/// Refused: a `baseline` that `key` never takes (the message lists the
-/// values it does take), and two rows with the same `by` values and `key`
-/// (the speedup would be ambiguous; filter the table first).
+/// Refused: a `key` that is [`incomparable`] (a model), a `baseline` that
+/// `key` never takes (the message lists the values it does take), and
+/// two rows with the same settings and `key` (the speedup would be
+/// ambiguous: the table holds a point twice).
 pub fn speedup(
     df: &DataFrame,
-    by: &[String],
+    x: &str,
     y: &str,
     key: &str,
     baseline: &str,
 ) -> Result<DataFrame, ColumnError> {
-    let groups = row_texts(df, by)?;
+    if incomparable(key) {
+        return Err(ColumnError::Speedup(format!(
+            "no speedup over `{key}`: its values are different models or batches, \
+             whose samples per second are not comparable; compare methods, networks or \
+             other settings of one model (--series strategy.dense --where {key}=…)"
+        )));
+    }
+    let mut by = vec![x.to_string()];
+    for c in settings(df)
+        .into_iter()
+        .chain(["throughput_unit".to_string()])
+    {
+        if c != key && c != y && !by.contains(&c) && df.column(&c).is_ok() {
+            by.push(c);
+        }
+    }
+    let groups = row_texts(df, &by)?;
     let group = |r: usize| groups[r].clone();
     let ys = numbers(df, y)?;
     let lower_is_better = y.ends_with("_s");
@@ -239,17 +319,35 @@ mod tests {
         .unwrap()
     }
 
+    fn speedups(d: &DataFrame) -> Vec<Option<f64>> {
+        d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect()
+    }
+
+    /// Each row is compared with the baseline row that differs from it in
+    /// the compared key alone: ring on 100g has no ps row on 100g, so it
+    /// has no speedup (not 300 / 150, ps on 10g).
     #[test]
-    fn speedup_divides_by_the_baseline_at_the_same_x() {
-        let by = ["gpus".to_string()];
-        let d = speedup(&table(), &by, "throughput", "method", "ps").unwrap();
-        let s: Vec<Option<f64>> = d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect();
-        assert_eq!(s, vec![Some(1.0), Some(1.0), Some(1.2), Some(2.0)]);
-        // matched on the network too: ring on 100g has no ps row to compare with
-        let by = ["gpus".to_string(), "net".to_string()];
-        let d = speedup(&table(), &by, "throughput", "method", "ps").unwrap();
-        let s: Vec<Option<f64>> = d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect();
-        assert_eq!(s, vec![Some(1.0), Some(1.0), Some(1.2), None]);
+    fn speedup_compares_points_that_differ_in_the_key_alone() {
+        assert_eq!(settings(&table()), ["method", "net"]);
+        let d = speedup(&table(), "gpus", "throughput", "method", "ps").unwrap();
+        assert_eq!(speedups(&d), vec![Some(1.0), Some(1.0), Some(1.2), None]);
+        // a table as dtsim sweep writes it: its settings are the swept keys
+        let swept = df!(
+            "point" => [0i64, 1, 2, 3],
+            "grid_points" => [4i64; 4],
+            "model.compute_jitter" => [0.0, 0.0, 0.1, 0.1],
+            "strategy.dense" => ["ps", "allreduce", "ps", "allreduce"],
+            "scenario" => ["s"; 4],
+            "gpus" => [8i64; 4],
+            "throughput" => [100.0, 150.0, 50.0, 100.0],
+        )
+        .unwrap();
+        assert_eq!(settings(&swept), ["model.compute_jitter", "strategy.dense"]);
+        let d = speedup(&swept, "gpus", "throughput", "strategy.dense", "ps").unwrap();
+        assert_eq!(
+            speedups(&d),
+            vec![Some(1.0), Some(1.5), Some(1.0), Some(2.0)]
+        );
     }
 
     #[test]
@@ -260,20 +358,30 @@ mod tests {
             "iteration_time_s" => [0.2, 0.05],
         )
         .unwrap();
-        let by = ["gpus".to_string()];
-        let d = speedup(&df, &by, "iteration_time_s", "method", "ps").unwrap();
-        let s: Vec<Option<f64>> = d.column(SPEEDUP).unwrap().f64().unwrap().iter().collect();
-        assert_eq!(s, vec![Some(1.0), Some(4.0)]);
+        let d = speedup(&df, "gpus", "iteration_time_s", "method", "ps").unwrap();
+        assert_eq!(speedups(&d), vec![Some(1.0), Some(4.0)]);
     }
 
     #[test]
-    fn speedup_refuses_unknown_baselines_and_duplicates() {
-        let by = ["gpus".to_string()];
-        let e = speedup(&table(), &by, "throughput", "method", "gtopk").unwrap_err();
+    fn speedup_refuses_models_unknown_baselines_and_duplicates() {
+        let e = speedup(&table(), "gpus", "throughput", "method", "gtopk").unwrap_err();
         assert!(e.to_string().contains("it has: ps, ring"), "{e}");
-        let by = ["net".to_string()];
-        let e = speedup(&table(), &by, "throughput", "method", "ps").unwrap_err();
-        assert!(e.to_string().contains("two rows"), "{e}");
+        let twice = table().vstack(&table()).unwrap();
+        let e = speedup(&twice, "gpus", "throughput", "method", "ps").unwrap_err();
+        assert!(
+            e.to_string().contains("two rows have gpus = 4, net = 10g"),
+            "{e}"
+        );
+        let models = df!(
+            "gpus" => [4i64, 4],
+            "model.preset" => ["vgg16", "resnet50"],
+            "throughput" => [100.0, 400.0],
+        )
+        .unwrap();
+        let e = speedup(&models, "gpus", "throughput", "model.preset", "vgg16").unwrap_err();
+        assert!(e.to_string().contains("not comparable"), "{e}");
+        assert!(e.is_input());
+        assert!(incomparable("model.layers[2].params") && !incomparable("model.gpu"));
     }
 
     #[test]

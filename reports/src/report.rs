@@ -8,7 +8,8 @@
 //!   the fastest and slowest points, the table of results (up to
 //!   [`MAX_TABLE_ROWS`] rows) and the plots below, embedded;
 //! * `results.csv`: the whole table;
-//! * `throughput.png`, `scaling_efficiency.png`: against the x axis chosen
+//! * `throughput.png`, `scaling_efficiency.png` (SVG instead with
+//!   [`Steer::format`]): against the x axis chosen
 //!   below, one line (or bar) per series;
 //! * `speedup.png`: throughput over the first series (the baseline), as
 //!   grouped bars (EmbRace Fig. 7's form), when there are several series;
@@ -29,6 +30,7 @@
 //! every point. The same input gives the same bytes.
 
 use crate::columns::{self, ColumnError, SPEEDUP};
+use crate::labels;
 use crate::plot::{Gantt, Kind, PlotError, PlotSpec, plot_gantt, plot_table};
 use crate::table::{self, TableError};
 use polars::prelude::*;
@@ -83,7 +85,8 @@ impl ReportError {
     /// of the report that could not be written (exit code 1).
     pub fn is_input(&self) -> bool {
         match self {
-            ReportError::Input(_) | ReportError::Column(_) | ReportError::Scenario(_) => true,
+            ReportError::Input(_) | ReportError::Scenario(_) => true,
+            ReportError::Column(c) => c.is_input(),
             ReportError::Plot(p) => p.is_input(),
             ReportError::Table(t) => t.is_input(),
             ReportError::Sweep(s) => s.is_input(),
@@ -104,6 +107,44 @@ pub struct Steer {
     /// `COL=VALUE` filters applied to the table first; each is stated on
     /// every picture.
     pub filters: Vec<String>,
+    /// The pictures' format: PNG (the default) or SVG (vector, for a
+    /// paper).
+    pub format: Picture,
+}
+
+/// The format of a report's pictures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Picture {
+    /// PNG, 1200×800.
+    #[default]
+    Png,
+    /// SVG, text and shapes.
+    Svg,
+}
+
+impl Picture {
+    /// The names [`Picture`]'s `FromStr` accepts.
+    pub const NAMES: [&'static str; 2] = ["png", "svg"];
+
+    /// The files' extension, as the command line spells the format.
+    pub fn ext(self) -> &'static str {
+        match self {
+            Picture::Png => "png",
+            Picture::Svg => "svg",
+        }
+    }
+}
+
+impl std::str::FromStr for Picture {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Picture, String> {
+        match s {
+            "png" => Ok(Picture::Png),
+            "svg" => Ok(Picture::Svg),
+            _ => Err(format!("use one of {}", Picture::NAMES.join(", "))),
+        }
+    }
 }
 
 /// What `dtsim report FILE -o DIR` was asked.
@@ -223,20 +264,21 @@ const NEEDED: [&str; 9] = [
     "bytes_sent_per_gpu",
 ];
 
-/// Settings shown in the setup when every row shares them.
-const SETTINGS: [(&str, &str); 12] = [
-    ("scenario", "scenario"),
-    ("nodes", "machines"),
-    ("gpus", "GPUs"),
-    ("network", "inter-node network"),
-    ("net_model", "network model"),
-    ("model", "model"),
-    ("gpu", "GPU type"),
-    ("batch_per_gpu", "batch per GPU"),
-    ("dense", "dense method"),
-    ("algo", "algorithm"),
-    ("sparse", "sparse method"),
-    ("schedule", "schedule"),
+/// Result columns shown in the setup when every row shares them (named
+/// by [`crate::labels`]).
+const SETTINGS: [&str; 12] = [
+    "scenario",
+    "nodes",
+    "gpus",
+    "network",
+    "net_model",
+    "model",
+    "gpu",
+    "batch_per_gpu",
+    "dense",
+    "algo",
+    "sparse",
+    "schedule",
 ];
 
 /// Distinct values of a column in order of first appearance (numbers
@@ -280,6 +322,15 @@ fn sig(v: f64, digits: i32) -> String {
     format!("{v:.dec$}")
 }
 
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// The layout of the standard plots.
 #[derive(Debug, Clone)]
 struct Layout {
@@ -289,6 +340,9 @@ struct Layout {
     series: Vec<String>,
     /// Swept keys held at one value in the plots: (key, value).
     held: Vec<(String, String)>,
+    /// Whether the user chose the x axis or the series (else the keys are
+    /// held to keep at most [`MAX_SERIES`] series).
+    chosen: bool,
 }
 
 fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, ColumnError> {
@@ -341,7 +395,12 @@ fn layout(df: &DataFrame, swept: &[String]) -> Result<Layout, ColumnError> {
     }
     // keep the series in the table's column order
     series.sort_by_key(|k| swept.iter().position(|s| s == k));
-    Ok(Layout { x, series, held })
+    Ok(Layout {
+        x,
+        series,
+        held,
+        chosen: false,
+    })
 }
 
 /// The report's own layout with the user's choices put in: a chosen x
@@ -367,6 +426,7 @@ fn steered(
         }
         lay.series = steer.series.clone();
     }
+    lay.chosen = true;
     let x = lay.x.as_ref().map(|(x, _)| x.as_str());
     // gpus on the x axis stands for the node count
     let consumed = |k: &str| Some(k) == x || (x == Some("gpus") && k == "cluster.nodes");
@@ -385,8 +445,9 @@ fn steered(
 }
 
 /// The table's swept-key columns: the grid's keys when the scenario is at
-/// hand; otherwise the columns `dtsim sweep` puts between `grid_points`
-/// and the first result column (`scenario`).
+/// hand; otherwise the table's settings ([`columns::settings`]: for a
+/// table from `dtsim sweep`, the columns between `grid_points` and the
+/// first result column).
 fn swept_columns(df: &DataFrame, grid: Option<&Grid>) -> Vec<String> {
     let names: Vec<String> = df
         .get_column_names()
@@ -401,14 +462,7 @@ fn swept_columns(df: &DataFrame, grid: Option<&Grid>) -> Vec<String> {
             .filter(|c| names.contains(c))
             .collect();
     }
-    let start = names.iter().position(|c| c == "grid_points");
-    let first_result = crate::sweep::result_columns()[0];
-    let end = names.iter().position(|c| c == first_result);
-    match (start, end) {
-        (Some(a), Some(b)) if a < b => names[a + 1..b].to_vec(),
-        // not laid out as dtsim sweep writes it: dotted names are keys
-        _ => names.into_iter().filter(|c| c.contains('.')).collect(),
-    }
+    columns::settings(df)
 }
 
 /// Writes the report of `df` (a table from `dtsim sweep`) into `dir`.
@@ -513,24 +567,16 @@ fn write_files(
         shown = columns::with_label(&shown, &lay.series, name)?;
     }
     let mut plots: Vec<(String, String, String)> = Vec::new(); // (file, heading, caption)
+    let ext = steer.format.ext();
     // what every picture holds fixed, stated on it
     let held_notes: Vec<String> = lay
         .held
         .iter()
-        .map(|(k, v)| format!("{} = {v}", crate::labels::label(k)))
-        .chain(steer.filters.iter().map(|f| match f.split_once('=') {
-            Some((k, v)) => format!("{} = {v}", crate::labels::label(k)),
-            None => f.clone(),
-        }))
+        .map(|(k, v)| labels::setting(k, v))
+        .chain(steer.filters.iter().map(|f| crate::plot::filter_note(f)))
         .collect();
-    let picture_x = |x: &str| crate::labels::label(x);
-    let x_words = |x: &str| {
-        if x == "gpus" {
-            "GPUs".to_string()
-        } else {
-            format!("`{x}`")
-        }
-    };
+    // a column in a caption: "GPUs", "inter-node network"
+    let words = |c: &str| labels::in_sentence(&labels::label(c));
     let mut draw =
         |file: &str, spec: PlotSpec, df: &DataFrame, heading: String, caption: String| {
             let path = dir.join(file);
@@ -541,85 +587,59 @@ fn write_files(
         };
     if let Some((x, numeric)) = &lay.x {
         let kind = if *numeric { Kind::Line } else { Kind::Bar };
-        for (file, y, what) in [
+        for (stem, y, what) in [
             (
-                "throughput.png",
                 "throughput",
-                format!("Throughput ({unit})"),
+                "throughput",
+                labels::titled(&labels::label("throughput"), Some(&unit)),
             ),
             (
-                "scaling_efficiency.png",
+                "scaling_efficiency",
                 "scaling_efficiency",
                 "Scaling efficiency (throughput over GPUs × one GPU's)".to_string(),
             ),
         ] {
             let mut spec = PlotSpec::new(x.clone(), [y], kind);
             spec.series = series_col.clone();
-            spec.title = Some(format!("{what} against {}", picture_x(x)));
+            spec.title = Some(format!("{what} against {}", labels::label(x)));
             spec.notes = held_notes.clone();
             draw(
-                file,
+                &format!("{stem}.{ext}"),
                 spec,
                 &shown,
                 what.clone(),
-                format!("{what} against {}.", x_words(x)),
+                format!("{what} against {}.", words(x)),
             )?;
         }
         // speedup of one series key (a method, preferably) over its first
-        // value, everything else equal
-        // (none when the key has no value left in the rows shown, as in a
-        // hand-edited table)
-        let mut speedup_key = None;
-        if let Some(s) = &series_col {
-            // a method, preferably; never the model: one model's samples/s
-            // over another's is no speedup
-            let key = lay
-                .series
-                .iter()
-                .find(|k| k.starts_with("strategy."))
-                .or_else(|| {
-                    lay.series
-                        .iter()
-                        .find(|k| !["model.preset", "model.layers"].contains(&k.as_str()))
-                });
-            if let Some(key) = key
-                && let Some(base) = distinct(&shown, key)?.into_iter().next()
-            {
-                speedup_key = Some((s, key, base));
-            }
-        }
-        if let Some((s, key, base)) = speedup_key {
-            let by: Vec<String> = std::iter::once(x.clone())
-                .chain(lay.series.iter().filter(|k| *k != key).cloned())
-                .collect();
-            let sp = columns::speedup(&shown, &by, "throughput", key, &base)?;
+        // value, between points that differ in that key alone; never a
+        // model's or a batch's (columns::incomparable); none when the key
+        // has no value left in the rows shown, as in a hand-edited table
+        let key = lay
+            .series
+            .iter()
+            .find(|k| k.starts_with("strategy."))
+            .or_else(|| lay.series.iter().find(|k| !columns::incomparable(k)));
+        if let (Some(s), Some(key)) = (&series_col, key)
+            && let Some(base) = distinct(&shown, key)?.into_iter().next()
+        {
+            let sp = columns::speedup(&shown, x, "throughput", key, &base)?;
             let mut spec = PlotSpec::new(x.clone(), [SPEEDUP], Kind::Bar);
             spec.series = Some(s.clone());
             spec.title = Some(format!(
-                "Speedup in throughput over {} = {base}",
-                crate::labels::label(key)
+                "Speedup in throughput over {}",
+                labels::setting(key, &base)
             ));
             spec.notes = held_notes.clone();
-            let others = if by.len() > 1 {
-                format!(
-                    " and the same {}",
-                    by[1..]
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            } else {
-                String::new()
-            };
             draw(
-                "speedup.png",
+                &format!("speedup.{ext}"),
                 spec,
                 &sp,
-                format!("Speedup over {key} = {base}"),
+                format!("Speedup over {}", labels::setting(key, &base)),
                 format!(
-                    "Throughput of each series over that of `{key}` = {base} at the same {}{others}.",
-                    x_words(x)
+                    "Throughput of each point over that of the point with `{key}` = {base} \
+                     and every other setting the same (the same {}).",
+                    words(x)
                 ),
             )?;
         }
@@ -644,49 +664,101 @@ fn write_files(
         (Some((x, _)), None) => (shown.clone(), x.clone(), None),
         (None, _) => (shown.clone(), "gpus".to_string(), None),
     };
-    // the same words for the picture's title (plain) and the caption (Markdown)
-    let at_words = |tick: &str| {
+    // the same place in the picture's title (human names) and in the
+    // caption (the key, as the user types it)
+    let at_words = |title: bool| {
         at.as_ref()
             .map(|(x, v)| {
                 if x == "gpus" {
                     format!(" at {v} GPUs")
-                } else if tick.is_empty() {
-                    // a picture's title: the key's human name
-                    format!(" at {} = {v}", crate::labels::label(x))
+                } else if title {
+                    format!(" at {}", labels::setting(x, v))
                 } else {
-                    format!(" at {tick}{x}{tick} = {v}")
+                    format!(" at `{x}` = {v}")
                 }
             })
             .unwrap_or_default()
     };
     {
-        let mut spec = PlotSpec::new(
-            bd_x.clone(),
-            ["compute_s", "compression_s", "exposed_comm_s"],
-            Kind::Stacked,
-        );
-        spec.title = Some(format!("Time per iteration{}", at_words("")));
+        let parts = ["compute_s", "compression_s", "exposed_comm_s"];
+        let mut spec = PlotSpec::new(bd_x.clone(), parts, Kind::Stacked);
+        spec.title = Some(format!("Time per iteration{}", at_words(true)));
         spec.notes = held_notes.clone();
+        // the picture leaves out a part that is zero in every bar; the
+        // caption says which
+        let mut drawn = Vec::new();
+        let mut zero = Vec::new();
+        for c in parts {
+            // (a column that is not numeric fails the plot, by its name)
+            let nonzero = columns::numbers(&bd, c)
+                .map_or(true, |v| v.iter().any(|v| v.is_some_and(|v| v != 0.0)));
+            let name = match c {
+                "exposed_comm_s" => "exposed communication (not hidden behind compute)".into(),
+                c => words(c),
+            };
+            if nonzero { &mut drawn } else { &mut zero }.push(name);
+        }
+        let by = if lay.series.is_empty() {
+            words(&bd_x)
+        } else {
+            lay.series
+                .iter()
+                .map(|k| words(k))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        let left_out = if zero.is_empty() || drawn.is_empty() {
+            String::new()
+        } else {
+            format!("; {} (zero at every point) is left out", and_list(&zero))
+        };
+        let mut what = and_list(if drawn.is_empty() { &zero } else { &drawn });
+        if let Some(first) = what.get(..1) {
+            what = first.to_uppercase() + &what[1..];
+        }
         draw(
-            "breakdown.png",
+            &format!("breakdown.{ext}"),
             spec,
             &bd,
             "Where the time goes".into(),
             format!(
-                "Compute, compression and exposed (not hidden behind compute) communication per iteration{}, by `{bd_x}`.",
-                at_words("`")
+                "{what} per iteration{}, by {by}{left_out}.",
+                at_words(false)
             ),
         )?;
     }
-    // timelines of the fastest and slowest point of the breakdown
+    // timelines of the fastest and slowest point of the breakdown, among
+    // the points of its first model and batch when it has several (their
+    // samples/s are not comparable: columns::incomparable)
     let mut timelines = Vec::new();
     if let (Some(grid), true) = (grid, bd.column("point").is_ok()) {
         let pts: Vec<Option<f64>> = columns::numbers(&bd, "point")?;
         let thr = columns::numbers(&bd, "throughput")?;
+        let model_keys: Vec<String> = swept
+            .iter()
+            .filter(|k| columns::incomparable(k))
+            .cloned()
+            .collect();
+        let model = columns::row_texts(&bd, &model_keys)?;
+        // "with `model.preset` = vgg16" when the breakdown has other models
+        let among = match model.first() {
+            Some(Some(first)) if model.iter().any(|m| m.as_ref() != Some(first)) => format!(
+                " with {}",
+                model_keys
+                    .iter()
+                    .zip(first)
+                    .map(|(k, v)| format!("`{k}` = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            _ => String::new(),
+        };
         let rows: Vec<(usize, f64)> = pts
             .iter()
             .zip(&thr)
-            .filter_map(|(p, t)| Some((p.map(|p| p as usize)?, (*t)?)))
+            .zip(&model)
+            .filter(|(_, m)| Some(*m) == model.first())
+            .filter_map(|((p, t), _)| Some((p.map(|p| p as usize)?, (*t)?)))
             .filter(|(p, _)| *p < grid.len())
             .collect();
         let fastest = rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
@@ -711,21 +783,19 @@ fn write_files(
                 std::fs::write(&json, serde_json::to_string(&trace).expect("json"))
                     .map_err(|e| io(&json, e))?;
                 // drawn from the run itself, the same spans as the trace's
-                let png = dir.join(format!("timeline-{name}.png"));
+                let png = dir.join(format!("timeline-{name}.{ext}"));
                 let point_words: Vec<String> = point
                     .sweep
                     .iter()
-                    .map(|(k, v)| {
-                        format!(
-                            "{} = {}",
-                            crate::labels::label(k),
-                            crate::sweep::value_text(v)
-                        )
-                    })
+                    .map(|(k, v)| labels::setting(k, &crate::sweep::value_text(v)))
                     .collect();
-                // "Timeline of the fastest point, Schedule = priority: …
-                // (1 of 16 GPUs)"
-                let title = format!("the {name} point, {}", point_words.join(", "));
+                // "Timeline of the fastest point, Schedule = priority:
+                // iterations 1–2 (one GPU shown: all 16 run alike)"
+                let title = if point_words.is_empty() {
+                    format!("the {name} point")
+                } else {
+                    format!("the {name} point, {}", point_words.join(", "))
+                };
                 let drawn = plot_gantt(
                     // (one GPU's rows when one GPU stood for all)
                     &Gantt::from_timeline(&cfg, &tl, TIMELINE_GPUS).named(title),
@@ -737,7 +807,7 @@ fn write_files(
                 if let Err(e) = drawn {
                     // the trace goes with its picture
                     let _ = std::fs::remove_file(&json);
-                    return Err(plot_failed(&format!("timeline-{name}.png"), e));
+                    return Err(plot_failed(&format!("timeline-{name}.{ext}"), e));
                 }
                 files.push(png);
                 files.push(json);
@@ -746,7 +816,7 @@ fn write_files(
                     .iter()
                     .map(|(k, v)| format!("`{k}` = {}", crate::sweep::value_text(v)))
                     .collect();
-                timelines.push((name, *p, what.join(", ")));
+                timelines.push((name, *p, what.join(", "), among.clone(), ext));
             }
         }
     }
@@ -762,6 +832,11 @@ fn write_files(
     })
 }
 
+/// A timeline of the report: which (fastest, slowest), its point, the
+/// point's swept values, the model it was chosen within, and its
+/// picture's extension.
+type Timeline = (&'static str, usize, String, String, &'static str);
+
 fn markdown(
     df: &DataFrame,
     source: &Source,
@@ -769,7 +844,7 @@ fn markdown(
     lay: &Layout,
     unit: &str,
     plots: &[(String, String, String)],
-    timelines: &[(&str, usize, String)],
+    timelines: &[Timeline],
 ) -> Result<String, ReportError> {
     let mut md = String::new();
     let name = columns::texts(df, "scenario")
@@ -786,13 +861,13 @@ fn markdown(
     // setup
     let _ = writeln!(md, "## Setup\n");
     let mut same = Vec::new();
-    for (col, words) in SETTINGS {
+    for col in SETTINGS {
         if df.column(col).is_err() {
             continue;
         }
         let d = distinct(df, col)?;
         if d.len() == 1 {
-            same.push((words, d[0].clone()));
+            same.push((labels::in_sentence(&labels::label(col)), d[0].clone()));
         }
     }
     if !same.is_empty() {
@@ -839,10 +914,10 @@ fn markdown(
     if by_size {
         let _ = writeln!(md, "At {largest} GPUs, the largest cluster of the sweep:\n");
     }
-    let model_keys: Vec<&String> = swept.iter().filter(|k| k.starts_with("model.")).collect();
+    let model_keys: Vec<&String> = swept.iter().filter(|k| columns::incomparable(k)).collect();
     let other_keys: Vec<&String> = swept
         .iter()
-        .filter(|k| !(k.starts_with("model.") || by_size && *k == "cluster.nodes"))
+        .filter(|k| !(columns::incomparable(k) || by_size && *k == "cluster.nodes"))
         .collect();
     let texts_of = |keys: &[&String]| -> Result<Vec<Vec<String>>, ColumnError> {
         keys.iter().map(|k| texts_or_empty(df, k)).collect()
@@ -939,27 +1014,24 @@ fn markdown(
     for k in swept {
         add_text(format!("`{k}`"), k)?;
     }
-    add_text("GPUs".into(), "gpus")?;
-    let mut add_num = |h: &str, c: &str, scale: f64, digits: i32| -> Result<(), ReportError> {
+    add_text(labels::heading("gpus", None), "gpus")?;
+    // (column, unit, scale, significant figures)
+    let numeric = [
+        ("iteration_time_s", "ms", 1e3, 4),
+        ("throughput", unit, 1.0, 4),
+        ("scaling_efficiency", "%", 100.0, 3),
+        ("compute_s", "ms", 1e3, 4),
+        ("compression_s", "ms", 1e3, 4),
+        ("exposed_comm_s", "ms", 1e3, 4),
+        ("bytes_sent_per_gpu", "MiB", 1.0 / 1048576.0, 4),
+    ];
+    for (c, u, scale, digits) in numeric {
         let cells = columns::numbers(df, c)?
             .into_iter()
             .map(|v| v.map(|v| sig(v * scale, digits)).unwrap_or_default())
             .collect();
-        cols.push((h.to_string(), "---:|", cells));
-        Ok(())
-    };
-    add_num("iteration (ms)", "iteration_time_s", 1e3, 4)?;
-    add_num(&format!("throughput ({unit})"), "throughput", 1.0, 4)?;
-    add_num("scaling efficiency (%)", "scaling_efficiency", 100.0, 3)?;
-    add_num("compute (ms)", "compute_s", 1e3, 4)?;
-    add_num("compression (ms)", "compression_s", 1e3, 4)?;
-    add_num("exposed comm. (ms)", "exposed_comm_s", 1e3, 4)?;
-    add_num(
-        "sent per GPU (MiB)",
-        "bytes_sent_per_gpu",
-        1.0 / 1048576.0,
-        4,
-    )?;
+        cols.push((labels::heading(c, Some(u)), "---:|", cells));
+    }
     let head: Vec<&str> = cols.iter().map(|(h, _, _)| h.as_str()).collect();
     let _ = writeln!(md, "| {} |", head.join(" | "));
     let align: String = cols.iter().map(|(_, a, _)| *a).collect();
@@ -985,9 +1057,16 @@ fn markdown(
             .iter()
             .map(|(k, v)| format!("`{k}` = {v}"))
             .collect();
+        let why = if lay.chosen {
+            "Every key that is neither the x axis nor a series is held at its first value:"
+                .to_string()
+        } else {
+            format!("To keep at most {MAX_SERIES} series,")
+        };
         let _ = writeln!(
             md,
-            "To keep at most {MAX_SERIES} series, the plots hold {}; the table has every point.\n",
+            "{why} the plots hold {} (each picture says so after its title); the table has every point. \
+             Other plots: `dtsim report` with `--x`, `--series` or `--where` (docs/sweeps.md).\n",
             held.join(", ")
         );
     }
@@ -996,7 +1075,7 @@ fn markdown(
     }
     if !timelines.is_empty() {
         let _ = writeln!(md, "### Timelines\n");
-        for (name, p, what) in timelines {
+        for (name, p, what, among, ext) in timelines {
             let what = if what.is_empty() {
                 String::new()
             } else {
@@ -1004,7 +1083,7 @@ fn markdown(
             };
             let _ = writeln!(
                 md,
-                "The {name} point of the breakdown (point {p}{what}); its trace, for Perfetto or chrome://tracing, is [timeline-{name}.json](timeline-{name}.json).\n\n![timeline of the {name} point](timeline-{name}.png)\n"
+                "The {name} point of the breakdown{among} (point {p}{what}); its trace, for Perfetto or chrome://tracing, is [timeline-{name}.json](timeline-{name}.json).\n\n![timeline of the {name} point](timeline-{name}.{ext})\n"
             );
         }
     }

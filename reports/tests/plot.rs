@@ -6,7 +6,8 @@
 
 use polars::prelude::*;
 use reports::columns::ColumnError;
-use reports::plot::{Kind, PlotError, PlotSpec, plot_table, plot_timeline};
+use reports::plot::{Kind, PlotError, PlotSpec, Source, draw, plot_table, plot_timeline};
+use reports::report::ReportError;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -184,7 +185,7 @@ fn values_spanning_decades_get_a_log_axis() {
             "0.01",
             "0.1",
             "10",
-            "Iteration time (seconds)",
+            "Iteration time (s)",
         ],
     );
     let path = dir.join("bytes.svg");
@@ -344,7 +345,7 @@ fn an_unwritable_path_is_an_output_error() {
     }
     assert!(matches!(
         plot_table(&scaling(), &line_spec("throughput"), &dir.join("x.jpg")),
-        Err(PlotError::Output { message, .. }) if message.contains(".png or .svg")
+        Err(PlotError::BadSpec(message)) if message.contains("x.jpg: the file name must end in .png or .svg")
     ));
 }
 
@@ -443,13 +444,13 @@ fn a_timeline_draws_gpu_tracks_for_two_iterations() {
             "Timeline of tiny: iterations 1–2",
             "GPU 0 (node 0) compute",
             "GPU 1 (node 0) communication",
-            "forward pass",
-            "backward pass",
-            "waiting for parameters",
-            "communication",
+            "Forward pass",
+            "Backward pass",
+            "Waiting for parameters",
+            "Communication",
             "iteration 1",
             "iteration 2",
-            "time since the start of iteration 1 (ms)",
+            "Time since the start of iteration 1 (ms)",
         ],
     );
     assert!(!texts.iter().any(|t| t == "iteration 3"), "{texts:?}");
@@ -723,4 +724,98 @@ fn crowded_category_labels_wrap_under_their_bars() {
             "{n} was not wrapped: {texts:?}"
         );
     }
+}
+
+/// `dtsim plot`'s work, [`reports::plot::draw`]: the table read from its
+/// file, `--where` filters applied and stated after the title, and the
+/// speedup titled by the key's human name.
+#[test]
+fn draw_reads_filters_and_states_the_filters() {
+    let dir = out_dir("draw");
+    let mut df = scaling();
+    df.with_column(Column::new("network".into(), ["10g"; 8]))
+        .unwrap();
+    let table = dir.join("t.csv");
+    reports::table::write(&mut df, &table).unwrap();
+    let out = dir.join("d.svg");
+    let source = |filters: &[&str], baseline: Option<&str>| Source::Table {
+        path: table.clone(),
+        spec: Box::new(PlotSpec {
+            series: Some("method".into()),
+            ..PlotSpec::new(
+                "gpus",
+                ["throughput"],
+                if baseline.is_some() {
+                    Kind::Bar
+                } else {
+                    Kind::Line
+                },
+            )
+        }),
+        filters: filters.iter().map(|f| f.to_string()).collect(),
+        baseline: baseline.map(str::to_string),
+    };
+    draw(&source(&["network=10g", "gpus=8"], None), &out).unwrap();
+    let texts = assert_svg_texts(
+        &out,
+        &["Throughput against GPUs, one line per method (Inter-node network = 10g; GPUs = 8)"],
+    );
+    assert!(!texts.iter().any(|t| t.contains('`')), "{texts:?}");
+    draw(&source(&[], Some("ps")), &out).unwrap();
+    assert_svg_texts(
+        &out,
+        &["Speedup in throughput over method = ps", "Speedup (×)"],
+    );
+    // a filter that keeps nothing names the table and the values there are
+    let e = draw(&source(&["network=100g"], None), &out).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("t.csv: --where network=100g: no row has network = 100g; it takes 10g"),
+        "{e}"
+    );
+    assert!(e.is_input());
+}
+
+/// Whether an error is the user's input (exit code 2) or a file that
+/// could not be written (exit code 1), for plots, columns and reports.
+#[test]
+fn errors_say_whether_the_input_is_at_fault() {
+    let dir = out_dir("is-input");
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let blocked = dir.join("a-file").join("x.svg");
+    let e = plot_table(&scaling(), &line_spec("throughput"), &blocked).unwrap_err();
+    assert!(
+        matches!(e, PlotError::Output { .. }) && !e.is_input(),
+        "{e}"
+    );
+    let report = ReportError::Plot(e);
+    assert!(!report.is_input());
+    for e in [
+        plot_table(&scaling(), &line_spec("nope"), &dir.join("x.svg")).unwrap_err(),
+        plot_table(&scaling(), &line_spec("throughput"), &dir.join("x.jpg")).unwrap_err(),
+        plot_table(
+            &scaling().head(Some(0)),
+            &line_spec("throughput"),
+            &dir.join("x.svg"),
+        )
+        .unwrap_err(),
+    ] {
+        assert!(e.is_input(), "{e}");
+        assert!(ReportError::Plot(e).is_input());
+    }
+    let column = ColumnError::NotNumeric {
+        column: "method".into(),
+    };
+    assert!(column.is_input());
+    assert!(ReportError::Column(column).is_input());
+    let io = ReportError::Io {
+        path: "out/report.md".into(),
+        message: "read-only file system".into(),
+    };
+    assert!(!io.is_input());
+    let write = reports::table::TableError::Write {
+        path: "out/results.csv".into(),
+        message: "disk full".into(),
+    };
+    assert!(!ReportError::Table(write).is_input());
 }

@@ -5,7 +5,7 @@
 use super::axes::{Axis, plottable};
 use super::chart::{Bar, Chart, color};
 use super::rows::{categories, default_title, duplicate, keys, series_of, valid_rows};
-use super::units::{Quantity, max_abs, titled, unit};
+use super::units::{max_abs, titled, unit};
 use super::{PlotError, PlotSpec, legend};
 use polars::prelude::DataFrame;
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ pub(super) fn chart(
     let (cats, cat) = categories(&xkeys, &rows);
     let (names, series) = series_of(df, spec, &rows)?;
     let yu = unit(
-        Quantity::of(&spec.y[0]),
+        crate::labels::quantity(&spec.y[0]),
         max_abs(rows.iter().filter_map(|&r| y[r])),
         df,
     );

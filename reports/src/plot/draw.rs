@@ -25,7 +25,8 @@ pub(super) enum Format {
 }
 
 impl Format {
-    /// The format `path`'s extension names, or an output error.
+    /// The format `path`'s extension names; another name is the user's
+    /// mistake (a bad `-o`), not a failure to write.
     pub(super) fn of(path: &Path) -> Result<Format, PlotError> {
         let ext = path
             .extension()
@@ -34,7 +35,10 @@ impl Format {
         match ext.as_deref() {
             Some("png") => Ok(Format::Png),
             Some("svg") => Ok(Format::Svg),
-            _ => Err(output_error(path, "the file name must end in .png or .svg")),
+            _ => Err(PlotError::BadSpec(format!(
+                "{}: the file name must end in .png or .svg",
+                path.display()
+            ))),
         }
     }
 }

@@ -7,7 +7,7 @@
 use super::axes::{Axis, plottable, value_label};
 use super::chart::{Chart, MARKERS, Series, color};
 use super::rows::{default_title, duplicate, series_of, valid_rows};
-use super::units::{Quantity, max_abs, titled, unit};
+use super::units::{max_abs, titled, unit};
 use super::{PlotError, PlotSpec, legend};
 use crate::columns::numbers;
 use polars::prelude::DataFrame;
@@ -23,12 +23,12 @@ pub(super) fn chart(
     let rows = valid_rows(df, spec, &[&|r| x[r].is_some(), &|r| y[r].is_some()])?;
     let (names, series) = series_of(df, spec, &rows)?;
     let xu = unit(
-        Quantity::of(&spec.x),
+        crate::labels::quantity(&spec.x),
         max_abs(rows.iter().filter_map(|&r| x[r])),
         df,
     );
     let yu = unit(
-        Quantity::of(&spec.y[0]),
+        crate::labels::quantity(&spec.y[0]),
         max_abs(rows.iter().filter_map(|&r| y[r])),
         df,
     );

@@ -231,10 +231,15 @@ pub enum PlotError {
 }
 
 impl PlotError {
-    /// Whether the error is the input's (exit code 2) rather than the
-    /// picture's file (exit code 1).
+    /// Whether the error is the input's (exit code 2: a table, a trace,
+    /// a column or a spec) rather than the picture's file, which could
+    /// not be drawn or written (exit code 1).
     pub fn is_input(&self) -> bool {
-        !matches!(self, PlotError::Output { .. })
+        match self {
+            PlotError::Column(e) => e.is_input(),
+            PlotError::Empty | PlotError::BadSpec(_) | PlotError::BadTrace(_) => true,
+            PlotError::Output { .. } => false,
+        }
     }
 }
 
@@ -273,6 +278,15 @@ fn in_file(path: &Path, e: PlotError) -> PlotError {
     }
 }
 
+/// A `--where COL=VALUE` filter as a picture states it: "Inter-node
+/// network = eth-10g".
+pub fn filter_note(filter: &str) -> String {
+    match filter.split_once('=') {
+        Some((k, v)) => crate::labels::setting(k, v),
+        None => filter.to_string(),
+    }
+}
+
 /// `dtsim plot`: reads the table (filtering it, taking the speedup) or
 /// the trace, and draws it into `out`. Errors about the input name its
 /// file.
@@ -295,14 +309,12 @@ pub fn draw(source: &Source, out: &Path) -> Result<(), PlotError> {
             filters,
             baseline,
         } => {
+            // (reading a table fails only on the input: its name or content)
             let mut df = crate::table::read(path).map_err(|e| PlotError::BadSpec(e.to_string()))?;
             let mut spec = PlotSpec::clone(spec);
             for f in filters {
                 df = crate::columns::keep_where(&df, f).map_err(|e| in_file(path, e.into()))?;
-                if let Some((k, v)) = f.split_once('=') {
-                    spec.notes
-                        .push(format!("{} = {v}", crate::labels::label(k)));
-                }
+                spec.notes.push(filter_note(f));
             }
             if let Some(base) = baseline {
                 let series = spec
@@ -315,19 +327,13 @@ pub fn draw(source: &Source, out: &Path) -> Result<(), PlotError> {
                         spec.y.join(", ")
                     )));
                 }
-                df = crate::columns::speedup(
-                    &df,
-                    std::slice::from_ref(&spec.x),
-                    &spec.y[0],
-                    &series,
-                    base,
-                )
-                .map_err(|e| in_file(path, e.into()))?;
+                df = crate::columns::speedup(&df, &spec.x, &spec.y[0], &series, base)
+                    .map_err(|e| in_file(path, e.into()))?;
                 spec.title = spec.title.or_else(|| {
                     Some(format!(
-                        "Speedup in {} over {} = {base}",
-                        crate::labels::label(&spec.y[0]).to_lowercase(),
-                        crate::labels::label(&series)
+                        "Speedup in {} over {}",
+                        crate::labels::in_sentence(&crate::labels::label(&spec.y[0])),
+                        crate::labels::setting(&series, base)
                     ))
                 });
                 spec.y = vec![crate::columns::SPEEDUP.to_string()];

@@ -157,20 +157,33 @@ pub(super) fn valid_rows(
 
 /// The title made from the spec's columns, when it names none.
 pub(super) fn default_title(spec: &PlotSpec) -> String {
-    use crate::labels::label;
-    let names: Vec<String> = spec.y.iter().map(|c| label(c)).collect();
+    use crate::labels::{in_sentence, label};
+    // "Throughput against GPUs, one line per dense method": the first
+    // name starts the sentence, the others are inside it
+    let names: Vec<String> = spec
+        .y
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if i == 0 {
+                label(c)
+            } else {
+                in_sentence(&label(c))
+            }
+        })
+        .collect();
     let y = match spec.kind {
         Kind::Stacked => names.join(" + "),
         _ => names.join(", "),
     };
-    let x = label(&spec.x);
+    let x = in_sentence(&label(&spec.x));
     let base = match spec.kind {
         Kind::Line => format!("{y} against {x}"),
         Kind::Bar | Kind::Stacked => format!("{y} per {x}"),
     };
     match (&spec.series, spec.kind) {
-        (Some(s), Kind::Line) => format!("{base}, one line per {}", label(s)),
-        (Some(s), _) => format!("{base}, one bar per {}", label(s)),
+        (Some(s), Kind::Line) => format!("{base}, one line per {}", in_sentence(&label(s))),
+        (Some(s), _) => format!("{base}, one bar per {}", in_sentence(&label(s))),
         (None, _) => base,
     }
 }

@@ -8,8 +8,9 @@ use super::bars::GROUP_WIDTH;
 use super::chart::{Bar, Chart, color};
 use super::legend::LegendEntry;
 use super::rows::{categories, default_title, duplicate, keys, valid_rows};
-use super::units::{Quantity, max_abs, unit};
+use super::units::{max_abs, unit};
 use super::{PlotError, PlotSpec};
+use crate::labels::Quantity;
 use polars::prelude::DataFrame;
 use std::collections::BTreeMap;
 
@@ -20,13 +21,17 @@ pub(super) fn chart(
     spec: &PlotSpec,
     ys: &[Vec<Option<f64>>],
 ) -> Result<Chart, PlotError> {
-    let quantity = Quantity::of(&spec.y[0]);
-    if let Some(other) = spec.y.iter().find(|c| Quantity::of(c) != quantity) {
+    let quantity = crate::labels::quantity(&spec.y[0]);
+    if let Some(other) = spec
+        .y
+        .iter()
+        .find(|c| crate::labels::quantity(c) != quantity)
+    {
         return Err(PlotError::BadSpec(format!(
             "stacked columns must share a unit: `{}` is {} but `{other}` is {}",
             spec.y[0],
             quantity.describe(),
-            Quantity::of(other).describe()
+            crate::labels::quantity(other).describe()
         )));
     }
     let xkeys = keys(df, &spec.x)?;

@@ -42,6 +42,9 @@ pub struct Gantt {
     /// GPUs of the run, when known (the picture shows at most
     /// [`MAX_TIMELINE_GPUS`]).
     gpus: Option<u64>,
+    /// One GPU was simulated for all (no stragglers): its rows stand for
+    /// every GPU's, and the picture says so once.
+    alike: bool,
     /// Every track that holds a span, by GPU, then thread.
     tracks: Vec<Track>,
     spans: Vec<Span>,
@@ -92,12 +95,12 @@ impl SpanStyle {
 
     fn label(self) -> &'static str {
         match self {
-            SpanStyle::Forward => "forward pass",
-            SpanStyle::Backward => "backward pass",
-            SpanStyle::Compute => "compute",
-            SpanStyle::Stall => "waiting for parameters",
-            SpanStyle::Communication => "communication",
-            SpanStyle::Other => "other",
+            SpanStyle::Forward => "Forward pass",
+            SpanStyle::Backward => "Backward pass",
+            SpanStyle::Compute => "Compute",
+            SpanStyle::Stall => "Waiting for parameters",
+            SpanStyle::Communication => "Communication",
+            SpanStyle::Other => "Other",
         }
     }
 
@@ -184,6 +187,7 @@ impl Gantt {
         Gantt::assemble(
             Some(cfg.name.clone()),
             Some(u64::from(cfg.cluster.gpus())),
+            timeline.gpus == 1,
             spans,
             label,
             starts,
@@ -291,15 +295,14 @@ impl Gantt {
             .map(str::to_string);
         let gpus = trace.pointer("/otherData/gpus").and_then(Value::as_u64);
         // one GPU simulated for all (no stragglers): its rows once
-        if trace
+        let alike = trace
             .pointer("/otherData/gpus_simulated")
             .and_then(Value::as_u64)
-            == Some(1)
-            && let Some(first) = spans.iter().map(|s| s.0.0).min()
-        {
+            == Some(1);
+        if alike && let Some(first) = spans.iter().map(|s| s.0.0).min() {
             spans.retain(|s| s.0.0 == first);
         }
-        Ok(Gantt::assemble(name, gpus, spans, label, starts))
+        Ok(Gantt::assemble(name, gpus, alike, spans, label, starts))
     }
 
     /// A Gantt of `spans`, in their order, with one track per (GPU,
@@ -307,6 +310,7 @@ impl Gantt {
     fn assemble(
         name: Option<String>,
         gpus: Option<u64>,
+        alike: bool,
         spans: Vec<RawSpan>,
         label: impl Fn((u64, u64)) -> String,
         iteration_starts: Vec<f64>,
@@ -322,6 +326,7 @@ impl Gantt {
         Gantt {
             name,
             gpus,
+            alike,
             tracks: keys
                 .iter()
                 .map(|&k| Track {
@@ -382,7 +387,7 @@ impl Gantt {
 
         let span_us = w1 - w0;
         let (unit, factor) = if span_us >= 1e6 {
-            ("seconds", 1e-6)
+            ("s", 1e-6)
         } else if span_us >= 1e3 {
             ("ms", 1e-3)
         } else {
@@ -438,15 +443,17 @@ impl Gantt {
             k => format!(": iterations {first}–{}", first + k - 1),
         };
         let total = self.gpus.unwrap_or(gpus.len() as u64);
-        let gpus = if (shown.len() as u64) < total {
+        let gpus = if self.alike && total > 1 {
+            format!(" (one GPU shown: all {total} run alike)")
+        } else if (shown.len() as u64) < total {
             format!(" ({} of {total} GPUs)", shown.len())
         } else {
             String::new()
         };
         let since = if marks.is_empty() {
-            "time since the first event".to_string()
+            "Time since the first event".to_string()
         } else {
-            format!("time since the start of iteration {first}")
+            format!("Time since the start of iteration {first}")
         };
         Ok(Chart {
             title: format!("Timeline{scenario}{iterations}{gpus}"),
@@ -501,7 +508,7 @@ pub(super) mod tests {
             c.marks.iter().map(|m| m.1.as_str()).collect::<Vec<_>>(),
             ["iteration 1", "iteration 2"]
         );
-        assert_eq!(c.x_title, "time since the start of iteration 1 (µs)");
+        assert_eq!(c.x_title, "Time since the start of iteration 1 (µs)");
         assert_eq!(c.title, "Timeline of tiny: iterations 1–2");
         // rows top to bottom: GPU 0 compute, GPU 0 comm, pid 1 compute, pid 1 comm
         assert_eq!(
@@ -532,7 +539,11 @@ pub(super) mod tests {
         // iterations 1 and 2: 1 GPU × 2 tracks × 2 iterations
         assert_eq!(c.rects.len(), 4);
         assert_eq!(c.y.labels.len(), 2, "{:?}", c.y.labels);
-        assert!(c.title.ends_with("(1 of 2 GPUs)"), "{}", c.title);
+        assert!(
+            c.title.ends_with("(one GPU shown: all 2 run alike)"),
+            "{}",
+            c.title
+        );
         let edged: Vec<bool> = c.rects.iter().map(|r| r.edged).collect();
         // the compute track's passes are edged, communication is not
         assert_eq!(edged.iter().filter(|e| **e).count(), 2, "{edged:?}");

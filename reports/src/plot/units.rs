@@ -1,58 +1,13 @@
-//! Units read from column names: `*_s` is a time (shown in seconds, ms
-//! or µs by its magnitude), `throughput` takes the table's
-//! `throughput_unit`, `scaling_efficiency` is shown in %, byte counts get
-//! binary prefixes, `speedup*` is ×. One place decides a column's unit,
-//! so the axis titles of every kind agree and stacked columns can be
-//! checked for sharing one.
+//! Units as a picture shows them: what a column measures comes from the
+//! one table of columns ([`crate::labels`]); here its values' magnitude
+//! picks the scale: a time in s, ms or µs, a throughput in the table's
+//! `throughput_unit`, a fraction in %, bytes with binary prefixes, a
+//! ratio as ×. One place decides a column's unit, so the axis titles of
+//! every kind agree and stacked columns can be checked for sharing one.
 
 use super::rows::{Keys, keys};
+use crate::labels::Quantity;
 use polars::prelude::DataFrame;
-
-/// What a column measures, read from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Quantity {
-    /// `*_s`: seconds.
-    Time,
-    /// `throughput`: in the table's `throughput_unit`.
-    Throughput,
-    /// `scaling_efficiency`: a fraction, shown in %.
-    Fraction,
-    /// `bytes_*`, `*_bytes`: bytes.
-    Bytes,
-    /// `speedup*`: a ratio, ×.
-    Ratio,
-    /// Anything else: no unit.
-    Plain,
-}
-
-impl Quantity {
-    pub(super) fn of(column: &str) -> Quantity {
-        if column.ends_with("_s") {
-            Quantity::Time
-        } else if column == "throughput" {
-            Quantity::Throughput
-        } else if column == "scaling_efficiency" {
-            Quantity::Fraction
-        } else if column == "bytes" || column.starts_with("bytes_") || column.ends_with("_bytes") {
-            Quantity::Bytes
-        } else if column.starts_with("speedup") {
-            Quantity::Ratio
-        } else {
-            Quantity::Plain
-        }
-    }
-
-    pub(super) fn describe(self) -> &'static str {
-        match self {
-            Quantity::Time => "a time",
-            Quantity::Throughput => "a throughput",
-            Quantity::Fraction => "a fraction",
-            Quantity::Bytes => "a size in bytes",
-            Quantity::Ratio => "a ratio",
-            Quantity::Plain => "without unit",
-        }
-    }
-}
 
 /// A display unit: values are multiplied by `factor` and the axis title
 /// ends in `(name)`.
@@ -70,7 +25,7 @@ pub(super) fn unit(quantity: Quantity, max_abs: f64, df: &DataFrame) -> Unit {
         factor,
     };
     match quantity {
-        Quantity::Time if max_abs >= 1.0 || max_abs == 0.0 => named("seconds", 1.0),
+        Quantity::Time if max_abs >= 1.0 || max_abs == 0.0 => named("s", 1.0),
         Quantity::Time if max_abs >= 1e-3 => named("ms", 1e3),
         Quantity::Time => named("µs", 1e6),
         Quantity::Throughput => {
@@ -108,11 +63,7 @@ pub(super) fn unit(quantity: Quantity, max_abs: f64, df: &DataFrame) -> Unit {
 /// An axis title: the column's human name ([`crate::labels`]), and its
 /// unit in parentheses.
 pub(super) fn titled(column: &str, unit: &Unit) -> String {
-    let name = crate::labels::label(column);
-    match &unit.name {
-        Some(u) => format!("{name} ({u})"),
-        None => name,
-    }
+    crate::labels::titled(&crate::labels::label(column), unit.name.as_deref())
 }
 
 /// The largest magnitude of `values` (0 for none).
@@ -128,8 +79,8 @@ mod tests {
     #[test]
     fn units_follow_column_names() {
         let df = df!("throughput_unit" => ["tokens/s"]).unwrap();
-        let name = |c: &str, max: f64| unit(Quantity::of(c), max, &df).name;
-        assert_eq!(name("iteration_time_s", 2.5).as_deref(), Some("seconds"));
+        let name = |c: &str, max: f64| unit(crate::labels::quantity(c), max, &df).name;
+        assert_eq!(name("iteration_time_s", 2.5).as_deref(), Some("s"));
         assert_eq!(name("compute_s", 0.25).as_deref(), Some("ms"));
         assert_eq!(name("compute_s", 0.0002).as_deref(), Some("µs"));
         assert_eq!(name("throughput", 1e4).as_deref(), Some("tokens/s"));
