@@ -471,27 +471,20 @@ fn assert_texts(path: &Path, wanted: &[&str]) -> Vec<String> {
 /// 2 node counts × 3 networks × 2 models × 2 methods = 24 points: model
 /// and method make 4 series, the network's 3 values would make 12, so the
 /// report holds the network, and says so in report.md and on every picture.
-const NODES_NETWORK_MODEL: &str = r#"name = "nnm"
-iterations = 2
-warmup_iterations = 1
+fn nodes_network_model() -> String {
+    swept(
+        "\"cluster.nodes\" = [1, 2]\n\
+         \"cluster.network\" = [\"eth-10g\", \"ib-edr-100g\", \"eth-25g\"]\n\
+         \"model.preset\" = [\"vgg16\", \"resnet50\"]\n\
+         \"strategy.dense\" = [\"allreduce\", \"ps\"]\n",
+    )
+}
 
-[cluster]
-nodes = 1
-gpus_per_node = 4
-network = "eth-10g"
-model = "analytical"
-
-[model]
-preset = "vgg16"
-batch_per_gpu = 32
-gpu = "titan-xp"
-
-[sweep]
-"cluster.nodes" = [1, 2]
-"cluster.network" = ["eth-10g", "ib-edr-100g", "eth-25g"]
-"model.preset" = ["vgg16", "resnet50"]
-"strategy.dense" = ["allreduce", "ps"]
-"#;
+/// [`GRID`]'s scenario with `sweep` (lines of `"KEY" = [VALUES]`) as its
+/// sweep.
+fn swept(sweep: &str) -> String {
+    format!("{}[sweep]\n{sweep}", GRID.split("[sweep]").next().unwrap())
+}
 
 /// A nodes × network × model report (in SVG, to read its pictures'
 /// text): human labels on every axis and legend, no backticks in any
@@ -503,7 +496,7 @@ gpu = "titan-xp"
 fn a_nodes_network_model_report_says_what_it_holds_and_compares_like_with_like() {
     let d = dir("nnm");
     let s = d.join("nnm.toml");
-    std::fs::write(&s, NODES_NETWORK_MODEL).unwrap();
+    std::fs::write(&s, nodes_network_model()).unwrap();
     let out = d.join("out");
     let o = dtsim(&[
         "report",
@@ -655,8 +648,7 @@ fn a_stragglers_headline_compares_the_jitters() {
     let s = d.join("jitter.toml");
     std::fs::write(
         &s,
-        GRID.split("[sweep]").next().unwrap().to_string()
-            + "[sweep]\n\"cluster.nodes\" = [1, 2]\n\"model.compute_jitter\" = [0.0, 0.1]\n",
+        swept("\"cluster.nodes\" = [1, 2]\n\"model.compute_jitter\" = [0.0, 0.1]\n"),
     )
     .unwrap();
     let out = d.join("out");
@@ -687,7 +679,7 @@ fn a_stragglers_headline_compares_the_jitters() {
 fn plot_labels_and_filters_are_on_the_picture() {
     let d = dir("plot-labels");
     let s = d.join("nnm.toml");
-    std::fs::write(&s, NODES_NETWORK_MODEL).unwrap();
+    std::fs::write(&s, nodes_network_model()).unwrap();
     let csv = d.join("r.csv");
     let o = dtsim(&["sweep", s.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -750,7 +742,7 @@ fn plot_labels_and_filters_are_on_the_picture() {
 fn plot_and_report_exit_codes() {
     let d = dir("exit");
     let s = d.join("nnm.toml");
-    std::fs::write(&s, NODES_NETWORK_MODEL).unwrap();
+    std::fs::write(&s, nodes_network_model()).unwrap();
     let csv = d.join("r.csv");
     assert!(
         dtsim(&["sweep", s.to_str().unwrap(), "--out", csv.to_str().unwrap()])

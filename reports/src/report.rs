@@ -123,9 +123,6 @@ pub enum Picture {
 }
 
 impl Picture {
-    /// The names [`Picture`]'s `FromStr` accepts.
-    pub const NAMES: [&'static str; 2] = ["png", "svg"];
-
     /// The files' extension, as the command line spells the format.
     pub fn ext(self) -> &'static str {
         match self {
@@ -135,15 +132,22 @@ impl Picture {
     }
 }
 
+/// The one table of the formats' names (`sim::names`): parsing and the
+/// "unknown picture format" message come from it.
+impl sim::names::Named for Picture {
+    const ALL: &'static [Picture] = &[Picture::Png, Picture::Svg];
+    const WHAT: &'static str = "picture format";
+    fn name(self) -> &'static str {
+        self.ext()
+    }
+}
+
 impl std::str::FromStr for Picture {
     type Err = String;
 
+    /// Parses `png` or `svg`.
     fn from_str(s: &str) -> Result<Picture, String> {
-        match s {
-            "png" => Ok(Picture::Png),
-            "svg" => Ok(Picture::Svg),
-            _ => Err(format!("use one of {}", Picture::NAMES.join(", "))),
-        }
+        <Picture as sim::names::Named>::parse(s)
     }
 }
 

@@ -104,8 +104,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The names [`Kind`]'s `FromStr` accepts, in declaration order.
-    pub const NAMES: [&'static str; 3] = ["line", "bar", "stacked"];
+    /// Every kind, in the order help texts list them.
+    pub const ALL: [Kind; 3] = [Kind::Line, Kind::Bar, Kind::Stacked];
 
     /// The kind's name as the command line spells it.
     pub fn name(self) -> &'static str {
@@ -114,6 +114,16 @@ impl Kind {
             Kind::Bar => "bar",
             Kind::Stacked => "stacked",
         }
+    }
+}
+
+/// The one table of the kinds' names (`sim::names`): parsing and the
+/// "unknown plot kind" message come from it.
+impl sim::names::Named for Kind {
+    const ALL: &'static [Kind] = &Kind::ALL;
+    const WHAT: &'static str = "plot kind";
+    fn name(self) -> &'static str {
+        Kind::name(self)
     }
 }
 
@@ -126,17 +136,10 @@ impl std::fmt::Display for Kind {
 impl std::str::FromStr for Kind {
     type Err = PlotError;
 
-    /// Parses `line`, `bar` or `stacked`.
+    /// Parses `line`, `bar` or `stacked`; another name is refused with the
+    /// nearest one and the list.
     fn from_str(s: &str) -> Result<Kind, PlotError> {
-        match s {
-            "line" => Ok(Kind::Line),
-            "bar" => Ok(Kind::Bar),
-            "stacked" => Ok(Kind::Stacked),
-            _ => Err(PlotError::BadSpec(format!(
-                "unknown plot kind `{s}`: use one of {}",
-                Kind::NAMES.join(", ")
-            ))),
-        }
+        <Kind as sim::names::Named>::parse(s).map_err(PlotError::BadSpec)
     }
 }
 
@@ -364,10 +367,7 @@ pub fn plot_timeline(
     width: u32,
     height: u32,
 ) -> Result<(), PlotError> {
-    picture(out, width, height, || {
-        let shown = timeline::iterations_shown(iterations)?;
-        Gantt::from_trace(trace)?.chart(shown)
-    })
+    plot_gantt(&Gantt::from_trace(trace)?, out, iterations, width, height)
 }
 
 /// Draws `gantt` (a run's timeline, [`Gantt::from_timeline`], or a
