@@ -9,6 +9,7 @@ use sim::collective::single::{self, Request};
 use sim::names::Named;
 use sim::net::NetModel;
 use sim::units::{Count, HumanBytes, parse_bytes};
+use sim::workload::Precision;
 
 /// Arguments of `dtsim collective`.
 #[derive(Debug, Args)]
@@ -22,13 +23,17 @@ pub struct CollectiveArgs {
     gpus: u32,
     /// Buffer size in bytes, or with a unit ("64MiB"); nccl-tests' meaning
     /// (allgather: the whole output; alltoall: one GPU's send buffer;
-    /// topk, gtopk: the dense fp32 gradient that is sparsified).
+    /// topk, gtopk: the dense gradient that is sparsified).
     #[arg(long)]
     size: String,
     /// topk, gtopk: the fraction ρ of gradient elements each GPU sends,
-    /// in (0, 1]; k = ρ·size/4 values, each sent with a 4-byte index.
+    /// in (0, 1]; k = ρ·size/e values of e bytes (4 in fp32, 2 in bf16 or
+    /// fp16), each sent with a 4-byte index.
     #[arg(long)]
     density: Option<f64>,
+    /// topk, gtopk: the gradient's number format [default: fp32].
+    #[arg(long, value_parser = crate::named::<Precision>())]
+    precision: Option<Precision>,
     /// Algorithm: allreduce ring|tree|hierarchical; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
@@ -92,6 +97,8 @@ struct Output<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     density: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    precision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     k: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload_bytes: Option<u64>,
@@ -104,6 +111,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         algo: a.algo,
         size,
         density: a.density,
+        precision: a.precision,
         servers: a.servers,
         local_aggregation: a.local_aggregation,
         gpus: a.gpus,
@@ -135,6 +143,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         network: &c.network,
         bytes_sent_per_gpu: t.bytes_sent_per_gpu,
         density: t.sparse.map(|s| s.density),
+        precision: t.sparse.map(|s| s.precision.name()),
         k: t.sparse.map(|s| s.k),
         payload_bytes: t.sparse.map(|s| s.payload_bytes),
     };
@@ -144,8 +153,9 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
     }
     let what = match t.sparse {
         Some(s) => format!(
-            "{} at density {} (k = {}, {} per GPU)",
+            "{} of {} at density {} (k = {}, {} per GPU)",
             HumanBytes(size as f64),
+            s.precision.name(),
             s.density,
             s.k,
             HumanBytes(s.payload_bytes as f64)

@@ -6,8 +6,10 @@
 //!
 //! Sizes have nccl-tests' meaning: AllGather's is the whole output,
 //! AlltoAll's one GPU's send buffer; for `topk` and `gtopk` it is the dense
-//! fp32 gradient that is sparsified, of which each GPU sends k = ρ·size/4
-//! values, each with a 4-byte index (gTop-k §III: messages of 2k elements).
+//! gradient that is sparsified, of which each GPU sends k = ρ·size/e
+//! values, each with a 4-byte index (gTop-k §III: messages of 2k elements),
+//! e being the bytes of one element in the gradient's precision (4 for
+//! fp32, the default; 2 for bf16 and fp16).
 
 use super::exec::run_flow;
 use super::{Algo, Collective, Op};
@@ -16,11 +18,10 @@ use crate::cluster::build::Description;
 use crate::limits;
 use crate::names::Named;
 use crate::net::NetModel;
+use crate::workload::Precision;
 
-/// Bytes of one fp32 gradient element.
-pub const ELEMENT_BYTES: u64 = 4;
-/// Bytes of one selected element on the wire: its value and a 4-byte index.
-pub const SPARSE_ELEMENT_BYTES: u64 = 8;
+/// Bytes of a selected element's index on the wire, in every precision.
+pub const INDEX_BYTES: u64 = 4;
 
 /// What to time.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +34,8 @@ pub struct Request {
     pub size: u64,
     /// `topk`, `gtopk`: the fraction ρ of elements each GPU sends, in (0, 1].
     pub density: Option<f64>,
+    /// `topk`, `gtopk`: the gradient's number format (fp32 if `None`).
+    pub precision: Option<Precision>,
     /// PS servers (0 = one per node).
     pub servers: u32,
     /// PS: aggregate a node's GPUs before pushing.
@@ -91,24 +94,29 @@ pub struct Timing {
 pub struct Sparse {
     /// ρ, the fraction of elements sent.
     pub density: f64,
-    /// Elements sent per GPU: round(ρ · size / 4), at least 1.
+    /// The values' format.
+    pub precision: Precision,
+    /// Elements sent per GPU: round(ρ · size / e), at least 1, e the bytes
+    /// of an element.
     pub k: u64,
-    /// Bytes sent per GPU: 8k.
+    /// Bytes sent per GPU: k · (e + 4).
     pub payload_bytes: u64,
 }
 
-/// The payload of a sparse operation on a dense fp32 buffer of `size`
-/// bytes at density `density`.
-pub fn sparse_payload(size: u64, density: f64) -> Option<Sparse> {
-    let elements = size / ELEMENT_BYTES;
+/// The payload of a sparse operation on a dense buffer of `size` bytes of
+/// `precision` elements at density `density`; `None` when the buffer
+/// holds no element.
+pub fn sparse_payload(size: u64, density: f64, precision: Precision) -> Option<Sparse> {
+    let elements = size / precision.bytes();
     if elements == 0 {
         return None;
     }
     let k = ((density * elements as f64).round() as u64).max(1);
     Some(Sparse {
         density,
+        precision,
         k,
-        payload_bytes: k * SPARSE_ELEMENT_BYTES,
+        payload_bytes: k * (precision.bytes() + INDEX_BYTES),
     })
 }
 
@@ -136,6 +144,17 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
         }
         _ => {}
     }
+    if let (false, Some(p)) = (op.is_sparse(), req.precision) {
+        return Err(invalid(
+            "precision",
+            format!(
+                "applies to topk and gtopk, whose size is counted in gradient elements; {} moves --size bytes whatever their format (give {} in bytes)",
+                op.name(),
+                p.name()
+            ),
+        ));
+    }
+    let precision = req.precision.unwrap_or_default();
     let mut coll = Collective::new(op);
     if let Some(name) = &req.algo {
         coll = Algo::from_name(name)
@@ -186,13 +205,15 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
         return Err(invalid("servers", "more than 64 servers per node"));
     }
     let sparse = match req.density {
-        Some(d) => Some(sparse_payload(req.size, d).ok_or_else(|| {
+        Some(d) => Some(sparse_payload(req.size, d, precision).ok_or_else(|| {
             invalid(
                 "size",
                 format!(
-                    "{} bytes hold no fp32 element; {} needs at least 4",
+                    "{} bytes hold no {} element; {} needs at least {}",
                     req.size,
-                    op.name()
+                    precision.name(),
+                    op.name(),
+                    precision.bytes()
                 ),
             )
         })?),
@@ -238,6 +259,7 @@ mod tests {
             algo: None,
             size: 1 << 20,
             density: None,
+            precision: None,
             servers: 0,
             local_aggregation: false,
             gpus: 8,
@@ -246,13 +268,17 @@ mod tests {
         }
     }
 
-    /// The Top-k rule: k = round(ρ·m/4), at least 1, 8 bytes each.
+    /// The Top-k rule: k = round(ρ·m/e), at least 1, e + 4 bytes each.
     #[test]
     fn sparse_payload_is_values_and_indices() {
-        let s = sparse_payload(4000, 0.01).unwrap();
+        let s = sparse_payload(4000, 0.01, Precision::Fp32).unwrap();
         assert_eq!((s.k, s.payload_bytes), (10, 80));
-        assert_eq!(sparse_payload(4000, 1e-9).unwrap().k, 1);
-        assert!(sparse_payload(3, 0.5).is_none());
+        assert_eq!(sparse_payload(4000, 1e-9, Precision::Fp32).unwrap().k, 1);
+        assert!(sparse_payload(3, 0.5, Precision::Fp32).is_none());
+        // 16-bit values: twice the elements in the buffer, each 2 + 4 bytes
+        let h = sparse_payload(4000, 0.01, Precision::Bf16).unwrap();
+        assert_eq!((h.k, h.payload_bytes), (20, 120));
+        assert_eq!(sparse_payload(3, 0.5, Precision::Fp16).unwrap().k, 1);
     }
 
     /// The nodes come from the GPUs; the timing is the analytical model's.
@@ -266,6 +292,29 @@ mod tests {
         assert_eq!(t.time_s, want);
         assert_eq!(t.algbw_gbps, (1u64 << 20) as f64 / want / 1e9);
         assert_eq!(t.busbw_gbps, t.algbw_gbps * 2.0 * 7.0 / 8.0);
+    }
+
+    /// A bf16 gradient of the same bytes holds twice the elements: at one
+    /// density, k doubles and each GPU's payload grows by 3/2 (6 bytes an
+    /// element against 8), and so does the bandwidth term of the time.
+    #[test]
+    fn sparse_precision_changes_k_and_the_payload() {
+        let at = |p: Option<Precision>| {
+            time(&Request {
+                density: Some(0.01),
+                precision: p,
+                size: 1 << 24,
+                ..request("topk")
+            })
+            .unwrap()
+        };
+        let (fp32, bf16) = (at(None), at(Some(Precision::Bf16)));
+        let (a, b) = (fp32.sparse.unwrap(), bf16.sparse.unwrap());
+        assert_eq!(b.k, 2 * a.k);
+        assert_eq!(2 * b.payload_bytes, 3 * a.payload_bytes);
+        assert_eq!(at(Some(Precision::Fp32)), fp32);
+        let model = Collective::new(Op::TopK).analytical(&fp32.cluster);
+        assert_eq!(bf16.time_s, model.time(b.payload_bytes as f64));
     }
 
     #[test]
@@ -306,6 +355,24 @@ mod tests {
                 },
                 "size",
                 "no fp32 element",
+            ),
+            (
+                Request {
+                    size: 1,
+                    density: Some(0.5),
+                    precision: Some(Precision::Bf16),
+                    ..request("gtopk")
+                },
+                "size",
+                "1 bytes hold no bf16 element; gtopk needs at least 2",
+            ),
+            (
+                Request {
+                    precision: Some(Precision::Fp16),
+                    ..request("allreduce")
+                },
+                "precision",
+                "applies to topk and gtopk",
             ),
             (
                 Request {

@@ -193,6 +193,10 @@ pub struct RawModel {
     /// (stragglers), in [0, 1]; default 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute_jitter: Option<f64>,
+    /// "fp32" (default), "bf16" or "fp16": the format gradients are
+    /// synchronised in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gradient_precision: Option<String>,
     /// A custom model, in forward order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<RawLayer>,

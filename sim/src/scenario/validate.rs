@@ -19,7 +19,7 @@ use crate::net::NetModel;
 use crate::strategy::Schedule;
 use crate::train::TrainConfig;
 use crate::units::{HumanBytes, parse_bytes, parse_duration};
-use crate::workload::{Layer, Model};
+use crate::workload::{Layer, Model, Precision};
 use std::path::Path;
 
 /// Checks meaning and builds the configuration; a relative profile path in
@@ -61,14 +61,14 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     let strategy = validate_strategy(raw, nodes)?;
     if strategy.schedule == Schedule::Priority && strategy.partition > 0 {
         for l in &model.layers {
-            let pieces = l.grad_bytes().div_ceil(strategy.partition);
+            let pieces = model.grad_bytes(l).div_ceil(strategy.partition);
             if pieces > limits::MAX_PIECES_PER_TENSOR {
                 return Err(invalid(
                     "strategy.partition",
                     format!(
                         "cuts layer `{}` ({} bytes) into {pieces} pieces, more than {}; use a larger partition",
                         l.name,
-                        l.grad_bytes(),
+                        model.grad_bytes(l),
                         limits::MAX_PIECES_PER_TENSOR
                     ),
                 ));
@@ -98,6 +98,10 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
     let m = &raw.model;
     let batch = count(m.batch_per_gpu, "model.batch_per_gpu", None, 1)?;
     let compute_jitter = compute_jitter(m.compute_jitter)?;
+    let gradient_precision = match &m.gradient_precision {
+        Some(p) => Precision::parse(p).map_err(|e| invalid("model.gradient_precision", e))?,
+        None => Precision::default(),
+    };
     match (&m.preset, m.layers.is_empty()) {
         (Some(_), false) => Err(invalid(
             "model.preset",
@@ -118,6 +122,7 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
             })?;
             Ok(Model {
                 compute_jitter,
+                gradient_precision,
                 ..model
             })
         }
@@ -176,6 +181,7 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                 batch_per_gpu: batch,
                 layers,
                 compute_jitter,
+                gradient_precision,
             })
         }
     }
@@ -221,7 +227,7 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
         .model
         .layers
         .iter()
-        .map(|l| l.grad_bytes())
+        .map(|l| cfg.model.grad_bytes(l))
         .max()
         .unwrap_or(0);
     if s.schedule != Schedule::Priority || s.partition == 0 || s.partition >= largest {
@@ -334,6 +340,38 @@ mod tests {
             assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
             assert!(e.to_string().contains("from 1 to 4294967295"), "{e}");
         }
+    }
+
+    /// `model.gradient_precision` defaults to fp32, halves every layer's
+    /// gradient bytes in bf16 and fp16, may be swept, and an unknown
+    /// format is refused with its line and the nearest name.
+    #[test]
+    fn gradient_precision_sets_the_bytes_per_gradient_element() {
+        let p = load_str(GOOD, "f.toml", "f").unwrap();
+        let m = &p[0].config.model;
+        assert_eq!(m.gradient_precision, crate::workload::Precision::Fp32);
+        let fp32: Vec<u64> = m.layers.iter().map(|l| m.grad_bytes(l)).collect();
+        assert_eq!(fp32[0], m.layers[0].params * 4);
+        let swept = format!("{GOOD}
+[sweep]
+\"model.gradient_precision\" = [\"bf16\", \"fp16\"]
+");
+        for pt in load_str(&swept, "f.toml", "f").unwrap() {
+            let m = &pt.config.model;
+            let half: Vec<u64> = m.layers.iter().map(|l| m.grad_bytes(l)).collect();
+            assert_eq!(half.iter().map(|b| 2 * b).collect::<Vec<_>>(), fp32);
+        }
+        let e = err(&GOOD.replace(
+            "gpu = \"titan-xp\"",
+            "gpu = \"titan-xp\"\ngradient_precision = \"fp61\"",
+        ));
+        assert_eq!(e.key.as_deref(), Some("model.gradient_precision"));
+        assert_eq!(e.line, Some(11));
+        assert!(
+            e.message
+                .contains("unknown gradient precision `fp61` (did you mean `fp16`?)"),
+            "{e}"
+        );
     }
 
     /// `model.compute_jitter` defaults to 0, is kept for presets and

@@ -13,8 +13,46 @@ pub mod preset_data;
 
 use crate::time::SimTime;
 
-/// Bytes per parameter of gradients and parameters on the wire (fp32).
-pub const BYTES_PER_PARAM: u64 = 4;
+/// The number format gradients travel in (`model.gradient_precision`).
+///
+/// Mixed-precision training (fp16 or bf16 arithmetic, an fp32 master copy
+/// of the weights) computes and synchronises gradients in the 16-bit
+/// format: half the bytes of fp32 (Micikevicius et al., "Mixed Precision
+/// Training", ICLR 2018, §3; PyTorch DDP's `fp16_compress_hook` and
+/// `bf16_compress_hook` do the same for fp32 models). Sparse methods send
+/// each selected value in this format and its index as a 4-byte integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Precision {
+    /// 4 bytes per element (the default).
+    #[default]
+    Fp32,
+    /// bfloat16: 2 bytes.
+    Bf16,
+    /// IEEE half: 2 bytes.
+    Fp16,
+}
+
+impl Precision {
+    /// Bytes of one element.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Precision::Fp32 => 4,
+            Precision::Bf16 | Precision::Fp16 => 2,
+        }
+    }
+}
+
+impl crate::names::Named for Precision {
+    const ALL: &'static [Precision] = &[Precision::Fp32, Precision::Bf16, Precision::Fp16];
+    const WHAT: &'static str = "gradient precision";
+    fn name(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+        }
+    }
+}
 
 /// One layer (or block) of a model.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,9 +70,9 @@ pub struct Layer {
 }
 
 impl Layer {
-    /// Gradient bytes of the layer.
-    pub fn grad_bytes(&self) -> u64 {
-        self.params * BYTES_PER_PARAM
+    /// Gradient bytes of the layer in `precision`.
+    pub fn grad_bytes(&self, precision: Precision) -> u64 {
+        self.params * precision.bytes()
     }
 }
 
@@ -53,6 +91,8 @@ pub struct Model {
     /// (stragglers); 0 = every GPU identical. See `sim::train` for the
     /// distribution.
     pub compute_jitter: f64,
+    /// The format gradients are synchronised in.
+    pub gradient_precision: Precision,
 }
 
 /// Why a preset could not be instantiated.
@@ -126,6 +166,7 @@ impl Model {
             batch_per_gpu: batch,
             layers,
             compute_jitter: 0.0,
+            gradient_precision: Precision::Fp32,
         })
     }
 
@@ -135,6 +176,11 @@ impl Model {
         self.layers
             .get(l as usize)
             .map_or_else(|| format!("layer {l}"), |x| x.name.clone())
+    }
+
+    /// Gradient bytes of layer `layer` in the model's precision.
+    pub fn grad_bytes(&self, layer: &Layer) -> u64 {
+        layer.grad_bytes(self.gradient_precision)
     }
 
     /// Total dense parameters.

@@ -36,6 +36,7 @@ fn model(layers: Vec<Layer>) -> Model {
         batch_per_gpu: 8,
         layers,
         compute_jitter: 0.0,
+        gradient_precision: Default::default(),
     }
 }
 
@@ -777,5 +778,33 @@ fn a_plan_with_a_per_node_collective() {
         assert!((it - 2e-3 - ring).abs() <= 6.0 * 1.5e-12, "{net:?}: {it}");
         // 2·3 chunks of m/4 from each of 8 GPUs, per GPU
         assert_close(r.bytes_sent_per_gpu, 1.5 * m, 1e-12, "bytes per GPU");
+    }
+}
+
+/// `model.gradient_precision`: a bf16 (or fp16) gradient is half the
+/// bytes of fp32 in every collective, so on a latency-free ring each GPU
+/// sends exactly half, and the exposed communication (one layer, nothing
+/// to overlap) is exactly half too: T = 2(N−1)/N · m/B.
+#[test]
+fn half_precision_gradients_halve_the_bytes_and_the_ring_time() {
+    use sim::workload::Precision;
+    let run = |p: Precision| {
+        let mut m = model(vec![layer("fc", 25_000_000, 1.0, 2.0)]);
+        m.gradient_precision = p;
+        let cfg = config(
+            ClusterSpec::flat(4, 1e9, 0.0),
+            m,
+            NetModel::Analytical,
+        );
+        simulate(&cfg).unwrap()
+    };
+    let fp32 = run(Precision::Fp32);
+    let want = 2.0 * 3.0 / 4.0 * 100e6 / 1e9;
+    assert!((fp32.comm_s - want).abs() < 1e-9, "{} vs {want}", fp32.comm_s);
+    for p in [Precision::Bf16, Precision::Fp16] {
+        let half = run(p);
+        assert_eq!(half.bytes_sent_per_gpu * 2.0, fp32.bytes_sent_per_gpu);
+        assert!((half.comm_s - want / 2.0).abs() < 1e-9, "{p:?}: {}", half.comm_s);
+        assert!(half.iteration_time_s < fp32.iteration_time_s);
     }
 }

@@ -61,7 +61,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     let mut sync: Vec<Option<TaskId>> = vec![None; layers.len()];
     let mut next = 2 * l_count;
     for (l, layer) in layers.iter().enumerate() {
-        if comm && layer.grad_bytes() > 0 {
+        if comm && cfg.model.grad_bytes(layer) > 0 {
             sync[l] = Some(next);
             next += 1;
         }
@@ -102,7 +102,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
                 work: Work::Comm {
                     channel: 0,
                     collective,
-                    payload: Payload::Uniform(layer.grad_bytes() as f64),
+                    payload: Payload::Uniform(cfg.model.grad_bytes(layer) as f64),
                 },
                 deps: vec![Dep {
                     task: bwd(l as u32),
