@@ -101,6 +101,7 @@ fn child(workload: &str, gpus: u32) {
                     batch_per_gpu: 1,
                     layers,
                     compute_jitter: if workload == "dp-iter" { 0.0 } else { 0.05 },
+                    gradient_precision: Default::default(),
                 },
                 strategy: Strategy {
                     fusion: 0,

@@ -56,6 +56,15 @@ pub struct CollectiveArgs {
     /// NICs per node.
     #[arg(long, default_value_t = 1)]
     nics_per_node: u32,
+    /// The GPU's PCIe link to its NICs, on NVLink nodes (a PCIe preset)
+    /// [default: the PCIe generation of the network's NICs].
+    #[arg(long)]
+    nic_link: Option<String>,
+    /// GPUDirect RDMA: NICs read and write GPU memory (true) or transfers
+    /// are staged through host memory (false) [default: true on RDMA
+    /// networks, false on TCP ones and calibration profiles].
+    #[arg(long)]
+    gpudirect: Option<bool>,
     /// Core oversubscription ratio (1 = non-blocking).
     #[arg(long, default_value_t = 1.0)]
     oversubscription: f64,
@@ -120,6 +129,8 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
             intra: Some(a.intra),
             bandwidth: a.bandwidth,
             latency: a.latency,
+            nic_link: a.nic_link,
+            gpudirect: a.gpudirect,
             oversubscription: a.oversubscription,
             placement: a.placement,
             ..Description::new(0, a.gpus_per_node, &a.network)

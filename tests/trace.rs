@@ -262,10 +262,12 @@ schedule = "priority"
                     assert!((0.0..=100.0).contains(&v), "{what}: {v} %");
                 }
                 for pid in 0..shown {
-                    let nic = cfg.cluster.nic_of_gpu(pid);
+                    let nic = cfg.cluster.nic_of_gpu(pid, 1);
                     for (ts, _) in messages(&t, pid as u64) {
                         let c = counter_at(&t, pid as u64, ts);
                         let mut want = vec!["intra down".to_string(), "intra up".into()];
+                        // NVLink nodes: the GPU's own PCIe link to its NIC
+                        want.extend(["PCIe down".to_string(), "PCIe up".into()]);
                         if cfg.cluster.nodes > 1 {
                             want.extend([format!("NIC {nic} down"), format!("NIC {nic} up")]);
                             if cfg.cluster.oversubscription > 1.0 {
@@ -353,7 +355,7 @@ fn flow_arrows_follow_the_collectives_peers() {
     assert_eq!(a, [(0, set(&[1])), (1, set(&[2]))].into());
     // a binomial tree over 4 single-GPU nodes, distances doubling: reduce
     // 1→0 and 3→2, then 2→0; broadcast 0→1, then 0→2 and 1→3
-    let text = comm_bound(4, "", "allreduce = \"tree\"");
+    let text = comm_bound(4, "", "allreduce = \"binomial\"");
     let cfg = config(&text);
     let (_, tl) = simulate_traced(&cfg).unwrap();
     let want: BTreeMap<u64, BTreeSet<u64>> = [

@@ -216,7 +216,8 @@ fn human_bytes(b: u64) -> String {
 pub const LINK_UTILISATION: &str = "link utilisation (%)";
 
 /// The links GPU `g`'s traffic can cross, named as in the trace: its
-/// intra-node link, its NIC (multi-node clusters), its node's core link
+/// intra-node link, its own PCIe link (nodes whose fabric is not PCIe),
+/// its own NICs (multi-node clusters), its node's core link
 /// (oversubscribed fabrics), each up and down. Links the collective leaves
 /// idle are kept, at 0 %: that one is idle is part of the picture (a ring
 /// leaves a node through one NIC and enters it through another).
@@ -227,10 +228,15 @@ fn gpu_links(topo: &Topology, g: u32) -> Vec<(String, LinkId)> {
         ("intra up".to_string(), topo.gpu_up(g)),
         ("intra down".to_string(), topo.gpu_down(g)),
     ];
+    if spec.nic_link.is_some() {
+        links.push(("PCIe up".to_string(), topo.pcie_up(g)));
+        links.push(("PCIe down".to_string(), topo.pcie_down(g)));
+    }
     if spec.nodes > 1 {
-        let nic = spec.nic_of_gpu(g);
-        links.push((format!("NIC {nic} up"), topo.nic_up(node, nic)));
-        links.push((format!("NIC {nic} down"), topo.nic_down(node, nic)));
+        for nic in (0..spec.nics_per_node).filter(|&n| spec.is_own_nic(g, n)) {
+            links.push((format!("NIC {nic} up"), topo.nic_up(node, nic)));
+            links.push((format!("NIC {nic} down"), topo.nic_down(node, nic)));
+        }
         if let Some((up, down)) = topo.core_links(node) {
             links.push(("core up".to_string(), up));
             links.push(("core down".to_string(), down));
@@ -269,8 +275,8 @@ fn gpu_peers(cfg: &TrainConfig, coll: &Collective, shown: u32) -> Vec<Vec<u32>> 
                     to.extend(
                         sends
                             .iter()
-                            .filter(|&&(p, b)| b > 0.0 && p < gpus && p < shown && p != g)
-                            .map(|&(p, _)| p),
+                            .filter(|s| s.bytes > 0.0 && s.to < gpus && s.to < shown && s.to != g)
+                            .map(|s| s.to),
                     );
                 }
             }

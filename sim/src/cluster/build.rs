@@ -5,8 +5,8 @@
 //! through [`Description::build`]; an error names the field, which each
 //! caller spells its own way (`cluster.nics_per_node`, `--nics-per-node`).
 
-use super::presets::{self, LinkPreset};
-use super::{ClusterSpec, LinkParams, Placement};
+use super::presets::{self, Kind, LinkPreset};
+use super::{ClusterSpec, LinkParams, NicLink, Placement};
 use crate::limits;
 use crate::names::unknown;
 use crate::profile::Profile;
@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 
 /// The intra-node preset when none is named.
 pub const DEFAULT_INTRA: &str = "pcie3-x16";
+
+/// The name of the link a calibration profile's `[network]` makes.
+const PROFILE: &str = "profile";
 
 /// A field of a [`Description`], as errors name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,10 @@ pub enum Field {
     IntraLatency,
     /// `oversubscription`.
     Oversubscription,
+    /// `nic_link`.
+    NicLink,
+    /// `gpudirect`.
+    Gpudirect,
 }
 
 impl Field {
@@ -56,6 +63,8 @@ impl Field {
             Field::IntraBandwidth => "intra_bandwidth",
             Field::IntraLatency => "intra_latency",
             Field::Oversubscription => "oversubscription",
+            Field::NicLink => "nic_link",
+            Field::Gpudirect => "gpudirect",
         }
     }
 
@@ -105,6 +114,14 @@ pub struct Description {
     pub intra_bandwidth: Option<String>,
     /// Intra-node latency overriding the preset's.
     pub intra_latency: Option<String>,
+    /// A PCIe preset for the GPU's link to its NICs and host, on nodes
+    /// whose GPU fabric is NVLink (default: the PCIe generation of the
+    /// network's NICs, `LinkPreset::nic_pcie`). On a PCIe node the GPU
+    /// reaches its NIC over its intra link, so only that preset may be named.
+    pub nic_link: Option<String>,
+    /// GPUDirect RDMA (default: on for RDMA networks, off for TCP and
+    /// calibration profiles; on is refused for TCP networks).
+    pub gpudirect: Option<bool>,
     /// Core oversubscription (1 = non-blocking, at most
     /// [`limits::MAX_OVERSUBSCRIPTION`]).
     pub oversubscription: f64,
@@ -127,6 +144,8 @@ impl Description {
             latency: None,
             intra_bandwidth: None,
             intra_latency: None,
+            nic_link: None,
+            gpudirect: None,
             oversubscription: 1.0,
             placement: Placement::Contiguous,
         }
@@ -159,6 +178,20 @@ impl Description {
         })?;
         limits::check_oversubscription(self.oversubscription)
             .map_err(|m| invalid(Field::Oversubscription, m))?;
+        let nic_link = self.nic_link(&inter, intra)?;
+        let gpudirect = match (self.gpudirect, inter.kind) {
+            (Some(true), Kind::Tcp) => {
+                return Err(invalid(
+                    Field::Gpudirect,
+                    format!(
+                        "`{}` is a TCP network: its NICs cannot read GPU memory (GPUDirect RDMA needs InfiniBand or RoCE, e.g. eth-100g or ib-*)",
+                        self.network
+                    ),
+                ));
+            }
+            (Some(g), _) => g,
+            (None, kind) => kind == Kind::Rdma && inter.name != PROFILE,
+        };
         let named = |name: &str, a: &Option<String>, b: &Option<String>| {
             if a.is_some() || b.is_some() {
                 format!("{name}*")
@@ -181,10 +214,46 @@ impl Description {
                 (Field::IntraBandwidth, &self.intra_bandwidth),
                 (Field::IntraLatency, &self.intra_latency),
             )?,
+            nic_link,
+            gpudirect,
             nics_per_node: nics,
             oversubscription: self.oversubscription,
             placement: self.placement,
         })
+    }
+
+    /// The GPU's own PCIe link, on nodes whose fabric is not PCIe.
+    fn nic_link(&self, inter: &LinkPreset, intra: &LinkPreset) -> Result<Option<NicLink>, Invalid> {
+        let pcie_names = || -> Vec<&str> {
+            presets::INTRA_NODE
+                .iter()
+                .filter(|p| p.kind == Kind::Pcie)
+                .map(|p| p.name)
+                .collect()
+        };
+        if intra.kind == Kind::Pcie {
+            return match &self.nic_link {
+                Some(n) if n != intra.name => Err(invalid(
+                    Field::NicLink,
+                    format!(
+                        "`{n}` differs from intra = `{}`: on a node whose GPUs talk over PCIe, a GPU reaches its NIC over that same link (leave nic_link out, or set intra)",
+                        intra.name
+                    ),
+                )),
+                _ => Ok(None),
+            };
+        }
+        let name = self.nic_link.as_deref().unwrap_or(inter.nic_pcie);
+        let p = presets::intra_node(name)
+            .filter(|p| p.kind == Kind::Pcie)
+            .ok_or_else(|| invalid(Field::NicLink, unknown("PCIe link", name, &pcie_names())))?;
+        Ok(Some(NicLink {
+            name: p.name.to_string(),
+            link: LinkParams {
+                bandwidth: p.bandwidth_bytes_per_s,
+                latency: p.latency_s,
+            },
+        }))
     }
 
     /// The inter-node preset named, or one made of a calibration profile's
@@ -199,7 +268,10 @@ impl Description {
             let (latency_s, bandwidth) =
                 profile_network(&path).map_err(|m| invalid(Field::Network, m))?;
             return Ok(LinkPreset {
-                name: "profile",
+                name: PROFILE,
+                // what the profile's network is, it does not say
+                kind: Kind::Rdma,
+                nic_pcie: DEFAULT_INTRA,
                 bandwidth_bytes_per_s: bandwidth,
                 latency_s,
                 source: "calibration profile",
@@ -280,6 +352,57 @@ mod tests {
         assert_eq!(c.intra.latency, 2e-6);
     }
 
+    /// GPU-to-NIC paths: a PCIe node has none of its own; an NVLink node
+    /// takes the PCIe generation of its NICs unless told; GPUDirect RDMA is
+    /// on for RDMA networks, off for TCP ones and profiles, and may be
+    /// turned off.
+    #[test]
+    fn nic_links_and_gpudirect_follow_the_hardware() {
+        let build = |network: &str, intra: &str| {
+            Description {
+                intra: Some(intra.into()),
+                ..Description::new(2, 8, network)
+            }
+            .build()
+            .unwrap()
+        };
+        let c = build("ib-edr-100g", "pcie4-x16");
+        assert_eq!((c.nic_link.is_none(), c.gpudirect), (true, true));
+        assert_eq!(c.gpu_pcie(), c.intra);
+        assert_eq!(c.gpu_nic_latency(), presets::GPUDIRECT_RDMA_LATENCY_S);
+        for (network, pcie) in [
+            ("ib-edr-100g", "pcie3-x16"),
+            ("ib-hdr-200g", "pcie4-x16"),
+            ("ib-ndr-400g", "pcie5-x16"),
+        ] {
+            let c = build(network, "nvlink3");
+            let n = c.nic_link.clone().unwrap();
+            let p = presets::intra_node(pcie).unwrap();
+            assert_eq!(n.name, pcie);
+            assert_eq!(n.link.bandwidth, p.bandwidth_bytes_per_s);
+            // every NIC fits in its PCIe link
+            assert!(c.inter.bandwidth <= n.link.bandwidth, "{network}");
+        }
+        let tcp = build("eth-10g", "nvlink3");
+        assert!(!tcp.gpudirect);
+        assert_eq!(tcp.gpu_nic_latency(), tcp.gpu_pcie().latency);
+        let d = Description {
+            intra: Some("nvlink4".into()),
+            nic_link: Some("pcie4-x16".into()),
+            gpudirect: Some(false),
+            ..Description::new(2, 8, "ib-ndr-400g")
+        };
+        let c = d.build().unwrap();
+        assert_eq!(c.nic_link.unwrap().name, "pcie4-x16");
+        assert!(!c.gpudirect);
+        // naming the intra link itself on a PCIe node is allowed
+        let d = Description {
+            nic_link: Some(DEFAULT_INTRA.into()),
+            ..Description::new(2, 8, "ib-ndr-400g")
+        };
+        assert!(d.build().unwrap().nic_link.is_none());
+    }
+
     #[test]
     fn each_bad_field_is_named() {
         let base = Description::new(2, 4, "eth-10g");
@@ -339,6 +462,31 @@ mod tests {
                 },
                 Field::Oversubscription,
                 "must be in [1, ",
+            ),
+            (
+                Description {
+                    gpudirect: Some(true),
+                    ..base.clone()
+                },
+                Field::Gpudirect,
+                "`eth-10g` is a TCP network",
+            ),
+            (
+                Description {
+                    nic_link: Some("pcie4-x16".into()),
+                    ..base.clone()
+                },
+                Field::NicLink,
+                "`pcie4-x16` differs from intra = `pcie3-x16`",
+            ),
+            (
+                Description {
+                    intra: Some("nvlink3".into()),
+                    nic_link: Some("nvlink4".into()),
+                    ..base.clone()
+                },
+                Field::NicLink,
+                "unknown PCIe link `nvlink4`; known: pcie3-x16, pcie4-x16, pcie5-x16",
             ),
             (
                 Description {

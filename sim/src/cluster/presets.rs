@@ -8,11 +8,32 @@
 //! figure is a spec rate or an assumption rather than a measurement, the
 //! `source` string says so.
 
+/// What kind of link a preset is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A NIC that software drives through the kernel's TCP stack: no
+    /// GPUDirect RDMA, every transfer staged through host memory.
+    Tcp,
+    /// An RDMA NIC (InfiniBand, RoCE): GPUDirect RDMA possible.
+    Rdma,
+    /// PCIe: a GPU's link to its host, its NICs and, on nodes without
+    /// NVLink, its peers.
+    Pcie,
+    /// NVLink, to peers or to an NVSwitch.
+    NvLink,
+}
+
 /// A named link preset.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkPreset {
     /// Name used in scenario files, e.g. "ib-edr-100g".
     pub name: &'static str,
+    /// The kind of link.
+    pub kind: Kind,
+    /// A NIC's: the PCIe link a card of this speed sits on (the default
+    /// `cluster.nic_link` of a node whose GPU fabric is NVLink); `""` for
+    /// intra-node presets.
+    pub nic_pcie: &'static str,
     /// Achievable bandwidth per direction, bytes per second.
     pub bandwidth_bytes_per_s: f64,
     /// One-way small-message latency, seconds.
@@ -32,6 +53,8 @@ const ETH_WIRE_BYTES_PER_FRAME: f64 = 1538.0;
 pub const INTER_NODE: &[LinkPreset] = &[
     LinkPreset {
         name: "eth-1g",
+        kind: Kind::Tcp,
+        nic_pcie: "pcie3-x16",
         // beta = 3.6e-5 ms = 3.6e-8 s per 4-byte fp32 element.
         bandwidth_bytes_per_s: 4.0 / 3.6e-8,
         // alpha = 0.436 ms.
@@ -40,18 +63,24 @@ pub const INTER_NODE: &[LinkPreset] = &[
     },
     LinkPreset {
         name: "eth-10g",
+        kind: Kind::Tcp,
+        nic_pcie: "pcie3-x16",
         bandwidth_bytes_per_s: 10.0e9 * TCP_PAYLOAD_PER_FRAME / ETH_WIRE_BYTES_PER_FRAME / 8.0,
         latency_s: 17.8e-6,
         source: "bw spec (TCP goodput, MTU 1500); latency measured, kernel TCP sockperf: F-Stack/f-stack issue #540",
     },
     LinkPreset {
         name: "eth-25g",
+        kind: Kind::Tcp,
+        nic_pcie: "pcie3-x16",
         bandwidth_bytes_per_s: 25.0e9 * TCP_PAYLOAD_PER_FRAME / ETH_WIRE_BYTES_PER_FRAME / 8.0,
         latency_s: 17.8e-6,
         source: "bw spec (TCP goodput, MTU 1500); latency assumed = eth-10g kernel TCP measurement (F-Stack issue #540)",
     },
     LinkPreset {
         name: "eth-100g",
+        kind: Kind::Rdma,
+        nic_pcie: "pcie3-x16",
         // ib_write_bw average 98.04 Gb/s per ~100 Gb/s RoCEv2 link, MTU 4096.
         bandwidth_bytes_per_s: 98.04e9 / 8.0,
         latency_s: 0.99e-6,
@@ -59,23 +88,31 @@ pub const INTER_NODE: &[LinkPreset] = &[
     },
     LinkPreset {
         name: "ib-edr-100g",
+        kind: Kind::Rdma,
+        nic_pcie: "pcie3-x16",
         bandwidth_bytes_per_s: 99.1e9 / 8.0,
         latency_s: 1.27e-6,
         source: "measured OSU osu_bw/osu_latency: Microsoft Azure docs, HB-series VM size performance",
     },
     LinkPreset {
         name: "ib-hdr-200g",
+        kind: Kind::Rdma,
+        nic_pcie: "pcie4-x16",
         bandwidth_bytes_per_s: 190.0e9 / 8.0,
         latency_s: 1.2e-6,
         source: "measured OSU osu_bw/osu_latency: Microsoft Azure docs, HBv2-series VM size performance",
     },
     LinkPreset {
         name: "ib-ndr-400g",
+        kind: Kind::Rdma,
+        nic_pcie: "pcie5-x16",
         // NVIDIA NCCL maintainer: "46-48GB/s per NIC"; midpoint.
         bandwidth_bytes_per_s: 47.0e9,
-        // Azure HBv4: "< 2 microseconds (1 byte)"; the bound is used.
-        latency_s: 2.0e-6,
-        source: "bw vendor-reported 46-48 GB/s (NVIDIA/nccl-tests issue #290); latency upper bound < 2 us (Azure docs, HBv4 performance)",
+        // No published NDR small-message measurement was found; Azure's HBv4
+        // page bounds it ("< 2 microseconds (1 byte)"). The HDR measurement
+        // is assumed: a newer generation is not slower to start a message.
+        latency_s: 1.2e-6,
+        source: "bw vendor-reported 46-48 GB/s (NVIDIA/nccl-tests issue #290); latency assumed = ib-hdr-200g measurement, within Azure HBv4's bound < 2 us",
     },
 ];
 
@@ -83,6 +120,8 @@ pub const INTER_NODE: &[LinkPreset] = &[
 pub const INTRA_NODE: &[LinkPreset] = &[
     LinkPreset {
         name: "pcie3-x16",
+        kind: Kind::Pcie,
+        nic_pcie: "",
         bandwidth_bytes_per_s: 12.4e9,
         // Mean of the two off-diagonal P2P=Disabled entries, 12.84 and 11.44 us.
         latency_s: (12.84e-6 + 11.44e-6) / 2.0,
@@ -90,12 +129,26 @@ pub const INTRA_NODE: &[LinkPreset] = &[
     },
     LinkPreset {
         name: "pcie4-x16",
+        kind: Kind::Pcie,
+        nic_pcie: "",
         bandwidth_bytes_per_s: 25.8e9,
         latency_s: (12.84e-6 + 11.44e-6) / 2.0,
         source: "bw measured bandwidthTest H2D pinned, A100-PCIE-40GB (jdh4/della-gpu-A100); latency p2pBandwidthLatencyTest, 2x RTX 4090",
     },
     LinkPreset {
+        name: "pcie5-x16",
+        kind: Kind::Pcie,
+        nic_pcie: "",
+        // Median of the three host-to-device copies of a 4x H100 VM that
+        // ran at full speed (57.06, 56.68, 57.07 GB/s; device 0 ran at 14.2).
+        bandwidth_bytes_per_s: 57.06e9,
+        latency_s: (12.84e-6 + 11.44e-6) / 2.0,
+        source: "bw measured nvbandwidth host_to_device_memcpy_ce, 4x H100 VM (NVIDIA/nvbandwidth issue #6); latency assumed = pcie4-x16 measurement",
+    },
+    LinkPreset {
         name: "nvlink2",
+        kind: Kind::NvLink,
+        nic_pcie: "",
         // 3 peers x ~47.9 GB/s, 2 NVLink2 links each, V100-SXM2.
         bandwidth_bytes_per_s: (47.88 + 47.9 + 47.93) * 1e9,
         latency_s: 2.855e-6,
@@ -103,6 +156,8 @@ pub const INTRA_NODE: &[LinkPreset] = &[
     },
     LinkPreset {
         name: "nvlink3",
+        kind: Kind::NvLink,
+        nic_pcie: "",
         // Median of the 56 off-diagonal P2P-write entries, 8x A100-SXM4 (NVSwitch).
         bandwidth_bytes_per_s: 274.035e9,
         latency_s: 2.855e-6,
@@ -110,12 +165,26 @@ pub const INTRA_NODE: &[LinkPreset] = &[
     },
     LinkPreset {
         name: "nvlink4",
+        kind: Kind::NvLink,
+        nic_pcie: "",
         // Median of the six complete row-0 P2P-write entries, 8x H100 SXM (NVSwitch).
         bandwidth_bytes_per_s: 376.27e9,
         latency_s: 2.855e-6,
         source: "bw measured p2pBandwidthLatencyTest P2P writes, HGX H100 (NVIDIA/nccl issue #1264); latency assumed = nvlink3",
     },
 ];
+
+/// What GPUDirect RDMA adds to a network message's one-way latency: the
+/// NIC reads or writes GPU memory across PCIe (through the GPU's BAR) instead
+/// of host memory. An assumption, not a measurement: no stored source gives
+/// a GPU-memory and a host-memory small-message latency from one system.
+/// NVIDIA's post "Benchmarking GPUDirect RDMA on Modern Server Platforms"
+/// (D. Rossetti, 2014) is summarised as GPU-to-GPU latencies consistently
+/// below 2 us over InfiniBand; the host-to-host InfiniBand presets here
+/// measure 1.2-1.27 us, so GDR adds under 1 us, and 1 us is taken. Without
+/// GPUDirect the message is staged through host memory and pays the
+/// `nic_link` PCIe preset's latency instead. See docs/network-presets.md.
+pub const GPUDIRECT_RDMA_LATENCY_S: f64 = 1.0e-6;
 
 /// Looks up an inter-node preset by name.
 pub fn inter_node(name: &str) -> Option<&'static LinkPreset> {
@@ -183,7 +252,14 @@ mod tests {
             assert_eq!(inter_node(n).map(|p| p.name), Some(n));
             assert!(intra_node(n).is_none());
         }
-        for n in ["pcie3-x16", "pcie4-x16", "nvlink2", "nvlink3", "nvlink4"] {
+        for n in [
+            "pcie3-x16",
+            "pcie4-x16",
+            "pcie5-x16",
+            "nvlink2",
+            "nvlink3",
+            "nvlink4",
+        ] {
             assert_eq!(intra_node(n).map(|p| p.name), Some(n));
             assert!(inter_node(n).is_none());
         }
@@ -202,7 +278,7 @@ mod tests {
         for family in [
             &["eth-1g", "eth-10g", "eth-25g", "eth-100g"][..],
             &["ib-edr-100g", "ib-hdr-200g", "ib-ndr-400g"][..],
-            &["pcie3-x16", "pcie4-x16"][..],
+            &["pcie3-x16", "pcie4-x16", "pcie5-x16"][..],
             &["nvlink2", "nvlink3", "nvlink4"][..],
         ] {
             for w in family.windows(2) {
@@ -225,6 +301,7 @@ mod tests {
             ("ib-ndr-400g", 400e9 / 8.0),
             ("pcie3-x16", 8e9 * 16.0 * 128.0 / 130.0 / 8.0),
             ("pcie4-x16", 16e9 * 16.0 * 128.0 / 130.0 / 8.0),
+            ("pcie5-x16", 32e9 * 16.0 * 128.0 / 130.0 / 8.0),
             ("nvlink2", 6.0 * 25e9),
             ("nvlink3", 12.0 * 25e9),
             ("nvlink4", 18.0 * 25e9),

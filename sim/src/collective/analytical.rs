@@ -21,15 +21,49 @@
 //! evaluating it at a new size is O(steps with distinct shapes), O(1) for
 //! rings.
 
-use super::program::Phase;
+use super::program::{Phase, Program};
 use super::{Collective, Payload};
 use crate::cluster::{ClusterSpec, Topology};
 
-/// A compiled α-β cost model: `T(m) = Σ mult · max_j (α_j + m·c_j)`.
+/// A pipelined phase of a cost model ([`Phase::Chain`],
+/// [`Phase::TreeReduce`], [`Phase::TreeBcast`]): cut into K(m) pieces, it takes K + `fill` steps
+/// of one piece each, and its pieces stream (a hop's latency is paid once
+/// per hop of the pipeline, not per piece):
+///
+/// ```text
+/// T(m) = (K(m) + fill) · c · m / K(m) + latency,   K(m) = ⌈part · m / piece⌉
+/// ```
+///
+/// with c the steady state's slowest transfer (its most loaded link's
+/// bytes over capacity, per byte of buffer, every pipeline of every
+/// participant sending at once) and `latency` the pipeline's longest path.
+/// For a chain over one link class this is the store-and-forward pipeline
+/// (N−1)(α + c·m/K) + (K−1)·c·m/K; counting the steady state in every
+/// step overstates the fill and drain of a tree by at most its fill over
+/// K + fill.
+#[derive(Debug, Clone, PartialEq)]
+struct Pipe {
+    /// Bytes of one pipeline's part per byte of buffer.
+    part: f64,
+    fill: u32,
+    c: f64,
+    latency: f64,
+}
+
+impl Pipe {
+    fn time(&self, bytes: f64) -> f64 {
+        let k = super::program::pipeline_chunks(self.part * bytes) as f64;
+        (k + self.fill as f64) * self.c * bytes / k + self.latency
+    }
+}
+
+/// A compiled α-β cost model: `T(m) = Σ mult · max_j (α_j + m·c_j)`, plus
+/// the pipelined phases' own sums.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostModel {
     /// (multiplicity, terms (α seconds, c seconds per byte of buffer)).
     steps: Vec<(u32, Vec<(f64, f64)>)>,
+    pipes: Vec<Pipe>,
     /// Bytes sent by all participants together, per byte of buffer.
     sent_per_byte: f64,
     gpus: u32,
@@ -79,7 +113,13 @@ impl CostModel {
         let reps: Vec<u32> = (0..prog.participants())
             .filter(|&p| !symmetric || prog.node_of(p) == 0)
             .collect();
+        let mut pipes = Vec::new();
         for (i, phase) in prog.phases().iter().enumerate() {
+            if let Some(pipe) = pipe(prog, i, &topo, &reps) {
+                sent += pipe.1 * scale;
+                pipes.extend(pipe.0);
+                continue;
+            }
             let range = prog.phase_range(i);
             // every step of a ring phase has the same shape
             let (eval, mult): (Vec<u32>, u32) = match phase {
@@ -92,8 +132,9 @@ impl CostModel {
                 for &p in &reps {
                     out.clear();
                     prog.sends(p, step, &mut out);
-                    for &(d, bytes) in &out {
-                        let mut path = topo.path(prog.endpoint(p), prog.endpoint(d));
+                    for send in &out {
+                        let bytes = send.bytes;
+                        let mut path = prog.path(&topo, p, send);
                         if symmetric {
                             path.map_links(|l| topo.link_in_node0(l));
                         }
@@ -138,6 +179,7 @@ impl CostModel {
         }
         CostModel {
             steps,
+            pipes,
             sent_per_byte: sent,
             gpus: cluster.gpus(),
         }
@@ -156,6 +198,11 @@ impl CostModel {
             })
             // from +0.0: an empty `f64` sum is -0.0, which prints as "-0"
             .fold(0.0, |a, b| a + b)
+            + self
+                .pipes
+                .iter()
+                .map(|p| p.time(bytes))
+                .fold(0.0, |a, b| a + b)
     }
 
     /// Bytes sent by all participants together for a buffer of `bytes`.
@@ -169,8 +216,58 @@ impl CostModel {
         self.bytes_sent_total(bytes) / self.gpus as f64
     }
 
-    /// Number of steps of the program.
+    /// Number of steps of the program (pipelined phases counted at one
+    /// piece).
     pub fn steps(&self) -> u32 {
-        self.steps.iter().map(|(m, _)| *m).sum()
+        self.steps.iter().map(|(m, _)| *m).sum::<u32>()
+            + self.pipes.iter().map(|p| p.fill + 1).sum::<u32>()
     }
+}
+
+/// Phase `i` of `prog` as a [`Pipe`] (`None` inside when it has no steps)
+/// and the bytes its participants send per byte of buffer; `None` when the
+/// phase is not pipelined. `prog` is built for a 1-byte buffer, so it has
+/// one piece per part and its sends are parts.
+fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Option<Pipe>, f64)> {
+    let caps = topo.capacities();
+    let mut load = vec![0.0f64; caps.len()];
+    let mut out = Vec::new();
+    let mut paths = Vec::new();
+    let mut fill = 0;
+    let mut part = 0.0f64;
+    for &p in reps {
+        out.clear();
+        fill = prog.steady_sends(i, p, &mut out)?;
+        for send in &out {
+            part = part.max(send.bytes);
+            let path = prog.path(topo, p, send);
+            for &l in path.links() {
+                load[l as usize] += send.bytes;
+            }
+            paths.push(path);
+        }
+    }
+    if prog.phase_range(i).is_empty() {
+        return Some((None, 0.0));
+    }
+    let c = paths
+        .iter()
+        .flat_map(|p| {
+            p.links()
+                .iter()
+                .map(|&l| load[l as usize] / caps[l as usize])
+        })
+        .fold(0.0, f64::max);
+    // every piece crosses every pipeline edge once: the steady state's
+    // sends are what the whole phase sends
+    let sent = paths.len() as f64 * part;
+    Some((
+        Some(Pipe {
+            part,
+            fill,
+            c,
+            latency: prog.pipeline_latency(i, topo),
+        }),
+        sent,
+    ))
 }

@@ -75,14 +75,21 @@ struct Xfer {
     src: Participant,
     /// The participant that receives (node 0's counterpart under symmetry).
     dst: Participant,
+    /// The lane of the sender, and of the receiver ([`Program::lanes`]).
+    lane: u32,
     step: u32,
     bytes: f64,
     path: Path,
+    /// The sender moved on when the last byte left ([`Program::streams`]).
+    streamed: bool,
 }
 
 #[derive(Debug, Clone, Default)]
 struct State {
     step: u32,
+    /// Whether `step` has begun (its sends are out); a lane that reached
+    /// a phase boundary waits, not begun, for the participant's others.
+    begun: bool,
     outstanding: u32,
     window: VecDeque<u32>,
 }
@@ -93,8 +100,11 @@ struct Instance {
     prog: Program,
     /// `prog.steps()`, kept at hand for the hot loop.
     steps: u32,
-    /// Participants' progress (all of them; only the simulated ones move).
+    /// Progress of each participant's lanes, at `p · lanes + lane` (all
+    /// participants; only the simulated ones move).
     parts: Vec<State>,
+    /// `prog.max_lanes()`.
+    lanes: u32,
     /// Simulated participants that have not finished.
     remaining: u32,
     start: SimTime,
@@ -149,7 +159,7 @@ pub struct Network {
     insts: Vec<Option<Instance>>,
     free_insts: Vec<InstanceId>,
     finished: Vec<InstanceId>,
-    out: Vec<(Participant, f64)>,
+    out: Vec<super::program::Send>,
     done_tags: Vec<u64>,
     clock: SimTime,
     link_bytes: Vec<f64>,
@@ -199,8 +209,10 @@ impl Network {
         let active: Vec<Participant> = (0..n as u32)
             .filter(|&p| !self.fold || prog.node_of(p) == 0)
             .collect();
+        let lanes = prog.max_lanes();
         let inst = Instance {
-            parts: vec![State::default(); n],
+            parts: vec![State::default(); n * lanes as usize],
+            lanes,
             remaining: active.len() as u32,
             start: now,
             end: now,
@@ -227,8 +239,12 @@ impl Network {
             return id;
         }
         for &p in &active {
-            self.begin(id, p);
-            self.advance(id, p);
+            for lane in 0..lanes {
+                self.begin(id, p, lane);
+            }
+            for lane in 0..lanes {
+                self.advance(id, p, lane);
+            }
         }
         id
     }
@@ -268,11 +284,19 @@ impl Network {
             self.clock = tn;
             self.done_tags.clear();
             self.net.finish_until(tn, &mut self.done_tags);
-            // the last byte has left: delivered a path latency later
-            for &t in &self.done_tags {
-                let latency = self.xfers[t as usize].path.latency;
+            // the last byte has left: delivered a path latency later; a
+            // streaming sender moves on now
+            for i in 0..self.done_tags.len() {
+                let t = self.done_tags[i] as u32;
+                let x = self.xfers[t as usize];
                 self.deliveries
-                    .push(tn + SimTime::from_secs(latency), t as u32);
+                    .push(tn + SimTime::from_secs(x.path.latency), t);
+                if x.streamed {
+                    let inst = self.inst_mut(x.inst);
+                    let at = (x.src * inst.lanes + x.lane) as usize;
+                    inst.parts[at].outstanding -= 1;
+                    self.advance(x.inst, x.src, x.lane);
+                }
             }
         } else {
             self.clock = tq;
@@ -341,21 +365,24 @@ impl Network {
         self.insts[id as usize].as_mut().expect("a live instance")
     }
 
-    /// Starts participant `p`'s current step (if any steps remain).
-    fn begin(&mut self, id: InstanceId, p: Participant) {
+    /// Starts lane `lane` of participant `p` on its current step (if any
+    /// steps remain and the lane runs in this phase).
+    fn begin(&mut self, id: InstanceId, p: Participant, lane: u32) {
         let inst = self.insts[id as usize].as_mut().expect("a live instance");
-        let step = inst.parts[p as usize].step;
+        let at = (p * inst.lanes + lane) as usize;
+        let step = inst.parts[at].step;
         if step >= inst.steps {
             return;
         }
+        inst.parts[at].begun = true;
         self.out.clear();
-        inst.prog.sends(p, step, &mut self.out);
-        inst.parts[p as usize].outstanding = self.out.len() as u32;
+        inst.prog.lane_sends(p, lane, step, &mut self.out);
+        let streamed = inst.prog.streams(step);
+        inst.parts[at].outstanding = self.out.len() as u32;
         for i in 0..self.out.len() {
-            let (dst, bytes) = self.out[i];
-            let mut path = self
-                .topo
-                .path(inst.prog.endpoint(p), inst.prog.endpoint(dst));
+            let send = self.out[i];
+            let (dst, bytes) = (send.to, send.bytes);
+            let mut path = inst.prog.path(&self.topo, p, &send);
             let dst = if self.fold {
                 path.map_links(|l| self.topo.link_in_node0(l));
                 inst.prog.representative(dst)
@@ -366,9 +393,11 @@ impl Network {
                 inst: id,
                 src: p,
                 dst,
+                lane,
                 step,
                 bytes,
                 path,
+                streamed,
             };
             let xid = match self.free.pop() {
                 Some(xid) => {
@@ -386,29 +415,64 @@ impl Network {
                 // nothing to transmit: delivered after the latency
                 self.deliveries
                     .push(self.clock + SimTime::from_secs(path.latency), xid);
+                if streamed {
+                    inst.parts[at].outstanding -= 1;
+                }
             } else {
                 self.net.start(self.clock, path, bytes, xid as u64);
             }
         }
     }
 
-    /// Moves `p` through every step it can complete now.
-    fn advance(&mut self, id: InstanceId, p: Participant) {
+    /// Moves lane `lane` of `p` through every step it can complete now. A
+    /// lane that finishes a phase waits for the participant's other lanes;
+    /// the last to arrive starts them all on the next phase. A lane the
+    /// phase does not use passes over it at once.
+    fn advance(&mut self, id: InstanceId, p: Participant, lane: u32) {
         loop {
             let clock = self.clock;
             let inst = self.insts[id as usize].as_mut().expect("a live instance");
             let total = inst.steps;
-            let st = &mut inst.parts[p as usize];
-            if st.step >= total {
+            let lanes = inst.lanes;
+            let at = (p * lanes + lane) as usize;
+            let step = inst.parts[at].step;
+            if step >= total {
                 return;
             }
-            let got = st.window.front().copied().unwrap_or(0);
-            if st.outstanding > 0 || got < inst.prog.expected_recvs(p, st.step) {
+            let (phase, end) = inst.prog.phase_end(step);
+            let st = &mut inst.parts[at];
+            if !st.begun {
                 return;
             }
-            st.window.pop_front();
-            st.step += 1;
-            if st.step == total {
+            st.begun = false;
+            if lane >= inst.prog.lanes(phase) {
+                // not this lane's phase: nothing was sent to it there
+                let skip = (end - step) as usize;
+                debug_assert!(st.window.iter().take(skip).all(|&n| n == 0));
+                st.window.drain(..skip.min(st.window.len()));
+                st.step = end;
+            } else {
+                let got = st.window.front().copied().unwrap_or(0);
+                if st.outstanding > 0 || got < inst.prog.lane_recvs(p, lane, step) {
+                    st.begun = true;
+                    return;
+                }
+                st.window.pop_front();
+                st.step += 1;
+            }
+            if st.step < end {
+                self.begin(id, p, lane);
+                continue;
+            }
+            // a phase boundary: go on when every lane of p is here
+            let base = (p * lanes) as usize;
+            if inst.parts[base..base + lanes as usize]
+                .iter()
+                .any(|s| s.step < end)
+            {
+                return;
+            }
+            if end == total {
                 inst.remaining -= 1;
                 inst.end = inst.end.max(clock);
                 if inst.remaining == 0 {
@@ -416,7 +480,12 @@ impl Network {
                 }
                 return;
             }
-            self.begin(id, p);
+            for other in 0..lanes {
+                self.begin(id, p, other);
+            }
+            for other in (0..lanes).filter(|&o| o != lane) {
+                self.advance(id, p, other);
+            }
         }
     }
 
@@ -428,16 +497,19 @@ impl Network {
         }
         let inst = self.inst_mut(xf.inst);
         inst.received[xf.dst as usize] += xf.bytes;
-        inst.parts[xf.src as usize].outstanding -= 1;
-        let d = &mut inst.parts[xf.dst as usize];
+        let lanes = inst.lanes;
+        if !xf.streamed {
+            inst.parts[(xf.src * lanes + xf.lane) as usize].outstanding -= 1;
+        }
+        let d = &mut inst.parts[(xf.dst * lanes + xf.lane) as usize];
         assert!(xf.step >= d.step, "message for a step already left");
         let idx = (xf.step - d.step) as usize;
         if d.window.len() <= idx {
             d.window.resize(idx + 1, 0);
         }
         d.window[idx] += 1;
-        self.advance(xf.inst, xf.src);
-        self.advance(xf.inst, xf.dst);
+        self.advance(xf.inst, xf.src, xf.lane);
+        self.advance(xf.inst, xf.dst, xf.lane);
     }
 }
 

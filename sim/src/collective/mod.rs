@@ -103,9 +103,9 @@ impl Op {
     /// The algorithms this operation supports; the first is the default.
     pub fn algorithms(self) -> &'static [Algo] {
         match self {
-            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Hierarchical],
+            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Hierarchical, Algo::Binomial],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
-            Op::Broadcast => &[Algo::Binomial],
+            Op::Broadcast => &[Algo::Ring, Algo::Binomial],
             Op::AllToAll => &[Algo::Pairwise],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential],
             Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
@@ -144,15 +144,21 @@ impl Op {
 /// An algorithm implementing an [`Op`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Algo {
-    /// Ring: 2(N−1) steps of m/N (AllReduce), N−1 (AllGather, ReduceScatter).
+    /// Ring: 2(N−1) steps of m/N (AllReduce), N−1 (AllGather,
+    /// ReduceScatter), in one channel per NIC across nodes; Broadcast:
+    /// pieces pipelined down the ring from rank 0 (NCCL's ring broadcast).
     Ring,
-    /// Binomial-tree reduce to rank 0, then binomial broadcast:
-    /// 2⌈log2 N⌉ steps of m (not pipelined).
+    /// AllReduce: NCCL's tree, pieces reduced up and broadcast down a
+    /// double binary tree of nodes with a chain inside each node,
+    /// pipelined ([`program::Phase::TreeReduce`], [`program::Phase::TreeBcast`]). gTop-k: the binomial
+    /// tree of its paper (2⌈log2 N⌉ steps of its payload).
     Tree,
     /// Intra-node ring reduce-scatter, inter-node ring AllReduce per rail
     /// (GPU i of every node), intra-node ring all-gather.
     Hierarchical,
-    /// Binomial-tree broadcast from rank 0: ⌈log2 N⌉ steps of m.
+    /// Binomial tree, not pipelined: a broadcast from rank 0 in ⌈log2 N⌉
+    /// steps of m; an AllReduce as a binomial reduce to rank 0 and that
+    /// broadcast (2⌈log2 N⌉ steps of m).
     Binomial,
     /// Pairwise exchange: N−1 steps of m/N.
     Pairwise,
@@ -276,17 +282,28 @@ impl Collective {
     }
 
     /// Run in `group` instead; `None` where the algorithm has a structure
-    /// of its own (PS servers, hierarchical AllReduce), or where a block
+    /// of its own (PS servers, hierarchical AllReduce, the pipelined tree
+    /// and broadcast), or where a block
     /// size of 0 or one that does not divide the GPUs of `cluster` is asked.
     pub fn with_group(self, group: Grouping, cluster: &ClusterSpec) -> Option<Collective> {
         let fits = match group {
             Grouping::Block(k) => k > 0 && cluster.gpus().is_multiple_of(k),
             _ => true,
         };
-        (fits
-            && (group == Grouping::All
-                || !matches!(self.algo, Algo::Hierarchical) && self.op != Op::Ps))
+        (fits && (group == Grouping::All || !self.spans_the_cluster()))
             .then_some(Collective { group, ..self })
+    }
+
+    /// Whether the algorithm is built on the whole cluster's structure
+    /// (PS servers on every node, hierarchical AllReduce's node rings, the
+    /// pipelined tree and broadcast's channels) and so runs over all GPUs
+    /// only.
+    fn spans_the_cluster(&self) -> bool {
+        self.op == Op::Ps
+            || matches!(
+                (self.op, self.algo),
+                (Op::AllReduce, Algo::Hierarchical | Algo::Tree) | (Op::Broadcast, Algo::Ring)
+            )
     }
 
     /// Members of each of its groups on `cluster`.
@@ -343,7 +360,15 @@ impl Collective {
                 steps: 2 * (size - 1),
                 chunk: bytes / n,
             }],
-            (Op::AllReduce | Op::GTopK, Algo::Tree) => vec![
+            (Op::AllReduce, Algo::Tree) => {
+                let part = bytes / (2 * tree_channels(cluster)) as f64;
+                let chunks = program::pipeline_chunks(part);
+                vec![
+                    Phase::TreeReduce { part, chunks },
+                    Phase::TreeBcast { part, chunks },
+                ]
+            }
+            (Op::AllReduce, Algo::Binomial) | (Op::GTopK, Algo::Tree) => vec![
                 Phase::BinomialReduce { group: all, bytes },
                 Phase::BinomialBcast { group: all, bytes },
             ],
@@ -377,6 +402,13 @@ impl Collective {
                 steps: size - 1,
                 chunk: bytes,
             }],
+            (Op::Broadcast, Algo::Ring) => {
+                let part = bytes / ring_channels(cluster) as f64;
+                vec![Phase::Chain {
+                    part,
+                    chunks: program::pipeline_chunks(part),
+                }]
+            }
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
             (Op::AllToAll, _) => vec![Phase::Pairwise {
                 group: all,
@@ -493,6 +525,24 @@ impl Collective {
     /// The closed-form cost model of this collective on `cluster`.
     pub fn analytical(&self, cluster: &ClusterSpec) -> analytical::CostModel {
         analytical::CostModel::new(self, cluster)
+    }
+}
+
+/// Channels of a ring over all GPUs of `cluster` ([`Program::ring_channels`]).
+fn ring_channels(cluster: &ClusterSpec) -> u32 {
+    if cluster.nodes > 1 && cluster.placement == crate::cluster::Placement::Contiguous {
+        cluster.nics_per_node
+    } else {
+        1
+    }
+}
+
+/// Channels of NCCL's tree on `cluster`: one per NIC across nodes.
+fn tree_channels(cluster: &ClusterSpec) -> u32 {
+    if cluster.nodes > 1 {
+        cluster.nics_per_node
+    } else {
+        1
     }
 }
 

@@ -15,11 +15,34 @@
 //! A program stores only its shape, never a list of transfers, so a ring
 //! over 4096 GPUs costs a few words of memory.
 
-use crate::cluster::{ClusterSpec, Endpoint};
+use crate::cluster::{ClusterSpec, Endpoint, Path, Topology};
 use std::sync::Arc;
 
 /// Participant index: GPUs first, then PS servers.
 pub type Participant = u32;
+
+/// One point-to-point send of a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Send {
+    /// The receiver.
+    pub to: Participant,
+    /// Bytes.
+    pub bytes: f64,
+    /// The NIC (index within a node) the send crosses nodes through on
+    /// both sides, when it belongs to a channel pinned to one rail; `None`:
+    /// each side's own ([`ClusterSpec::nic_of_gpu`]).
+    pub nic: Option<u32>,
+}
+
+impl Send {
+    fn to(to: Participant, bytes: f64) -> Send {
+        Send {
+            to,
+            bytes,
+            nic: None,
+        }
+    }
+}
 
 /// Which participants form the groups a phase runs in (every group runs
 /// the phase at once, on its own).
@@ -48,6 +71,18 @@ pub enum Grouping {
 pub enum Phase {
     /// `steps` steps in which every member sends `chunk` bytes to the next
     /// member of its group (ring reduce-scatter, all-gather, all-reduce).
+    ///
+    /// A ring across nodes runs in channels, as NCCL's does: over all GPUs
+    /// (contiguous placement) one channel per NIC of a node, over rails one
+    /// per NIC a GPU has of its own when NICs outnumber GPUs
+    /// ([`Program::ring_channels`]). Each channel carries an equal share of
+    /// every chunk and crosses nodes through one NIC, the same on every
+    /// node, so a node's NICs are all used. Channel c of a ring over all
+    /// GPUs enters each node at the GPU next to NIC c and visits the
+    /// node's GPUs in order from there; its last GPU sends to the next
+    /// node through NIC c (over the fabric to NIC c's GPU first, when NIC
+    /// c is not its own: NCCL's PXN). One channel over one NIC is the
+    /// plain ring of rank r to rank r + 1.
     Ring {
         /// Groups the rings run in.
         group: Grouping,
@@ -117,6 +152,44 @@ pub enum Phase {
         /// Bytes each rank contributes, by rank.
         blocks: Arc<[f64]>,
     },
+    /// Pipelined broadcast from rank 0 down the ring (NCCL's broadcast):
+    /// the buffer is cut into `chunks` pieces per channel (channels as in
+    /// [`Phase::Ring`]); in step k the member at distance i from the root
+    /// along its channel's ring forwards piece k − i to its successor, so
+    /// s − 1 + chunks − 1 steps move every piece to every member. Lanes:
+    /// one per channel ([`Program::lanes`]); steps stream
+    /// ([`Program::streams`]).
+    Chain {
+        /// Bytes of one channel's part of the buffer.
+        part: f64,
+        /// Pieces each part is cut into.
+        chunks: u32,
+    },
+    /// The reduce half of NCCL's tree AllReduce: in each channel (one per
+    /// NIC of a node, as rings) two complementary trees each carry half
+    /// the channel's part, cut into `chunks` pieces. A tree is a chain
+    /// through each node's GPUs (from the GPU next to the channel's NIC)
+    /// hung under a binary tree of the nodes, the second tree the first
+    /// mirrored (an even number of nodes) or shifted by one (odd): NCCL's
+    /// double binary tree (`src/graph/trees.cc`), in which every node is a
+    /// leaf of one tree. A member at height h (hops above its deepest
+    /// descendant) sends the sum of piece j up in step j + h. Lanes:
+    /// one per channel and tree ([`Program::lanes`]); steps stream.
+    TreeReduce {
+        /// Bytes of one tree's part of one channel.
+        part: f64,
+        /// Pieces each part is cut into.
+        chunks: u32,
+    },
+    /// The broadcast half of NCCL's tree AllReduce, down the trees of
+    /// [`Phase::TreeReduce`]: a member at depth d sends piece j to its
+    /// children in step j + d.
+    TreeBcast {
+        /// Bytes of one tree's part of one channel.
+        part: f64,
+        /// Pieces each part is cut into.
+        chunks: u32,
+    },
     /// Pairwise AlltoAllv over all GPUs: s − 1 steps; in step k rank i
     /// sends `matrix[i·s + j]` bytes to rank j = (i + k + 1) mod s. With
     /// equal entries this is [`Phase::Pairwise`].
@@ -159,6 +232,123 @@ pub struct Program {
     nics_per_node: u32,
     servers: u32,
     scattered: bool,
+    /// The node trees of a [`Phase::TreeReduce`], when the program has one.
+    trees: Option<Arc<NodeTrees>>,
+}
+
+/// The piece pipelined collectives cut their buffer into: one step of
+/// NCCL's Simple protocol, whose default 4 MiB buffer per connection
+/// (`NCCL_BUFFSIZE`) is split into 8 steps (`NCCL_STEPS`). NCCL tunes the
+/// piece per algorithm and size; one figure is used here.
+pub const PIPELINE_CHUNK: f64 = 512.0 * 1024.0;
+
+/// Most pieces a pipelined part is cut into: larger parts get larger
+/// pieces, keeping the flow model's work bounded (at 4,096 pieces the
+/// pipeline's fill is under 0.1 % of its length).
+pub const MAX_PIPELINE_CHUNKS: u32 = 4096;
+
+/// Pieces a pipelined part of `part` bytes is cut into.
+pub fn pipeline_chunks(part: f64) -> u32 {
+    let k = (part / PIPELINE_CHUNK).ceil();
+    if k.is_finite() && k >= 1.0 {
+        (k as u32).min(MAX_PIPELINE_CHUNKS)
+    } else {
+        1
+    }
+}
+
+/// NCCL's binary tree over `n` ranks (`ncclGetBtree`): rank 0 is the root
+/// with one child; a rank's parent and children follow from its lowest set
+/// bit. Returns (parent, children).
+fn btree(n: u32, r: u32) -> (Option<u32>, [Option<u32>; 2]) {
+    if r == 0 {
+        // the root's one child: half the smallest power of two ≥ n
+        return (None, [(n > 1).then(|| n.next_power_of_two() >> 1), None]);
+    }
+    let bit = r & r.wrapping_neg();
+    let mut up = (r ^ bit) | (bit << 1);
+    if up >= n {
+        up = r ^ bit;
+    }
+    let mut low = bit >> 1;
+    let first = (low > 0).then(|| r - low);
+    while low > 0 && r + low >= n {
+        low >>= 1;
+    }
+    let second = (low > 0).then(|| r + low);
+    (Some(up), [first, second])
+}
+
+/// Tree `t` (0 or 1) of NCCL's double binary tree over `n` ranks
+/// (`ncclGetDtree`): the binary tree, and the same mirrored (n even) or
+/// shifted by one rank (n odd).
+fn dtree(n: u32, t: u32, r: u32) -> (Option<u32>, [Option<u32>; 2]) {
+    if t == 0 {
+        return btree(n, r);
+    }
+    // n odd: shift by one rank; n even: mirror. `back` undoes `into`.
+    let into = |x: u32| {
+        if n % 2 == 1 {
+            (x + n - 1) % n
+        } else {
+            n - 1 - x
+        }
+    };
+    let back = |x: u32| if n % 2 == 1 { (x + 1) % n } else { n - 1 - x };
+    let (up, down) = btree(n, into(r));
+    (up.map(&back), [down[0].map(&back), down[1].map(&back)])
+}
+
+/// A GPU's place in one tree of a [`Phase::TreeReduce`].
+struct TreeSpot {
+    /// Hops down to its deepest descendant.
+    height: u32,
+    /// Hops up to the root.
+    depth: u32,
+    parent: Option<(Participant, Option<u32>)>,
+    /// The next GPU of its node's chain, and (a node's top GPU) the top
+    /// GPUs of its child nodes.
+    children: [Option<(Participant, Option<u32>)>; 3],
+}
+
+/// The two trees of a double binary tree over nodes: each node's parent,
+/// children, depth and height.
+#[derive(Debug, Clone, PartialEq)]
+struct NodeTrees {
+    parent: [Vec<Option<u32>>; 2],
+    children: [Vec<[Option<u32>; 2]>; 2],
+    depth: [Vec<u32>; 2],
+    height: [Vec<u32>; 2],
+}
+
+impl NodeTrees {
+    fn new(n: u32) -> NodeTrees {
+        let mut t = NodeTrees {
+            parent: [vec![None; n as usize], vec![None; n as usize]],
+            children: [vec![[None; 2]; n as usize], vec![[None; 2]; n as usize]],
+            depth: [vec![0; n as usize], vec![0; n as usize]],
+            height: [vec![0; n as usize], vec![0; n as usize]],
+        };
+        for tree in 0..2 {
+            for r in 0..n {
+                let (up, down) = dtree(n, tree as u32, r);
+                t.parent[tree][r as usize] = up;
+                t.children[tree][r as usize] = down;
+            }
+            for r in 0..n {
+                // walk up: depth of r, and r's distance under each ancestor
+                let (mut a, mut d) = (r, 0u32);
+                while let Some(up) = t.parent[tree][a as usize] {
+                    d += 1;
+                    let h = &mut t.height[tree][up as usize];
+                    *h = (*h).max(d);
+                    a = up;
+                }
+                t.depth[tree][r as usize] = d;
+            }
+        }
+        t
+    }
 }
 
 fn ceil_log2(s: u32) -> u32 {
@@ -219,7 +409,14 @@ impl Program {
             nics_per_node: spec.nics_per_node,
             servers,
             scattered: spec.placement == crate::cluster::Placement::Scattered,
+            trees: None,
         };
+        if phases
+            .iter()
+            .any(|ph| matches!(ph, Phase::TreeReduce { .. } | Phase::TreeBcast { .. }))
+        {
+            p.trees = Some(Arc::new(NodeTrees::new(spec.nodes)));
+        }
         for ph in phases {
             let steps = p.phase_steps(&ph);
             let last = *p.phase_start.last().unwrap();
@@ -282,6 +479,333 @@ impl Program {
                 log + 2 * fold as u32
             }
             Phase::Ps { .. } => 2,
+            Phase::Chain { chunks, .. } if self.gpus > 1 => chunks + self.gpus - 2,
+            Phase::TreeReduce { chunks, .. } | Phase::TreeBcast { chunks, .. } if self.gpus > 1 => {
+                chunks + self.tree_height(0).max(self.tree_height(1)) - 1
+            }
+            Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 0,
+        }
+    }
+
+    /// Whether the steps of phase `i` stream: a participant moves on to
+    /// its next step as soon as the last byte of its sends has left, not
+    /// when they arrive, so consecutive pieces of a pipeline follow each
+    /// other on a link while earlier ones are still on their way (the
+    /// several steps NCCL keeps in flight per connection). The latency of a
+    /// hop is then paid once per hop of the pipeline, not once per piece.
+    pub fn streams(&self, step: u32) -> bool {
+        let (i, _) = self.phase_of(step);
+        self.pipelined(i)
+    }
+
+    /// Whether phase `i` is pipelined (its steps stream and it runs in
+    /// lanes).
+    fn pipelined(&self, i: usize) -> bool {
+        matches!(
+            self.phases[i],
+            Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. }
+        )
+    }
+
+    /// Independent lanes phase `i` runs in: a pipelined phase's channels
+    /// (and trees), each its own stream of pieces whose steps wait only for
+    /// their own messages (a GPU forwards channel 0's pieces without
+    /// waiting for channel 1's, as NCCL's channels run on their own thread
+    /// blocks); 1 for every other phase. A participant enters the next
+    /// phase when all its lanes have finished this one.
+    pub fn lanes(&self, i: usize) -> u32 {
+        match self.phases[i] {
+            Phase::Chain { .. } => self.ring_channels(Grouping::All),
+            Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 2 * self.tree_channels(),
+            _ => 1,
+        }
+    }
+
+    /// The most lanes of any phase.
+    pub fn max_lanes(&self) -> u32 {
+        (0..self.phases.len())
+            .map(|i| self.lanes(i))
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The phase a global step belongs to, and the step one past its end.
+    pub fn phase_end(&self, step: u32) -> (usize, u32) {
+        let (i, _) = self.phase_of(step);
+        (i, self.phase_start[i + 1])
+    }
+
+    /// Participant `p`'s sends in lane `lane` of global step `step` (all
+    /// of a non-pipelined step's sends are lane 0's).
+    pub fn lane_sends(&self, p: Participant, lane: u32, step: u32, out: &mut Vec<Send>) {
+        let (i, k) = self.phase_of(step);
+        if self.pipelined(i) {
+            self.pipeline_sends(&self.phases[i], p, Some((lane, k)), out);
+        } else if lane == 0 {
+            self.sends(p, step, out);
+        }
+    }
+
+    /// Messages participant `p` receives in lane `lane` of global step
+    /// `step`.
+    pub fn lane_recvs(&self, p: Participant, lane: u32, step: u32) -> u32 {
+        let (i, k) = self.phase_of(step);
+        if self.pipelined(i) {
+            self.pipeline_recvs(&self.phases[i], p, Some(lane), k)
+        } else if lane == 0 {
+            self.expected_recvs(p, step)
+        } else {
+            0
+        }
+    }
+
+    /// Channels of a pipelined tree: one per NIC of a node across nodes.
+    fn tree_channels(&self) -> u32 {
+        if self.nodes > 1 {
+            self.nics_per_node
+        } else {
+            1
+        }
+    }
+
+    /// Height of tree `t`'s root (its longest path to a leaf, in hops): a
+    /// node's chain of G GPUs hangs under the node tree.
+    fn tree_height(&self, t: usize) -> u32 {
+        let trees = self.trees.as_ref().expect("a program with a double tree");
+        self.gpus_per_node - 1 + trees.height[t].iter().copied().max().unwrap_or(0)
+    }
+
+    /// GPU `p`'s place in tree `t` of channel `c`: (height, depth, parent,
+    /// children), each neighbour with the NIC the hop pins (hops between
+    /// nodes run through the channel's NIC).
+    fn tree_spot(&self, c: u32, t: usize, p: Participant) -> TreeSpot {
+        let trees = self.trees.as_ref().expect("a program with a double tree");
+        let g = self.gpus_per_node;
+        let (node, local) = (p / g, p % g);
+        let top = c % g;
+        let i = (local + g - top) % g;
+        let gpu = |n: u32, pos: u32| n * g + (top + pos) % g;
+        let mut spot = TreeSpot {
+            height: g - 1 - i,
+            depth: trees.depth[t][node as usize] + i,
+            parent: None,
+            children: [None; 3],
+        };
+        if i + 1 < g {
+            spot.children[0] = Some((gpu(node, i + 1), None));
+        }
+        if i > 0 {
+            spot.parent = Some((gpu(node, i - 1), None));
+        } else {
+            spot.height += trees.height[t][node as usize];
+            spot.parent = trees.parent[t][node as usize].map(|u| (gpu(u, 0), Some(c)));
+            for (k, child) in trees.children[t][node as usize].iter().enumerate() {
+                spot.children[k + 1] = child.map(|u| (gpu(u, 0), Some(c)));
+            }
+        }
+        spot
+    }
+
+    /// GPU `p`'s distance from the root along channel `c`'s ring of
+    /// `channels` (see [`Phase::Chain`]) and its successor, with the NIC
+    /// the hop pins.
+    fn chain_spot(&self, c: u32, channels: u32, p: Participant) -> (u32, Participant, Option<u32>) {
+        if channels == 1 {
+            let (_, idx) = self.locate(p, Grouping::All);
+            let next = self.member(0, (idx + 1) % self.gpus, Grouping::All);
+            return (idx, next, None);
+        }
+        let g = self.gpus_per_node;
+        let (node, local) = (p / g, p % g);
+        let entry = c % g;
+        let pos = node * g + (local + g - entry) % g;
+        let root = (g - entry) % g;
+        let idx = (pos + self.gpus - root) % self.gpus;
+        let next = (local + 1) % g;
+        if next == entry {
+            (idx, (node + 1) % self.nodes * g + entry, Some(c))
+        } else {
+            (idx, node * g + next, None)
+        }
+    }
+
+    /// The sends of a pipelined phase at local step k of lane `at` = (lane,
+    /// k), or of every lane in its steady state (every pipeline sending at
+    /// once) when `at` is `None`.
+    fn pipeline_sends(
+        &self,
+        ph: &Phase,
+        p: Participant,
+        at: Option<(u32, u32)>,
+        out: &mut Vec<Send>,
+    ) {
+        if p >= self.gpus {
+            return;
+        }
+        let lanes = match at {
+            Some((lane, _)) => lane..lane + 1,
+            None => 0..self.lanes(self.phase_index(ph)),
+        };
+        let live = |first: u32, chunks: u32| match at {
+            None => true,
+            Some((_, k)) => k >= first && k - first < chunks,
+        };
+        match *ph {
+            Phase::Chain { part, chunks } => {
+                let channels = self.ring_channels(Grouping::All);
+                for c in lanes {
+                    let (idx, to, nic) = self.chain_spot(c, channels, p);
+                    if idx + 1 < self.gpus && live(idx, chunks) {
+                        out.push(Send {
+                            to,
+                            bytes: part / chunks as f64,
+                            nic,
+                        });
+                    }
+                }
+            }
+            Phase::TreeReduce { part, chunks } => {
+                for lane in lanes {
+                    let spot = self.tree_spot(lane / 2, (lane % 2) as usize, p);
+                    if let Some((to, nic)) = spot.parent
+                        && live(spot.height, chunks)
+                    {
+                        out.push(Send {
+                            to,
+                            bytes: part / chunks as f64,
+                            nic,
+                        });
+                    }
+                }
+            }
+            Phase::TreeBcast { part, chunks } => {
+                for lane in lanes {
+                    let spot = self.tree_spot(lane / 2, (lane % 2) as usize, p);
+                    if live(spot.depth, chunks) {
+                        for &(to, nic) in spot.children.iter().flatten() {
+                            out.push(Send {
+                                to,
+                                bytes: part / chunks as f64,
+                                nic,
+                            });
+                        }
+                    }
+                }
+            }
+            _ => unreachable!("not a pipelined phase"),
+        }
+    }
+
+    /// The index of phase `ph` in the program.
+    fn phase_index(&self, ph: &Phase) -> usize {
+        self.phases
+            .iter()
+            .position(|x| std::ptr::eq(x, ph))
+            .expect("a phase of this program")
+    }
+
+    /// Messages GPU `p` receives at local step `k` of a pipelined phase, in
+    /// lane `lane` (every lane when `None`).
+    fn pipeline_recvs(&self, ph: &Phase, p: Participant, lane: Option<u32>, k: u32) -> u32 {
+        if p >= self.gpus {
+            return 0;
+        }
+        let lanes = match lane {
+            Some(l) => l..l + 1,
+            None => 0..self.lanes(self.phase_index(ph)),
+        };
+        let live = |first: u32, chunks: u32| k >= first && k - first < chunks;
+        let mut n = 0;
+        match *ph {
+            Phase::Chain { chunks, .. } => {
+                let channels = self.ring_channels(Grouping::All);
+                for c in lanes {
+                    let (idx, _, _) = self.chain_spot(c, channels, p);
+                    n += (idx > 0 && live(idx - 1, chunks)) as u32;
+                }
+            }
+            Phase::TreeReduce { chunks, .. } => {
+                for lane in lanes {
+                    let (c, t) = (lane / 2, (lane % 2) as usize);
+                    for &(child, _) in self.tree_spot(c, t, p).children.iter().flatten() {
+                        n += live(self.tree_spot(c, t, child).height, chunks) as u32;
+                    }
+                }
+            }
+            Phase::TreeBcast { chunks, .. } => {
+                for lane in lanes {
+                    let spot = self.tree_spot(lane / 2, (lane % 2) as usize, p);
+                    n += (spot.parent.is_some() && live(spot.depth - 1, chunks)) as u32;
+                }
+            }
+            _ => unreachable!("not a pipelined phase"),
+        }
+        n
+    }
+
+    /// A pipelined phase's steady state, for the analytical model: every
+    /// participant's sends of a step in which all its pipelines run, and
+    /// the number of steps beyond its piece count (the pipeline's fill).
+    /// `None` for other phases.
+    pub fn steady_sends(&self, i: usize, p: Participant, out: &mut Vec<Send>) -> Option<u32> {
+        if !self.pipelined(i) {
+            return None;
+        }
+        let ph = &self.phases[i];
+        self.pipeline_sends(ph, p, None, out);
+        let chunks = match *ph {
+            Phase::Chain { chunks, .. }
+            | Phase::TreeReduce { chunks, .. }
+            | Phase::TreeBcast { chunks, .. } => chunks,
+            _ => unreachable!(),
+        };
+        let steps = self.phase_range(i).len() as u32;
+        Some(steps.saturating_sub(chunks))
+    }
+
+    /// The latency of a pipelined phase's longest path (in seconds): the
+    /// chain from the root to its end, or a tree's deepest leaf to its
+    /// root; the slowest channel and tree.
+    pub fn pipeline_latency(&self, i: usize, topo: &Topology) -> f64 {
+        let hop = |from: Participant, to: Participant, nic: Option<u32>| {
+            topo.route(self.endpoint(from), self.endpoint(to), nic)
+                .latency
+        };
+        match self.phases[i] {
+            Phase::Chain { .. } => {
+                let channels = self.ring_channels(Grouping::All);
+                (0..channels)
+                    .map(|c| {
+                        (0..self.gpus)
+                            .map(|p| {
+                                let (idx, to, nic) = self.chain_spot(c, channels, p);
+                                if idx + 1 < self.gpus {
+                                    hop(p, to, nic)
+                                } else {
+                                    0.0
+                                }
+                            })
+                            .fold(0.0, |a, b| a + b)
+                    })
+                    .fold(0.0, f64::max)
+            }
+            Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => {
+                let mut worst = 0.0f64;
+                for lane in 0..self.lanes(i) {
+                    let (c, t) = (lane / 2, (lane % 2) as usize);
+                    for p in 0..self.gpus {
+                        // p's latency to the root
+                        let (mut a, mut lat) = (p, 0.0);
+                        while let Some((up, nic)) = self.tree_spot(c, t, a).parent {
+                            lat += hop(a, up, nic);
+                            a = up;
+                        }
+                        worst = worst.max(lat);
+                    }
+                }
+                worst
+            }
+            _ => 0.0,
         }
     }
 
@@ -368,7 +892,10 @@ impl Program {
             | Phase::BinomialBcast { .. }
             | Phase::RecursiveDoubling { .. }
             | Phase::RingV { .. }
-            | Phase::PairwiseV { .. } => false,
+            | Phase::PairwiseV { .. }
+            | Phase::Chain { .. }
+            | Phase::TreeReduce { .. }
+            | Phase::TreeBcast { .. } => false,
             Phase::Ps { shard, .. } => {
                 matches!(shard, Shards::Even(_)) && self.servers.is_multiple_of(self.nodes)
             }
@@ -413,9 +940,72 @@ impl Program {
         if leaders_only { self.nodes } else { self.gpus }
     }
 
-    /// Appends participant `p`'s sends in global step `step` to `out` as
-    /// (destination, bytes).
-    pub fn sends(&self, p: Participant, step: u32, out: &mut Vec<(Participant, f64)>) {
+    /// Channels a ring phase in `group` runs in (see [`Phase::Ring`]):
+    /// over all GPUs in contiguous placement across nodes, one per NIC of a
+    /// node; over rails with more NICs than GPUs, one per NIC each GPU has
+    /// of its own (⌊NICs / GPUs⌋); otherwise one.
+    pub fn ring_channels(&self, group: Grouping) -> u32 {
+        if self.nodes <= 1 {
+            return 1;
+        }
+        match group {
+            Grouping::All if !self.scattered => self.nics_per_node,
+            Grouping::Rail if self.nics_per_node > self.gpus_per_node => {
+                self.nics_per_node / self.gpus_per_node
+            }
+            _ => 1,
+        }
+    }
+
+    /// The sends of GPU `p` in one step of a ring in `group` of `chunk`
+    /// bytes per send (see [`Phase::Ring`] for the channels).
+    fn ring_sends(&self, p: Participant, group: Grouping, chunk: f64, out: &mut Vec<Send>) {
+        let channels = self.ring_channels(group);
+        let gp = self.gpus_per_node;
+        let share = chunk / channels as f64;
+        match group {
+            Grouping::All if channels > 1 => {
+                let (node, local) = (p / gp, p % gp);
+                for c in 0..channels {
+                    // channel c enters every node at NIC c's GPU
+                    let entry = c % gp;
+                    let next = (local + 1) % gp;
+                    out.push(if next == entry {
+                        Send {
+                            to: (node + 1) % self.nodes * gp + entry,
+                            bytes: share,
+                            nic: Some(c),
+                        }
+                    } else {
+                        Send::to(node * gp + next, share)
+                    });
+                }
+            }
+            Grouping::Rail if channels > 1 => {
+                let (node, local) = (p / gp, p % gp);
+                let to = (node + 1) % self.nodes * gp + local;
+                out.extend((0..channels).map(|j| Send {
+                    to,
+                    bytes: share,
+                    nic: Some(local + j * gp),
+                }));
+            }
+            _ => {
+                let s = self.group_size(group);
+                let (id, idx) = self.locate(p, group);
+                out.push(Send::to(self.member(id, (idx + 1) % s, group), chunk));
+            }
+        }
+    }
+
+    /// The path of `send` from participant `from` on `topo` (the topology
+    /// of the cluster the program was built for).
+    pub fn path(&self, topo: &Topology, from: Participant, send: &Send) -> Path {
+        topo.route(self.endpoint(from), self.endpoint(send.to), send.nic)
+    }
+
+    /// Appends participant `p`'s sends in global step `step` to `out`.
+    pub fn sends(&self, p: Participant, step: u32, out: &mut Vec<Send>) {
         let (i, k) = self.phase_of(step);
         match &self.phases[i] {
             Phase::Ps {
@@ -429,15 +1019,15 @@ impl Program {
                 let push = if overlap { k == 1 } else { k == 0 };
                 let pull = k == 1;
                 if self.is_worker(p, leaders_only) && overlap && k == 0 {
-                    out.extend((0..self.servers).map(|j| (self.gpus + j, 0.0)));
+                    out.extend((0..self.servers).map(|j| Send::to(self.gpus + j, 0.0)));
                 } else if self.is_worker(p, leaders_only) && push {
-                    out.extend((0..self.servers).map(|j| (self.gpus + j, shard.of(j))));
+                    out.extend((0..self.servers).map(|j| Send::to(self.gpus + j, shard.of(j))));
                 } else if p >= self.gpus && pull {
                     let bytes = shard.of(p - self.gpus);
                     out.extend(
                         (0..self.gpus)
                             .filter(|&w| self.is_worker(w, leaders_only))
-                            .map(|w| (w, bytes)),
+                            .map(|w| Send::to(w, bytes)),
                     );
                 }
             }
@@ -449,7 +1039,7 @@ impl Program {
                 let (_, idx) = self.locate(p, Grouping::All);
                 let block = (idx + s - k % s) % s;
                 let to = self.member(0, (idx + 1) % s, Grouping::All);
-                out.push((to, blocks[block as usize]));
+                out.push(Send::to(to, blocks[block as usize]));
             }
             Phase::PairwiseV { matrix } => {
                 if p >= self.gpus {
@@ -459,19 +1049,34 @@ impl Program {
                 let (_, idx) = self.locate(p, Grouping::All);
                 let j = (idx + k + 1) % s;
                 let to = self.member(0, j, Grouping::All);
-                out.push((to, matrix[(idx * s + j) as usize]));
+                out.push(Send::to(to, matrix[(idx * s + j) as usize]));
+            }
+            &Phase::Ring { group, chunk, .. } => {
+                if p < self.gpus {
+                    self.ring_sends(p, group, chunk, out);
+                }
+            }
+            ph @ (Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. }) => {
+                for lane in 0..self.lanes(i) {
+                    self.pipeline_sends(ph, p, Some((lane, k)), out);
+                }
             }
             ph => {
                 if p >= self.gpus {
                     return;
                 }
                 let (group, bytes) = match *ph {
-                    Phase::Ring { group, chunk, .. } => (group, chunk),
                     Phase::BinomialReduce { group, bytes } => (group, bytes),
                     Phase::BinomialBcast { group, bytes } => (group, bytes),
                     Phase::Pairwise { group, chunk } => (group, chunk),
                     Phase::RecursiveDoubling { group, bytes } => (group, bytes),
-                    Phase::Ps { .. } | Phase::RingV { .. } | Phase::PairwiseV { .. } => {
+                    Phase::Ring { .. }
+                    | Phase::Ps { .. }
+                    | Phase::RingV { .. }
+                    | Phase::PairwiseV { .. }
+                    | Phase::Chain { .. }
+                    | Phase::TreeReduce { .. }
+                    | Phase::TreeBcast { .. } => {
                         unreachable!()
                     }
                 };
@@ -479,7 +1084,6 @@ impl Program {
                 let (id, idx) = self.locate(p, group);
                 // (destination index, multiple of `bytes`)
                 let to = match ph {
-                    Phase::Ring { .. } => Some(((idx + 1) % s, 1)),
                     Phase::Pairwise { .. } => Some(((idx + k + 1) % s, 1)),
                     Phase::BinomialReduce { .. } => {
                         let d = 1u32 << k;
@@ -493,7 +1097,7 @@ impl Program {
                     _ => unreachable!(),
                 };
                 if let Some((to, parts)) = to {
-                    out.push((self.member(id, to, group), bytes * parts as f64));
+                    out.push(Send::to(self.member(id, to, group), bytes * parts as f64));
                 }
             }
         }
@@ -522,6 +1126,9 @@ impl Program {
             }
             // every rank receives one message in every step
             Phase::RingV { .. } | Phase::PairwiseV { .. } => (p < self.gpus) as u32,
+            ref ph @ (Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. }) => {
+                self.pipeline_recvs(ph, p, None, k)
+            }
             ref ph => {
                 if p >= self.gpus {
                     return 0;
@@ -532,7 +1139,12 @@ impl Program {
                     | Phase::BinomialBcast { group, .. }
                     | Phase::Pairwise { group, .. }
                     | Phase::RecursiveDoubling { group, .. } => group,
-                    Phase::Ps { .. } | Phase::RingV { .. } | Phase::PairwiseV { .. } => {
+                    Phase::Ps { .. }
+                    | Phase::RingV { .. }
+                    | Phase::PairwiseV { .. }
+                    | Phase::Chain { .. }
+                    | Phase::TreeReduce { .. }
+                    | Phase::TreeBcast { .. } => {
                         unreachable!()
                     }
                 };
@@ -540,7 +1152,9 @@ impl Program {
                 let (_, idx) = self.locate(p, group);
                 let d = 1u32 << k.min(31);
                 let got = match ph {
-                    Phase::Ring { .. } | Phase::Pairwise { .. } => true,
+                    // one message per channel (see `ring_sends`)
+                    Phase::Ring { .. } => return self.ring_channels(group),
+                    Phase::Pairwise { .. } => true,
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
                     Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
                     Phase::RecursiveDoubling { .. } => {
@@ -575,9 +1189,9 @@ mod tests {
             for p in 0..n {
                 out.clear();
                 prog.sends(p, step, &mut out);
-                for &(d, _) in &out {
-                    assert_ne!(d, p, "self-send at step {step}");
-                    recv[d as usize] += 1;
+                for send in &out {
+                    assert_ne!(send.to, p, "self-send at step {step}");
+                    recv[send.to as usize] += 1;
                 }
             }
             for p in 0..n {
@@ -675,7 +1289,7 @@ mod tests {
                 for p in 0..s {
                     out.clear();
                     prog.sends(p, step, &mut out);
-                    for &(d, bytes) in &out {
+                    for &Send { to: d, bytes, .. } in &out {
                         // a send carries what the sender holds
                         let parts = if step + 1 == prog.steps() && !s.is_power_of_two() {
                             // the fold-out sends only what the extra lacks
@@ -696,6 +1310,59 @@ mod tests {
             let log = if s > 1 { 31 - s.leading_zeros() } else { 0 };
             let extra = if s.is_power_of_two() { 0 } else { 2 };
             assert_eq!(prog.steps(), log + extra, "s {s}");
+        }
+    }
+
+    /// NCCL's binary tree over 14 ranks, as drawn in `trees.cc`: 0 — 8,
+    /// 8 → 4, 12; 4 → 2, 6; 12 → 10, 13; 10 → 9, 11; and the double tree's
+    /// second tree makes every interior rank of the first a leaf (mirror
+    /// for even counts, shift for odd), so no rank but the first root
+    /// (one child) forwards in both.
+    #[test]
+    fn double_binary_trees_are_nccls() {
+        let kids = |n, t, r| {
+            let (_, d) = dtree(n, t, r);
+            d.iter().flatten().copied().collect::<Vec<u32>>()
+        };
+        assert_eq!(btree(14, 0), (None, [Some(8), None]));
+        assert_eq!(kids(14, 0, 8), [4, 12]);
+        assert_eq!(kids(14, 0, 4), [2, 6]);
+        assert_eq!(kids(14, 0, 12), [10, 13]);
+        assert_eq!(kids(14, 0, 10), [9, 11]);
+        assert_eq!(btree(14, 13).0, Some(12));
+        assert_eq!(btree(14, 1).0, Some(2));
+        // the second tree's roots: n − 1 (even), 1 (odd)
+        assert_eq!(dtree(12, 1, 11).0, None);
+        assert_eq!(dtree(13, 1, 1).0, None);
+        for n in 2..=64u32 {
+            let trees = NodeTrees::new(n);
+            for t in 0..2 {
+                // a tree: one root, every other rank reached from it
+                let roots = trees.parent[t].iter().filter(|p| p.is_none()).count();
+                assert_eq!(roots, 1, "n {n} tree {t}");
+                for r in 0..n {
+                    for c in trees.children[t][r as usize].iter().flatten() {
+                        assert_eq!(trees.parent[t][*c as usize], Some(r), "n {n} tree {t}");
+                    }
+                }
+                let max_depth = *trees.depth[t].iter().max().unwrap();
+                assert!(
+                    max_depth <= 32 - (n - 1).leading_zeros() + 1,
+                    "n {n}: depth {max_depth}"
+                );
+            }
+            if n > 2 {
+                for r in 0..n {
+                    let inner =
+                        |t: usize| trees.children[t][r as usize].iter().any(Option::is_some);
+                    // (the first tree's root, with its single child, is
+                    // the one exception, for odd counts)
+                    assert!(
+                        !(inner(0) && inner(1)) || (r == 0 && n % 2 == 1),
+                        "n {n}: rank {r} forwards in both trees"
+                    );
+                }
+            }
         }
     }
 

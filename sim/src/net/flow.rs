@@ -304,6 +304,8 @@ mod tests {
                 bandwidth: 1e12,
                 latency: 0.0,
             },
+            nic_link: None,
+            gpudirect: false,
             nics_per_node: 1,
             oversubscription: 1.0,
             placement: Placement::Contiguous,

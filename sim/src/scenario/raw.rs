@@ -154,6 +154,12 @@ pub struct RawCluster {
     /// Overrides the intra preset's latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intra_latency: Option<String>,
+    /// The GPU's PCIe link to its NICs (NVLink nodes): a PCIe preset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nic_link: Option<String>,
+    /// GPUDirect RDMA; default on for RDMA networks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpudirect: Option<bool>,
     /// Default 1.
     #[serde(
         default,

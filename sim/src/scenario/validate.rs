@@ -50,6 +50,8 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
         latency: c.latency.clone(),
         intra_bandwidth: c.intra_bandwidth.clone(),
         intra_latency: c.intra_latency.clone(),
+        nic_link: c.nic_link.clone(),
+        gpudirect: c.gpudirect,
         oversubscription: c.oversubscription.unwrap_or(1.0),
         placement,
     };
@@ -352,10 +354,12 @@ mod tests {
         assert_eq!(m.gradient_precision, crate::workload::Precision::Fp32);
         let fp32: Vec<u64> = m.layers.iter().map(|l| m.grad_bytes(l)).collect();
         assert_eq!(fp32[0], m.layers[0].params * 4);
-        let swept = format!("{GOOD}
+        let swept = format!(
+            "{GOOD}
 [sweep]
 \"model.gradient_precision\" = [\"bf16\", \"fp16\"]
-");
+"
+        );
         for pt in load_str(&swept, "f.toml", "f").unwrap() {
             let m = &pt.config.model;
             let half: Vec<u64> = m.layers.iter().map(|l| m.grad_bytes(l)).collect();

@@ -733,7 +733,7 @@ proptest! {
         if scattered { c.placement = sim::cluster::Placement::Scattered; }
         for base in [
             Collective::new(Op::AllReduce),
-            coll(Op::AllReduce, Algo::Tree),
+            coll(Op::AllReduce, Algo::Binomial),
             Collective::new(Op::AllGather),
             Collective::new(Op::AllToAll),
         ] {
@@ -791,20 +791,24 @@ fn half_precision_gradients_halve_the_bytes_and_the_ring_time() {
     let run = |p: Precision| {
         let mut m = model(vec![layer("fc", 25_000_000, 1.0, 2.0)]);
         m.gradient_precision = p;
-        let cfg = config(
-            ClusterSpec::flat(4, 1e9, 0.0),
-            m,
-            NetModel::Analytical,
-        );
+        let cfg = config(ClusterSpec::flat(4, 1e9, 0.0), m, NetModel::Analytical);
         simulate(&cfg).unwrap()
     };
     let fp32 = run(Precision::Fp32);
     let want = 2.0 * 3.0 / 4.0 * 100e6 / 1e9;
-    assert!((fp32.comm_s - want).abs() < 1e-9, "{} vs {want}", fp32.comm_s);
+    assert!(
+        (fp32.comm_s - want).abs() < 1e-9,
+        "{} vs {want}",
+        fp32.comm_s
+    );
     for p in [Precision::Bf16, Precision::Fp16] {
         let half = run(p);
         assert_eq!(half.bytes_sent_per_gpu * 2.0, fp32.bytes_sent_per_gpu);
-        assert!((half.comm_s - want / 2.0).abs() < 1e-9, "{p:?}: {}", half.comm_s);
+        assert!(
+            (half.comm_s - want / 2.0).abs() < 1e-9,
+            "{p:?}: {}",
+            half.comm_s
+        );
         assert!(half.iteration_time_s < fp32.iteration_time_s);
     }
 }

@@ -5,6 +5,7 @@
 mod cases;
 mod engine;
 mod properties;
+mod topology;
 mod training;
 
 use sim::cluster::ClusterSpec;

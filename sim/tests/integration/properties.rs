@@ -34,7 +34,7 @@ fn collectives(c: &ClusterSpec) -> Vec<Collective> {
     ];
     // recursive doubling's rounds are homogeneous where binomial trees' are
     if binomial_homogeneous(c) {
-        v.push(coll(Op::AllReduce, Algo::Tree));
+        v.push(coll(Op::AllReduce, Algo::Binomial));
         v.push(coll(Op::Broadcast, Algo::Binomial));
         v.push(coll(Op::TopK, Algo::RecursiveDoubling));
         v.push(coll(Op::GTopK, Algo::Tree));
@@ -52,7 +52,9 @@ fn all_collectives(c: &ClusterSpec) -> Vec<Collective> {
     let mut v = collectives(c);
     for x in [
         coll(Op::Broadcast, Algo::Binomial),
+        coll(Op::AllReduce, Algo::Binomial),
         coll(Op::AllReduce, Algo::Tree),
+        coll(Op::Broadcast, Algo::Ring),
         coll(Op::AllToAll, Algo::Pairwise),
         coll(Op::TopK, Algo::RecursiveDoubling),
         coll(Op::GTopK, Algo::Tree),
@@ -127,6 +129,51 @@ proptest! {
         c.oversubscription = 2.0;
         for col in all_collectives(&c) {
             prop_assert_eq!(run_flow(&col, &c, size).unwrap(), run_flow(&col, &c, size).unwrap());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The pipelined collectives (NCCL's ring broadcast and tree
+    /// AllReduce): the analytical model counts all K + fill steps of a
+    /// phase at the steady state's load τ and adds the pipeline's latency
+    /// L, a = phases·(K + fill)·τ + L, so it bounds the flow model from
+    /// above; and the busiest link must carry every piece of every lane,
+    /// K·τ per phase, so the flow model takes at least (a − L)·K/(K +
+    /// fill). On any cluster, with one NIC per GPU or one per node. (The
+    /// flow model rounds each transfer's end up to the picosecond: a
+    /// picosecond per step.)
+    #[test]
+    fn pipelines_flow_within_the_analytical_bound(
+        nodes in 1u32..6,
+        g in prop::sample::select(vec![1u32, 2, 3, 4]),
+        nic_per_gpu in any::<bool>(),
+        size in 1e3f64..3e8,
+        lat in 0.0f64..2e-5,
+        intra_ratio in 1.0f64..20.0,
+    ) {
+        prop_assume!(nodes * g >= 2);
+        let mut c = cluster(nodes, g, 1e9, lat, 1e9 * intra_ratio, lat / 4.0);
+        if nic_per_gpu { c.nics_per_node = g; }
+        for col in [coll(Op::Broadcast, Algo::Ring), coll(Op::AllReduce, Algo::Tree)] {
+            let (a, f, _) = both(&col, &c, size);
+            let prog = col.program(&c, size);
+            let chunks = match prog.phases()[0] {
+                sim::collective::program::Phase::Chain { chunks, .. }
+                | sim::collective::program::Phase::TreeReduce { chunks, .. } => chunks,
+                _ => unreachable!(),
+            } as f64;
+            let phases = prog.phases().len() as f64;
+            let fill = prog.steps() as f64 / phases - chunks;
+            let rounding = prog.steps() as f64 * 1e-12;
+            prop_assert!(f <= a * (1.0 + 1e-9) + rounding,
+                "{} {}: flow {f} above analytical {a}", col.op.name(), col.algo.name());
+            let latency = col.analytical(&c).time(0.0);
+            prop_assert!(f >= (a - latency) * chunks / (chunks + fill) * (1.0 - 1e-9),
+                "{} {} nodes={nodes} g={g}: flow {f} below analytical {a} by more than the fill {fill}/{chunks}",
+                col.op.name(), col.algo.name());
         }
     }
 }
