@@ -354,6 +354,11 @@ GTOPK_TABLE_IV_DENSE = {"vgg16_cifar": 403, "resnet20": 9212, "alexnet": 39, "re
 # Lambda TensorFlow benchmark (tf_cnn_benchmarks), LambdaColdStorage/lambda-tensorflow-benchmark
 # tf-train-throughput-fp32.csv + tf-train-bs-fp32.csv at commit 080a6b7fee1c651228f227f52a2bed6ff90579cf.
 LAMBDA_A100_PCIE = {"alexnet": (10187, 1792), "inception_v3": (627, 224), "resnet50": (953, 224), "vgg16": (504, 224)}
+# Lambda TF benchmark, same files, row "V100 32GB" (log Platinum-Tesla_V100-SXM3-32GB_HP16_TF2_2; fp32).
+LAMBDA_V100_SXM3 = {"alexnet": (5132, 1536), "inception_v3": (273, 192), "resnet50": (432, 192), "vgg16": (249, 192)}
+# Lambda PyTorch benchmark (lambdal/deeplearning-benchmark, pytorch-train-throughput-v2-fp32.csv), resnet50 only.
+LAMBDA_PT_H100_SXM5_RN50 = (1894, 640)
+LAMBDA_PT_H200_SXM_RN50 = (2259, 1280)
 LAMBDA_1080TI = {"alexnet": (2636, 512), "inception_v3": (131, 64), "resnet50": (209, 64), "vgg16": (125, 56)}
 
 
@@ -417,6 +422,37 @@ def throughputs():
         add(m, "a100", 128, v,
             "DERIVED: a100 resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (a_rn50, m, GTOPK_1GPU[m]),
             True, "%d x %.3f / 52.873 = %.1f" % (a_rn50, GTOPK_1GPU[m], v))
+
+    # ---- v100 (Lambda TF benchmark, V100-SXM3-32GB, true fp32: Volta has no TF32)
+    vsrc = "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv"
+    for m in ["resnet50", "inception_v3", "vgg16", "alexnet"]:
+        v, b = LAMBDA_V100_SXM3[m]
+        add(m, "v100", b, v, vsrc, False, "measured %d" % v)
+    v_rn50 = LAMBDA_V100_SXM3["resnet50"][0]
+    for m in ["resnet20", "vgg16_cifar"]:
+        v = r1(v_rn50, GTOPK_1GPU[m], GTOPK_1GPU["resnet50"])
+        add(m, "v100", 128, v,
+            "DERIVED: v100 resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (v_rn50, m, GTOPK_1GPU[m]),
+            True, "%d x %.3f / 52.873 = %.1f" % (v_rn50, GTOPK_1GPU[m], v))
+
+    # ---- h100, h200 (Lambda PyTorch benchmark: resnet50 only; the rest by R1 on the A100 TF ratios)
+    for gpu, (rn50, b), src in [
+        ("h100", LAMBDA_PT_H100_SXM5_RN50,
+         "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv"),
+        ("h200", LAMBDA_PT_H200_SXM_RN50,
+         "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H200 141GB SXM 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv"),
+    ]:
+        add("resnet50", gpu, b, rn50, src, False, "measured %d" % rn50)
+        for m in ["inception_v3", "vgg16", "alexnet"]:
+            v = r1(rn50, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0])
+            add(m, gpu, b, v,
+                "DERIVED: %s resnet50 %d x Lambda TF a100 %s/resnet50 %d/%d" % (gpu, rn50, m, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0]),
+                True, "%d x %d / %d = %.1f" % (rn50, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0], v))
+        for m in ["resnet20", "vgg16_cifar"]:
+            v = r1(rn50, GTOPK_1GPU[m], GTOPK_1GPU["resnet50"])
+            add(m, gpu, 128, v,
+                "DERIVED: %s resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (gpu, rn50, m, GTOPK_1GPU[m]),
+                True, "%d x %.3f / 52.873 = %.1f" % (rn50, GTOPK_1GPU[m], v))
     return T
 
 
@@ -481,7 +517,7 @@ pub struct PresetLayer {
 /// A measured single-GPU training throughput of one model on one GPU.
 #[derive(Debug, Clone, Copy)]
 pub struct GpuThroughput {
-    /// GPU key used in scenario files: "titan-xp", "p102-100", "a100" (and optionally "v100", "h100").
+    /// GPU key used in scenario files: "titan-xp", "p102-100", "a100", "v100", "h100", "h200".
     pub gpu: &'static str,
     /// Batch size per GPU at which it was measured.
     pub batch: u32,

@@ -4,7 +4,11 @@ use crate::error::{CliError, print_line};
 use clap::Args;
 use serde::Serialize;
 use sim::cluster::Placement;
-use sim::cluster::build::Description;
+use sim::cluster::build::{Description, NodeKeys};
+
+/// The network of `dtsim collective` when neither --network nor --node
+/// names one.
+const DEFAULT_NETWORK: &str = "ib-edr-100g";
 use sim::collective::single::{self, Request};
 use sim::names::Named;
 use sim::net::NetModel;
@@ -34,28 +38,35 @@ pub struct CollectiveArgs {
     /// topk, gtopk: the gradient's number format [default: fp32].
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
-    /// Algorithm: allreduce ring|tree|hierarchical; ps
+    /// Algorithm: allreduce ring|tree|hierarchical|binomial; broadcast
+    /// ring|binomial; alltoall pairwise; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
     algo: Option<String>,
-    /// GPUs per node (must divide --gpus).
-    #[arg(long, default_value_t = 1)]
-    gpus_per_node: u32,
-    /// Inter-node network preset.
-    #[arg(long, default_value = "ib-edr-100g")]
-    network: String,
-    /// Intra-node link preset.
-    #[arg(long, default_value = sim::cluster::build::DEFAULT_INTRA)]
-    intra: String,
+    /// A node preset (dgx-a100, dgx-h100, ...): GPUs and NICs per node,
+    /// network, intra-node link and NIC link as that machine is built;
+    /// each flag given overrides its part.
+    #[arg(long)]
+    node: Option<String>,
+    /// GPUs per node (must divide --gpus) [default: 1, or the node's].
+    #[arg(long)]
+    gpus_per_node: Option<u32>,
+    /// Inter-node network preset or calibration profile [default:
+    /// ib-edr-100g, or the node's].
+    #[arg(long)]
+    network: Option<String>,
+    /// Intra-node link preset [default: pcie3-x16, or the node's].
+    #[arg(long)]
+    intra: Option<String>,
     /// Per-NIC bandwidth, overriding the preset ("100Gbps", "12.5GB/s").
     #[arg(long)]
     bandwidth: Option<String>,
     /// Inter-node latency, overriding the preset ("1.5us").
     #[arg(long)]
     latency: Option<String>,
-    /// NICs per node.
-    #[arg(long, default_value_t = 1)]
-    nics_per_node: u32,
+    /// NICs per node [default: 1, or the node's].
+    #[arg(long)]
+    nics_per_node: Option<u32>,
     /// The GPU's PCIe link to its NICs, on NVLink nodes (a PCIe preset)
     /// [default: the PCIe generation of the network's NICs].
     #[arg(long)]
@@ -125,15 +136,25 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         local_aggregation: a.local_aggregation,
         gpus: a.gpus,
         cluster: Description {
-            nics_per_node: a.nics_per_node,
-            intra: Some(a.intra),
             bandwidth: a.bandwidth,
             latency: a.latency,
-            nic_link: a.nic_link,
             gpudirect: a.gpudirect,
             oversubscription: a.oversubscription,
             placement: a.placement,
-            ..Description::new(0, a.gpus_per_node, &a.network)
+            ..Description::from_keys(
+                0,
+                NodeKeys {
+                    network: a
+                        .network
+                        .or_else(|| a.node.is_none().then(|| DEFAULT_NETWORK.to_string())),
+                    node: a.node,
+                    gpus_per_node: a.gpus_per_node,
+                    nics_per_node: a.nics_per_node,
+                    intra: a.intra,
+                    nic_link: a.nic_link,
+                },
+            )
+            .map_err(|e| CliError::Input(format!("{}: {}", e.field.flag(), e.message)))?
         },
         model: a.model,
     };

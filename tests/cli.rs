@@ -451,6 +451,7 @@ fn bad_collective_arguments() {
     assert_bad(&with(&["--algo", "bogus"]), &["--algo", "bogus"]);
     assert_bad(&with(&["--network", "ib-xyz"]), &["--network", "ib-xyz"]);
     assert_bad(&with(&["--bandwidth", "0Gbps"]), &["--bandwidth"]);
+    assert_bad(&with(&["--node", "dgx-a10"]), &["--node", "dgx-a100"]);
     assert_bad(
         &dtsim(&[
             "collective",
@@ -475,6 +476,37 @@ fn bad_collective_arguments() {
         ]),
         &["--size"],
     );
+}
+
+/// `--node` stands for a machine's keys; a flag beside it overrides its
+/// part.
+#[test]
+fn collective_on_a_node_preset() {
+    let json = |extra: &[&str]| -> Value {
+        let mut v = vec![
+            "collective",
+            "--op",
+            "allreduce",
+            "--gpus",
+            "16",
+            "--size",
+            "1GiB",
+            "--json",
+        ];
+        v.extend_from_slice(extra);
+        let o = dtsim(&v);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let j = json(&["--node", "dgx-h100"]);
+    assert_eq!(j["nodes"], 2);
+    assert_eq!(j["gpus_per_node"], 8);
+    assert_eq!(j["network"], "ib-ndr-400g");
+    // 8 NDR NICs a node: busbw is the node's NVLink4 or its NICs, far
+    // above one NIC's 47 GB/s
+    assert!(j["busbw_GBps"].as_f64().unwrap() > 200.0, "{j}");
+    let one = json(&["--node", "dgx-h100", "--nics-per-node", "1"]);
+    assert!(one["busbw_GBps"].as_f64().unwrap() < 47.0, "{one}");
 }
 
 /// `--help` is pinned: a change to the interface must change this file

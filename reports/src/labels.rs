@@ -169,6 +169,7 @@ pub const LABELS: &[Label] = &[
     l("model.compute_jitter", "Compute jitter (CV)", Plain),
     l("model.gradient_precision", "Gradient precision", Plain),
     l("cluster.nic_link", "GPU–NIC link", Plain),
+    l("cluster.node", "Node", Plain),
     l("cluster.gpudirect", "GPUDirect RDMA", Plain),
     l("strategy.dense", "Dense method", Plain),
     l("strategy.allreduce", "AllReduce algorithm", Plain),

@@ -46,6 +46,8 @@ pub enum Field {
     NicLink,
     /// `gpudirect`.
     Gpudirect,
+    /// `node`.
+    Node,
 }
 
 impl Field {
@@ -65,6 +67,7 @@ impl Field {
             Field::Oversubscription => "oversubscription",
             Field::NicLink => "nic_link",
             Field::Gpudirect => "gpudirect",
+            Field::Node => "node",
         }
     }
 
@@ -129,7 +132,76 @@ pub struct Description {
     pub placement: Placement,
 }
 
+/// The keys a node preset bundles, each as the user gave it (`None`: not
+/// given), and the preset's name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeKeys {
+    /// A node preset's name (`presets::NODES`).
+    pub node: Option<String>,
+    /// GPUs per machine.
+    pub gpus_per_node: Option<u32>,
+    /// NICs per machine.
+    pub nics_per_node: Option<u32>,
+    /// An inter-node preset or calibration profile.
+    pub network: Option<String>,
+    /// An intra-node preset.
+    pub intra: Option<String>,
+    /// The GPU's PCIe link to its NICs.
+    pub nic_link: Option<String>,
+}
+
 impl Description {
+    /// `nodes` machines as `keys` describe them: each key given wins; a
+    /// named node preset supplies the rest of its bundle; elsewhere the
+    /// defaults of [`Description::new`] (1 GPU, 1 NIC, [`DEFAULT_INTRA`]).
+    /// Without a node preset `network` is required. A node's `nic_link`
+    /// is dropped where a given `intra` makes the node a PCIe one (whose
+    /// GPUs reach their NICs over that fabric).
+    pub fn from_keys(nodes: u32, keys: NodeKeys) -> Result<Description, Invalid> {
+        let node = match &keys.node {
+            Some(n) => Some(presets::node(n).ok_or_else(|| {
+                let known: Vec<_> = presets::NODES.iter().map(|p| p.name).collect();
+                invalid(Field::Node, unknown("node", n, &known))
+            })?),
+            None => None,
+        };
+        let network = match (keys.network, node) {
+            (Some(n), _) => n,
+            (None, Some(p)) => p.network.to_string(),
+            (None, None) => {
+                return Err(invalid(
+                    Field::Network,
+                    "is required: a network preset or a calibration profile (.toml), or a node preset in `node`",
+                ));
+            }
+        };
+        let intra = keys.intra.clone().or(node.map(|p| p.intra.to_string()));
+        let pcie_node = intra
+            .as_deref()
+            .and_then(presets::intra_node)
+            .is_some_and(|p| p.kind == Kind::Pcie);
+        let nic_link = match (keys.nic_link, node) {
+            (Some(l), _) => Some(l),
+            (None, Some(p)) if !pcie_node => Some(p.nic_link.to_string()),
+            _ => None,
+        };
+        Ok(Description {
+            nics_per_node: keys
+                .nics_per_node
+                .or(node.map(|p| p.nics_per_node))
+                .unwrap_or(1),
+            intra,
+            nic_link,
+            ..Description::new(
+                nodes,
+                keys.gpus_per_node
+                    .or(node.map(|p| p.gpus_per_node))
+                    .unwrap_or(1),
+                &network,
+            )
+        })
+    }
+
     /// A description of `nodes × gpus_per_node` GPUs on `network` with
     /// every other field at its default.
     pub fn new(nodes: u32, gpus_per_node: u32, network: &str) -> Description {
@@ -503,5 +575,72 @@ mod tests {
             assert!(e.message.contains(says), "{field:?}: {}", e.message);
         }
         assert_eq!(Field::NicsPerNode.flag(), "--nics-per-node");
+    }
+
+    /// A node preset fills the keys not given and no more; a given key
+    /// wins; an unknown node is named with the known ones; without a node
+    /// or a network there is nothing to build.
+    #[test]
+    fn node_presets_bundle_keys_that_each_override() {
+        let keys = |node: &str| NodeKeys {
+            node: Some(node.into()),
+            ..NodeKeys::default()
+        };
+        let c = Description::from_keys(4, keys("dgx-h100"))
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!((c.nodes, c.gpus_per_node, c.nics_per_node), (4, 8, 8));
+        assert_eq!(
+            (c.network.as_str(), c.intra_name.as_str()),
+            ("ib-ndr-400g", "nvlink4")
+        );
+        assert_eq!(c.nic_link.as_ref().unwrap().name, "pcie5-x16");
+        assert!(c.gpudirect);
+        // every preset builds, and names presets that exist
+        for p in presets::NODES {
+            let c = Description::from_keys(2, keys(p.name))
+                .unwrap()
+                .build()
+                .unwrap();
+            assert_eq!(c.gpus(), 2 * p.gpus_per_node, "{}", p.name);
+        }
+        // overrides, one at a time
+        let d = Description::from_keys(
+            2,
+            NodeKeys {
+                gpus_per_node: Some(4),
+                nics_per_node: Some(2),
+                network: Some("ib-hdr-200g".into()),
+                ..keys("dgx-h100")
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (d.gpus_per_node, d.nics_per_node, d.network.as_str()),
+            (4, 2, "ib-hdr-200g")
+        );
+        assert_eq!(d.nic_link.as_deref(), Some("pcie5-x16"));
+        // a PCIe fabric given over an NVLink node drops the node's NIC link
+        let d = Description::from_keys(
+            2,
+            NodeKeys {
+                intra: Some("pcie4-x16".into()),
+                ..keys("dgx-a100")
+            },
+        )
+        .unwrap();
+        assert_eq!(d.nic_link, None);
+        assert_eq!(d.build().unwrap().intra_name, "pcie4-x16");
+        let e = Description::from_keys(1, keys("dgx-a10")).unwrap_err();
+        assert_eq!(e.field, Field::Node);
+        assert!(
+            e.message.contains("dgx-a100") && e.message.contains("dgx-h100"),
+            "{}",
+            e.message
+        );
+        let e = Description::from_keys(1, NodeKeys::default()).unwrap_err();
+        assert_eq!(e.field, Field::Network);
+        assert!(e.message.contains("node"), "{}", e.message);
     }
 }

@@ -186,6 +186,58 @@ pub const INTRA_NODE: &[LinkPreset] = &[
 /// `nic_link` PCIe preset's latency instead. See docs/network-presets.md.
 pub const GPUDIRECT_RDMA_LATENCY_S: f64 = 1.0e-6;
 
+/// A machine as built and sold: a bundle of `[cluster]` keys. Any key a
+/// scenario gives overrides the bundle's. Sources: docs/network-presets.md.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodePreset {
+    /// Name used in scenario files (`cluster.node`), e.g. "dgx-h100".
+    pub name: &'static str,
+    /// The GPU, for documentation (`model.gpu` is chosen separately).
+    pub gpu: &'static str,
+    /// `cluster.gpus_per_node`.
+    pub gpus_per_node: u32,
+    /// `cluster.intra`: the GPUs' fabric.
+    pub intra: &'static str,
+    /// `cluster.network`: one compute NIC's preset.
+    pub network: &'static str,
+    /// `cluster.nics_per_node`: compute NICs (storage and management NICs
+    /// excluded).
+    pub nics_per_node: u32,
+    /// `cluster.nic_link`: the PCIe link between a GPU and its NICs.
+    pub nic_link: &'static str,
+    /// Short citation; the full one is in docs/network-presets.md.
+    pub source: &'static str,
+}
+
+/// Node presets.
+pub const NODES: &[NodePreset] = &[
+    NodePreset {
+        name: "dgx-a100",
+        gpu: "8x A100-SXM4 (40 or 80 GB)",
+        gpus_per_node: 8,
+        intra: "nvlink3",
+        network: "ib-hdr-200g",
+        nics_per_node: 8,
+        nic_link: "pcie4-x16",
+        source: "NVIDIA DGX A100 user guide: 8 single-port ConnectX-6 HDR for compute, PCIe Gen4 switches, NVLink3 NVSwitch",
+    },
+    NodePreset {
+        name: "dgx-h100",
+        gpu: "8x H100-SXM5 80 GB",
+        gpus_per_node: 8,
+        intra: "nvlink4",
+        network: "ib-ndr-400g",
+        nics_per_node: 8,
+        nic_link: "pcie5-x16",
+        source: "NVIDIA DGX H100 user guide: 8 ConnectX-7 NDR 400 Gb/s for compute, PCIe Gen5, NVLink4 NVSwitch",
+    },
+];
+
+/// Looks up a node preset by name.
+pub fn node(name: &str) -> Option<&'static NodePreset> {
+    NODES.iter().find(|p| p.name == name)
+}
+
 /// Looks up an inter-node preset by name.
 pub fn inter_node(name: &str) -> Option<&'static LinkPreset> {
     INTER_NODE.iter().find(|p| p.name == name)

@@ -136,10 +136,13 @@ pub struct RawCluster {
         skip_serializing_if = "Option::is_none"
     )]
     pub gpus_per_node: Option<i64>,
-    /// Required: an inter-node preset.
+    /// A node preset: a bundle of the keys below, each overridable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Required unless `node` names one: an inter-node preset or profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
-    /// Default "pcie3-x16".
+    /// Default "pcie3-x16", or the node's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intra: Option<String>,
     /// Overrides the network preset's per-NIC bandwidth.

@@ -12,7 +12,7 @@ use super::raw::{IntOrText, RawScenario};
 use super::strategy::validate_strategy;
 use super::{Invalid, invalid};
 use crate::cluster::Placement;
-use crate::cluster::build::Description;
+use crate::cluster::build::{Description, NodeKeys};
 use crate::limits;
 use crate::names::Named;
 use crate::net::NetModel;
@@ -27,10 +27,9 @@ use std::path::Path;
 pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<TrainConfig, Invalid> {
     let c = &raw.cluster;
     let nodes = count(c.nodes, "cluster.nodes", None, 1)?;
-    let gpn = count(c.gpus_per_node, "cluster.gpus_per_node", Some(1), 1)?;
-    limits::check_gpus(nodes as u64, gpn as u64)
-        .map_err(|m| invalid("cluster.gpus_per_node", m))?;
-    let nics = count(c.nics_per_node, "cluster.nics_per_node", Some(1), 1)?;
+    let given = |v: Option<i64>, key: &str| v.map(|v| count(Some(v), key, None, 1)).transpose();
+    let gpn = given(c.gpus_per_node, "cluster.gpus_per_node")?;
+    let nics = given(c.nics_per_node, "cluster.nics_per_node")?;
     let net_model = match &c.model {
         Some(m) => NetModel::parse(m).map_err(|e| invalid("cluster.model", e))?,
         None => NetModel::default(),
@@ -40,21 +39,29 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
         None => Placement::default(),
     };
     let description = Description {
-        nodes,
-        gpus_per_node: gpn,
-        nics_per_node: nics,
-        network: need(&c.network, "cluster.network")?,
         dir: dir.map(Path::to_path_buf),
-        intra: c.intra.clone(),
         bandwidth: c.bandwidth.clone(),
         latency: c.latency.clone(),
         intra_bandwidth: c.intra_bandwidth.clone(),
         intra_latency: c.intra_latency.clone(),
-        nic_link: c.nic_link.clone(),
         gpudirect: c.gpudirect,
         oversubscription: c.oversubscription.unwrap_or(1.0),
         placement,
+        ..Description::from_keys(
+            nodes,
+            NodeKeys {
+                node: c.node.clone(),
+                gpus_per_node: gpn,
+                nics_per_node: nics,
+                network: c.network.clone(),
+                intra: c.intra.clone(),
+                nic_link: c.nic_link.clone(),
+            },
+        )
+        .map_err(|e| invalid(&format!("cluster.{}", e.field.key()), e.message))?
     };
+    limits::check_gpus(nodes as u64, description.gpus_per_node as u64)
+        .map_err(|m| invalid("cluster.gpus_per_node", m))?;
     let cluster = description
         .build()
         .map_err(|e| invalid(&format!("cluster.{}", e.field.key()), e.message))?;
@@ -316,6 +323,35 @@ pub(super) fn size(v: &Option<IntOrText>, key: &str, default: u64) -> Result<u64
 mod tests {
     use super::super::tests::{GOOD, err};
     use super::super::{load_str, load_str_in};
+
+    /// `cluster.node` stands for its bundle; a key beside it wins; an
+    /// unknown node is refused at its line, with the known names; without
+    /// node or network, the message says either will do.
+    #[test]
+    fn a_node_preset_stands_for_its_keys() {
+        let text = GOOD
+            .replace("gpus_per_node = 4\n", "")
+            .replace("network = \"ib-edr-100g\"", "node = \"dgx-a100\"");
+        let c = &load_str(&text, "f.toml", "f").unwrap()[0].config.cluster;
+        assert_eq!((c.gpus(), c.nics_per_node), (16, 8));
+        assert_eq!(
+            (c.network.as_str(), c.intra_name.as_str()),
+            ("ib-hdr-200g", "nvlink3")
+        );
+        let text = text.replace(
+            "node = \"dgx-a100\"",
+            "node = \"dgx-a100\"\nnics_per_node = 2",
+        );
+        let c = &load_str(&text, "f.toml", "f").unwrap()[0].config.cluster;
+        assert_eq!(c.nics_per_node, 2);
+        let e = err(&text.replace("dgx-a100", "dgx-a10"));
+        assert_eq!(e.key.as_deref(), Some("cluster.node"));
+        assert_eq!(e.line, Some(5));
+        assert!(e.to_string().contains("dgx-a100"), "{e}");
+        let e = err(&GOOD.replace("network = \"ib-edr-100g\"", ""));
+        assert_eq!(e.key.as_deref(), Some("cluster.network"));
+        assert!(e.to_string().contains("node"), "{e}");
+    }
 
     #[test]
     fn zero_gpus_names_key_and_line() {

@@ -200,3 +200,39 @@ impl Model {
         self.batch_per_gpu as f64 / self.compute_time().as_secs()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The GPU compute presets of one family (NVIDIA data-centre GPUs, by
+    /// generation) are ordered: on every built-in model a later GPU is
+    /// never slower at the same batch. The tables mix measurements and R1
+    /// derivations (docs/models.md §3), so this checks the derivations do
+    /// not invert a generation.
+    #[test]
+    fn newer_data_centre_gpus_are_never_slower() {
+        const FAMILY: [&str; 4] = ["v100", "a100", "h100", "h200"];
+        for model in preset_names() {
+            let times: Vec<f64> = FAMILY
+                .iter()
+                .map(|gpu| {
+                    Model::from_preset(model, gpu, 64)
+                        .unwrap()
+                        .compute_time()
+                        .as_secs()
+                })
+                .collect();
+            for (i, w) in times.windows(2).enumerate() {
+                assert!(
+                    w[1] < w[0],
+                    "{model}: {} takes {} s a batch of 64, {} takes {} s",
+                    FAMILY[i + 1],
+                    w[1],
+                    FAMILY[i],
+                    w[0]
+                );
+            }
+        }
+    }
+}

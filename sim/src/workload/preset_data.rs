@@ -23,7 +23,7 @@ pub struct PresetLayer {
 /// A measured single-GPU training throughput of one model on one GPU.
 #[derive(Debug, Clone, Copy)]
 pub struct GpuThroughput {
-    /// GPU key used in scenario files: "titan-xp", "p102-100", "a100" (and optionally "v100", "h100").
+    /// GPU key used in scenario files: "titan-xp", "p102-100", "a100", "v100", "h100", "h200".
     pub gpu: &'static str,
     /// Batch size per GPU at which it was measured.
     pub batch: u32,
@@ -179,6 +179,24 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 953.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
     },
+    GpuThroughput {
+        gpu: "v100",
+        batch: 192,
+        samples_per_s: 432.0,
+        source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+    },
+    GpuThroughput {
+        gpu: "h100",
+        batch: 640,
+        samples_per_s: 1894.0,
+        source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv",
+    },
+    GpuThroughput {
+        gpu: "h200",
+        batch: 1280,
+        samples_per_s: 2259.0,
+        source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H200 141GB SXM 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv",
+    },
 ];
 
 /// Inception-v3, torchvision `inception_v3` at 299x299, WITHOUT the auxiliary classifier (AuxLogits, 3,326,696 params, excluded). Entries: 5 stem convs (BN incl.; max-pools attributed to Conv2d_2b/Conv2d_4a), Mixed_5b..Mixed_7c (7c incl. global avg-pool), fc.
@@ -308,6 +326,24 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 627.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
     },
+    GpuThroughput {
+        gpu: "v100",
+        batch: 192,
+        samples_per_s: 273.0,
+        source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+    },
+    GpuThroughput {
+        gpu: "h100",
+        batch: 640,
+        samples_per_s: 1246.1,
+        source: "DERIVED: h100 resnet50 1894 x Lambda TF a100 inception_v3/resnet50 627/953",
+    },
+    GpuThroughput {
+        gpu: "h200",
+        batch: 1280,
+        samples_per_s: 1486.2,
+        source: "DERIVED: h200 resnet50 2259 x Lambda TF a100 inception_v3/resnet50 627/953",
+    },
 ];
 
 /// VGG-16 (configuration D), torchvision `vgg16` without batch norm: 13 conv entries (max-pools attributed to the preceding conv) + fc6/fc7/fc8.
@@ -431,6 +467,24 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 504.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
     },
+    GpuThroughput {
+        gpu: "v100",
+        batch: 192,
+        samples_per_s: 249.0,
+        source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+    },
+    GpuThroughput {
+        gpu: "h100",
+        batch: 640,
+        samples_per_s: 1001.7,
+        source: "DERIVED: h100 resnet50 1894 x Lambda TF a100 vgg16/resnet50 504/953",
+    },
+    GpuThroughput {
+        gpu: "h200",
+        batch: 1280,
+        samples_per_s: 1194.7,
+        source: "DERIVED: h200 resnet50 2259 x Lambda TF a100 vgg16/resnet50 504/953",
+    },
 ];
 
 /// AlexNet, torchvision `alexnet` (single-tower 'one weird trick' variant, 64-192-384-256-256 convs), NOT the original two-GPU network (60,965,224 params in Caffe's bvlc_alexnet).
@@ -505,6 +559,24 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 1792,
         samples_per_s: 10187.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
+    },
+    GpuThroughput {
+        gpu: "v100",
+        batch: 1536,
+        samples_per_s: 5132.0,
+        source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+    },
+    GpuThroughput {
+        gpu: "h100",
+        batch: 640,
+        samples_per_s: 20245.7,
+        source: "DERIVED: h100 resnet50 1894 x Lambda TF a100 alexnet/resnet50 10187/953",
+    },
+    GpuThroughput {
+        gpu: "h200",
+        batch: 1280,
+        samples_per_s: 24147.4,
+        source: "DERIVED: h200 resnet50 2259 x Lambda TF a100 alexnet/resnet50 10187/953",
     },
 ];
 
@@ -598,6 +670,24 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 128,
         samples_per_s: 16593.8,
         source: "DERIVED: a100 resnet50 953 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+    },
+    GpuThroughput {
+        gpu: "v100",
+        batch: 128,
+        samples_per_s: 7522.0,
+        source: "DERIVED: v100 resnet50 432 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+    },
+    GpuThroughput {
+        gpu: "h100",
+        batch: 128,
+        samples_per_s: 32978.6,
+        source: "DERIVED: h100 resnet50 1894 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+    },
+    GpuThroughput {
+        gpu: "h200",
+        batch: 128,
+        samples_per_s: 39334.0,
+        source: "DERIVED: h200 resnet50 2259 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
     },
 ];
 
@@ -709,6 +799,24 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 128,
         samples_per_s: 23744.0,
         source: "DERIVED: a100 resnet50 953 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+    },
+    GpuThroughput {
+        gpu: "v100",
+        batch: 128,
+        samples_per_s: 10763.3,
+        source: "DERIVED: v100 resnet50 432 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+    },
+    GpuThroughput {
+        gpu: "h100",
+        batch: 128,
+        samples_per_s: 47189.1,
+        source: "DERIVED: h100 resnet50 1894 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+    },
+    GpuThroughput {
+        gpu: "h200",
+        batch: 128,
+        samples_per_s: 56283.1,
+        source: "DERIVED: h200 resnet50 2259 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
     },
 ];
 

@@ -1,0 +1,149 @@
+//! Predictions from presets alone, no fit, against the nccl-tests
+//! fixtures: the issue's check on small cross-node AllReduces, and the
+//! data-sheet table of docs/calibration.md ("Predictions from presets
+//! alone"), printed with `-- --nocapture`.
+
+use calibration::logs::{Log, parse_file};
+use sim::cluster::build::{Description, NodeKeys};
+use sim::collective::single::{Request, time};
+use sim::net::NetModel;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> Log {
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/nccl-tests"
+    ))
+    .join(name);
+    parse_file(&p).unwrap().remove(0)
+}
+
+/// A fixture's system as presets describe it: the closest node preset,
+/// with the parts the machine does not share with it overridden from the
+/// fixture's own header (NIC count, and the RDMA network nearest its NICs).
+struct System {
+    fixture: &'static str,
+    what: &'static str,
+    op: &'static str,
+    gpus: u32,
+    keys: NodeKeys,
+}
+
+fn keys(node: &str, network: Option<&str>, nics: Option<u32>) -> NodeKeys {
+    NodeKeys {
+        node: Some(node.into()),
+        network: network.map(String::from),
+        nics_per_node: nics,
+        ..NodeKeys::default()
+    }
+}
+
+fn systems() -> Vec<System> {
+    vec![
+        // 2 × p4de.24xlarge: 8 A100 on NVSwitch, 4 × 100 Gb/s EFA. EFA has
+        // no preset; eth-100g (RoCE v2, RDMA at 100 Gb/s) stands in.
+        System {
+            fixture: "aws_2x_p4de_16xA100_efa_allreduce.txt",
+            what: "2 × p4de ≈ dgx-a100, network eth-100g, 4 NICs",
+            op: "allreduce",
+            gpus: 16,
+            keys: keys("dgx-a100", Some("eth-100g"), Some(4)),
+        },
+        // 2 × a3-megagpu-8g: 8 H100 on NVSwitch, 8 GPU NICs (GPUDirect-TCPXO);
+        // eth-100g stands in for each NIC.
+        System {
+            fixture: "gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt",
+            what: "2 × a3-mega ≈ dgx-h100, network eth-100g, 8 NICs",
+            op: "allreduce",
+            gpus: 16,
+            keys: keys("dgx-h100", Some("eth-100g"), Some(8)),
+        },
+        // 1 × p5.48xlarge: 8 H100 on NVSwitch (NVLS in use, per the header).
+        System {
+            fixture: "aws_batch_1x_p5_8xH100_nvlink_allreduce.txt",
+            what: "1 × p5 ≈ dgx-h100",
+            op: "allreduce",
+            gpus: 8,
+            keys: keys("dgx-h100", None, None),
+        },
+    ]
+}
+
+fn predict(s: &System, algo: Option<&str>, size: u64) -> f64 {
+    let req = Request {
+        op: s.op.into(),
+        algo: algo.map(String::from),
+        size,
+        density: None,
+        precision: None,
+        servers: 0,
+        local_aggregation: false,
+        gpus: s.gpus,
+        cluster: Description::from_keys(0, s.keys.clone()).unwrap(),
+        model: NetModel::Flow,
+    };
+    time(&req).unwrap().time_s
+}
+
+/// The issue's bound: an 8-byte AllReduce across two nodes predicted
+/// within 2× of what similar systems measured. At 8 bytes the time is the
+/// latency of the ring's 2(N − 1) = 30 steps, every one paying the
+/// slowest hop's latency, so this checks the per-hop latencies the
+/// topology gives (NVLink copy, PCIe to the NIC, GPUDirect, network), not
+/// bandwidth. Before GPU–NIC paths existed an NVLink node's cross-node hop
+/// paid no PCIe or GPUDirect cost and a PCIe one a host-staged copy.
+///
+/// What it does not show: that each part is right. The NVLink latency
+/// (a `p2pBandwidthLatencyTest` copy, 2.9 µs) is higher than NCCL's
+/// in-kernel hop, and the RoCE preset's 1 µs lower than EFA's or TCPXO's,
+/// so errors offset (docs/calibration.md).
+#[test]
+fn small_cross_node_allreduce_is_within_2x_of_similar_systems() {
+    for s in systems().iter().filter(|s| s.gpus > 8) {
+        let log = fixture(s.fixture);
+        let row = log.rows.iter().find(|r| r.size_bytes == 8).unwrap();
+        let got = predict(s, None, 8);
+        let ratio = got / row.time_s;
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "{}: predicted {:.1} us, measured {:.1} us (ratio {ratio:.2})",
+            s.what,
+            got * 1e6,
+            row.time_s * 1e6
+        );
+    }
+}
+
+/// The data-sheet table: for each fixture size of 64 MiB and more, the
+/// measured bus bandwidth and what ring and tree predict from presets,
+/// with no fit. It asserts nothing of the error (the table reports it);
+/// it checks the table's inputs exist, so a fixture change breaks it.
+#[test]
+fn datasheet_predictions_table() {
+    println!(
+        "| system | size | measured busbw (GB/s) | ring (GB/s) | error | tree (GB/s) | error |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let mut rows = 0;
+    for s in systems() {
+        let log = fixture(s.fixture);
+        let n = s.gpus as f64;
+        let factor = 2.0 * (n - 1.0) / n;
+        for r in log.rows.iter().filter(|r| r.size_bytes >= 64 << 20) {
+            let measured = r.busbw_gbps.unwrap();
+            let bus = |t: f64| r.size_bytes as f64 / t * factor / 1e9;
+            let ring = bus(predict(&s, Some("ring"), r.size_bytes));
+            let tree = bus(predict(&s, Some("tree"), r.size_bytes));
+            let err = |p: f64| format!("{:+.0}%", (p / measured - 1.0) * 100.0);
+            println!(
+                "| {} | {} MiB | {measured:.1} | {ring:.1} | {} | {tree:.1} | {} |",
+                s.what,
+                r.size_bytes >> 20,
+                err(ring),
+                err(tree)
+            );
+            rows += 1;
+        }
+    }
+    assert!(rows >= 10, "{rows} rows");
+}
