@@ -206,6 +206,13 @@ impl ClusterSpec {
         }
     }
 
+    /// Whether the node's NVSwitch reduces in-switch (NVLink SHARP): the
+    /// third-generation NVSwitch of H100/H200 HGX nodes, `intra =
+    /// "nvlink4"` (its bandwidth or latency overridden or not).
+    pub fn in_switch_reduction(&self) -> bool {
+        self.intra_name.trim_end_matches('*') == "nvlink4"
+    }
+
     /// The GPU's PCIe link (the intra link on a PCIe node).
     pub fn gpu_pcie(&self) -> LinkParams {
         self.nic_link.as_ref().map_or(self.intra, |n| n.link)
@@ -235,6 +242,13 @@ pub enum Endpoint {
         node: u32,
         /// NIC index within the node.
         nic: u32,
+    },
+    /// A node's NVSwitch as a reducing and multicasting party (NVLink
+    /// SHARP): reached from its own node's GPUs only, over their fabric
+    /// links, and with no capacity of its own.
+    Switch {
+        /// Node index.
+        node: u32,
     },
 }
 
@@ -375,7 +389,7 @@ impl Topology {
     fn node_of(&self, e: Endpoint) -> u32 {
         match e {
             Endpoint::Gpu(g) => self.spec.node_of_gpu(g),
-            Endpoint::Host { node, .. } => node,
+            Endpoint::Host { node, .. } | Endpoint::Switch { node } => node,
         }
     }
 
@@ -384,6 +398,7 @@ impl Topology {
         match e {
             Endpoint::Gpu(g) => self.spec.nic_of_gpu(g, peer_node),
             Endpoint::Host { nic, .. } => nic,
+            Endpoint::Switch { .. } => unreachable!("an NVSwitch has no NIC"),
         }
     }
 
@@ -421,8 +436,27 @@ impl Topology {
                     p
                 }
                 (Endpoint::Host { .. }, Endpoint::Host { .. }) => Path::new(0.0),
+                // a GPU to its switch and back is one fabric hop: half its
+                // latency each way
+                (Endpoint::Gpu(x), Endpoint::Switch { .. }) => {
+                    let mut p = Path::new(s.intra.latency / 2.0);
+                    p.push(self.gpu_up(x));
+                    p
+                }
+                (Endpoint::Switch { .. }, Endpoint::Gpu(y)) => {
+                    let mut p = Path::new(s.intra.latency / 2.0);
+                    p.push(self.gpu_down(y));
+                    p
+                }
+                (Endpoint::Switch { .. }, _) | (_, Endpoint::Switch { .. }) => {
+                    unreachable!("an NVSwitch talks to its own node's GPUs only")
+                }
             };
         }
+        assert!(
+            !matches!(a, Endpoint::Switch { .. }) && !matches!(b, Endpoint::Switch { .. }),
+            "an NVSwitch talks to its own node's GPUs only"
+        );
         let nic_a = nic.unwrap_or_else(|| self.nic_of(a, nb));
         let nic_b = nic.unwrap_or_else(|| self.nic_of(b, na));
         let gpu_side = matches!(a, Endpoint::Gpu(_)) || matches!(b, Endpoint::Gpu(_));

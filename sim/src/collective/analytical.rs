@@ -235,11 +235,15 @@ fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Opti
     let mut paths = Vec::new();
     let mut fill = 0;
     let mut part = 0.0f64;
+    let mut sent = 0.0;
     for &p in reps {
         out.clear();
         fill = prog.steady_sends(i, p, &mut out)?;
         for send in &out {
             part = part.max(send.bytes);
+            if !prog.is_switch(p) {
+                sent += send.bytes;
+            }
             let path = prog.path(topo, p, send);
             for &l in path.links() {
                 load[l as usize] += send.bytes;
@@ -260,7 +264,6 @@ fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Opti
         .fold(0.0, f64::max);
     // every piece crosses every pipeline edge once: the steady state's
     // sends are what the whole phase sends
-    let sent = paths.len() as f64 * part;
     Some((
         Some(Pipe {
             part,

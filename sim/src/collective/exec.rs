@@ -75,8 +75,10 @@ struct Xfer {
     src: Participant,
     /// The participant that receives (node 0's counterpart under symmetry).
     dst: Participant,
-    /// The lane of the sender, and of the receiver ([`Program::lanes`]).
+    /// The lane of the sender ([`Program::lanes`]).
     lane: u32,
+    /// The lane of the receiver ([`Program::dst_lane`]).
+    dst_lane: u32,
     step: u32,
     bytes: f64,
     path: Path,
@@ -378,6 +380,7 @@ impl Network {
         self.out.clear();
         inst.prog.lane_sends(p, lane, step, &mut self.out);
         let streamed = inst.prog.streams(step);
+        let dst_lane = inst.prog.dst_lane(p, lane, step);
         inst.parts[at].outstanding = self.out.len() as u32;
         for i in 0..self.out.len() {
             let send = self.out[i];
@@ -394,6 +397,7 @@ impl Network {
                 src: p,
                 dst,
                 lane,
+                dst_lane,
                 step,
                 bytes,
                 path,
@@ -409,7 +413,9 @@ impl Network {
                     (self.xfers.len() - 1) as u32
                 }
             };
-            inst.sent[p as usize] += bytes;
+            if !inst.prog.is_switch(p) {
+                inst.sent[p as usize] += bytes;
+            }
             inst.messages += 1;
             if bytes <= 0.0 || path.links().is_empty() {
                 // nothing to transmit: delivered after the latency
@@ -501,7 +507,7 @@ impl Network {
         if !xf.streamed {
             inst.parts[(xf.src * lanes + xf.lane) as usize].outstanding -= 1;
         }
-        let d = &mut inst.parts[(xf.dst * lanes + xf.lane) as usize];
+        let d = &mut inst.parts[(xf.dst * lanes + xf.dst_lane) as usize];
         assert!(xf.step >= d.step, "message for a step already left");
         let idx = (xf.step - d.step) as usize;
         if d.window.len() <= idx {
@@ -509,7 +515,7 @@ impl Network {
         }
         d.window[idx] += 1;
         self.advance(xf.inst, xf.src, xf.lane);
-        self.advance(xf.inst, xf.dst, xf.lane);
+        self.advance(xf.inst, xf.dst, xf.dst_lane);
     }
 }
 

@@ -103,7 +103,13 @@ impl Op {
     /// The algorithms this operation supports; the first is the default.
     pub fn algorithms(self) -> &'static [Algo] {
         match self {
-            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::Hierarchical, Algo::Binomial],
+            Op::AllReduce => &[
+                Algo::Ring,
+                Algo::Tree,
+                Algo::Hierarchical,
+                Algo::Binomial,
+                Algo::Nvls,
+            ],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast => &[Algo::Ring, Algo::Binomial],
             Op::AllToAll => &[Algo::Pairwise],
@@ -169,11 +175,16 @@ pub enum Algo {
     /// Recursive doubling: ⌈log2 N⌉ exchange rounds of doubling size (plus
     /// a fold in and out when N is not a power of two).
     RecursiveDoubling,
+    /// AllReduce by NVLink SHARP (NCCL's NVLS): the node's NVSwitch sums
+    /// and multicasts, pipelined ([`program::Phase::Nvls`]). Only inside
+    /// one node whose NVSwitch reduces (`intra = "nvlink4"`:
+    /// third-generation NVSwitch, H100/H200 HGX).
+    Nvls,
 }
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 8] = [
+    pub const ALL: [Algo; 9] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -182,6 +193,7 @@ impl Algo {
         Algo::Overlapped,
         Algo::Sequential,
         Algo::RecursiveDoubling,
+        Algo::Nvls,
     ];
 
     /// Name on the command line and in results.
@@ -195,6 +207,7 @@ impl Algo {
             Algo::Overlapped => "overlapped",
             Algo::Sequential => "sequential",
             Algo::RecursiveDoubling => "recursive-doubling",
+            Algo::Nvls => "nvls",
         }
     }
 }
@@ -302,8 +315,29 @@ impl Collective {
         self.op == Op::Ps
             || matches!(
                 (self.op, self.algo),
-                (Op::AllReduce, Algo::Hierarchical | Algo::Tree) | (Op::Broadcast, Algo::Ring)
+                (Op::AllReduce, Algo::Hierarchical | Algo::Tree | Algo::Nvls)
+                    | (Op::Broadcast, Algo::Ring)
             )
+    }
+
+    /// Why the collective cannot run on `cluster`, if it cannot: NVLS
+    /// needs an NVSwitch that reduces, and is modelled inside one node.
+    pub fn hardware_refusal(&self, cluster: &ClusterSpec) -> Option<String> {
+        if self.algo != Algo::Nvls {
+            None
+        } else if !cluster.in_switch_reduction() {
+            Some(format!(
+                "`nvls` needs NVSwitches that reduce (NVLink SHARP: intra = \"nvlink4\", H100/H200 HGX); this cluster's GPU fabric is `{}`",
+                cluster.intra_name
+            ))
+        } else if cluster.nodes > 1 {
+            Some(format!(
+                "`nvls` is modelled inside one node; this cluster has {} (NCCL's NVLS across nodes, with a tree or SHARP between the switches, is not modelled yet: use `ring` or `tree`)",
+                cluster.nodes
+            ))
+        } else {
+            None
+        }
     }
 
     /// Members of each of its groups on `cluster`.
@@ -368,6 +402,10 @@ impl Collective {
                     Phase::TreeBcast { part, chunks },
                 ]
             }
+            (Op::AllReduce, Algo::Nvls) => vec![Phase::Nvls {
+                part: bytes,
+                chunks: program::pipeline_chunks(bytes),
+            }],
             (Op::AllReduce, Algo::Binomial) | (Op::GTopK, Algo::Tree) => vec![
                 Phase::BinomialReduce { group: all, bytes },
                 Phase::BinomialBcast { group: all, bytes },

@@ -165,6 +165,24 @@ pub enum Phase {
         /// Pieces each part is cut into.
         chunks: u32,
     },
+    /// NVLink SHARP (NCCL's NVLS) inside each node: the NVSwitch reduces
+    /// and multicasts. The buffer's `part` is cut into `chunks` pieces,
+    /// each piece into G shards (one per GPU of the node), and every piece
+    /// streams through up to four stages: each GPU sends the piece to its
+    /// switch (`reduce`), the switch returns shard j, summed over the
+    /// node's GPUs, to GPU j (NVLS's `multimem.ld_reduce`); GPU j sends its
+    /// reduced shard to the switch (`gather`), which writes it to every
+    /// GPU of the node (`multimem.st`). Per GPU each direction carries
+    /// part·(1 + 1/G), against a ring's 2(G − 1)/G·part; the switch adds
+    /// no capacity limit of its own. One node: NCCL's NVLS across nodes
+    /// (with a tree or SHARP between the in-switch halves) is not
+    /// modelled. Lanes: 3 ([`NvlsStage::lanes`]).
+    Nvls {
+        /// Bytes of the buffer each GPU holds.
+        part: f64,
+        /// Pieces it is cut into.
+        chunks: u32,
+    },
     /// The reduce half of NCCL's tree AllReduce: in each channel (one per
     /// NIC of a node, as rings) two complementary trees each carry half
     /// the channel's part, cut into `chunks` pieces. A tree is a chain
@@ -231,6 +249,9 @@ pub struct Program {
     gpus_per_node: u32,
     nics_per_node: u32,
     servers: u32,
+    /// NVSwitch participants (one per node, after the servers) of a
+    /// program with a [`Phase::Nvls`]; 0 otherwise.
+    switches: u32,
     scattered: bool,
     /// The node trees of a [`Phase::TreeReduce`], when the program has one.
     trees: Option<Arc<NodeTrees>>,
@@ -256,6 +277,45 @@ pub fn pipeline_chunks(part: f64) -> u32 {
         1
     }
 }
+
+/// A stage of a [`Phase::Nvls`] piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NvlsStage {
+    /// Every GPU sends the piece to its switch.
+    Push,
+    /// The switch returns each GPU its reduced shard.
+    Return,
+    /// Each GPU sends its reduced shard to the switch.
+    Up,
+    /// The switch writes every shard to every GPU.
+    Multicast,
+}
+
+impl NvlsStage {
+    /// (the sender's lane, the receiver's lane). A GPU's pushes run in a
+    /// lane of their own, so it pushes the next piece without waiting for
+    /// the last one's sum; the sum and the shard it sends on share a lane;
+    /// the multicast arrives in a third, which nothing waits on until the
+    /// phase ends. Lanes thus follow data, not participants, and no lane
+    /// waits on a later stage of an earlier piece (a feedback that would
+    /// add a round trip per piece).
+    fn lanes(self) -> (u32, u32) {
+        match self {
+            NvlsStage::Push => (0, 0),
+            NvlsStage::Return => (0, 1),
+            NvlsStage::Up => (1, 1),
+            NvlsStage::Multicast => (1, 2),
+        }
+    }
+}
+
+/// The stages of an NVLS piece, in order.
+const NVLS_STAGES: [NvlsStage; 4] = [
+    NvlsStage::Push,
+    NvlsStage::Return,
+    NvlsStage::Up,
+    NvlsStage::Multicast,
+];
 
 /// NCCL's binary tree over `n` ranks (`ncclGetBtree`): rank 0 is the root
 /// with one child; a rank's parent and children follow from its lowest set
@@ -408,9 +468,13 @@ impl Program {
             gpus_per_node: spec.gpus_per_node,
             nics_per_node: spec.nics_per_node,
             servers,
+            switches: 0,
             scattered: spec.placement == crate::cluster::Placement::Scattered,
             trees: None,
         };
+        if phases.iter().any(|ph| matches!(ph, Phase::Nvls { .. })) {
+            p.switches = spec.nodes;
+        }
         if phases
             .iter()
             .any(|ph| matches!(ph, Phase::TreeReduce { .. } | Phase::TreeBcast { .. }))
@@ -436,9 +500,21 @@ impl Program {
         &mut self.phases
     }
 
-    /// Number of participants (GPUs plus servers).
+    /// Number of participants (GPUs, then servers, then switches).
     pub fn participants(&self) -> u32 {
-        self.gpus + self.servers
+        self.gpus + self.servers + self.switches
+    }
+
+    /// The NVSwitch participant of `node`.
+    fn switch(&self, node: u32) -> Participant {
+        self.gpus + self.servers + node
+    }
+
+    /// Whether `p` is an NVSwitch. What a switch sends is the other half
+    /// of a GPU's send through it (a ring's GPU-to-GPU hop, cut in two at
+    /// the switch), so it is not counted as bytes sent.
+    pub fn is_switch(&self, p: Participant) -> bool {
+        p >= self.switch(0)
     }
 
     /// Number of global steps.
@@ -484,6 +560,10 @@ impl Program {
                 chunks + self.tree_height(0).max(self.tree_height(1)) - 1
             }
             Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 0,
+            Phase::Nvls { chunks, .. } if self.gpus_per_node > 1 => {
+                chunks + NVLS_STAGES.len() as u32 - 1
+            }
+            Phase::Nvls { .. } => 0,
         }
     }
 
@@ -503,7 +583,10 @@ impl Program {
     fn pipelined(&self, i: usize) -> bool {
         matches!(
             self.phases[i],
-            Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. }
+            Phase::Chain { .. }
+                | Phase::TreeReduce { .. }
+                | Phase::TreeBcast { .. }
+                | Phase::Nvls { .. }
         )
     }
 
@@ -517,6 +600,10 @@ impl Program {
         match self.phases[i] {
             Phase::Chain { .. } => self.ring_channels(Grouping::All),
             Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 2 * self.tree_channels(),
+            // GPUs: pushes, then returns in and shards out, then the
+            // multicast in; switches: pushes in and returns out, then
+            // shards in and the multicast out (see `NvlsStage::lanes`)
+            Phase::Nvls { .. } => 3,
             _ => 1,
         }
     }
@@ -543,6 +630,18 @@ impl Program {
             self.pipeline_sends(&self.phases[i], p, Some((lane, k)), out);
         } else if lane == 0 {
             self.sends(p, step, out);
+        }
+    }
+
+    /// The lane of its receiver that a message sent by `p` in lane `lane`
+    /// of global step `step` counts in: the sender's, but for an NVLS
+    /// switch's, which hands on to the GPUs' next lane
+    /// ([`NvlsStage::lanes`]).
+    pub fn dst_lane(&self, p: Participant, lane: u32, step: u32) -> u32 {
+        let (i, _) = self.phase_of(step);
+        match self.phases[i] {
+            Phase::Nvls { .. } if p >= self.switch(0) => lane + 1,
+            _ => lane,
         }
     }
 
@@ -639,6 +738,40 @@ impl Program {
         at: Option<(u32, u32)>,
         out: &mut Vec<Send>,
     ) {
+        if let Phase::Nvls { part, chunks } = *ph {
+            let g = self.gpus_per_node;
+            let piece = part / chunks as f64;
+            for (s, stage) in NVLS_STAGES.iter().enumerate() {
+                let live = match at {
+                    None => true,
+                    Some((lane, k)) => {
+                        lane == stage.lanes().0 && k >= s as u32 && k - (s as u32) < chunks
+                    }
+                };
+                if !live {
+                    continue;
+                }
+                match (stage, p < self.gpus) {
+                    (NvlsStage::Push, true) => {
+                        out.push(Send::to(self.switch(p / g), piece));
+                    }
+                    (NvlsStage::Up, true) => {
+                        out.push(Send::to(self.switch(p / g), piece / g as f64));
+                    }
+                    (NvlsStage::Return, false) | (NvlsStage::Multicast, false) => {
+                        let node = p - self.switch(0);
+                        let bytes = if *stage == NvlsStage::Return {
+                            piece / g as f64
+                        } else {
+                            piece
+                        };
+                        out.extend((0..g).map(|j| Send::to(node * g + j, bytes)));
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        }
         if p >= self.gpus {
             return;
         }
@@ -707,6 +840,24 @@ impl Program {
     /// Messages GPU `p` receives at local step `k` of a pipelined phase, in
     /// lane `lane` (every lane when `None`).
     fn pipeline_recvs(&self, ph: &Phase, p: Participant, lane: Option<u32>, k: u32) -> u32 {
+        if let Phase::Nvls { chunks, .. } = *ph {
+            let g = self.gpus_per_node;
+            let mut n = 0;
+            for (s, stage) in NVLS_STAGES.iter().enumerate() {
+                if k < s as u32
+                    || k - s as u32 >= chunks
+                    || lane.is_some_and(|l| l != stage.lanes().1)
+                {
+                    continue;
+                }
+                n += match (stage, p < self.gpus) {
+                    (NvlsStage::Push | NvlsStage::Up, false) => g,
+                    (NvlsStage::Return | NvlsStage::Multicast, true) => 1,
+                    _ => 0,
+                };
+            }
+            return n;
+        }
         if p >= self.gpus {
             return 0;
         }
@@ -756,7 +907,8 @@ impl Program {
         let chunks = match *ph {
             Phase::Chain { chunks, .. }
             | Phase::TreeReduce { chunks, .. }
-            | Phase::TreeBcast { chunks, .. } => chunks,
+            | Phase::TreeBcast { chunks, .. }
+            | Phase::Nvls { chunks, .. } => chunks,
             _ => unreachable!(),
         };
         let steps = self.phase_range(i).len() as u32;
@@ -804,6 +956,16 @@ impl Program {
                     }
                 }
                 worst
+            }
+            Phase::Nvls { .. } => {
+                let (gpu, sw) = (0, self.switch(0));
+                NVLS_STAGES
+                    .iter()
+                    .map(|st| match st {
+                        NvlsStage::Push | NvlsStage::Up => hop(gpu, sw, None),
+                        NvlsStage::Return | NvlsStage::Multicast => hop(sw, gpu, None),
+                    })
+                    .sum()
             }
             _ => 0.0,
         }
@@ -857,6 +1019,10 @@ impl Program {
     pub fn endpoint(&self, p: Participant) -> Endpoint {
         if p < self.gpus {
             Endpoint::Gpu(p)
+        } else if p >= self.switch(0) {
+            Endpoint::Switch {
+                node: p - self.switch(0),
+            }
         } else {
             let j = p - self.gpus;
             Endpoint::Host {
@@ -895,7 +1061,8 @@ impl Program {
             | Phase::PairwiseV { .. }
             | Phase::Chain { .. }
             | Phase::TreeReduce { .. }
-            | Phase::TreeBcast { .. } => false,
+            | Phase::TreeBcast { .. }
+            | Phase::Nvls { .. } => false,
             Phase::Ps { shard, .. } => {
                 matches!(shard, Shards::Even(_)) && self.servers.is_multiple_of(self.nodes)
             }
@@ -917,6 +1084,8 @@ impl Program {
     pub fn node_of(&self, p: Participant) -> u32 {
         if p < self.gpus {
             p / self.gpus_per_node
+        } else if p >= self.switch(0) {
+            p - self.switch(0)
         } else {
             (p - self.gpus) % self.nodes
         }
@@ -1056,7 +1225,10 @@ impl Program {
                     self.ring_sends(p, group, chunk, out);
                 }
             }
-            ph @ (Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. }) => {
+            ph @ (Phase::Chain { .. }
+            | Phase::TreeReduce { .. }
+            | Phase::TreeBcast { .. }
+            | Phase::Nvls { .. }) => {
                 for lane in 0..self.lanes(i) {
                     self.pipeline_sends(ph, p, Some((lane, k)), out);
                 }
@@ -1076,7 +1248,8 @@ impl Program {
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
                     | Phase::TreeReduce { .. }
-                    | Phase::TreeBcast { .. } => {
+                    | Phase::TreeBcast { .. }
+                    | Phase::Nvls { .. } => {
                         unreachable!()
                     }
                 };
@@ -1126,9 +1299,10 @@ impl Program {
             }
             // every rank receives one message in every step
             Phase::RingV { .. } | Phase::PairwiseV { .. } => (p < self.gpus) as u32,
-            ref ph @ (Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. }) => {
-                self.pipeline_recvs(ph, p, None, k)
-            }
+            ref ph @ (Phase::Chain { .. }
+            | Phase::TreeReduce { .. }
+            | Phase::TreeBcast { .. }
+            | Phase::Nvls { .. }) => self.pipeline_recvs(ph, p, None, k),
             ref ph => {
                 if p >= self.gpus {
                     return 0;
@@ -1144,7 +1318,8 @@ impl Program {
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
                     | Phase::TreeReduce { .. }
-                    | Phase::TreeBcast { .. } => {
+                    | Phase::TreeBcast { .. }
+                    | Phase::Nvls { .. } => {
                         unreachable!()
                     }
                 };

@@ -201,6 +201,9 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     }
     .build()
     .map_err(|e| invalid(e.field.key(), e.message))?;
+    if let Some(why) = coll.hardware_refusal(&cluster) {
+        return Err(invalid("algo", why));
+    }
     if op == Op::Ps && coll.servers(&cluster) > 64 * cluster.nodes {
         return Err(invalid("servers", "more than 64 servers per node"));
     }

@@ -68,6 +68,9 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
 
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes)?;
+    if let Some(why) = strategy.dense_collective().hardware_refusal(&cluster) {
+        return Err(invalid("strategy.allreduce", why));
+    }
     if strategy.schedule == Schedule::Priority && strategy.partition > 0 {
         for l in &model.layers {
             let pieces = model.grad_bytes(l).div_ceil(strategy.partition);
@@ -351,6 +354,27 @@ mod tests {
         let e = err(&GOOD.replace("network = \"ib-edr-100g\"", ""));
         assert_eq!(e.key.as_deref(), Some("cluster.network"));
         assert!(e.to_string().contains("node"), "{e}");
+    }
+
+    /// NVLink SHARP is refused where the switch cannot reduce, at the
+    /// strategy key, and accepted on one H100 node.
+    #[test]
+    fn nvls_needs_a_reducing_switch() {
+        let text = |node: &str, nodes: u32| {
+            GOOD.replace("gpus_per_node = 4\n", "")
+                .replace("nodes = 2", &format!("nodes = {nodes}"))
+                .replace("network = \"ib-edr-100g\"", &format!("node = \"{node}\""))
+                .replace(
+                    "gpu = \"titan-xp\"",
+                    "gpu = \"h100\"\n[strategy]\nallreduce = \"nvls\"",
+                )
+        };
+        assert!(load_str(&text("dgx-h100", 1), "f.toml", "f").is_ok());
+        for (node, nodes, says) in [("dgx-a100", 1, "nvlink4"), ("dgx-h100", 2, "one node")] {
+            let e = err(&text(node, nodes));
+            assert_eq!(e.key.as_deref(), Some("strategy.allreduce"));
+            assert!(e.to_string().contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -157,12 +157,18 @@ proptest! {
         prop_assume!(nodes * g >= 2);
         let mut c = cluster(nodes, g, 1e9, lat, 1e9 * intra_ratio, lat / 4.0);
         if nic_per_gpu { c.nics_per_node = g; }
-        for col in [coll(Op::Broadcast, Algo::Ring), coll(Op::AllReduce, Algo::Tree)] {
+        let mut cols = vec![coll(Op::Broadcast, Algo::Ring), coll(Op::AllReduce, Algo::Tree)];
+        if nodes == 1 {
+            // the program runs on any node; only scenarios refuse it off NVLink4
+            cols.push(coll(Op::AllReduce, Algo::Nvls));
+        }
+        for col in cols {
             let (a, f, _) = both(&col, &c, size);
             let prog = col.program(&c, size);
             let chunks = match prog.phases()[0] {
                 sim::collective::program::Phase::Chain { chunks, .. }
-                | sim::collective::program::Phase::TreeReduce { chunks, .. } => chunks,
+                | sim::collective::program::Phase::TreeReduce { chunks, .. }
+                | sim::collective::program::Phase::Nvls { chunks, .. } => chunks,
                 _ => unreachable!(),
             } as f64;
             let phases = prog.phases().len() as f64;

@@ -329,3 +329,45 @@ fn within_a_family_a_faster_preset_is_never_slower() {
     }
     assert!(checked > 1000, "{checked} comparisons");
 }
+
+/// NVLink SHARP inside one H100 node: every GPU sends its buffer to the
+/// switch and gets its summed shard back, sends that shard on and gets
+/// every shard back, so each direction of its NVLink carries m(1 + 1/G):
+/// T = (K + 3)·(1 + 1/G)·m/(K·B) + 4·α/2 over K pieces with a fill of 3
+/// stages, and busbw → 2(G − 1)/(G + 1)·B, 1.56 B at G = 8, above the
+/// ring's B. The flow model streams the pieces and meets that within the
+/// fill (3/K of the time); the analytical model is the formula itself
+/// (1e-9 relative: arithmetic only).
+#[test]
+fn nvls_reduces_in_the_switch() {
+    let c = built(1, 8, 1, "ib-ndr-400g", "nvlink4");
+    let nvls = coll(Op::AllReduce, Algo::Nvls);
+    let (b, alpha, g) = (c.intra.bandwidth, c.intra.latency, 8.0);
+    for m in [64.0 * 1048576.0, 1024.0 * 1048576.0] {
+        let k = sim::collective::program::pipeline_chunks(m) as f64;
+        let want = (k + 3.0) * (1.0 + 1.0 / g) * m / (k * b) + 2.0 * alpha;
+        let (a, f, out) = both(&nvls, &c, m);
+        assert_close(a, want, 1e-9, "analytical NVLS");
+        // what a GPU sends: its buffer and its summed shard (the switch's
+        // half of each hop is not a GPU's send)
+        assert_close(
+            out.bytes_sent_per_gpu(8),
+            m * (1.0 + 1.0 / g),
+            1e-12,
+            "sent per GPU",
+        );
+        assert!(
+            f <= a * (1.0 + 1e-9) && f >= a * (1.0 - 3.0 / k) - 2.0 * alpha,
+            "flow {f} vs {a}"
+        );
+        let busbw = m / f * 2.0 * (g - 1.0) / g;
+        let ring = m / both(&coll(Op::AllReduce, Algo::Ring), &c, m).1 * 2.0 * (g - 1.0) / g;
+        assert!(busbw > 1.4 * ring, "nvls {busbw} vs ring {ring}");
+    }
+    // the hardware it needs
+    let a100 = built(1, 8, 1, "ib-hdr-200g", "nvlink3");
+    assert!(nvls.hardware_refusal(&a100).unwrap().contains("nvlink4"));
+    let two = built(2, 8, 8, "ib-ndr-400g", "nvlink4");
+    assert!(nvls.hardware_refusal(&two).unwrap().contains("one node"));
+    assert_eq!(nvls.hardware_refusal(&c), None);
+}
