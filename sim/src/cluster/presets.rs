@@ -219,7 +219,7 @@ pub const NODES: &[NodePreset] = &[
         network: "ib-hdr-200g",
         nics_per_node: 8,
         nic_link: "pcie4-x16",
-        source: "NVIDIA DGX A100 user guide: 8 single-port ConnectX-6 HDR for compute, PCIe Gen4 switches, NVLink3 NVSwitch",
+        source: "NVIDIA DGX A100 datasheet (copy): 8x single-port ConnectX-6 HDR 200 Gb/s, 6 NVSwitches; GPUs and NICs under shared PCIe Gen4 switches (NVIDIA GDS appendix)",
     },
     NodePreset {
         name: "dgx-h100",
@@ -229,7 +229,7 @@ pub const NODES: &[NodePreset] = &[
         network: "ib-ndr-400g",
         nics_per_node: 8,
         nic_link: "pcie5-x16",
-        source: "NVIDIA DGX H100 user guide: 8 ConnectX-7 NDR 400 Gb/s for compute, PCIe Gen5, NVLink4 NVSwitch",
+        source: "NVIDIA DGX H100/H200 user guide, component table: 8x single-port ConnectX-7 up to 400 Gb/s IB, 4th-gen NVLink, PCIe Gen5 CPUs",
     },
 ];
 
