@@ -38,8 +38,8 @@ pub struct CollectiveArgs {
     /// topk, gtopk: the gradient's number format [default: fp32].
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
-    /// Algorithm: allreduce ring|tree|hierarchical|binomial|nvls; broadcast
-    /// ring|binomial; alltoall pairwise; ps
+    /// Algorithm: allreduce ring|tree|hierarchical|binomial|nvls|sharp;
+    /// broadcast ring|binomial; alltoall pairwise; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
     algo: Option<String>,

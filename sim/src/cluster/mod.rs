@@ -250,6 +250,13 @@ pub enum Endpoint {
         /// Node index.
         node: u32,
     },
+    /// The InfiniBand switches of rail `nic` as one reducing party (SHARP):
+    /// reached from every node's GPUs through that NIC, with no capacity of
+    /// its own beyond the NICs' (and the core's, when oversubscribed).
+    NetSwitch {
+        /// The NIC index (within a node) of the rail.
+        nic: u32,
+    },
 }
 
 /// Index of a directed link in a [`Topology`].
@@ -390,6 +397,7 @@ impl Topology {
         match e {
             Endpoint::Gpu(g) => self.spec.node_of_gpu(g),
             Endpoint::Host { node, .. } | Endpoint::Switch { node } => node,
+            Endpoint::NetSwitch { .. } => unreachable!("a rail's switches span the nodes"),
         }
     }
 
@@ -398,7 +406,9 @@ impl Topology {
         match e {
             Endpoint::Gpu(g) => self.spec.nic_of_gpu(g, peer_node),
             Endpoint::Host { nic, .. } => nic,
-            Endpoint::Switch { .. } => unreachable!("an NVSwitch has no NIC"),
+            Endpoint::Switch { .. } | Endpoint::NetSwitch { .. } => {
+                unreachable!("a switch has no NIC")
+            }
         }
     }
 
@@ -416,6 +426,33 @@ impl Topology {
             return Path::new(0.0);
         }
         let s = &self.spec;
+        match (a, b) {
+            (Endpoint::Gpu(x), Endpoint::NetSwitch { nic }) => {
+                // half a network message's latency each way
+                let n = s.node_of_gpu(x);
+                let mut p = Path::new((s.inter.latency + s.gpu_nic_latency()) / 2.0);
+                self.to_nic(&mut p, x, n, nic);
+                p.push(self.nic_up(n, nic));
+                if s.oversubscription > 1.0 {
+                    p.push(self.core_up(n));
+                }
+                return p;
+            }
+            (Endpoint::NetSwitch { nic }, Endpoint::Gpu(y)) => {
+                let n = s.node_of_gpu(y);
+                let mut p = Path::new((s.inter.latency + s.gpu_nic_latency()) / 2.0);
+                if s.oversubscription > 1.0 {
+                    p.push(self.core_up(n) + 1);
+                }
+                p.push(self.nic_down(n, nic));
+                p.push(self.pcie_down(y));
+                return p;
+            }
+            (Endpoint::NetSwitch { .. }, _) | (_, Endpoint::NetSwitch { .. }) => {
+                unreachable!("a rail's switches talk to GPUs only")
+            }
+            _ => {}
+        }
         let (na, nb) = (self.node_of(a), self.node_of(b));
         if na == nb {
             return match (a, b) {
@@ -448,7 +485,10 @@ impl Topology {
                     p.push(self.gpu_down(y));
                     p
                 }
-                (Endpoint::Switch { .. }, _) | (_, Endpoint::Switch { .. }) => {
+                (Endpoint::Switch { .. }, _)
+                | (_, Endpoint::Switch { .. })
+                | (Endpoint::NetSwitch { .. }, _)
+                | (_, Endpoint::NetSwitch { .. }) => {
                     unreachable!("an NVSwitch talks to its own node's GPUs only")
                 }
             };
@@ -462,16 +502,7 @@ impl Topology {
         let gpu_side = matches!(a, Endpoint::Gpu(_)) || matches!(b, Endpoint::Gpu(_));
         let mut p = Path::new(s.inter.latency + if gpu_side { s.gpu_nic_latency() } else { 0.0 });
         if let Endpoint::Gpu(x) = a {
-            if s.nic_link.is_some() && !s.is_own_nic(x, nic_a) {
-                // PXN: over the fabric to the GPU next to the NIC
-                let proxy = na * s.gpus_per_node + s.gpu_of_nic(nic_a);
-                p.latency += s.intra.latency;
-                p.push(self.gpu_up(x));
-                p.push(self.gpu_down(proxy));
-                p.push(self.pcie_up(proxy));
-            } else {
-                p.push(self.pcie_up(x));
-            }
+            self.to_nic(&mut p, x, na, nic_a);
         }
         p.push(self.nic_up(na, nic_a));
         if s.oversubscription > 1.0 {
@@ -483,6 +514,22 @@ impl Topology {
             p.push(self.pcie_down(y));
         }
         p
+    }
+
+    /// Appends GPU `x`'s way to NIC `nic` of its node `n`: its PCIe link,
+    /// or on an NVLink node whose NIC is another GPU's, over the fabric to
+    /// that GPU first (NCCL's PXN), which adds a fabric hop's latency.
+    fn to_nic(&self, p: &mut Path, x: u32, n: u32, nic: u32) {
+        let s = &self.spec;
+        if s.nic_link.is_some() && !s.is_own_nic(x, nic) {
+            let proxy = n * s.gpus_per_node + s.gpu_of_nic(nic);
+            p.latency += s.intra.latency;
+            p.push(self.gpu_up(x));
+            p.push(self.gpu_down(proxy));
+            p.push(self.pcie_up(proxy));
+        } else {
+            p.push(self.pcie_up(x));
+        }
     }
 
     /// Bottleneck bandwidth of a path when nothing else shares it

@@ -109,6 +109,7 @@ impl Op {
                 Algo::Hierarchical,
                 Algo::Binomial,
                 Algo::Nvls,
+                Algo::Sharp,
             ],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast => &[Algo::Ring, Algo::Binomial],
@@ -180,11 +181,17 @@ pub enum Algo {
     /// one node whose NVSwitch reduces (`intra = "nvlink4"`:
     /// third-generation NVSwitch, H100/H200 HGX).
     Nvls,
+    /// AllReduce with InfiniBand SHARP across nodes (NCCL's CollNet): a
+    /// ring reduce-scatter inside each node, each GPU's shard summed by
+    /// its rail's switches ([`program::Phase::Sharp`], pipelined), a ring
+    /// all-gather inside each node. On `ib-hdr-200g` and `ib-ndr-400g`
+    /// (Quantum and Quantum-2 switches, SHARPv2 and v3).
+    Sharp,
 }
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 9] = [
+    pub const ALL: [Algo; 10] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -194,6 +201,7 @@ impl Algo {
         Algo::Sequential,
         Algo::RecursiveDoubling,
         Algo::Nvls,
+        Algo::Sharp,
     ];
 
     /// Name on the command line and in results.
@@ -208,6 +216,7 @@ impl Algo {
             Algo::Sequential => "sequential",
             Algo::RecursiveDoubling => "recursive-doubling",
             Algo::Nvls => "nvls",
+            Algo::Sharp => "sharp",
         }
     }
 }
@@ -315,14 +324,26 @@ impl Collective {
         self.op == Op::Ps
             || matches!(
                 (self.op, self.algo),
-                (Op::AllReduce, Algo::Hierarchical | Algo::Tree | Algo::Nvls)
-                    | (Op::Broadcast, Algo::Ring)
+                (
+                    Op::AllReduce,
+                    Algo::Hierarchical | Algo::Tree | Algo::Nvls | Algo::Sharp
+                ) | (Op::Broadcast, Algo::Ring)
             )
     }
 
     /// Why the collective cannot run on `cluster`, if it cannot: NVLS
     /// needs an NVSwitch that reduces, and is modelled inside one node.
     pub fn hardware_refusal(&self, cluster: &ClusterSpec) -> Option<String> {
+        if self.algo == Algo::Sharp {
+            let net = cluster.network.trim_end_matches('*');
+            return (!SHARP_NETWORKS.contains(&net)).then(|| {
+                format!(
+                    "`sharp` needs InfiniBand switches that reduce (SHARP on Quantum, Quantum-2: network = {}); this cluster's network is `{}`",
+                    SHARP_NETWORKS.join(" or "),
+                    cluster.network
+                )
+            });
+        }
         if self.algo != Algo::Nvls {
             None
         } else if !cluster.in_switch_reduction() {
@@ -400,6 +421,21 @@ impl Collective {
                 vec![
                     Phase::TreeReduce { part, chunks },
                     Phase::TreeBcast { part, chunks },
+                ]
+            }
+            (Op::AllReduce, Algo::Sharp) => {
+                let intra = |steps| Phase::Ring {
+                    group: Grouping::IntraNode,
+                    steps,
+                    chunk: bytes / g,
+                };
+                vec![
+                    intra(cluster.gpus_per_node - 1),
+                    Phase::Sharp {
+                        part: bytes / g,
+                        chunks: program::pipeline_chunks(bytes / g),
+                    },
+                    intra(cluster.gpus_per_node - 1),
                 ]
             }
             (Op::AllReduce, Algo::Nvls) => vec![Phase::Nvls {
@@ -565,6 +601,10 @@ impl Collective {
         analytical::CostModel::new(self, cluster)
     }
 }
+
+/// The network presets whose switches reduce (SHARPv2 on Quantum HDR,
+/// SHARPv3 on Quantum-2 NDR; EDR's SHARPv1 reduced small messages only).
+const SHARP_NETWORKS: [&str; 2] = ["ib-hdr-200g", "ib-ndr-400g"];
 
 /// Channels of a ring over all GPUs of `cluster` ([`Program::ring_channels`]).
 fn ring_channels(cluster: &ClusterSpec) -> u32 {

@@ -183,6 +183,19 @@ pub enum Phase {
         /// Pieces it is cut into.
         chunks: u32,
     },
+    /// InfiniBand SHARP (NCCL's CollNet) across nodes: each rail's
+    /// switches reduce. Every GPU cuts its `part` (its shard after the
+    /// node's reduce-scatter) into `chunks` pieces and sends each through
+    /// its NIC to its rail's switch, which, once every node's piece is in,
+    /// returns the sum to every GPU of the rail. Per NIC each direction
+    /// carries the part once, against a ring's 2(M − 1)/M. Lanes: 2 (the
+    /// pushes; the sums coming back).
+    Sharp {
+        /// Bytes each GPU reduces across nodes.
+        part: f64,
+        /// Pieces it is cut into.
+        chunks: u32,
+    },
     /// The reduce half of NCCL's tree AllReduce: in each channel (one per
     /// NIC of a node, as rings) two complementary trees each carry half
     /// the channel's part, cut into `chunks` pieces. A tree is a chain
@@ -252,6 +265,9 @@ pub struct Program {
     /// NVSwitch participants (one per node, after the servers) of a
     /// program with a [`Phase::Nvls`]; 0 otherwise.
     switches: u32,
+    /// Rail switch participants (one per GPU of a node, after the
+    /// NVSwitches) of a program with a [`Phase::Sharp`]; 0 otherwise.
+    net_switches: u32,
     scattered: bool,
     /// The node trees of a [`Phase::TreeReduce`], when the program has one.
     trees: Option<Arc<NodeTrees>>,
@@ -469,11 +485,15 @@ impl Program {
             nics_per_node: spec.nics_per_node,
             servers,
             switches: 0,
+            net_switches: 0,
             scattered: spec.placement == crate::cluster::Placement::Scattered,
             trees: None,
         };
         if phases.iter().any(|ph| matches!(ph, Phase::Nvls { .. })) {
             p.switches = spec.nodes;
+        }
+        if phases.iter().any(|ph| matches!(ph, Phase::Sharp { .. })) {
+            p.net_switches = spec.gpus_per_node;
         }
         if phases
             .iter()
@@ -502,7 +522,12 @@ impl Program {
 
     /// Number of participants (GPUs, then servers, then switches).
     pub fn participants(&self) -> u32 {
-        self.gpus + self.servers + self.switches
+        self.gpus + self.servers + self.switches + self.net_switches
+    }
+
+    /// The rail switch participant of the GPUs at `rail` in their node.
+    fn net_switch(&self, rail: u32) -> Participant {
+        self.gpus + self.servers + self.switches + rail
     }
 
     /// The NVSwitch participant of `node`.
@@ -564,6 +589,8 @@ impl Program {
                 chunks + NVLS_STAGES.len() as u32 - 1
             }
             Phase::Nvls { .. } => 0,
+            Phase::Sharp { chunks, .. } if self.nodes > 1 => chunks + 1,
+            Phase::Sharp { .. } => 0,
         }
     }
 
@@ -587,6 +614,7 @@ impl Program {
                 | Phase::TreeReduce { .. }
                 | Phase::TreeBcast { .. }
                 | Phase::Nvls { .. }
+                | Phase::Sharp { .. }
         )
     }
 
@@ -604,6 +632,7 @@ impl Program {
             // multicast in; switches: pushes in and returns out, then
             // shards in and the multicast out (see `NvlsStage::lanes`)
             Phase::Nvls { .. } => 3,
+            Phase::Sharp { .. } => 2,
             _ => 1,
         }
     }
@@ -640,7 +669,7 @@ impl Program {
     pub fn dst_lane(&self, p: Participant, lane: u32, step: u32) -> u32 {
         let (i, _) = self.phase_of(step);
         match self.phases[i] {
-            Phase::Nvls { .. } if p >= self.switch(0) => lane + 1,
+            Phase::Nvls { .. } | Phase::Sharp { .. } if p >= self.switch(0) => lane + 1,
             _ => lane,
         }
     }
@@ -738,6 +767,21 @@ impl Program {
         at: Option<(u32, u32)>,
         out: &mut Vec<Send>,
     ) {
+        if let Phase::Sharp { part, chunks } = *ph {
+            let piece = part / chunks as f64;
+            let g = self.gpus_per_node;
+            let live = |first: u32, lane: u32| match at {
+                None => true,
+                Some((l, k)) => l == lane && k >= first && k - first < chunks,
+            };
+            if p < self.gpus && live(0, 0) {
+                out.push(Send::to(self.net_switch(p % g), piece));
+            } else if p >= self.net_switch(0) && live(1, 0) {
+                let rail = p - self.net_switch(0);
+                out.extend((0..self.nodes).map(|n| Send::to(n * g + rail, piece)));
+            }
+            return;
+        }
         if let Phase::Nvls { part, chunks } = *ph {
             let g = self.gpus_per_node;
             let piece = part / chunks as f64;
@@ -840,6 +884,14 @@ impl Program {
     /// Messages GPU `p` receives at local step `k` of a pipelined phase, in
     /// lane `lane` (every lane when `None`).
     fn pipeline_recvs(&self, ph: &Phase, p: Participant, lane: Option<u32>, k: u32) -> u32 {
+        if let Phase::Sharp { chunks, .. } = *ph {
+            let live = |first: u32| k >= first && k - first < chunks;
+            return match lane {
+                Some(0) | None if p >= self.net_switch(0) && live(0) => self.nodes,
+                Some(1) | None if p < self.gpus && live(1) => 1,
+                _ => 0,
+            };
+        }
         if let Phase::Nvls { chunks, .. } = *ph {
             let g = self.gpus_per_node;
             let mut n = 0;
@@ -908,7 +960,8 @@ impl Program {
             Phase::Chain { chunks, .. }
             | Phase::TreeReduce { chunks, .. }
             | Phase::TreeBcast { chunks, .. }
-            | Phase::Nvls { chunks, .. } => chunks,
+            | Phase::Nvls { chunks, .. }
+            | Phase::Sharp { chunks, .. } => chunks,
             _ => unreachable!(),
         };
         let steps = self.phase_range(i).len() as u32;
@@ -956,6 +1009,10 @@ impl Program {
                     }
                 }
                 worst
+            }
+            Phase::Sharp { .. } => {
+                let sw = self.net_switch(0);
+                hop(0, sw, None) + hop(sw, 0, None)
             }
             Phase::Nvls { .. } => {
                 let (gpu, sw) = (0, self.switch(0));
@@ -1019,6 +1076,10 @@ impl Program {
     pub fn endpoint(&self, p: Participant) -> Endpoint {
         if p < self.gpus {
             Endpoint::Gpu(p)
+        } else if p >= self.net_switch(0) {
+            Endpoint::NetSwitch {
+                nic: (p - self.net_switch(0)) % self.nics_per_node,
+            }
         } else if p >= self.switch(0) {
             Endpoint::Switch {
                 node: p - self.switch(0),
@@ -1062,7 +1123,8 @@ impl Program {
             | Phase::Chain { .. }
             | Phase::TreeReduce { .. }
             | Phase::TreeBcast { .. }
-            | Phase::Nvls { .. } => false,
+            | Phase::Nvls { .. }
+            | Phase::Sharp { .. } => false,
             Phase::Ps { shard, .. } => {
                 matches!(shard, Shards::Even(_)) && self.servers.is_multiple_of(self.nodes)
             }
@@ -1084,6 +1146,10 @@ impl Program {
     pub fn node_of(&self, p: Participant) -> u32 {
         if p < self.gpus {
             p / self.gpus_per_node
+        } else if p >= self.net_switch(0) {
+            // a rail's switches belong to no node; no program with them is
+            // node-symmetric, so this is never asked of them
+            0
         } else if p >= self.switch(0) {
             p - self.switch(0)
         } else {
@@ -1228,7 +1294,8 @@ impl Program {
             ph @ (Phase::Chain { .. }
             | Phase::TreeReduce { .. }
             | Phase::TreeBcast { .. }
-            | Phase::Nvls { .. }) => {
+            | Phase::Nvls { .. }
+            | Phase::Sharp { .. }) => {
                 for lane in 0..self.lanes(i) {
                     self.pipeline_sends(ph, p, Some((lane, k)), out);
                 }
@@ -1249,7 +1316,8 @@ impl Program {
                     | Phase::Chain { .. }
                     | Phase::TreeReduce { .. }
                     | Phase::TreeBcast { .. }
-                    | Phase::Nvls { .. } => {
+                    | Phase::Nvls { .. }
+                    | Phase::Sharp { .. } => {
                         unreachable!()
                     }
                 };
@@ -1302,7 +1370,8 @@ impl Program {
             ref ph @ (Phase::Chain { .. }
             | Phase::TreeReduce { .. }
             | Phase::TreeBcast { .. }
-            | Phase::Nvls { .. }) => self.pipeline_recvs(ph, p, None, k),
+            | Phase::Nvls { .. }
+            | Phase::Sharp { .. }) => self.pipeline_recvs(ph, p, None, k),
             ref ph => {
                 if p >= self.gpus {
                     return 0;
@@ -1319,7 +1388,8 @@ impl Program {
                     | Phase::Chain { .. }
                     | Phase::TreeReduce { .. }
                     | Phase::TreeBcast { .. }
-                    | Phase::Nvls { .. } => {
+                    | Phase::Nvls { .. }
+                    | Phase::Sharp { .. } => {
                         unreachable!()
                     }
                 };

@@ -371,3 +371,43 @@ fn nvls_reduces_in_the_switch() {
     assert!(nvls.hardware_refusal(&two).unwrap().contains("one node"));
     assert_eq!(nvls.hardware_refusal(&c), None);
 }
+
+/// InfiniBand SHARP across 4 nodes of 8 H100 with a NIC per GPU: the
+/// node's ring reduce-scatter and all-gather are hierarchical AllReduce's,
+/// and the rail's switches replace its ring over nodes. That ring takes
+/// 2(M − 1) steps of m/(G·M), each α + m/(G·M·B); SHARP sends each GPU's
+/// shard through its NIC once each way, pipelined in K pieces with one
+/// stage of fill: (K + 1)·m/(G·K·B) + α (half a message's latency each
+/// way). So T_sharp = T_hier − T_ring + T_SHARP exactly in the analytical
+/// model (1e-9: arithmetic), and the flow model agrees within 1% (no
+/// contention: each rail has its own NICs).
+#[test]
+fn sharp_reduces_in_the_network() {
+    let c = built(4, 8, 8, "ib-ndr-400g", "nvlink4");
+    let (sharp, hier) = (
+        coll(Op::AllReduce, Algo::Sharp),
+        coll(Op::AllReduce, Algo::Hierarchical),
+    );
+    let (m_nodes, g) = (4.0, 8.0);
+    let b = c.inter.bandwidth; // 47 GB/s: below the PCIe Gen5 link
+    let alpha = c.inter.latency + c.gpu_nic_latency();
+    for m in [64.0 * 1048576.0, 1024.0 * 1048576.0] {
+        let shard = m / g;
+        let k = sim::collective::program::pipeline_chunks(shard) as f64;
+        let ring = 2.0 * (m_nodes - 1.0) * (alpha + shard / m_nodes / b);
+        let net = (k + 1.0) * shard / (k * b) + alpha;
+        let want = hier.analytical(&c).time(m) - ring + net;
+        let (a, f, _) = both(&sharp, &c, m);
+        assert_close(a, want, 1e-9, "analytical SHARP");
+        assert_close(f, a, 0.01, "flow SHARP");
+        assert!(a < hier.analytical(&c).time(m));
+    }
+    for (net, ok) in [
+        ("ib-hdr-200g", true),
+        ("ib-edr-100g", false),
+        ("eth-100g", false),
+    ] {
+        let c = built(2, 8, 8, net, "nvlink3");
+        assert_eq!(sharp.hardware_refusal(&c).is_none(), ok, "{net}");
+    }
+}
