@@ -176,7 +176,8 @@ pub enum Phase {
     /// part·(1 + 1/G), against a ring's 2(G − 1)/G·part; the switch adds
     /// no capacity limit of its own. One node: NCCL's NVLS across nodes
     /// (with a tree or SHARP between the in-switch halves) is not
-    /// modelled. Lanes: 3 ([`NvlsStage::lanes`]).
+    /// modelled. Lanes: 3, which follow the data (the pushes; the sums in
+    /// and the shards out; the multicast in).
     Nvls {
         /// Bytes of the buffer each GPU holds.
         part: f64,
@@ -663,9 +664,8 @@ impl Program {
     }
 
     /// The lane of its receiver that a message sent by `p` in lane `lane`
-    /// of global step `step` counts in: the sender's, but for an NVLS
-    /// switch's, which hands on to the GPUs' next lane
-    /// ([`NvlsStage::lanes`]).
+    /// of global step `step` counts in: the sender's, but for a switch's
+    /// (NVLS, SHARP), whose sums go on in the GPUs' next lane.
     pub fn dst_lane(&self, p: Participant, lane: u32, step: u32) -> u32 {
         let (i, _) = self.phase_of(step);
         match self.phases[i] {
