@@ -219,8 +219,9 @@ pub const LINK_UTILISATION: &str = "link utilisation (%)";
 /// intra-node link, its own PCIe link (nodes whose fabric is not PCIe),
 /// its own NICs (multi-node clusters), its node's core link
 /// (oversubscribed fabrics), each up and down. Links the collective leaves
-/// idle are kept, at 0 %: that one is idle is part of the picture (a ring
-/// leaves a node through one NIC and enters it through another).
+/// idle are kept, at 0 %: that one is idle is part of the picture (a
+/// collective that uses one rail of several, or no NIC at all inside one
+/// node).
 fn gpu_links(topo: &Topology, g: u32) -> Vec<(String, LinkId)> {
     let spec = topo.spec();
     let node = spec.node_of_gpu(g);

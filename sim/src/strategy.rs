@@ -6,7 +6,8 @@ use crate::collective::{Algo, Collective, Op};
 /// The synchronisation method for dense gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DenseMethod {
-    /// AllReduce with the given algorithm (ring, tree, hierarchical).
+    /// AllReduce with the given algorithm (ring, tree, hierarchical,
+    /// binomial, nvls, sharp).
     AllReduce(Algo),
     /// Parameter servers.
     Ps,

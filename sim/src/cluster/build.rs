@@ -16,6 +16,11 @@ use std::path::{Path, PathBuf};
 /// The intra-node preset when none is named.
 pub const DEFAULT_INTRA: &str = "pcie3-x16";
 
+/// Most NICs a node may have. Rings across nodes run a channel per NIC,
+/// so the work of a step grows with GPUs × NICs; 64 is twice the most of
+/// any machine we know (AWS p5: 32).
+pub const MAX_NICS_PER_NODE: u32 = 64;
+
 /// The name of the link a calibration profile's `[network]` makes.
 const PROFILE: &str = "profile";
 
@@ -100,7 +105,7 @@ pub struct Description {
     pub nodes: u32,
     /// GPUs per machine (at least 1).
     pub gpus_per_node: u32,
-    /// NICs per machine (1 to max(GPUs per node, 64)).
+    /// NICs per machine (1 to [`MAX_NICS_PER_NODE`]).
     pub nics_per_node: u32,
     /// An inter-node preset's name, or the path of a calibration profile
     /// (`.toml`), relative to `dir`.
@@ -236,10 +241,10 @@ impl Description {
         limits::check_gpus(self.nodes as u64, self.gpus_per_node as u64)
             .map_err(|m| invalid(Field::GpusPerNode, m))?;
         let nics = self.nics_per_node;
-        if nics == 0 || nics > self.gpus_per_node.max(64) {
+        if nics == 0 || nics > MAX_NICS_PER_NODE {
             return Err(invalid(
                 Field::NicsPerNode,
-                format!("{nics} NICs per node: must be from 1 to max(GPUs per node, 64)"),
+                format!("{nics} NICs per node: must be from 1 to {MAX_NICS_PER_NODE}"),
             ));
         }
         let inter = self.network_preset()?;
@@ -288,6 +293,7 @@ impl Description {
             )?,
             nic_link,
             gpudirect,
+            latency_end_to_end: inter.name == PROFILE,
             nics_per_node: nics,
             oversubscription: self.oversubscription,
             placement: self.placement,

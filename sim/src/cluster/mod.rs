@@ -111,6 +111,11 @@ pub struct ClusterSpec {
     /// Whether NICs read and write GPU memory directly (GPUDirect RDMA);
     /// otherwise transfers across nodes are staged through host memory.
     pub gpudirect: bool,
+    /// Whether the network's latency was measured GPU to GPU (a
+    /// calibration profile fitted on collectives): then a cross-node
+    /// transfer adds no GPU-side latency of its own, which the profile's
+    /// latency already holds.
+    pub latency_end_to_end: bool,
     /// NICs per node.
     pub nics_per_node: u32,
     /// Core oversubscription ratio (1 = non-blocking).
@@ -138,6 +143,7 @@ impl ClusterSpec {
             },
             nic_link: None,
             gpudirect: false,
+            latency_end_to_end: false,
             nics_per_node: 1,
             oversubscription: 1.0,
             placement: Placement::Contiguous,
@@ -222,7 +228,9 @@ impl ClusterSpec {
     /// transfer: GPUDirect RDMA's ([`presets::GPUDIRECT_RDMA_LATENCY_S`])
     /// or, staged through host memory, the PCIe link's.
     pub fn gpu_nic_latency(&self) -> f64 {
-        if self.gpudirect {
+        if self.latency_end_to_end {
+            0.0
+        } else if self.gpudirect {
             presets::GPUDIRECT_RDMA_LATENCY_S
         } else {
             self.gpu_pcie().latency
@@ -604,6 +612,7 @@ mod tests {
             },
             nic_link: None,
             gpudirect: false,
+            latency_end_to_end: false,
             nics_per_node: nics,
             oversubscription: over,
             placement: Placement::Contiguous,

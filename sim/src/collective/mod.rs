@@ -332,7 +332,8 @@ impl Collective {
     }
 
     /// Why the collective cannot run on `cluster`, if it cannot: NVLS
-    /// needs an NVSwitch that reduces, and is modelled inside one node.
+    /// needs an NVSwitch that reduces, and is modelled inside one node;
+    /// SHARP needs InfiniBand switches that reduce (HDR, NDR).
     pub fn hardware_refusal(&self, cluster: &ClusterSpec) -> Option<String> {
         if self.algo == Algo::Sharp {
             let net = cluster.network.trim_end_matches('*');

@@ -189,8 +189,10 @@ pub enum Phase {
     /// node's reduce-scatter) into `chunks` pieces and sends each through
     /// its NIC to its rail's switch, which, once every node's piece is in,
     /// returns the sum to every GPU of the rail. Per NIC each direction
-    /// carries the part once, against a ring's 2(M − 1)/M. Lanes: 2 (the
-    /// pushes; the sums coming back).
+    /// carries the part once, against a ring's 2(M − 1)/M. The rail of the
+    /// GPUs at position r of their nodes runs through NIC r mod nics (with
+    /// more NICs than GPUs, through the first of each GPU's own only).
+    /// Lanes: 2 (the pushes; the sums coming back).
     Sharp {
         /// Bytes each GPU reduces across nodes.
         part: f64,
@@ -536,7 +538,8 @@ impl Program {
         self.gpus + self.servers + node
     }
 
-    /// Whether `p` is an NVSwitch. What a switch sends is the other half
+    /// Whether `p` is a reducing switch (a node's NVSwitch, or a rail's
+    /// InfiniBand switches). What a switch sends is the other half
     /// of a GPU's send through it (a ring's GPU-to-GPU hop, cut in two at
     /// the switch), so it is not counted as bytes sent.
     pub fn is_switch(&self, p: Participant) -> bool {

@@ -377,6 +377,25 @@ mod tests {
         }
     }
 
+    /// A calibration profile's latency was measured end to end: a
+    /// cross-node transfer pays it and nothing GPU-side on top.
+    #[test]
+    fn a_profile_latency_is_end_to_end() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/profiles");
+        let text = GOOD.replace("\"ib-edr-100g\"", "\"mpi-4ranks-ci-vm.toml\"");
+        let c = &load_str_in(&text, "f.toml", "f", Some(&dir)).unwrap()[0]
+            .config
+            .cluster;
+        let topo = crate::cluster::Topology::new(c);
+        let (a, b) = (
+            crate::cluster::Endpoint::Gpu(0),
+            crate::cluster::Endpoint::Gpu(4),
+        );
+        assert_eq!(topo.route(a, b, None).latency, c.inter.latency);
+        assert!((c.inter.latency - 3.767563743899324e-6).abs() < 1e-18);
+    }
+
     #[test]
     fn zero_gpus_names_key_and_line() {
         let e = err(&GOOD.replace("nodes = 2", "nodes = 0"));

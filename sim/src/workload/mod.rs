@@ -15,11 +15,14 @@ use crate::time::SimTime;
 
 /// The number format gradients travel in (`model.gradient_precision`).
 ///
-/// Mixed-precision training (fp16 or bf16 arithmetic, an fp32 master copy
-/// of the weights) computes and synchronises gradients in the 16-bit
-/// format: half the bytes of fp32 (Micikevicius et al., "Mixed Precision
-/// Training", ICLR 2018, §3; PyTorch DDP's `fp16_compress_hook` and
-/// `bf16_compress_hook` do the same for fp32 models). Sparse methods send
+/// 16-bit gradients halve the bytes of fp32. They are what a job sends
+/// when it synchronises gradients in fp16 or bf16: PyTorch DDP's
+/// `fp16_compress_hook` and `bf16_compress_hook` (which cast fp32
+/// gradients for the AllReduce), or training whose gradients are 16-bit
+/// themselves (Micikevicius et al., "Mixed Precision Training", ICLR 2018,
+/// §3, keep fp16 gradients and an fp32 master copy). Automatic mixed
+/// precision as PyTorch's autocast runs it keeps fp32 gradients: that is
+/// `fp32`. Sparse methods send
 /// each selected value in this format and its index as a 4-byte integer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Precision {

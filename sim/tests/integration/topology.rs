@@ -402,6 +402,12 @@ fn sharp_reduces_in_the_network() {
         assert_close(f, a, 0.01, "flow SHARP");
         assert!(a < hier.analytical(&c).time(m));
     }
+    // docs/architecture.md: its stages in series leave it behind the flat
+    // ring (whose channels use NICs and NVLink at once) at large sizes
+    let ring = coll(Op::AllReduce, Algo::Ring)
+        .analytical(&c)
+        .time(1024.0 * 1048576.0);
+    assert!(sharp.analytical(&c).time(1024.0 * 1048576.0) > ring);
     for (net, ok) in [
         ("ib-hdr-200g", true),
         ("ib-edr-100g", false),

@@ -1,5 +1,6 @@
-//! Data parallelism with AllReduce (BaiduRing's ring, a binomial tree, or
-//! the hierarchical intra/inter/intra variant): every GPU sums each layer's
+//! Data parallelism with AllReduce (BaiduRing's ring, NCCL's pipelined
+//! double binary tree, a binomial tree, the hierarchical intra/inter/intra
+//! variant, or in-switch reduction: NVLS, SHARP): every GPU sums each layer's
 //! gradient with every other's as soon as its backward pass ends, on one
 //! NCCL-like channel.
 

@@ -4,8 +4,8 @@
 //! [`Plan`]; the engine runs plans without knowing which method made them.
 //! Each method lives in a file of its own, citing its paper:
 //!
-//! * [`allreduce`]: data parallelism with a ring, tree or hierarchical
-//!   AllReduce per gradient (BaiduRing; Horovod's wait-free
+//! * [`allreduce`]: data parallelism with a ring, tree, hierarchical,
+//!   binomial or in-switch (NVLS, SHARP) AllReduce per gradient (BaiduRing; Horovod's wait-free
 //!   backpropagation and fusion);
 //! * [`ps`]: data parallelism through parameter servers (Parallax §2, the
 //!   PS architecture), with or without local aggregation.
