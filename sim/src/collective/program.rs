@@ -1452,6 +1452,71 @@ mod tests {
         }
     }
 
+    /// Lane by lane: every message a pipelined phase sends in lane l of
+    /// step s is expected once, in the lane [`Program::dst_lane`] names, by
+    /// its receiver at step s; and nothing else is expected.
+    #[test]
+    fn pipelined_lanes_balance() {
+        for (nodes, g, nics) in [
+            (1, 8, 1),
+            (1, 3, 1),
+            (2, 4, 1),
+            (2, 4, 4),
+            (3, 2, 4),
+            (4, 8, 8),
+        ] {
+            let mut spec = ClusterSpec::flat(nodes, 1e9, 0.0);
+            spec.gpus_per_node = g;
+            spec.nics_per_node = nics;
+            let part = 3.0 * PIPELINE_CHUNK;
+            let mut programs = vec![
+                vec![Phase::Chain { part, chunks: 3 }],
+                vec![
+                    Phase::TreeReduce { part, chunks: 3 },
+                    Phase::TreeBcast { part, chunks: 3 },
+                ],
+                vec![Phase::Sharp { part, chunks: 3 }],
+            ];
+            if nodes == 1 {
+                programs.push(vec![Phase::Nvls { part, chunks: 3 }]);
+            }
+            for phases in programs {
+                let prog = Program::new(&spec, phases, 0);
+                let n = prog.participants();
+                let mut out = Vec::new();
+                let mut messages = 0;
+                for step in 0..prog.steps() {
+                    let (i, _) = prog.phase_of(step);
+                    let lanes = prog.lanes(i);
+                    let mut recv = vec![0u32; (n * lanes) as usize];
+                    for p in 0..n {
+                        for lane in 0..lanes {
+                            out.clear();
+                            prog.lane_sends(p, lane, step, &mut out);
+                            let to_lane = prog.dst_lane(p, lane, step);
+                            for send in &out {
+                                assert_ne!(send.to, p, "self-send at step {step}");
+                                recv[(send.to * lanes + to_lane) as usize] += 1;
+                                messages += 1;
+                            }
+                        }
+                    }
+                    for p in 0..n {
+                        for lane in 0..lanes {
+                            assert_eq!(
+                                recv[(p * lanes + lane) as usize],
+                                prog.lane_recvs(p, lane, step),
+                                "{:?} nodes {nodes} g {g} nics {nics}: p {p} lane {lane} step {step}",
+                                prog.phases()[i]
+                            );
+                        }
+                    }
+                }
+                assert!(messages > 0 || prog.steps() == 0, "{:?}", prog.phases());
+            }
+        }
+    }
+
     #[test]
     fn sends_and_receives_balance() {
         for (nodes, g) in [(1, 1), (1, 5), (3, 1), (3, 4), (4, 2), (5, 8)] {
