@@ -411,29 +411,26 @@ def throughputs():
             "DERIVED: p102-100 resnet50 52.873 x %s %s/resnet50 %d/%d" % (lam1080, m, L1[m][0], L1["resnet50"][0]),
             True, "52.873 x %d / %d = %.1f" % (L1[m][0], L1["resnet50"][0], v))
 
-    # ---- a100 (Lambda TF benchmark, A100 40GB PCIe, 'fp32' label = TF32 tensor-core math)
-    asrc = "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv"
-    for m in ["resnet50", "inception_v3", "vgg16", "alexnet"]:
-        v, b = LAMBDA_A100_PCIE[m]
-        add(m, "a100", b, v, asrc, False, "measured %d" % v)
-    a_rn50 = LAMBDA_A100_PCIE["resnet50"][0]
-    for m in ["resnet20", "vgg16_cifar"]:
-        v = r1(a_rn50, GTOPK_1GPU[m], GTOPK_1GPU["resnet50"])
-        add(m, "a100", 128, v,
-            "DERIVED: a100 resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (a_rn50, m, GTOPK_1GPU[m]),
-            True, "%d x %.3f / 52.873 = %.1f" % (a_rn50, GTOPK_1GPU[m], v))
+    def cifar_by_r1(gpu, rn50):
+        # the CIFAR models on a GPU: its resnet50 x the gTop-k testbed's ratios (R1)
+        for m in ["resnet20", "vgg16_cifar"]:
+            v = r1(rn50, GTOPK_1GPU[m], GTOPK_1GPU["resnet50"])
+            add(m, gpu, 128, v,
+                "DERIVED: %s resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (gpu, rn50, m, GTOPK_1GPU[m]),
+                True, "%d x %.3f / 52.873 = %.1f" % (rn50, GTOPK_1GPU[m], v))
 
+    # ---- a100 (Lambda TF benchmark, A100 40GB PCIe, 'fp32' label = TF32 tensor-core math)
     # ---- v100 (Lambda TF benchmark, V100-SXM3-32GB, true fp32: Volta has no TF32)
-    vsrc = "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv"
-    for m in ["resnet50", "inception_v3", "vgg16", "alexnet"]:
-        v, b = LAMBDA_V100_SXM3[m]
-        add(m, "v100", b, v, vsrc, False, "measured %d" % v)
-    v_rn50 = LAMBDA_V100_SXM3["resnet50"][0]
-    for m in ["resnet20", "vgg16_cifar"]:
-        v = r1(v_rn50, GTOPK_1GPU[m], GTOPK_1GPU["resnet50"])
-        add(m, "v100", 128, v,
-            "DERIVED: v100 resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (v_rn50, m, GTOPK_1GPU[m]),
-            True, "%d x %.3f / 52.873 = %.1f" % (v_rn50, GTOPK_1GPU[m], v))
+    for gpu, table, src in [
+        ("a100", LAMBDA_A100_PCIE,
+         "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv"),
+        ("v100", LAMBDA_V100_SXM3,
+         "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv"),
+    ]:
+        for m in ["resnet50", "inception_v3", "vgg16", "alexnet"]:
+            v, b = table[m]
+            add(m, gpu, b, v, src, False, "measured %d" % v)
+        cifar_by_r1(gpu, table["resnet50"][0])
 
     # ---- h100, h200 (Lambda PyTorch benchmark: resnet50 only; the rest by R1 on the A100 TF ratios)
     for gpu, (rn50, b), src in [
@@ -448,11 +445,7 @@ def throughputs():
             add(m, gpu, b, v,
                 "DERIVED: %s resnet50 %d x Lambda TF a100 %s/resnet50 %d/%d" % (gpu, rn50, m, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0]),
                 True, "%d x %d / %d = %.1f" % (rn50, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0], v))
-        for m in ["resnet20", "vgg16_cifar"]:
-            v = r1(rn50, GTOPK_1GPU[m], GTOPK_1GPU["resnet50"])
-            add(m, gpu, 128, v,
-                "DERIVED: %s resnet50 %d x gTop-k P102-100 %s/resnet50 %.3f/52.873" % (gpu, rn50, m, GTOPK_1GPU[m]),
-                True, "%d x %.3f / 52.873 = %.1f" % (rn50, GTOPK_1GPU[m], v))
+        cifar_by_r1(gpu, rn50)
     return T
 
 

@@ -609,20 +609,16 @@ const SHARP_NETWORKS: [&str; 2] = ["ib-hdr-200g", "ib-ndr-400g"];
 
 /// Channels of a ring over all GPUs of `cluster` ([`Program::ring_channels`]).
 fn ring_channels(cluster: &ClusterSpec) -> u32 {
-    if cluster.nodes > 1 && cluster.placement == crate::cluster::Placement::Contiguous {
-        cluster.nics_per_node
-    } else {
-        1
-    }
+    program::all_channels(
+        cluster.nodes,
+        cluster.nics_per_node,
+        cluster.placement == crate::cluster::Placement::Scattered,
+    )
 }
 
 /// Channels of NCCL's tree on `cluster`: one per NIC across nodes.
 fn tree_channels(cluster: &ClusterSpec) -> u32 {
-    if cluster.nodes > 1 {
-        cluster.nics_per_node
-    } else {
-        1
-    }
+    program::tree_channels(cluster.nodes, cluster.nics_per_node)
 }
 
 impl crate::names::Named for Op {

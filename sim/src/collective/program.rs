@@ -297,6 +297,23 @@ pub fn pipeline_chunks(part: f64) -> u32 {
     }
 }
 
+/// Channels of a ring over all GPUs (and of the pipelined broadcast down
+/// it): one per NIC of a node across nodes in contiguous placement, else
+/// one. [`Program::ring_channels`] and the collective's split of its
+/// buffer both ask here, so they cannot disagree.
+pub(crate) fn all_channels(nodes: u32, nics_per_node: u32, scattered: bool) -> u32 {
+    if nodes > 1 && !scattered {
+        nics_per_node
+    } else {
+        1
+    }
+}
+
+/// Channels of NCCL's tree: one per NIC of a node across nodes, else one.
+pub(crate) fn tree_channels(nodes: u32, nics_per_node: u32) -> u32 {
+    if nodes > 1 { nics_per_node } else { 1 }
+}
+
 /// A stage of a [`Phase::Nvls`] piece.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum NvlsStage {
@@ -692,11 +709,7 @@ impl Program {
 
     /// Channels of a pipelined tree: one per NIC of a node across nodes.
     fn tree_channels(&self) -> u32 {
-        if self.nodes > 1 {
-            self.nics_per_node
-        } else {
-            1
-        }
+        tree_channels(self.nodes, self.nics_per_node)
     }
 
     /// Height of tree `t`'s root (its longest path to a leaf, in hops): a
@@ -1187,7 +1200,7 @@ impl Program {
             return 1;
         }
         match group {
-            Grouping::All if !self.scattered => self.nics_per_node,
+            Grouping::All => all_channels(self.nodes, self.nics_per_node, self.scattered),
             Grouping::Rail if self.nics_per_node > self.gpus_per_node => {
                 self.nics_per_node / self.gpus_per_node
             }
