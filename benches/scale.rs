@@ -86,6 +86,7 @@ fn child(workload: &str, gpus: u32) {
                     forward: SimTime::from_secs(100e-6),
                     backward: SimTime::from_secs(200e-6),
                     activation_bytes: 0,
+                    embedding: None,
                 })
                 .collect();
             let cfg = TrainConfig {

@@ -48,16 +48,19 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             continue;
         }
         let label = p.label();
-        let width = match width {
+        let (width, mw) = match width {
             Some(w) => w,
             None => {
                 let w = bound.max(label.len()).max(28);
+                // room for "ar-hierarchical+allgather" when the model has
+                // sparse parts
+                let mw = if p.result.sparse == "none" { 10 } else { 25 };
                 print_line(format_args!(
-                    "{:<w$} {:>5} {:<14} {:<10} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
+                    "{:<w$} {:>5} {:<14} {:<mw$} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
                     "scenario",
                     "gpus",
                     "network",
-                    "dense",
+                    if mw > 10 { "dense+sparse" } else { "dense" },
                     "schedule",
                     "iter (ms)",
                     "samples/s",
@@ -67,19 +70,24 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                     "exposed",
                     "sent/GPU"
                 ))?;
-                *width.insert(w)
+                *width.insert((w, mw))
             }
         };
         let r = &p.result;
-        let dense = if r.dense == "allreduce" {
+        let mut dense = if r.dense == "allreduce" {
             format!("ar-{}", r.algo)
         } else {
             r.dense.to_string()
         };
+        // the sparse method after the dense one ("ar-ring+ps": Parallax's
+        // hybrid), for a model with sparse parts
+        if r.sparse != "none" {
+            dense = format!("{dense}+{}", r.sparse);
+        }
         // + 0.0: a zero that came out negative (-0.0) prints as 0
         let ms = |s: f64| s * 1e3 + 0.0;
         print_line(format_args!(
-            "{:<width$} {:>5} {:<14} {:<10} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
+            "{:<width$} {:>5} {:<14} {:<mw$} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
             label,
             r.gpus,
             r.network,

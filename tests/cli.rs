@@ -1058,3 +1058,62 @@ fn probable_mistakes_are_warned_about_and_run() {
     );
     assert_eq!(stdout(&o).lines().count(), 3, "a header and two rows");
 }
+
+/// A model with an embedding table runs with each sparse method: the JSON
+/// names it, the table shows it after the dense method, and a bad
+/// embedding key exits 2 naming the file, key and line.
+#[test]
+fn a_sparse_model_runs_and_names_its_method() {
+    let text = r#"name = "sparse"
+iterations = 2
+[cluster]
+nodes = 2
+gpus_per_node = 4
+network = "ib-edr-100g"
+[model]
+batch_per_gpu = 32
+[[model.layers]]
+name = "emb"
+params = 0
+forward = "1ms"
+backward = "2ms"
+[model.layers.embedding]
+vocab = 100000
+dim = 256
+density = 0.02
+[[model.layers]]
+name = "lstm"
+params = 2000000
+forward = "10ms"
+backward = "20ms"
+[sweep]
+"strategy.sparse" = ["ps", "allgather", "allreduce", "alltoall"]
+"#;
+    let f = scenario("sparse.toml", text);
+    let o = dtsim(&["run", f.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sparse: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            assert!(v["iteration_time_s"].as_f64().unwrap() > 0.033);
+            v["sparse"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(sparse, ["ps", "allgather", "allreduce", "alltoall"]);
+    let o = dtsim(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("dense+sparse"), "{out}");
+    assert!(out.contains("ar-ring+ps"), "{out}");
+    let bad = scenario("bad-sparse.toml", &text.replace("dim = 256", "dim = 0"));
+    let o = dtsim(&["run", bad.to_str().unwrap()]);
+    assert_bad(
+        &o,
+        &[
+            "bad-sparse.toml:16",
+            "model.layers[0].embedding.dim",
+            "from 1",
+        ],
+    );
+}

@@ -86,6 +86,20 @@ pub mod parallax_table3 {
     pub fn dense_ar_one(n: u32, w: f64) -> f64 {
         dense_m(n, w, 1.0)
     }
+    /// Sparse PS, one variable, at the machine hosting it: `2αw(N−1)`
+    /// (`aw` = αw, one GPU's sparse gradient).
+    pub fn sparse_ps_one_host(n: u32, aw: f64) -> f64 {
+        2.0 * aw * (n as f64 - 1.0)
+    }
+    /// Sparse PS, m variables spread over the servers: `4αwm(N−1)/N`.
+    pub fn sparse_ps_m(n: u32, aw: f64, m: f64) -> f64 {
+        dense_m(n, aw, m)
+    }
+    /// Sparse AR (AllGatherv), m variables: `2αwm(N−1)` (one variable:
+    /// m = 1).
+    pub fn sparse_ar_m(n: u32, aw: f64, m: f64) -> f64 {
+        2.0 * aw * m * (n as f64 - 1.0)
+    }
 }
 
 #[cfg(test)]

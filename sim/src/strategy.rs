@@ -13,6 +13,43 @@ pub enum DenseMethod {
     Ps,
 }
 
+/// The synchronisation method for sparse (embedding) gradients
+/// (`strategy.sparse`; what each sends is in `sim::train::planner::sparse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SparseMethod {
+    /// Parameter servers: push the rows' gradients to the servers that own
+    /// them, pull the updated rows (Parallax; with `dense = "allreduce"`,
+    /// its hybrid).
+    Ps,
+    /// Every GPU gathers every other GPU's sparse gradient (AllGatherv;
+    /// Horovod's default for sparse tensors).
+    AllGather,
+    /// The table's gradient treated as dense, summed by AllReduce.
+    AllReduce,
+    /// EmbRace: the table split by columns over the GPUs; an AlltoAll of
+    /// lookup results in the forward pass and of their gradients in the
+    /// backward pass.
+    AllToAll,
+}
+
+impl crate::names::Named for SparseMethod {
+    const ALL: &'static [SparseMethod] = &[
+        SparseMethod::Ps,
+        SparseMethod::AllGather,
+        SparseMethod::AllReduce,
+        SparseMethod::AllToAll,
+    ];
+    const WHAT: &'static str = "sparse method";
+    fn name(self) -> &'static str {
+        match self {
+            SparseMethod::Ps => "ps",
+            SparseMethod::AllGather => "allgather",
+            SparseMethod::AllReduce => "allreduce",
+            SparseMethod::AllToAll => "alltoall",
+        }
+    }
+}
+
 /// The communication schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Schedule {
@@ -58,6 +95,8 @@ pub struct Strategy {
     pub local_aggregation: bool,
     /// PS: number of servers (0 = one per machine).
     pub ps_servers: u32,
+    /// Sparse method; `None` for a model without sparse parts.
+    pub sparse: Option<SparseMethod>,
 }
 
 impl Default for Strategy {
@@ -69,6 +108,7 @@ impl Default for Strategy {
             partition: 4 << 20,
             local_aggregation: true,
             ps_servers: 0,
+            sparse: None,
         }
     }
 }
@@ -87,6 +127,11 @@ impl Strategy {
                 ..Collective::new(Op::Ps)
             },
         }
+    }
+
+    /// Name of the sparse method for results ("none" without one).
+    pub fn sparse_name(&self) -> &'static str {
+        self.sparse.map_or("none", |m| crate::names::Named::name(m))
     }
 
     /// Name of the dense method for results ("allreduce" or "ps").

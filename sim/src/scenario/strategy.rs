@@ -13,21 +13,28 @@ use super::validate::{count, size};
 use super::{Invalid, invalid};
 use crate::collective::{Algo, Op};
 use crate::names::{Named, unknown};
-use crate::strategy::{DenseMethod, Schedule, Strategy};
+use crate::strategy::{DenseMethod, Schedule, SparseMethod, Strategy};
 
 /// The dense methods `strategy.dense` names (topk, gtopk and dct are
 /// refused until the compression issue).
 const DENSE_METHODS: [&str; 5] = ["allreduce", "ps", "topk", "gtopk", "dct"];
 
-/// The sparse methods `strategy.sparse` names (refused until the
-/// sparse-methods issue).
-const SPARSE_METHODS: [&str; 4] = ["ps", "allgather", "allreduce", "alltoall"];
-
-/// Builds the strategy of a scenario on `nodes` machines.
-pub(super) fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strategy, Invalid> {
+/// Builds the strategy of a scenario on `nodes` machines, for a model
+/// with sparse parts (`sparse`) or without.
+///
+/// `strategy.sparse` defaults, for a model with an embedding, to `ps`
+/// when the dense method is `ps` (TensorFlow's parameter servers hold
+/// every variable: Parallax's PS baseline) and to `allgather` otherwise
+/// (Horovod's treatment of a sparse gradient beside its AllReduce of the
+/// dense ones: Parallax's AR baseline, EmbRace's Horovod baseline).
+pub(super) fn validate_strategy(
+    raw: &RawScenario,
+    nodes: u32,
+    sparse: bool,
+) -> Result<Strategy, Invalid> {
     let s = &raw.strategy;
     let d = Strategy::default();
-    refuse_inert(s)?;
+    refuse_inert(s, sparse)?;
     let mp = count(s.mp_stages, "strategy.mp_stages", Some(1), 1)?;
     if mp > 1 {
         return Err(invalid(
@@ -82,7 +89,22 @@ pub(super) fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strateg
             format!("{ps_servers} servers on {nodes} machines is more than 64 per machine"),
         ));
     }
+    let sparse = match (&s.sparse, sparse) {
+        (Some(_), false) => {
+            return Err(invalid(
+                "strategy.sparse",
+                "means nothing here: the model has no sparse part (give a layer an `[model.layers.embedding]`, or remove the key)",
+            ));
+        }
+        (Some(name), true) => {
+            Some(SparseMethod::parse(name).map_err(|e| invalid("strategy.sparse", e))?)
+        }
+        (None, true) if dense == DenseMethod::Ps => Some(SparseMethod::Ps),
+        (None, true) => Some(SparseMethod::AllGather),
+        (None, false) => None,
+    };
     Ok(Strategy {
+        sparse,
         dense,
         schedule,
         fusion: size(&s.fusion, "strategy.fusion", d.fusion)?,
@@ -94,24 +116,22 @@ pub(super) fn validate_strategy(raw: &RawScenario, nodes: u32) -> Result<Strateg
 
 /// Refuses the keys the raw layer accepts (they are the public shape of
 /// `shared/DESIGN.md`) but nothing simulates yet, naming the issue that
-/// brings each. `strategy.mp_stages = 1` is not among them: it is the
-/// default and means what it says.
-fn refuse_inert(s: &RawStrategy) -> Result<(), Invalid> {
+/// brings each, and the sparse keys in a scenario whose model has no
+/// sparse part (`sparse`). `strategy.mp_stages = 1` is not among them: it
+/// is the default and means what it says.
+fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
     const COMPRESSION: &str = "arrives with the compression issue";
-    const SPARSE: &str = "arrives with the sparse-methods issue";
-    if let Some(m) = &s.sparse {
+    const SPARSE: &str = "arrives with a later part of the sparse-methods issue";
+    if s.vertical_scheduling.is_some() && !sparse {
         return Err(invalid(
-            "strategy.sparse",
-            if SPARSE_METHODS.contains(&m.as_str()) {
-                format!(
-                    "has no effect yet: no model can have sparse parts (`[model.layers.embedding]` {SPARSE}); remove the key"
-                )
-            } else {
-                format!(
-                    "{} (none has an effect yet: sparse embeddings {SPARSE})",
-                    unknown("sparse method", m, &SPARSE_METHODS)
-                )
-            },
+            "strategy.vertical_scheduling",
+            "means nothing here: EmbRace's prior and delayed rows are rows of an embedding, and the model has none (give a layer an `[model.layers.embedding]`, or remove the key)",
+        ));
+    }
+    if s.ps_partitions.is_some() && !sparse {
+        return Err(invalid(
+            "strategy.ps_partitions",
+            "means nothing here: Parallax partitions sparse variables, and the model has none (give a layer an `[model.layers.embedding]`, or remove the key)",
         ));
     }
     let inert = [
@@ -145,9 +165,7 @@ fn refuse_inert(s: &RawStrategy) -> Result<(), Invalid> {
         (
             "strategy.vertical_scheduling",
             s.vertical_scheduling.is_some(),
-            format!(
-                "EmbRace's prior and delayed embedding rows need sparse embeddings (`[model.layers.embedding]` {SPARSE})"
-            ),
+            format!("EmbRace's vertical scheduling (prior and delayed rows) {SPARSE}"),
         ),
     ];
     match inert.into_iter().find(|(_, given, _)| *given) {
@@ -168,40 +186,78 @@ mod tests {
         text.lines().position(|l| l.starts_with(start)).unwrap() + 1
     }
 
+    /// A scenario like GOOD whose model has an embedding layer.
+    const SPARSE: &str = r#"
+name = "t"
+[cluster]
+nodes = 2
+gpus_per_node = 4
+network = "ib-edr-100g"
+[model]
+batch_per_gpu = 64
+[[model.layers]]
+name = "emb"
+params = 0
+forward = "1ms"
+backward = "2ms"
+[model.layers.embedding]
+vocab = 100000
+dim = 512
+density = 0.01
+[[model.layers]]
+name = "lstm"
+params = 1000000
+forward = "5ms"
+backward = "10ms"
+"#;
+
     /// Every key that is accepted by the parser but simulated by nothing
     /// yet is refused, naming the key, its line, and what it waits for.
     #[test]
     fn keys_without_effect_are_refused_with_key_and_line() {
         let cases = [
-            ("sparse = \"allgather\"", "strategy.sparse", "sparse parts"),
             (
-                "sparse = \"alltoall\"",
-                "strategy.sparse",
-                "sparse-methods issue",
+                "ps_partitions = 4",
+                "strategy.ps_partitions",
+                "Parallax",
+                true,
             ),
-            ("ps_partitions = 4", "strategy.ps_partitions", "Parallax"),
             (
                 "ps_partitions = \"auto\"",
                 "strategy.ps_partitions",
                 "sparse-methods issue",
+                true,
             ),
             (
                 "density = 0.01",
                 "strategy.density",
                 "--op topk|gtopk --density",
+                false,
             ),
-            ("density = 1.5", "strategy.density", "Top-k/gTop-k"),
-            ("dct_sparsity = 0.95", "strategy.dct_sparsity", "DCT-DP"),
-            ("dct_lifespan = 1000", "strategy.dct_lifespan", "DCT-DP"),
-            ("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP"),
+            ("density = 1.5", "strategy.density", "Top-k/gTop-k", false),
+            (
+                "dct_sparsity = 0.95",
+                "strategy.dct_sparsity",
+                "DCT-DP",
+                false,
+            ),
+            (
+                "dct_lifespan = 1000",
+                "strategy.dct_lifespan",
+                "DCT-DP",
+                false,
+            ),
+            ("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP", false),
             (
                 "vertical_scheduling = false",
                 "strategy.vertical_scheduling",
                 "EmbRace",
+                true,
             ),
         ];
-        for (set, key, why) in cases {
-            let text = format!("{GOOD}[strategy]\nschedule = \"fifo\"\n{set}\n");
+        for (set, key, why, sparse) in cases {
+            let base = if sparse { SPARSE } else { GOOD };
+            let text = format!("{base}[strategy]\nschedule = \"fifo\"\n{set}\n");
             let e = err(&text);
             assert_eq!(e.key.as_deref(), Some(key), "{e}");
             assert_eq!(e.line, Some(line(&text, set)), "{e}");
@@ -211,10 +267,48 @@ mod tests {
         }
     }
 
-    /// A misspelt sparse method is told it is unknown, not merely inert.
+    /// The sparse keys mean nothing for a model without sparse parts: the
+    /// message says so (not "not supported yet").
+    #[test]
+    fn sparse_keys_without_an_embedding_mean_nothing() {
+        for (set, key) in [
+            ("sparse = \"allgather\"", "strategy.sparse"),
+            ("sparse = \"alltoall\"", "strategy.sparse"),
+            ("vertical_scheduling = true", "strategy.vertical_scheduling"),
+            ("ps_partitions = 8", "strategy.ps_partitions"),
+        ] {
+            let text = format!("{GOOD}[strategy]\n{set}\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert_eq!(e.line, Some(line(&text, set)), "{e}");
+            assert!(e.message.contains("means nothing here"), "{e}");
+            assert!(e.message.contains("[model.layers.embedding]"), "{e}");
+        }
+    }
+
+    /// With an embedding, `sparse` defaults by the dense method (PS for
+    /// PS, AllGather beside AllReduce) and takes any of the four methods.
+    #[test]
+    fn the_sparse_method_and_its_default() {
+        let method = |extra: &str| {
+            let p =
+                super::super::load_str(&format!("{SPARSE}[strategy]\n{extra}\n"), "f.toml", "f")
+                    .unwrap();
+            p[0].config.strategy.sparse_name()
+        };
+        assert_eq!(method(""), "allgather");
+        assert_eq!(method("dense = \"ps\""), "ps");
+        for m in ["ps", "allgather", "allreduce", "alltoall"] {
+            assert_eq!(method(&format!("sparse = \"{m}\"")), m);
+        }
+        let g = super::super::load_str(GOOD, "f.toml", "f").unwrap();
+        assert_eq!(g[0].config.strategy.sparse_name(), "none");
+    }
+
+    /// A misspelt sparse method is told it is unknown.
     #[test]
     fn an_unknown_sparse_method_is_named() {
-        let e = err(&format!("{GOOD}[strategy]\nsparse = \"allgahter\"\n"));
+        let e = err(&format!("{SPARSE}[strategy]\nsparse = \"allgahter\"\n"));
         assert_eq!(e.key.as_deref(), Some("strategy.sparse"));
         assert!(
             e.message.contains("unknown sparse method `allgahter`"),

@@ -193,7 +193,7 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         batch_per_gpu: cfg.model.batch_per_gpu,
         dense: cfg.strategy.dense_name().into(),
         algo: cfg.strategy.dense_collective().algo.name().into(),
-        sparse: "none".into(),
+        sparse: cfg.strategy.sparse_name().into(),
         schedule: cfg.strategy.schedule.name().into(),
         iteration_time_s: iter_s,
         throughput,

@@ -10,6 +10,9 @@
 //! Sources and the limits of this model are in `docs/models.md`.
 
 pub mod preset_data;
+pub mod sparse;
+
+pub use sparse::{Embedding, Rows};
 
 use crate::time::SimTime;
 
@@ -70,6 +73,10 @@ pub struct Layer {
     pub backward: SimTime,
     /// Output activation bytes per iteration (model parallelism).
     pub activation_bytes: u64,
+    /// The layer's sparse part, if it has one (an embedding table,
+    /// synchronised by `strategy.sparse`); `params` counts the dense
+    /// part only.
+    pub embedding: Option<Embedding>,
 }
 
 impl Layer {
@@ -160,6 +167,7 @@ impl Model {
                     forward: SimTime::from_secs(iter_s * share / 3.0),
                     backward: SimTime::from_secs(iter_s * share * 2.0 / 3.0),
                     activation_bytes: l.activation_elems * batch as u64 * 4,
+                    embedding: None,
                 }
             })
             .collect();
@@ -189,6 +197,11 @@ impl Model {
     /// Total dense parameters.
     pub fn params(&self) -> u64 {
         self.layers.iter().map(|l| l.params).sum()
+    }
+
+    /// Whether any layer has a sparse (embedding) part.
+    pub fn has_sparse(&self) -> bool {
+        self.layers.iter().any(|l| l.embedding.is_some())
     }
 
     /// Forward plus backward time of one iteration on one GPU.

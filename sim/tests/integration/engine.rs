@@ -26,6 +26,7 @@ fn layer(name: &str, params: u64, fwd_ms: f64, bwd_ms: f64) -> Layer {
         forward: ms(fwd_ms),
         backward: ms(bwd_ms),
         activation_bytes: 0,
+        embedding: None,
     }
 }
 

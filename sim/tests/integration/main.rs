@@ -5,6 +5,7 @@
 mod cases;
 mod engine;
 mod properties;
+mod sparse;
 mod topology;
 mod training;
 

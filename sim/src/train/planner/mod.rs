@@ -13,10 +13,15 @@
 //! Both send each layer's gradient as soon as its backward pass ends, and
 //! the next iteration's forward pass of a layer waits for that layer's
 //! synchronised parameters; they differ only in the collective, so they
-//! share [`data_parallel`].
+//! share [`data_parallel`]. The embedding tables of a model with sparse
+//! parts are synchronised by the sparse method ([`sparse`]: PS,
+//! AllGather, AllReduce, or EmbRace's AlltoAll), whose tasks
+//! [`data_parallel`] adds to the dense ones; `dense = "allreduce"` with
+//! `sparse = "ps"` is Parallax's hybrid.
 
 pub mod allreduce;
 pub mod ps;
+pub mod sparse;
 
 use super::TrainConfig;
 use super::task::{ChannelSpec, ComputeKind, Dep, Label, Plan, Task, TaskId, Work};
@@ -50,7 +55,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
 /// * F_l of the next iteration waits for S_l.
 ///
 /// Layers without parameters, and clusters of one GPU, communicate
-/// nothing.
+/// nothing. Embedding tables add the tasks of [`sparse::add`].
 pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -> Plan {
     let layers = &cfg.model.layers;
     let l_count = layers.len() as u32;
@@ -114,7 +119,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     }
     debug_assert!(tasks.len() == next as usize && fwd(0) == 0);
     let st = &cfg.strategy;
-    Plan {
+    let mut plan = Plan {
         tasks,
         channels: vec![ChannelSpec {
             name: channel.to_string(),
@@ -123,5 +128,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
             partition: st.partition,
         }],
         host_cores: 1,
-    }
+    };
+    sparse::add(cfg, &mut plan, fwd, bwd);
+    plan
 }

@@ -1,0 +1,201 @@
+//! The sparse (embedding) part of a model: the tasks that synchronise
+//! each embedding table by the strategy's sparse method, added to the
+//! dense plan of [`super::data_parallel`].
+//!
+//! One GPU's gradient of a table holds `r` rows ([`Embedding::rows_per_gpu`])
+//! of `dim` values, sent with their row indices where the receiver needs
+//! them ([`Embedding::sparse_bytes`]). Per method (`strategy.sparse`):
+//!
+//! * `allreduce`: the table's whole gradient, dense (vocab × dim), by the
+//!   dense AllReduce's algorithm (ring when the dense method is PS);
+//! * `allgather`: an AllGather of every GPU's sparse gradient (Horovod's
+//!   sparse path; Parallax's AR baseline sends its sparse variables this
+//!   way, §6.4): each GPU receives the other N − 1 gradients;
+//! * `ps`: a parameter-server push of each GPU's sparse gradient to the
+//!   servers and a pull of its updated rows ([`crate::collective::Op::Ps`],
+//!   variables spread evenly over the servers); push and pull both count
+//!   indices. Each GPU pushes and pulls its own rows, with or without
+//!   `local_aggregation`: TensorFlow's embedding lookup gathers each
+//!   worker's rows from the servers, and summing a machine's sparse
+//!   gradients first saves only the rows they share. Under the density
+//!   model's independent draws that is little (G GPUs of density α share
+//!   about (G − 1)·α/2 of their rows: 2% for Parallax's LM on 6 GPUs), so
+//!   the sparse push is not aggregated; dense variables still are. Rows
+//!   shared by the GPUs of a machine (Zipf-distributed words) come with
+//!   the token model;
+//! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
+//!   ([`Embedding::columns_of`]); after the table's forward pass (each GPU
+//!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
+//!   the values of its rows in every other GPU's columns, and the next
+//!   compute task waits for it; after the table's backward pass an
+//!   AlltoAll sends those values' gradients back to the columns' owners,
+//!   and the next iteration's lookup waits for it (the owner's update is
+//!   folded into the layer's backward time). No indices travel: every GPU
+//!   reads the whole step's token ids (§4.1.1: "embedding in each process
+//!   firstly looks up all training data of this step"). When N does not
+//!   divide `dim` the split is as even as it can be and the AlltoAlls
+//!   carry unequal blocks (an AlltoAllv); each GPU needs one column at
+//!   least (validated).
+//!
+//! Channels: the sparse tasks share the dense method's channel when both
+//! run through the same library (an AllReduce, AllGather or AlltoAll
+//! beside a dense AllReduce: one Horovod queue; a sparse PS beside a dense
+//! PS: TensorFlow's PS runtime), and get a channel of their own,
+//! `sparse`, otherwise: Parallax's hybrid runs its PS and its AllReduce
+//! at once, sharing the NICs (§4, "each variable is synchronized
+//! independently").
+
+use super::super::TrainConfig;
+use super::super::task::{ChannelId, ChannelSpec, Dep, Label, Plan, Task, TaskId, Work};
+use crate::collective::{Algo, Collective, Op, Payload};
+use crate::strategy::{DenseMethod, SparseMethod};
+use crate::workload::Embedding;
+use std::sync::Arc;
+
+/// Adds the sparse tasks of every embedding layer to `plan`, the dense
+/// plan whose forward pass of layer l is task `fwd(l)` and backward pass
+/// `bwd(l)`.
+pub fn add(
+    cfg: &TrainConfig,
+    plan: &mut Plan,
+    fwd: impl Fn(u32) -> TaskId,
+    bwd: impl Fn(u32) -> TaskId,
+) {
+    let Some(method) = cfg.strategy.sparse else {
+        return;
+    };
+    let n = cfg.cluster.gpus();
+    if n < 2 {
+        return;
+    }
+    let p = cfg.model.gradient_precision;
+    let dense_ps = cfg.strategy.dense == DenseMethod::Ps;
+    let own_channel = (method == SparseMethod::Ps) != dense_ps;
+    let channel: ChannelId = if own_channel {
+        let dense = &plan.channels[0];
+        plan.channels.push(ChannelSpec {
+            name: "sparse".into(),
+            ..dense.clone()
+        });
+        plan.channels.len() as ChannelId - 1
+    } else {
+        0
+    };
+    let layers = &cfg.model.layers;
+    for (l, layer) in layers.iter().enumerate() {
+        let Some(e) = &layer.embedding else {
+            continue;
+        };
+        let l = l as u32;
+        let name = &layer.name;
+        let r = e.rows_per_gpu();
+        let sync = |label: String, collective: Collective, payload: Payload, after: TaskId| Task {
+            label: Label::Named(label),
+            layer: Some(l),
+            work: Work::Comm {
+                channel,
+                collective,
+                payload,
+            },
+            deps: vec![Dep {
+                task: after,
+                back: 0,
+            }],
+            priority: l as u64,
+        };
+        let (collective, payload) = match method {
+            SparseMethod::AllReduce => {
+                let algo = match cfg.strategy.dense {
+                    DenseMethod::AllReduce(a) => a,
+                    DenseMethod::Ps => Algo::Ring,
+                };
+                let c = Collective {
+                    algo,
+                    ..Collective::new(Op::AllReduce)
+                };
+                (c, Payload::Uniform(e.dense_bytes(p) as f64))
+            }
+            SparseMethod::AllGather => (
+                Collective::new(Op::AllGather),
+                Payload::Uniform(n as f64 * e.sparse_bytes(r, p) as f64),
+            ),
+            SparseMethod::Ps => {
+                // every GPU pushes its rows and pulls them (see the module
+                // documentation on local aggregation)
+                let c = Collective {
+                    ps_servers: cfg.strategy.ps_servers,
+                    ..Collective::new(Op::Ps)
+                };
+                (c, Payload::Uniform(e.sparse_bytes(r, p) as f64))
+            }
+            SparseMethod::AllToAll => {
+                let (c, payload) = (Collective::new(Op::AllToAll), alltoall_payload(e, n, cfg));
+                // lookup results to their GPUs; whatever the stream runs
+                // after the lookup waits for them
+                let lookup = plan.tasks.len() as TaskId;
+                plan.tasks.push(sync(
+                    format!("{name} lookup alltoall"),
+                    c,
+                    payload.clone(),
+                    fwd(l),
+                ));
+                let next = if l + 1 < layers.len() as u32 {
+                    fwd(l + 1)
+                } else {
+                    bwd(l)
+                };
+                plan.tasks[next as usize].deps.push(Dep {
+                    task: lookup,
+                    back: 0,
+                });
+                // gradients to the columns' owners, before the next lookup
+                let grads = plan.tasks.len() as TaskId;
+                plan.tasks.push(sync(
+                    format!("{name} gradient alltoall"),
+                    c,
+                    payload,
+                    bwd(l),
+                ));
+                plan.tasks[fwd(l) as usize].deps.push(Dep {
+                    task: grads,
+                    back: 1,
+                });
+                continue;
+            }
+        };
+        let s = plan.tasks.len() as TaskId;
+        plan.tasks.push(sync(
+            format!("{name} sparse gradient"),
+            collective,
+            payload,
+            bwd(l),
+        ));
+        plan.tasks[fwd(l) as usize]
+            .deps
+            .push(Dep { task: s, back: 1 });
+    }
+}
+
+/// EmbRace's AlltoAll of one table on `n` GPUs: GPU j sends GPU i the
+/// values of i's rows in j's columns. Equal blocks when `n` divides
+/// `dim` (one GPU's send buffer: its rows' values in all columns, r·dim
+/// elements); otherwise the N × N matrix of blocks.
+fn alltoall_payload(e: &Embedding, n: u32, cfg: &TrainConfig) -> Payload {
+    let p = cfg.model.gradient_precision;
+    let r = e.rows_per_gpu();
+    if e.dim.is_multiple_of(n as u64) {
+        return Payload::Uniform(e.value_bytes(r, p) as f64);
+    }
+    let elem = p.bytes();
+    let matrix: Arc<[f64]> = (0..n)
+        .flat_map(|j| (0..n).map(move |i| (j, i)))
+        .map(|(j, i)| {
+            if i == j {
+                0.0
+            } else {
+                (r * e.columns_of(j, n) * elem) as f64
+            }
+        })
+        .collect();
+    Payload::PerPair(matrix)
+}

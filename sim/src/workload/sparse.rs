@@ -1,0 +1,163 @@
+//! Sparse variables: the embedding part of a layer, and what one
+//! iteration's rows of it amount to.
+//!
+//! An embedding table has `vocab` rows of `dim` values. An iteration reads
+//! (forward) and updates (backward) only the rows of the words its batch
+//! holds, so its gradient is sparse: a list of rows, each with its values
+//! and its row index (TensorFlow's `IndexedSlices`, PyTorch's sparse COO
+//! gradient; Parallax §2.2). How many rows that is decides how sparse
+//! methods compare (Parallax §3.1, EmbRace Table 2).
+//!
+//! With a fixed density α ([`Rows::Density`]) every GPU's gradient holds
+//! ⌊α·vocab⌉ distinct rows (EmbRace's α, "the average density of
+//! embedding gradients", §4.1.2). Where rows of several GPUs meet (a
+//! machine's local aggregation, a parameter server's shard) the simulator
+//! needs how many of them are distinct; with only α given it takes each
+//! GPU's rows as an independent uniform draw, so k GPUs together touch
+//! vocab·(1 − (1 − α)^k) rows in expectation ([`Embedding::union_rows`]).
+//! That is an assumption (real words are Zipf-distributed, so GPUs share
+//! more rows than uniform draws do, and the union is smaller): the token
+//! model, which draws words, replaces it.
+//!
+//! **Bytes.** A sparse gradient travels as its values (`dim` elements of
+//! the gradient precision per row) plus one 4-byte row index per row
+//! ([`INDEX_BYTES`]; TensorFlow and PyTorch index embedding rows with
+//! 32- or 64-bit integers; we count 32, as Horovod's sparse AllGather of
+//! an `int32` index tensor sends). Parallax's Table 3 counts values only;
+//! the tests check its byte counts on the values.
+
+use super::Precision;
+
+/// Bytes of one row index in a sparse gradient.
+pub const INDEX_BYTES: u64 = 4;
+
+/// How an iteration picks the rows it touches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rows {
+    /// A fixed fraction α ∈ (0, 1] of the rows, per GPU and iteration
+    /// (distinct rows, after coalescing duplicates).
+    Density(f64),
+}
+
+/// The embedding (sparse) part of a layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embedding {
+    /// Rows of the table.
+    pub vocab: u64,
+    /// Values per row.
+    pub dim: u64,
+    /// Which rows an iteration touches.
+    pub rows: Rows,
+}
+
+impl Embedding {
+    /// Parameters of the whole table.
+    pub fn params(&self) -> u64 {
+        self.vocab * self.dim
+    }
+
+    /// The fraction of rows one GPU touches per iteration.
+    pub fn density(&self) -> f64 {
+        match self.rows {
+            Rows::Density(a) => a,
+        }
+    }
+
+    /// Distinct rows one GPU's gradient holds per iteration: α·vocab
+    /// rounded to the nearest row, at least one.
+    pub fn rows_per_gpu(&self) -> u64 {
+        ((self.density() * self.vocab as f64).round() as u64).clamp(1, self.vocab)
+    }
+
+    /// Expected distinct rows among `k` GPUs' gradients, each an
+    /// independent uniform draw of [`Embedding::rows_per_gpu`] rows:
+    /// vocab·(1 − (1 − r/vocab)^k), rounded (exactly r for k = 1, the
+    /// table for a density of 1).
+    pub fn union_rows(&self, k: u32) -> u64 {
+        let r = self.rows_per_gpu();
+        if k <= 1 || r == self.vocab {
+            return r;
+        }
+        let v = self.vocab as f64;
+        let miss = (1.0 - r as f64 / v).powi(k as i32);
+        ((v * (1.0 - miss)).round() as u64).clamp(r, self.vocab)
+    }
+
+    /// Bytes of a sparse gradient of `rows` rows: values plus indices.
+    pub fn sparse_bytes(&self, rows: u64, precision: Precision) -> u64 {
+        rows * (self.dim * precision.bytes() + INDEX_BYTES)
+    }
+
+    /// Bytes of `rows` rows' values alone (lookup results, pulled rows).
+    pub fn value_bytes(&self, rows: u64, precision: Precision) -> u64 {
+        rows * self.dim * precision.bytes()
+    }
+
+    /// Bytes of the whole table's gradient held dense.
+    pub fn dense_bytes(&self, precision: Precision) -> u64 {
+        self.params() * precision.bytes()
+    }
+
+    /// Columns GPU `j` of `n` holds when the table is split by columns
+    /// (EmbRace §4.1.1): ⌊dim/n⌋, one more for the first dim mod n GPUs.
+    pub fn columns_of(&self, j: u32, n: u32) -> u64 {
+        let (q, r) = (self.dim / n as u64, self.dim % n as u64);
+        q + u64::from((j as u64) < r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(vocab: u64, dim: u64, a: f64) -> Embedding {
+        Embedding {
+            vocab,
+            dim,
+            rows: Rows::Density(a),
+        }
+    }
+
+    #[test]
+    fn rows_round_and_stay_in_the_table() {
+        assert_eq!(table(1000, 8, 0.0104).rows_per_gpu(), 10);
+        assert_eq!(table(1000, 8, 0.0106).rows_per_gpu(), 11);
+        assert_eq!(table(1000, 8, 1e-9).rows_per_gpu(), 1);
+        assert_eq!(table(1000, 8, 1.0).rows_per_gpu(), 1000);
+    }
+
+    /// Uniform independent draws: k GPUs of density α touch
+    /// 1 − (1 − α)^k of the table; one GPU its own rows; a full table
+    /// stays full.
+    #[test]
+    fn union_of_independent_draws() {
+        let e = table(1_000_000, 4, 0.01);
+        assert_eq!(e.union_rows(1), 10_000);
+        // 1 − 0.99^6 = 0.058519850599
+        assert_eq!(e.union_rows(6), 58_520);
+        assert!(e.union_rows(48) < 48 * 10_000);
+        assert_eq!(table(100, 4, 1.0).union_rows(8), 100);
+        // never fewer than one GPU's rows, never more than the table
+        for k in 1..200 {
+            let u = table(97, 3, 0.3).union_rows(k);
+            assert!((29..=97).contains(&u), "{k}: {u}");
+        }
+    }
+
+    #[test]
+    fn bytes_count_values_and_indices() {
+        let e = table(1000, 512, 0.01);
+        assert_eq!(e.sparse_bytes(10, Precision::Fp32), 10 * (2048 + 4));
+        assert_eq!(e.sparse_bytes(10, Precision::Bf16), 10 * (1024 + 4));
+        assert_eq!(e.value_bytes(10, Precision::Fp32), 10 * 2048);
+        assert_eq!(e.dense_bytes(Precision::Fp32), 1000 * 512 * 4);
+    }
+
+    #[test]
+    fn columns_split_as_evenly_as_they_can() {
+        let e = table(10, 10, 0.5);
+        let cols: Vec<u64> = (0..4).map(|j| e.columns_of(j, 4)).collect();
+        assert_eq!(cols, [3, 3, 2, 2]);
+        assert_eq!((0..10).map(|j| e.columns_of(j, 10)).sum::<u64>(), 10);
+    }
+}

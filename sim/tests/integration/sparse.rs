@@ -1,0 +1,474 @@
+//! Sparse models: embedding tables synchronised by PS, AllGather,
+//! AllReduce or EmbRace's AlltoAll (the Parallax and EmbRace cases of
+//! `shared/validation/CASES.md`, at the collective and the training
+//! level).
+
+use super::{assert_close, both};
+use sim::cluster::{ClusterSpec, Topology};
+use sim::collective::{Algo, Collective, Op, Payload};
+use sim::formulas::{self, parallax_table3};
+use sim::net::NetModel;
+use sim::scenario::load_str;
+use sim::train::task::{Label, Plan, Work};
+use sim::train::{RunResult, TrainConfig, planner, simulate};
+use sim::workload::{Embedding, Precision, Rows};
+
+const MS: f64 = 1e-3;
+
+/// GNMT-8's embedding in EmbRace (Table 1: 252.5 MB = 264,765,440 bytes
+/// of fp32) and its density at batch 128 (§4.1.2: sparsity 89.7%).
+const GNMT8_M: f64 = 264_765_440.0;
+const GNMT8_DENSITY: f64 = 0.103;
+
+/// One scenario point from `text`.
+fn config(text: &str) -> TrainConfig {
+    let mut p = load_str(text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.len(), 1);
+    p.remove(0).config
+}
+
+/// A model of one embedding layer (vocab × dim, density) and one dense
+/// layer, on `nodes` × `g` GPUs of `network`, with `strategy` lines.
+fn scenario(nodes: u32, g: u32, emb: (u64, u64, f64), compute_ms: f64, strategy: &str) -> String {
+    let (vocab, dim, density) = emb;
+    format!(
+        r#"
+name = "sparse"
+warmup_iterations = 1
+iterations = 3
+[cluster]
+nodes = {nodes}
+gpus_per_node = {g}
+network = "ib-edr-100g"
+intra = "pcie3-x16"
+[model]
+batch_per_gpu = 64
+[[model.layers]]
+name = "emb"
+params = 0
+forward = "{f}ms"
+backward = "{b}ms"
+[model.layers.embedding]
+vocab = {vocab}
+dim = {dim}
+density = {density}
+[[model.layers]]
+name = "lstm"
+params = 1000000
+forward = "{f}ms"
+backward = "{b}ms"
+[strategy]
+{strategy}
+"#,
+        f = compute_ms / 6.0,
+        b = compute_ms / 3.0,
+    )
+}
+
+/// The plan's sparse synchronisation tasks: (name, collective, payload).
+fn sparse_tasks(plan: &Plan) -> Vec<(String, Collective, Payload)> {
+    plan.tasks
+        .iter()
+        .filter_map(|t| match (&t.label, &t.work) {
+            (
+                Label::Named(n),
+                Work::Comm {
+                    collective,
+                    payload,
+                    ..
+                },
+            ) => Some((n.clone(), *collective, payload.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// PX-A1 sparse rows (Parallax Table 3): bytes sent plus received per
+/// machine, N = 8 machines of one GPU, one table of w = 64 MB whose
+/// gradient holds αw of values (α = 0.01: 10,000 of 1,000,000 rows of 16
+/// fp32 values). dtsim's payload is the values plus a 4-byte index per
+/// row; Table 3 counts values only, so each row's formula is checked on
+/// the payload the planner built, and its values part against αw, both
+/// exactly. The sparse AR/PS ratio (m variables) is N/2 = 4 with indices
+/// or without.
+#[test]
+fn px_a1_sparse_bytes_per_machine() {
+    let n = 8;
+    let (vocab, dim, density) = (1_000_000u64, 16u64, 0.01);
+    let table = Embedding {
+        vocab,
+        dim,
+        rows: Rows::Density(density),
+    };
+    let w = (vocab * dim * 4) as f64;
+    let rows = table.rows_per_gpu();
+    assert_eq!(rows, 10_000);
+    assert_eq!(table.value_bytes(rows, Precision::Fp32) as f64, density * w);
+    let payload_of = |strategy: &str| {
+        let cfg = config(&scenario(n, 1, (vocab, dim, density), 10.0, strategy));
+        let tasks = sparse_tasks(&planner::plan(&cfg));
+        assert_eq!(tasks.len(), 1, "{strategy}: {tasks:?}");
+        let (_, c, p) = tasks[0].clone();
+        (cfg, c, p)
+    };
+    let nic = |cfg: &TrainConfig, c: &Collective, bytes: f64, m: u32| {
+        let topo = Topology::new(&cfg.cluster);
+        let lb = c.link_bytes(&cfg.cluster, bytes);
+        lb[topo.nic_up(m, 0) as usize] + lb[topo.nic_down(m, 0) as usize]
+    };
+    // sparse PS, one variable on one server: its machine
+    let (cfg, ps, p) = payload_of("sparse = \"ps\"\nps_servers = 1");
+    let Payload::Uniform(aw) = p else {
+        panic!("{p:?}")
+    };
+    assert_eq!(aw, table.sparse_bytes(rows, Precision::Fp32) as f64);
+    assert_eq!(aw - (4 * rows) as f64, density * w, "values part = αw");
+    let host = nic(&cfg, &ps, aw, 0);
+    assert_close(
+        host,
+        parallax_table3::sparse_ps_one_host(n, aw),
+        1e-12,
+        "PS host",
+    );
+    // sparse PS, variables spread over every machine's server
+    let (cfg, ps, _) = payload_of("sparse = \"ps\"");
+    let spread = nic(&cfg, &ps, aw, 3);
+    assert_close(
+        spread,
+        parallax_table3::sparse_ps_m(n, aw, 1.0),
+        1e-12,
+        "PS spread",
+    );
+    // sparse AR: AllGatherv of every machine's αw
+    let (cfg, ag, p) = payload_of("sparse = \"allgather\"");
+    assert_eq!(p, Payload::Uniform(n as f64 * aw));
+    let ar = nic(&cfg, &ag, n as f64 * aw, 5);
+    assert_close(
+        ar,
+        parallax_table3::sparse_ar_m(n, aw, 1.0),
+        1e-12,
+        "AR one",
+    );
+    assert_close(ar / spread, n as f64 / 2.0, 1e-12, "sparse AR/PS = N/2");
+}
+
+/// ER-A1's PS column. EmbRace's formula, 2N(αM/(nB) + β), charges one
+/// server (of n, one per node) all N GPUs' pushes and pulls on one link
+/// and a β per serialised message. dtsim's servers share a node with its
+/// GPUs: the node's own GPUs reach it over their own PCIe links, only the
+/// N − w GPUs of other nodes (w = N/n per node) cross its NIC, and the
+/// pushes of a step go at once with one latency. So dtsim's PS (sequential
+/// push then pull) is 2·max((N − w)/n, 1)·αM/B + 2β, the 1 being a GPU's
+/// own link (it pushes αM in all). Both are checked: the formula against
+/// CASES' table (1%), dtsim against its closed form (both models, 1e-9),
+/// with β the latency between nodes (a node's GPUs reach its server
+/// without one).
+#[test]
+fn er_a1_ps_column_and_dtsims_server_placement() {
+    let (m, a, b) = (GNMT8_M, GNMT8_DENSITY, 12.5e9);
+    let rows = [
+        (2u32, 1u32, 0.0, 8.727),
+        (4, 1, 0.0, 17.453),
+        (8, 2, 0.0, 17.453),
+        (16, 4, 0.0, 17.453),
+        (4, 1, 10e-6, 17.533),
+        (8, 2, 10e-6, 17.613),
+        (16, 4, 10e-6, 17.773),
+    ];
+    for (n, nodes, beta, ms) in rows {
+        let formula = formulas::embrace_ps(n, nodes, m, a, b, beta);
+        assert_close(formula, ms * MS, 0.01, &format!("formula N={n}"));
+        let mut c = ClusterSpec::flat(nodes, b, beta);
+        c.gpus_per_node = n / nodes;
+        c.intra.bandwidth = b;
+        let mut ps = Collective::new(Op::Ps).with_algo(Algo::Sequential).unwrap();
+        ps.ps_servers = nodes;
+        let (an, fl, _) = both(&ps, &c, a * m);
+        let remote = (n - n / nodes) as f64 / nodes as f64;
+        let latency = if nodes > 1 { 2.0 * beta } else { 0.0 };
+        let want = 2.0 * remote.max(1.0) * a * m / b + latency;
+        assert_close(an, want, 1e-9, &format!("analytical N={n}"));
+        assert_close(fl, want, 1e-9, &format!("flow N={n}"));
+        assert!(an < formula, "N={n}: dtsim's colocated servers are faster");
+    }
+}
+
+/// ER-A2 item 5: AlltoAll (two calls) is faster than PS for every N ≥ n.
+/// Exact in EmbRace's formulas. In dtsim on the formula's network (N
+/// GPUs, any two a link B apart: N single-GPU nodes, as ER-A1's AlltoAll
+/// column), with its n servers on n of the nodes: a server's NIC takes
+/// the N − 1 other GPUs' shards, (N−1)·αM/n each way, against the
+/// AlltoAll's (N−1)/N·αM per call, so the AlltoAll wins whenever n < N,
+/// at both of ER-A1's latencies. With a server on every GPU (n = N) the
+/// two move the same bytes and dtsim's PS, whose pushes go at once with
+/// one latency (EmbRace charges a β per serialised message), is the
+/// faster: the formula's ordering rests on that serialisation.
+#[test]
+fn er_a2_alltoall_beats_ps() {
+    let (m, a, b) = (GNMT8_M, GNMT8_DENSITY, 12.5e9);
+    let cases = [
+        (2u32, 1u32),
+        (4, 1),
+        (8, 2),
+        (16, 4),
+        (16, 8),
+        (32, 8),
+        (8, 8),
+    ];
+    for (n, servers) in cases {
+        for beta in [0.0, 10e-6] {
+            let f_a2a = formulas::embrace_alltoall(n, m, a, b, beta);
+            let f_ps = formulas::embrace_ps(n, servers, m, a, b, beta);
+            assert!(f_a2a < f_ps, "formula N={n} n={servers} β={beta}");
+            let c = ClusterSpec::flat(n, b, beta);
+            let (a2a, a2a_f, _) = both(&Collective::new(Op::AllToAll), &c, a * m);
+            let mut ps = Collective::new(Op::Ps).with_algo(Algo::Sequential).unwrap();
+            ps.ps_servers = servers;
+            let (p, p_f, _) = both(&ps, &c, a * m);
+            if servers < n {
+                assert!(2.0 * a2a < p, "analytical N={n} n={servers} β={beta}");
+                assert!(2.0 * a2a_f < p_f, "flow N={n} n={servers} β={beta}");
+            } else {
+                // the same bytes: (N−1)/N·αM/B per direction of each
+                let bw = 2.0 * (n - 1) as f64 / n as f64 * a * m / b;
+                assert_close(p, bw + 2.0 * beta, 1e-9, "PS on every GPU");
+                assert_close(2.0 * a2a, bw + 2.0 * (n - 1) as f64 * beta, 1e-9, "A2A");
+                assert!(p_f <= 2.0 * a2a_f * (1.0 + 1e-9), "flow N=n={n} β={beta}");
+            }
+        }
+    }
+}
+
+fn run(text: &str, net: NetModel) -> RunResult {
+    let mut cfg = config(text);
+    cfg.net_model = net;
+    simulate(&cfg).unwrap()
+}
+
+/// Per method, the bytes a GPU sends per iteration for the table, from
+/// the method's definition (the dense layer's ring AllReduce subtracted):
+/// AllReduce 2(N−1)/N of the dense table; AllGather (N−1)/N of the N
+/// sparse gradients in a ring; AlltoAll two exchanges of (N−1)/N of the
+/// GPU's rows' values; PS a push of the rows (values and indices), whose
+/// pull the servers send (bytes sent count every endpoint's, servers'
+/// too). Both models, with even and uneven column splits.
+#[test]
+fn each_method_sends_what_it_should() {
+    let (nodes, g) = (2u32, 4u32);
+    let n = (nodes * g) as f64;
+    for dim in [64u64, 60] {
+        let e = Embedding {
+            vocab: 100_000,
+            dim,
+            rows: Rows::Density(0.02),
+        };
+        let r = e.rows_per_gpu();
+        let dense_layer = 2.0 * (n - 1.0) / n * 4e6;
+        let cases = [
+            (
+                "allreduce",
+                2.0 * (n - 1.0) / n * e.dense_bytes(Precision::Fp32) as f64,
+            ),
+            (
+                "allgather",
+                (n - 1.0) * e.sparse_bytes(r, Precision::Fp32) as f64,
+            ),
+            (
+                "alltoall",
+                2.0 * (n - 1.0) / n * e.value_bytes(r, Precision::Fp32) as f64,
+            ),
+            ("ps", 2.0 * e.sparse_bytes(r, Precision::Fp32) as f64),
+        ];
+        for net in [NetModel::Analytical, NetModel::Flow] {
+            for (method, want) in cases {
+                let text = scenario(
+                    nodes,
+                    g,
+                    (e.vocab, dim, 0.02),
+                    20.0,
+                    &format!("sparse = \"{method}\"\nfusion = 0"),
+                );
+                let got = run(&text, net).bytes_sent_per_gpu - dense_layer;
+                assert_close(got, want, 1e-9, &format!("{method} dim={dim} {net:?}"));
+            }
+        }
+    }
+}
+
+/// The hybrid runs its PS on a channel of its own beside the AllReduce
+/// (both busy in the result); PS with PS and AllGather with AllReduce
+/// share one.
+#[test]
+fn channels_by_library() {
+    let emb = (200_000, 256, 0.05);
+    let channels = |strategy: &str| {
+        let r = run(&scenario(2, 4, emb, 20.0, strategy), NetModel::Flow);
+        r.comm_by_channel
+            .iter()
+            .filter(|(_, busy)| **busy > 0.0)
+            .map(|(n, _)| n.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(channels("sparse = \"ps\""), ["communication", "sparse"]);
+    assert_eq!(
+        channels("dense = \"ps\"\nsparse = \"allgather\""),
+        ["communication", "sparse"]
+    );
+    assert_eq!(channels("dense = \"ps\""), ["communication"]);
+    assert_eq!(channels("sparse = \"alltoall\""), ["communication"]);
+}
+
+/// EmbRace's forward waits for the lookup AlltoAll: with compute too
+/// short to hide anything, an iteration is at least the two AlltoAlls
+/// plus the compute, and the stall is reported as exposed communication.
+#[test]
+fn the_forward_pass_waits_for_the_lookup_alltoall() {
+    let text = scenario(
+        4,
+        1,
+        (1_000_000, 1024, 0.1),
+        0.6,
+        "sparse = \"alltoall\"\nfusion = 0",
+    );
+    let cfg = config(&text);
+    let e = cfg.model.layers[0].embedding.clone().unwrap();
+    let bytes = e.value_bytes(e.rows_per_gpu(), Precision::Fp32) as f64;
+    let one = Collective::new(Op::AllToAll)
+        .analytical(&cfg.cluster)
+        .time(bytes);
+    let r = run(&text, NetModel::Analytical);
+    assert!(
+        r.iteration_time_s >= 2.0 * one + 0.6 * MS,
+        "{} < {}",
+        r.iteration_time_s,
+        2.0 * one + 0.6 * MS
+    );
+    assert!(r.exposed_comm_s >= 2.0 * one - 0.6 * MS, "{r:?}");
+}
+
+/// With one GPU nothing is sent, whatever the sparse method.
+#[test]
+fn one_gpu_sends_nothing() {
+    for method in ["ps", "allgather", "allreduce", "alltoall"] {
+        let text = scenario(
+            1,
+            1,
+            (1000, 8, 0.5),
+            10.0,
+            &format!("sparse = \"{method}\""),
+        );
+        let r = run(&text, NetModel::Flow);
+        assert_eq!(r.bytes_sent_per_gpu, 0.0, "{method}");
+        assert_close(r.iteration_time_s, 10.0 * MS, 1e-9, method);
+    }
+}
+
+/// Sparser tables cost the sparse methods less and the dense AllReduce
+/// the same: the AllReduce's time does not depend on density, the others'
+/// never grows as density falls.
+#[test]
+fn density_moves_the_sparse_methods_only() {
+    for method in ["ps", "allgather", "alltoall", "allreduce"] {
+        let times: Vec<f64> = [0.5, 0.2, 0.05, 0.01]
+            .iter()
+            .map(|&a| {
+                run(
+                    &scenario(
+                        2,
+                        4,
+                        (200_000, 512, a),
+                        5.0,
+                        &format!("sparse = \"{method}\""),
+                    ),
+                    NetModel::Flow,
+                )
+                .iteration_time_s
+            })
+            .collect();
+        for w in times.windows(2) {
+            if method == "allreduce" {
+                assert_eq!(w[0], w[1], "{method}: {times:?}");
+            } else {
+                assert!(w[1] <= w[0], "{method}: {times:?}");
+            }
+        }
+    }
+}
+
+/// ER-B1 (a): GNMT-8's embedding on 4 nodes × 1 GPU (100 Gb/s
+/// InfiniBand): the AlltoAll's iteration is the shortest of the four
+/// methods at every sparsity from 10% to 99%, in both network models.
+#[test]
+fn er_b1_alltoall_lowest_on_four_single_gpu_nodes() {
+    // 264,765,440 B = 64,640 rows × 1,024 fp32 values
+    for sparsity in [0.1, 0.3, 0.5, 0.7, 0.9, 0.99] {
+        let density = 1.0 - sparsity;
+        for net in [NetModel::Analytical, NetModel::Flow] {
+            let time = |method: &str| {
+                run(
+                    &scenario(
+                        4,
+                        1,
+                        (64_640, 1024, density),
+                        0.6,
+                        &format!("sparse = \"{method}\""),
+                    )
+                    .replace("params = 1000000", "params = 0"),
+                    net,
+                )
+                .iteration_time_s
+            };
+            let a2a = time("alltoall");
+            for other in ["ps", "allgather", "allreduce"] {
+                let t = time(other);
+                assert!(
+                    a2a < t,
+                    "sparsity {sparsity} {net:?}: alltoall {a2a} ≥ {other} {t}"
+                );
+            }
+        }
+    }
+}
+
+/// ER-B1 (b): 2 nodes × 4 GPUs on PCIe sharing one 100 Gb/s NIC per node.
+/// The AlltoAll beats the dense AllReduce only once the table is sparse
+/// enough; the crossover sparsity lies in [12.5%, 56.25%], the NIC-bound
+/// bounds of CASES (its "56%" is 1 − 7/16: both AlltoAlls put 4αM on a
+/// node's NIC against the ring's 2(N−1)/N·M = 1.75 M). dtsim charges both
+/// AlltoAlls in full, so its crossover sits at the upper bound, a little
+/// inside it (56.18%: the AlltoAll's steps that stay inside a node cost
+/// less than the ring's); EmbRace measured 40%, which CASES reaches only
+/// with NCCL's per-primitive efficiencies calibrated (not modelled).
+#[test]
+fn er_b1_crossover_on_two_nodes_sharing_a_nic() {
+    for net in [NetModel::Analytical, NetModel::Flow] {
+        let faster = |sparsity: f64| {
+            let time = |method: &str| {
+                run(
+                    &scenario(
+                        2,
+                        4,
+                        (64_640, 1024, 1.0 - sparsity),
+                        0.6,
+                        &format!("sparse = \"{method}\""),
+                    )
+                    .replace("params = 1000000", "params = 0"),
+                    net,
+                )
+                .iteration_time_s
+            };
+            time("alltoall") < time("allreduce")
+        };
+        assert!(!faster(0.0), "{net:?}: AlltoAll faster when dense");
+        // bisect the crossover to 0.01 percentage points
+        let (mut lo, mut hi) = (0.0, 0.99);
+        assert!(faster(hi), "{net:?}: never faster");
+        while hi - lo > 1e-4 {
+            let mid = (lo + hi) / 2.0;
+            if faster(mid) { hi = mid } else { lo = mid }
+        }
+        let hi = hi * 100.0;
+        println!("{net:?}: crossover at sparsity {hi}%");
+        assert!((12.5..=56.25).contains(&hi), "{net:?}: crossover at {hi}%");
+    }
+}
