@@ -101,6 +101,21 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             ms(r.exposed_comm_s),
             HumanBytes(r.bytes_sent_per_gpu).to_string()
         ))?;
+        if let Some(s) = &r.partition_search {
+            let samples: Vec<String> = s
+                .samples
+                .iter()
+                .map(|x| format!("{} → {:.2} ms", x.partitions, ms(x.iteration_time_s)))
+                .collect();
+            print_line(format_args!(
+                "  ps_partitions = \"auto\": sampled {}; fit θ0 = {:.4} s, θ1 = {:.4} s, θ2 = {:.3e} s; chosen {} partitions",
+                samples.join(", "),
+                s.theta[0],
+                s.theta[1],
+                s.theta[2],
+                s.chosen
+            ))?;
+        }
     }
     Ok(())
 }

@@ -19,6 +19,11 @@ pub const MAX_LAYER_PARAMS: u64 = 1_000_000_000_000;
 pub const MAX_LAYER_TIME_S: f64 = 86_400.0;
 /// Most pieces one tensor may be cut into by `partition`.
 pub const MAX_PIECES_PER_TENSOR: u64 = 1_000_000;
+/// Most partitions of one sparse variable (`strategy.ps_partitions`; each
+/// is a CPU task of the servers every iteration).
+pub const MAX_PARTITIONS: u32 = 65_536;
+/// Most host CPU cores per machine.
+pub const MAX_CPU_CORES: u32 = 4096;
 /// Lowest bandwidth, bytes/s.
 pub const MIN_BANDWIDTH: f64 = 1e3;
 /// Highest bandwidth, bytes/s (1 PB/s).

@@ -50,6 +50,20 @@ impl crate::names::Named for SparseMethod {
     }
 }
 
+/// How many pieces each sparse variable is split into over the parameter
+/// servers (`strategy.ps_partitions`; Parallax §3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Partitions {
+    /// One per server (the default): the variable spread evenly.
+    #[default]
+    PerServer,
+    /// A given number.
+    Fixed(u32),
+    /// Parallax's search: sampled, fitted, and the optimum taken
+    /// (`sim::train::partitions`).
+    Auto,
+}
+
 /// The communication schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Schedule {
@@ -97,6 +111,8 @@ pub struct Strategy {
     pub ps_servers: u32,
     /// Sparse method; `None` for a model without sparse parts.
     pub sparse: Option<SparseMethod>,
+    /// Partitions of each sparse variable on the servers (sparse PS).
+    pub ps_partitions: Partitions,
 }
 
 impl Default for Strategy {
@@ -109,6 +125,7 @@ impl Default for Strategy {
             local_aggregation: true,
             ps_servers: 0,
             sparse: None,
+            ps_partitions: Partitions::PerServer,
         }
     }
 }

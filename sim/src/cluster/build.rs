@@ -135,6 +135,9 @@ pub struct Description {
     pub oversubscription: f64,
     /// Rank placement of collectives.
     pub placement: Placement,
+    /// Host CPU cores per machine ([`super::DEFAULT_CPU_CORES`] unless
+    /// given).
+    pub cpu_cores: u32,
 }
 
 /// The keys a node preset bundles, each as the user gave it (`None`: not
@@ -225,6 +228,7 @@ impl Description {
             gpudirect: None,
             oversubscription: 1.0,
             placement: Placement::Contiguous,
+            cpu_cores: super::DEFAULT_CPU_CORES,
         }
     }
 
@@ -297,6 +301,7 @@ impl Description {
             nics_per_node: nics,
             oversubscription: self.oversubscription,
             placement: self.placement,
+            cpu_cores: self.cpu_cores,
         })
     }
 

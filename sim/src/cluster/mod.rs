@@ -122,7 +122,15 @@ pub struct ClusterSpec {
     pub oversubscription: f64,
     /// Rank layout of collectives.
     pub placement: Placement,
+    /// CPU cores of each machine's host, for the work parameter servers
+    /// do there (`cluster.cpu_cores`).
+    pub cpu_cores: u32,
 }
+
+/// Host CPU cores per machine when a scenario does not say: Parallax's
+/// machines (two 18-core Xeon E5-2695, Parallax §6.1), the cluster the
+/// parameter-server model was built for.
+pub const DEFAULT_CPU_CORES: u32 = 36;
 
 impl ClusterSpec {
     /// A flat cluster for formula checks: `n` single-GPU nodes, every pair
@@ -147,6 +155,7 @@ impl ClusterSpec {
             nics_per_node: 1,
             oversubscription: 1.0,
             placement: Placement::Contiguous,
+            cpu_cores: DEFAULT_CPU_CORES,
         }
     }
 
@@ -616,6 +625,7 @@ mod tests {
             nics_per_node: nics,
             oversubscription: over,
             placement: Placement::Contiguous,
+            cpu_cores: DEFAULT_CPU_CORES,
         }
     }
 

@@ -39,7 +39,7 @@ pub mod program;
 pub mod single;
 
 use crate::cluster::ClusterSpec;
-use program::{Grouping, Phase, Program, Shards};
+use program::{Grouping, Phase, Program, PsPart, Shards};
 use std::sync::Arc;
 
 /// A collective operation.
@@ -114,7 +114,7 @@ impl Op {
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast => &[Algo::Ring, Algo::Binomial],
             Op::AllToAll => &[Algo::Pairwise],
-            Op::Ps => &[Algo::Overlapped, Algo::Sequential],
+            Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
             Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
             Op::GTopK => &[Algo::Tree],
         }
@@ -173,6 +173,10 @@ pub enum Algo {
     Overlapped,
     /// PS pull after the push.
     Sequential,
+    /// PS push alone: every worker sends every server its shard.
+    Push,
+    /// PS pull alone: every server sends every worker its shard.
+    Pull,
     /// Recursive doubling: ⌈log2 N⌉ exchange rounds of doubling size (plus
     /// a fold in and out when N is not a power of two).
     RecursiveDoubling,
@@ -191,7 +195,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 10] = [
+    pub const ALL: [Algo; 12] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -199,6 +203,8 @@ impl Algo {
         Algo::Pairwise,
         Algo::Overlapped,
         Algo::Sequential,
+        Algo::Push,
+        Algo::Pull,
         Algo::RecursiveDoubling,
         Algo::Nvls,
         Algo::Sharp,
@@ -214,6 +220,8 @@ impl Algo {
             Algo::Pairwise => "pairwise",
             Algo::Overlapped => "overlapped",
             Algo::Sequential => "sequential",
+            Algo::Push => "push",
+            Algo::Pull => "pull",
             Algo::RecursiveDoubling => "recursive-doubling",
             Algo::Nvls => "nvls",
             Algo::Sharp => "sharp",
@@ -491,29 +499,37 @@ impl Collective {
             }],
             (Op::Ps, algo) => {
                 let shard = bytes / self.servers(cluster) as f64;
-                let overlap = algo != Algo::Sequential;
-                if self.local_aggregation && cluster.gpus_per_node > 1 {
-                    vec![
-                        Phase::BinomialReduce {
-                            group: Grouping::IntraNode,
-                            bytes,
-                        },
-                        Phase::Ps {
-                            leaders_only: true,
-                            shard: Shards::Even(shard),
-                            overlap,
-                        },
-                        Phase::BinomialBcast {
-                            group: Grouping::IntraNode,
-                            bytes,
-                        },
-                    ]
+                let overlap = algo == Algo::Overlapped;
+                let part = match algo {
+                    Algo::Push => PsPart::Push,
+                    Algo::Pull => PsPart::Pull,
+                    _ => PsPart::PushPull,
+                };
+                let la = self.local_aggregation && cluster.gpus_per_node > 1;
+                let ps = Phase::Ps {
+                    leaders_only: la,
+                    shard: Shards::Even(shard),
+                    overlap,
+                    part,
+                };
+                if la {
+                    // the node's reduce before its push, its broadcast
+                    // after its pull
+                    let reduce = Phase::BinomialReduce {
+                        group: Grouping::IntraNode,
+                        bytes,
+                    };
+                    let bcast = Phase::BinomialBcast {
+                        group: Grouping::IntraNode,
+                        bytes,
+                    };
+                    match part {
+                        PsPart::PushPull => vec![reduce, ps, bcast],
+                        PsPart::Push => vec![reduce, ps],
+                        PsPart::Pull => vec![ps, bcast],
+                    }
                 } else {
-                    vec![Phase::Ps {
-                        leaders_only: false,
-                        shard: Shards::Even(shard),
-                        overlap,
-                    }]
+                    vec![ps]
                 }
             }
             (op, algo) => panic!("{} does not support {}", op.name(), algo.name()),

@@ -135,7 +135,9 @@ pub enum Phase {
     /// Table 3): a first step in which every worker tells every server it
     /// is ready (a zero-byte message, so servers never pull before the
     /// workers have their gradients), then one step of pushes and pulls.
-    /// Without `overlap`, the pull follows the push (two steps).
+    /// Without `overlap`, the pull follows the push (two steps). `part`
+    /// may keep the push alone or the pull alone (one step each), for a
+    /// plan that puts the servers' work between them.
     Ps {
         /// Whether only GPU 0 of each node is a worker (local aggregation).
         leaders_only: bool,
@@ -143,6 +145,8 @@ pub enum Phase {
         shard: Shards,
         /// Push and pull concurrently.
         overlap: bool,
+        /// Push and pull, or one of them.
+        part: PsPart,
     },
     /// Ring AllGatherv over all GPUs: s − 1 steps; in step k rank i
     /// forwards to rank i + 1 the block of rank (i − k) mod s, whose size
@@ -232,6 +236,17 @@ pub enum Phase {
         /// diagonal stays on its GPU and is never sent).
         matrix: Arc<[f64]>,
     },
+}
+
+/// Which of a parameter server's transfers a [`Phase::Ps`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PsPart {
+    /// The push of gradients and the pull of parameters.
+    PushPull,
+    /// The push alone: every worker sends every server its shard.
+    Push,
+    /// The pull alone: every server sends every worker its shard.
+    Pull,
 }
 
 /// How a parameter-server variable is split over the servers.
@@ -600,7 +615,10 @@ impl Program {
                 let (_, log, fold) = doubling(self.group_size(group));
                 log + 2 * fold as u32
             }
-            Phase::Ps { .. } => 2,
+            Phase::Ps { part, .. } => match part {
+                PsPart::PushPull => 2,
+                PsPart::Push | PsPart::Pull => 1,
+            },
             Phase::Chain { chunks, .. } if self.gpus > 1 => chunks + self.gpus - 2,
             Phase::TreeReduce { chunks, .. } | Phase::TreeBcast { chunks, .. } if self.gpus > 1 => {
                 chunks + self.tree_height(0).max(self.tree_height(1)) - 1
@@ -1263,13 +1281,18 @@ impl Program {
                 leaders_only,
                 shard,
                 overlap,
+                part,
             } => {
                 // overlap: step 0 "ready" signals, step 1 push and pull;
-                // otherwise step 0 push, step 1 pull
-                let (leaders_only, overlap) = (*leaders_only, *overlap);
-                let push = if overlap { k == 1 } else { k == 0 };
-                let pull = k == 1;
-                if self.is_worker(p, leaders_only) && overlap && k == 0 {
+                // otherwise step 0 push, step 1 pull; a part alone: step 0
+                let leaders_only = *leaders_only;
+                let (ready, push, pull) = match part {
+                    PsPart::PushPull if *overlap => (k == 0, k == 1, k == 1),
+                    PsPart::PushPull => (false, k == 0, k == 1),
+                    PsPart::Push => (false, k == 0, false),
+                    PsPart::Pull => (false, false, k == 0),
+                };
+                if self.is_worker(p, leaders_only) && ready {
                     out.extend((0..self.servers).map(|j| Send::to(self.gpus + j, 0.0)));
                 } else if self.is_worker(p, leaders_only) && push {
                     out.extend((0..self.servers).map(|j| Send::to(self.gpus + j, shard.of(j))));
@@ -1367,12 +1390,16 @@ impl Program {
             Phase::Ps {
                 leaders_only,
                 overlap,
+                part,
                 ..
             } => {
                 // servers hear from every worker in step 0 (a push, or the
                 // ready signal) and, with overlap, in step 1 (the push)
-                let push = k == 0 || overlap;
-                let pull = k == 1;
+                let (push, pull) = match part {
+                    PsPart::PushPull => (k == 0 || overlap, k == 1),
+                    PsPart::Push => (k == 0, false),
+                    PsPart::Pull => (false, k == 0),
+                };
                 if self.is_worker(p, leaders_only) && pull {
                     self.servers
                 } else if p >= self.gpus && push {
@@ -1574,7 +1601,12 @@ mod tests {
                         0,
                     );
                 }
-                for overlap in [true, false] {
+                for (overlap, part) in [
+                    (true, PsPart::PushPull),
+                    (false, PsPart::PushPull),
+                    (false, PsPart::Push),
+                    (false, PsPart::Pull),
+                ] {
                     for leaders_only in [true, false] {
                         check_balance(
                             &spec,
@@ -1582,6 +1614,7 @@ mod tests {
                                 leaders_only,
                                 shard: Shards::Even(1.0),
                                 overlap,
+                                part,
                             }],
                             nodes,
                         );

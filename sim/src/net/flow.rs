@@ -310,6 +310,7 @@ mod tests {
             nics_per_node: 1,
             oversubscription: 1.0,
             placement: Placement::Contiguous,
+            cpu_cores: 36,
         })
     }
 

@@ -173,6 +173,13 @@ pub struct RawCluster {
     /// Default 1.0 (non-blocking).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oversubscription: Option<f64>,
+    /// Host CPU cores per machine; default 36.
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cpu_cores: Option<i64>,
     /// "flow" (default) or "analytical".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,

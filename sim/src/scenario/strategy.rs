@@ -8,12 +8,14 @@
 //! that brings it, rather than accepted and silently ignored: a scenario
 //! that sets `density` must not look as if it had trained with Top-k.
 
+use super::raw::IntOrText;
 use super::raw::{RawScenario, RawStrategy};
 use super::validate::{count, size};
 use super::{Invalid, invalid};
 use crate::collective::{Algo, Op};
+use crate::limits::MAX_PARTITIONS;
 use crate::names::{Named, unknown};
-use crate::strategy::{DenseMethod, Schedule, SparseMethod, Strategy};
+use crate::strategy::{DenseMethod, Partitions, Schedule, SparseMethod, Strategy};
 
 /// The dense methods `strategy.dense` names (topk, gtopk and dct are
 /// refused until the compression issue).
@@ -103,7 +105,34 @@ pub(super) fn validate_strategy(
         (None, true) => Some(SparseMethod::AllGather),
         (None, false) => None,
     };
+    let ps_partitions = match &s.ps_partitions {
+        None => Partitions::PerServer,
+        Some(_) if sparse != Some(SparseMethod::Ps) => {
+            return Err(invalid(
+                "strategy.ps_partitions",
+                format!(
+                    "means nothing here: Parallax partitions the sparse variables its parameter servers hold, and the sparse method is `{}` (set `sparse = \"ps\"`, or remove the key)",
+                    sparse.map_or("none", |m| m.name())
+                ),
+            ));
+        }
+        Some(IntOrText::Text(t)) if t == "auto" => Partitions::Auto,
+        Some(IntOrText::Int(n)) if (1..=MAX_PARTITIONS as i64).contains(n) => {
+            Partitions::Fixed(*n as u32)
+        }
+        Some(v) => {
+            let got = match v {
+                IntOrText::Int(n) => n.to_string(),
+                IntOrText::Text(t) => format!("\"{t}\""),
+            };
+            return Err(invalid(
+                "strategy.ps_partitions",
+                format!("must be \"auto\" or a whole number from 1 to {MAX_PARTITIONS}, got {got}"),
+            ));
+        }
+    };
     Ok(Strategy {
+        ps_partitions,
         sparse,
         dense,
         schedule,
@@ -135,11 +164,6 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
         ));
     }
     let inert = [
-        (
-            "strategy.ps_partitions",
-            s.ps_partitions.is_some(),
-            format!("partitioning sparse variables over the servers (Parallax) {SPARSE}"),
-        ),
         (
             "strategy.density",
             s.density.is_some(),
@@ -217,18 +241,6 @@ backward = "10ms"
     fn keys_without_effect_are_refused_with_key_and_line() {
         let cases = [
             (
-                "ps_partitions = 4",
-                "strategy.ps_partitions",
-                "Parallax",
-                true,
-            ),
-            (
-                "ps_partitions = \"auto\"",
-                "strategy.ps_partitions",
-                "sparse-methods issue",
-                true,
-            ),
-            (
                 "density = 0.01",
                 "strategy.density",
                 "--op topk|gtopk --density",
@@ -303,6 +315,51 @@ backward = "10ms"
         }
         let g = super::super::load_str(GOOD, "f.toml", "f").unwrap();
         assert_eq!(g[0].config.strategy.sparse_name(), "none");
+    }
+
+    /// `ps_partitions` takes "auto" or a count, for a sparse PS only.
+    #[test]
+    fn partitions_of_a_sparse_ps() {
+        let with = |extra: &str| format!("{SPARSE}[strategy]\n{extra}\n");
+        let ok = |extra: &str| {
+            super::super::load_str(&with(extra), "f.toml", "f").unwrap()[0]
+                .config
+                .strategy
+                .ps_partitions
+        };
+        use crate::strategy::Partitions;
+        assert_eq!(ok("sparse = \"ps\""), Partitions::PerServer);
+        assert_eq!(
+            ok("sparse = \"ps\"\nps_partitions = 64"),
+            Partitions::Fixed(64)
+        );
+        assert_eq!(
+            ok("sparse = \"ps\"\nps_partitions = \"auto\""),
+            Partitions::Auto
+        );
+        for (extra, what) in [
+            (
+                "sparse = \"ps\"\nps_partitions = 0",
+                "from 1 to 65536, got 0",
+            ),
+            ("sparse = \"ps\"\nps_partitions = \"many\"", "got \"many\""),
+            ("sparse = \"ps\"\nps_partitions = 100000", "got 100000"),
+            (
+                "sparse = \"allgather\"\nps_partitions = 8",
+                "means nothing here",
+            ),
+        ] {
+            let text = with(extra);
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("strategy.ps_partitions"), "{e}");
+            assert_eq!(e.line, Some(line(&text, "ps_partitions")), "{e}");
+            assert!(e.message.contains(what), "{extra}: {e}");
+        }
+        // more partitions than the table has rows
+        let e = err(&with("sparse = \"ps\"\nps_partitions = 60000")
+            .replace("vocab = 100000", "vocab = 50000"));
+        assert_eq!(e.key.as_deref(), Some("strategy.ps_partitions"), "{e}");
+        assert!(e.message.contains("50000 rows"), "{e}");
     }
 
     /// A misspelt sparse method is told it is unknown.

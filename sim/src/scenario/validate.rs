@@ -46,6 +46,21 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
         intra_latency: c.intra_latency.clone(),
         gpudirect: c.gpudirect,
         oversubscription: c.oversubscription.unwrap_or(1.0),
+        cpu_cores: {
+            let n = count(
+                c.cpu_cores,
+                "cluster.cpu_cores",
+                Some(crate::cluster::DEFAULT_CPU_CORES as i64),
+                1,
+            )?;
+            if n > limits::MAX_CPU_CORES {
+                return Err(invalid(
+                    "cluster.cpu_cores",
+                    format!("must be at most {}, got {n}", limits::MAX_CPU_CORES),
+                ));
+            }
+            n
+        },
         placement,
         ..Description::from_keys(
             nodes,
@@ -68,6 +83,22 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
 
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes, model.has_sparse())?;
+    if let crate::strategy::Partitions::Fixed(p) = strategy.ps_partitions {
+        for l in &model.layers {
+            match &l.embedding {
+                Some(e) if e.vocab < p as u64 => {
+                    return Err(invalid(
+                        "strategy.ps_partitions",
+                        format!(
+                            "{p} partitions of layer `{}`'s table, which has {} rows: a partition needs a row at least",
+                            l.name, e.vocab
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
     if strategy.sparse == Some(SparseMethod::AllToAll) {
         let gpus = cluster.gpus();
         for (i, l) in model.layers.iter().enumerate() {

@@ -60,6 +60,7 @@ pub mod channel;
 pub mod comm;
 pub mod engine;
 pub mod jitter;
+pub mod partitions;
 pub mod planner;
 pub mod result;
 pub mod task;
@@ -161,6 +162,21 @@ pub fn simulate_traced(cfg: &TrainConfig) -> Result<(RunResult, Timeline), SimEr
 /// Simulates with explicit [`Options`]; the timeline is `Some` when
 /// `opts.trace` is set.
 pub fn simulate_with(
+    cfg: &TrainConfig,
+    opts: Options,
+) -> Result<(RunResult, Option<timeline::Timeline>), SimError> {
+    let st = &cfg.strategy;
+    if st.ps_partitions == crate::strategy::Partitions::Auto
+        && st.sparse == Some(crate::strategy::SparseMethod::Ps)
+        && cfg.cluster.gpus() > 1
+    {
+        return partitions::search(cfg, opts);
+    }
+    simulate_plain(cfg, opts)
+}
+
+/// One run of the plan of `cfg` as it stands.
+fn simulate_plain(
     cfg: &TrainConfig,
     opts: Options,
 ) -> Result<(RunResult, Option<timeline::Timeline>), SimError> {

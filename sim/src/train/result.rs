@@ -82,6 +82,10 @@ pub struct RunResult {
     /// channel name.
     #[serde(default)]
     pub comm_by_channel: BTreeMap<String, f64>,
+    /// `strategy.ps_partitions = "auto"`: the samples, the fitted θ and
+    /// the partitions chosen (Parallax §3.2); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_search: Option<super::partitions::PartitionSearch>,
 }
 
 /// One message, as the result needs it.
@@ -207,6 +211,7 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         messages_per_iteration: msgs,
         events: r.events,
         comm_by_channel,
+        partition_search: None,
     }
 }
 

@@ -104,26 +104,32 @@ fn px_a1_sparse_bytes_per_machine() {
     let rows = table.rows_per_gpu();
     assert_eq!(rows, 10_000);
     assert_eq!(table.value_bytes(rows, Precision::Fp32) as f64, density * w);
-    let payload_of = |strategy: &str| {
+    // the plan's sparse collectives (a PS pushes and pulls in two)
+    let tasks_of = |strategy: &str| {
         let cfg = config(&scenario(n, 1, (vocab, dim, density), 10.0, strategy));
         let tasks = sparse_tasks(&planner::plan(&cfg));
-        assert_eq!(tasks.len(), 1, "{strategy}: {tasks:?}");
-        let (_, c, p) = tasks[0].clone();
-        (cfg, c, p)
+        (cfg, tasks)
     };
-    let nic = |cfg: &TrainConfig, c: &Collective, bytes: f64, m: u32| {
+    // bytes sent plus received by machine m's NIC over the tasks
+    let nic = |cfg: &TrainConfig, tasks: &[(String, Collective, Payload)], m: u32| {
         let topo = Topology::new(&cfg.cluster);
-        let lb = c.link_bytes(&cfg.cluster, bytes);
-        lb[topo.nic_up(m, 0) as usize] + lb[topo.nic_down(m, 0) as usize]
+        tasks
+            .iter()
+            .map(|(_, c, p)| {
+                let lb = c.link_bytes(&cfg.cluster, p.bytes());
+                lb[topo.nic_up(m, 0) as usize] + lb[topo.nic_down(m, 0) as usize]
+            })
+            .sum::<f64>()
     };
     // sparse PS, one variable on one server: its machine
-    let (cfg, ps, p) = payload_of("sparse = \"ps\"\nps_servers = 1");
-    let Payload::Uniform(aw) = p else {
-        panic!("{p:?}")
+    let (cfg, ps) = tasks_of("sparse = \"ps\"\nps_servers = 1");
+    assert_eq!(ps.len(), 2, "push and pull: {ps:?}");
+    let Payload::Uniform(aw) = ps[0].2 else {
+        panic!("{ps:?}")
     };
     assert_eq!(aw, table.sparse_bytes(rows, Precision::Fp32) as f64);
     assert_eq!(aw - (4 * rows) as f64, density * w, "values part = αw");
-    let host = nic(&cfg, &ps, aw, 0);
+    let host = nic(&cfg, &ps, 0);
     assert_close(
         host,
         parallax_table3::sparse_ps_one_host(n, aw),
@@ -131,8 +137,8 @@ fn px_a1_sparse_bytes_per_machine() {
         "PS host",
     );
     // sparse PS, variables spread over every machine's server
-    let (cfg, ps, _) = payload_of("sparse = \"ps\"");
-    let spread = nic(&cfg, &ps, aw, 3);
+    let (cfg, ps) = tasks_of("sparse = \"ps\"");
+    let spread = nic(&cfg, &ps, 3);
     assert_close(
         spread,
         parallax_table3::sparse_ps_m(n, aw, 1.0),
@@ -140,9 +146,10 @@ fn px_a1_sparse_bytes_per_machine() {
         "PS spread",
     );
     // sparse AR: AllGatherv of every machine's αw
-    let (cfg, ag, p) = payload_of("sparse = \"allgather\"");
-    assert_eq!(p, Payload::Uniform(n as f64 * aw));
-    let ar = nic(&cfg, &ag, n as f64 * aw, 5);
+    let (cfg, ag) = tasks_of("sparse = \"allgather\"");
+    assert_eq!(ag.len(), 1);
+    assert_eq!(ag[0].2, Payload::Uniform(n as f64 * aw));
+    let ar = nic(&cfg, &ag, 5);
     assert_close(
         ar,
         parallax_table3::sparse_ar_m(n, aw, 1.0),
@@ -471,4 +478,142 @@ fn er_b1_crossover_on_two_nodes_sharing_a_nic() {
         println!("{net:?}: crossover at sparsity {hi}%");
         assert!((12.5..=56.25).contains(&hi), "{net:?}: crossover at {hi}%");
     }
+}
+
+/// The sparse PS plan: a push, the servers' partitions as CPU tasks on
+/// every host (as many as the busiest host holds, each costing its
+/// elements), one bookkeeping task for them, then the pull that the next
+/// forward pass waits for. Partitions that the servers do not divide give
+/// unequal shards that still add up to the gradient.
+#[test]
+fn sparse_ps_plans_push_partitions_pull() {
+    use sim::train::planner::sparse::{PS_ELEMENT_S, PS_PARTITION_S};
+    let (vocab, dim, density) = (100_000u64, 64u64, 0.05);
+    for (parts, busiest) in [(8u32, 4u32), (5, 3), (1, 1), (64, 32)] {
+        let text = scenario(
+            2,
+            4,
+            (vocab, dim, density),
+            10.0,
+            &format!("sparse = \"ps\"\nps_partitions = {parts}"),
+        );
+        let cfg = config(&text);
+        let plan = planner::plan(&cfg);
+        assert_eq!(plan.host_cores, cfg.cluster.cpu_cores);
+        let cpu: Vec<f64> = plan
+            .tasks
+            .iter()
+            .filter_map(|t| match t.work {
+                Work::Cpu { duration } => Some(duration.as_secs()),
+                _ => None,
+            })
+            .collect();
+        // `busiest` partition tasks and the bookkeeping task
+        assert_eq!(cpu.len() as u32, busiest + 1, "P={parts}");
+        let e = cfg.model.layers[0].embedding.clone().unwrap();
+        let elements = 8.0 * e.rows_per_gpu() as f64 * dim as f64 / parts as f64;
+        for &d in &cpu[..busiest as usize] {
+            assert_close(d, PS_ELEMENT_S * elements, 1e-6, "partition");
+        }
+        assert_close(
+            cpu[busiest as usize],
+            PS_PARTITION_S * busiest as f64,
+            1e-6,
+            "bookkeeping",
+        );
+        let comms = sparse_tasks(&plan);
+        let names: Vec<&str> = comms.iter().map(|(n, ..)| n.as_str()).collect();
+        assert_eq!(names, ["emb sparse push", "emb sparse pull"]);
+        let bytes = e.sparse_bytes(e.rows_per_gpu(), Precision::Fp32) as f64;
+        for (_, c, p) in &comms {
+            assert_eq!(c.op, Op::Ps);
+            match p {
+                Payload::Uniform(b) => {
+                    assert_eq!(parts % 2, 0);
+                    assert_eq!(*b, bytes);
+                }
+                Payload::PerServer(s) => {
+                    assert_ne!(parts % 2, 0);
+                    assert_close(s.iter().sum::<f64>(), bytes, 1e-12, "shards");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
+
+/// More partitions spread the servers' work over more cores until the
+/// cores run out, and cost their bookkeeping: the iteration time falls,
+/// then rises (the shape of Parallax Table 2), with the servers the
+/// bottleneck (little compute, a fast network).
+#[test]
+fn partitions_trade_parallel_work_for_bookkeeping() {
+    let time = |parts: u32| {
+        let text = scenario(
+            2,
+            4,
+            (2_000_000, 512, 0.05),
+            1.0,
+            &format!("dense = \"ps\"\nps_partitions = {parts}"),
+        )
+        .replace(
+            "intra = \"pcie3-x16\"",
+            "intra = \"pcie3-x16\"\ncpu_cores = 8",
+        );
+        run(&text, NetModel::Analytical).iteration_time_s
+    };
+    let t: Vec<f64> = [1, 2, 4, 8, 16, 32, 64, 256]
+        .iter()
+        .map(|&p| time(p))
+        .collect();
+    // two servers of 8 cores: up to 16 partitions run at once
+    for w in t[..5].windows(2) {
+        assert!(w[1] < w[0], "{t:?}");
+    }
+    assert!(t[7] > t[6] && t[6] > t[5], "{t:?}");
+}
+
+/// `ps_partitions = "auto"` samples as Parallax does (from the number of
+/// machines, doubling until the time goes up, then halving until it goes
+/// up), chooses √(θ1/θ2) within the sampled range, and its result is the
+/// run at the chosen count, byte for byte.
+#[test]
+fn the_partition_search_follows_parallax() {
+    let base = scenario(
+        4,
+        2,
+        (2_000_000, 512, 0.05),
+        2.0,
+        "dense = \"ps\"\nps_partitions = \"auto\"",
+    )
+    .replace(
+        "intra = \"pcie3-x16\"",
+        "intra = \"pcie3-x16\"\ncpu_cores = 8",
+    );
+    let r = run(&base, NetModel::Flow);
+    let s = r.partition_search.clone().expect("a search");
+    let ps: Vec<u32> = s.samples.iter().map(|x| x.partitions).collect();
+    assert_eq!(ps[0], 4, "starts at the machines: {ps:?}");
+    // doubling: each sample faster than the one before, but the last
+    let up: Vec<_> = s.samples.iter().take_while(|x| x.partitions >= 4).collect();
+    for w in up.windows(2) {
+        assert_eq!(w[1].partitions, 2 * w[0].partitions, "{ps:?}");
+    }
+    for w in up[..up.len() - 1].windows(2) {
+        assert!(w[1].iteration_time_s < w[0].iteration_time_s, "{s:?}");
+    }
+    assert!(up[up.len() - 1].iteration_time_s >= up[up.len() - 2].iteration_time_s);
+    let (lo, hi) = (*ps.iter().min().unwrap(), *ps.iter().max().unwrap());
+    assert!((lo..=hi).contains(&s.chosen), "{s:?}");
+    assert!(s.theta[1] > 0.0 && s.theta[2] > 0.0, "{s:?}");
+    let star = (s.theta[1] / s.theta[2]).sqrt().round() as u32;
+    assert_eq!(s.chosen, star.clamp(lo, hi));
+    let fixed = run(
+        &base.replace("\"auto\"", &s.chosen.to_string()),
+        NetModel::Flow,
+    );
+    assert_eq!(fixed.iteration_time_s, r.iteration_time_s);
+    assert_eq!(fixed.partition_search, None);
+    // and the search is deterministic
+    assert_eq!(run(&base, NetModel::Flow), r);
 }

@@ -48,7 +48,8 @@
 use super::super::TrainConfig;
 use super::super::task::{ChannelId, ChannelSpec, Dep, Label, Plan, Task, TaskId, Work};
 use crate::collective::{Algo, Collective, Op, Payload};
-use crate::strategy::{DenseMethod, SparseMethod};
+use crate::strategy::{DenseMethod, Partitions, SparseMethod};
+use crate::time::SimTime;
 use crate::workload::Embedding;
 use std::sync::Arc;
 
@@ -120,13 +121,8 @@ pub fn add(
                 Payload::Uniform(n as f64 * e.sparse_bytes(r, p) as f64),
             ),
             SparseMethod::Ps => {
-                // every GPU pushes its rows and pulls them (see the module
-                // documentation on local aggregation)
-                let c = Collective {
-                    ps_servers: cfg.strategy.ps_servers,
-                    ..Collective::new(Op::Ps)
-                };
-                (c, Payload::Uniform(e.sparse_bytes(r, p) as f64))
+                ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
+                continue;
             }
             SparseMethod::AllToAll => {
                 let (c, payload) = (Collective::new(Op::AllToAll), alltoall_payload(e, n, cfg));
@@ -173,6 +169,122 @@ pub fn add(
         plan.tasks[fwd(l) as usize]
             .deps
             .push(Dep { task: s, back: 1 });
+    }
+}
+
+/// CPU seconds a parameter server spends per element of a pushed sparse
+/// gradient, aggregating it and applying the update (see the module
+/// documentation).
+pub const PS_ELEMENT_S: f64 = 1e-9;
+
+/// CPU seconds each partition of a sparse variable costs its server per
+/// iteration beyond its elements, one after the other (see the module
+/// documentation).
+pub const PS_PARTITION_S: f64 = 100e-6;
+
+/// The sparse PS of table `e` (layer `l`): push, the servers' work, pull.
+fn ps_tasks(
+    cfg: &TrainConfig,
+    plan: &mut Plan,
+    channel: ChannelId,
+    l: u32,
+    e: &Embedding,
+    fwd: TaskId,
+    bwd: TaskId,
+) {
+    let cluster = &cfg.cluster;
+    let n = cluster.gpus();
+    let p = cfg.model.gradient_precision;
+    let r = e.rows_per_gpu();
+    let name = &cfg.model.layers[l as usize].name;
+    let ps = Collective {
+        ps_servers: cfg.strategy.ps_servers,
+        ..Collective::new(Op::Ps)
+    };
+    let servers = ps.servers(cluster);
+    let parts = partitions(cfg, servers);
+    // partition k on server k mod S: server j holds ⌊P/S⌋, one more for
+    // the first P mod S
+    let on = |j: u32| parts / servers + u32::from(j < parts % servers);
+    let bytes = e.sparse_bytes(r, p) as f64;
+    let payload = if parts.is_multiple_of(servers) {
+        Payload::Uniform(bytes)
+    } else {
+        Payload::PerServer(
+            (0..servers)
+                .map(|j| bytes * on(j) as f64 / parts as f64)
+                .collect(),
+        )
+    };
+    let comm = |label: String, algo: Algo, after: TaskId, back: u32| Task {
+        label: Label::Named(label),
+        layer: Some(l),
+        work: Work::Comm {
+            channel,
+            collective: Collective { algo, ..ps },
+            payload: payload.clone(),
+        },
+        deps: vec![Dep { task: after, back }],
+        priority: l as u64,
+    };
+    let push = plan.tasks.len() as TaskId;
+    plan.tasks
+        .push(comm(format!("{name} sparse push"), Algo::Push, bwd, 0));
+    // every host runs as many partitions as the busiest one holds (the
+    // pull waits for the last server)
+    let per_node = (0..cluster.nodes)
+        .map(|k| {
+            (k..servers)
+                .step_by(cluster.nodes as usize)
+                .map(on)
+                .sum::<u32>()
+        })
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let elements = n as f64 * r as f64 * e.dim as f64 / parts as f64;
+    let mut work = Vec::with_capacity(per_node as usize);
+    for i in 0..per_node {
+        work.push(plan.tasks.len() as TaskId);
+        plan.tasks.push(Task {
+            label: Label::Named(format!("{name} partition {i}")),
+            layer: Some(l),
+            work: Work::Cpu {
+                duration: SimTime::from_secs(PS_ELEMENT_S * elements),
+            },
+            deps: vec![Dep {
+                task: push,
+                back: 0,
+            }],
+            priority: l as u64,
+        });
+    }
+    let stitch = plan.tasks.len() as TaskId;
+    plan.tasks.push(Task {
+        label: Label::Named(format!("{name} partitions")),
+        layer: Some(l),
+        work: Work::Cpu {
+            duration: SimTime::from_secs(PS_PARTITION_S * per_node as f64),
+        },
+        deps: work.iter().map(|&task| Dep { task, back: 0 }).collect(),
+        priority: l as u64,
+    });
+    let pull = plan.tasks.len() as TaskId;
+    plan.tasks
+        .push(comm(format!("{name} sparse pull"), Algo::Pull, stitch, 0));
+    plan.tasks[fwd as usize].deps.push(Dep {
+        task: pull,
+        back: 1,
+    });
+    plan.host_cores = cluster.cpu_cores;
+}
+
+/// Partitions of each sparse variable on `servers` servers.
+fn partitions(cfg: &TrainConfig, servers: u32) -> u32 {
+    match cfg.strategy.ps_partitions {
+        Partitions::Fixed(p) => p,
+        // the search plans each of its samples as `Fixed`
+        Partitions::PerServer | Partitions::Auto => servers,
     }
 }
 
