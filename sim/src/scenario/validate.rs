@@ -355,6 +355,27 @@ fn embedding(e: &RawEmbedding, k: &dyn Fn(&str) -> String) -> Result<Embedding, 
             ));
         }
         (None, true) => {
+            if let Some(t) = e.tokens_per_batch
+                && !(1..=crate::workload::tokens::MAX_TOKENS as i64).contains(&t)
+            {
+                return Err(invalid(
+                    &k("tokens_per_batch"),
+                    format!(
+                        "must be from 1 to 2^40 = {} tokens per GPU per iteration, got {t}",
+                        crate::workload::tokens::MAX_TOKENS
+                    ),
+                ));
+            }
+            if let Some(z) = e.zipf
+                && !(z > 0.0 && z.is_finite())
+            {
+                return Err(invalid(
+                    &k("zipf"),
+                    format!(
+                        "the Zipf exponent must be a positive number (about 1 for words), got {z}"
+                    ),
+                ));
+            }
             let key = if e.tokens_per_batch.is_some() {
                 "tokens_per_batch"
             } else {
@@ -606,6 +627,24 @@ density = 0.1
                 base.replace("density = 0.1", "density = 0.1\nzipf = 1.1"),
                 k("density"),
                 "not both",
+            ),
+            (
+                base.replace("density = 0.1", "tokens_per_batch = 4096\nzipf = 0.0"),
+                k("zipf"),
+                "positive",
+            ),
+            (
+                base.replace("density = 0.1", "tokens_per_batch = 4096\nzipf = -1.0"),
+                k("zipf"),
+                "positive",
+            ),
+            (
+                base.replace(
+                    "density = 0.1",
+                    "tokens_per_batch = 1099511627777\nzipf = 1.0",
+                ),
+                k("tokens_per_batch"),
+                "2^40",
             ),
             (
                 format!("{base}[strategy]\nsparse = \"alltoall\"\n").replace("dim = 16", "dim = 7"),

@@ -11,6 +11,7 @@
 
 pub mod preset_data;
 pub mod sparse;
+pub mod tokens;
 
 pub use sparse::{Embedding, Rows};
 
