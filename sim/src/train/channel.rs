@@ -100,6 +100,20 @@ impl Channel {
         bytes: u64,
         collective: Option<Collective>,
     ) -> u32 {
+        self.enqueue_at(iter, iter, task, priority, bytes, collective)
+    }
+
+    /// [`Channel::enqueue`], ordered on a priority channel as a task of
+    /// iteration `order` ([`super::task::Task::lead`]).
+    pub fn enqueue_at(
+        &mut self,
+        order: u32,
+        iter: u32,
+        task: TaskId,
+        priority: u64,
+        bytes: u64,
+        collective: Option<Collective>,
+    ) -> u32 {
         let part = match (self.spec.schedule, collective) {
             (Schedule::Priority, Some(_)) if self.spec.partition > 0 => self.spec.partition,
             _ => bytes,
@@ -108,7 +122,7 @@ impl Channel {
         let n = if bytes == 0 { 1 } else { bytes.div_ceil(part) };
         let key = match self.spec.schedule {
             Schedule::Fifo => (self.seq, 0, 0),
-            Schedule::Priority => (iter as u64, priority, task as u64),
+            Schedule::Priority => (order as u64, priority, task as u64),
         };
         self.seq += 1;
         self.ready.insert(
@@ -263,5 +277,31 @@ mod tests {
             sent.extend(out.iter().map(|s| s.task));
         }
         assert_eq!(sent, [1, 1, 2, 2]);
+    }
+
+    /// A task ordered with the previous iteration (`enqueue_at`) goes
+    /// ahead of that iteration's queued pieces on a priority channel, and
+    /// keeps its own iteration in the message.
+    #[test]
+    fn a_leading_task_goes_with_the_previous_iteration() {
+        let mut c = Channel::new(ChannelSpec {
+            name: "c".into(),
+            schedule: Schedule::Priority,
+            fusion: 0,
+            partition: 0,
+        });
+        let ar = Some(Collective::new(crate::collective::Op::AllReduce));
+        c.enqueue(0, 4, 3, 100, ar);
+        c.enqueue(0, 5, 5, 100, ar);
+        c.enqueue_at(0, 1, 9, 0, 100, ar);
+        let mut out = Vec::new();
+        assert!(c.next_message(&mut out));
+        assert_eq!((out[0].iter, out[0].task), (1, 9));
+        // without the lead it would wait for iteration 0's tasks
+        let mut d = Channel::new(c.spec.clone());
+        d.enqueue(0, 4, 3, 100, ar);
+        d.enqueue(1, 9, 0, 100, ar);
+        assert!(d.next_message(&mut out));
+        assert_eq!((out[0].iter, out[0].task), (0, 4));
     }
 }

@@ -564,7 +564,8 @@ impl Engine<'_> {
             payload.bytes().fract() == 0.0,
             "task {t}: planners send whole bytes"
         );
-        let n = self.channels[*channel as usize].enqueue(
+        let n = self.channels[*channel as usize].enqueue_at(
+            iter.saturating_sub(u32::from(task.lead)),
             iter,
             t,
             task.priority,

@@ -106,6 +106,12 @@ pub struct Task {
     /// planners use the layer index, so the next forward pass's first
     /// layer goes first).
     pub priority: u64,
+    /// On a priority channel, schedule the task with the previous
+    /// iteration's messages (by (iteration − 1, priority)), ahead of what
+    /// that iteration still has queued: EmbRace's horizontal scheduling
+    /// pulls the embedding's forward AlltoAll, which the next forward pass
+    /// needs first, ahead of the last iteration's gradients.
+    pub lead: bool,
 }
 
 /// A communication channel: one queue, one message on the wire at a time.

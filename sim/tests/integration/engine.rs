@@ -136,6 +136,7 @@ fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
             .map(|t| Dep { task: t, back: 1 })
             .collect(),
         priority: 0,
+        lead: false,
     }];
     let mut channels = Vec::new();
     for (i, (collective, payload)) in comms.into_iter().enumerate() {
@@ -149,6 +150,7 @@ fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
             },
             deps: vec![Dep { task: 0, back: 0 }],
             priority: 0,
+            lead: false,
         });
         channels.push(ChannelSpec {
             name: format!("ch{i}"),
@@ -245,6 +247,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             },
             deps: vec![],
             priority: 0,
+            lead: false,
         },
         Task {
             label: Label::Named("lookup".into()),
@@ -256,6 +259,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             },
             deps: vec![Dep { task: 0, back: 0 }],
             priority: 0,
+            lead: false,
         },
         Task {
             label: Label::Named("fwd 1".into()),
@@ -266,6 +270,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             },
             deps: vec![Dep { task: 1, back: 0 }],
             priority: 1,
+            lead: false,
         },
     ];
     let plan = Plan {
@@ -327,6 +332,7 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
         work: Work::Cpu { duration: ms(4.0) },
         deps: vec![Dep { task: 0, back: 0 }],
         priority: 0,
+        lead: false,
     };
     for (cores, want) in [(1u32, 1.0 + 8.0), (2, 1.0 + 4.0)] {
         let plan = Plan {
@@ -340,6 +346,7 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
                     },
                     deps: vec![Dep { task: 1, back: 1 }, Dep { task: 2, back: 1 }],
                     priority: 0,
+                    lead: false,
                 },
                 cpu("aggregate a"),
                 cpu("aggregate b"),

@@ -49,7 +49,8 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
 /// partition:
 ///
 /// * forward passes F_0 … F_{L−1}, then backward passes B_{L−1} … B_0, on
-///   the compute stream;
+///   the compute stream (with EmbRace's horizontal scheduling, the
+///   embedding tables' forward passes first: [`sparse::lookups_first`]);
 /// * S_l, the collective of layer l's gradient (fp32, 4 bytes a
 ///   parameter), waits for B_l;
 /// * F_l of the next iteration waits for S_l.
@@ -60,8 +61,24 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     let layers = &cfg.model.layers;
     let l_count = layers.len() as u32;
     let comm = cfg.cluster.gpus() > 1;
-    // ids: F_l = l, B_l = L + (L − 1 − l), S_l after all compute tasks
-    let fwd = |l: u32| l as TaskId;
+    // the forward passes' stream order: the layers', or with EmbRace's
+    // horizontal scheduling the embedding lookups first (they depend on
+    // no other forward pass, and their AlltoAlls then overlap the dense
+    // blocks' forward passes: EmbRace §4.2.1)
+    let order: Vec<u32> = if sparse::lookups_first(cfg) {
+        let (emb, rest): (Vec<u32>, Vec<u32>) =
+            (0..l_count).partition(|&l| layers[l as usize].embedding.is_some());
+        emb.into_iter().chain(rest).collect()
+    } else {
+        (0..l_count).collect()
+    };
+    let mut slot = vec![0 as TaskId; layers.len()];
+    for (i, &l) in order.iter().enumerate() {
+        slot[l as usize] = i as TaskId;
+    }
+    // ids: F_l at its stream position, B_l = L + (L − 1 − l), S_l after
+    // all compute tasks
+    let fwd = move |l: u32| slot[l as usize];
     let bwd = |l: u32| (l_count + (l_count - 1 - l)) as TaskId;
     let mut sync: Vec<Option<TaskId>> = vec![None; layers.len()];
     let mut next = 2 * l_count;
@@ -72,7 +89,8 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
         }
     }
     let mut tasks = Vec::with_capacity(next as usize);
-    for (l, layer) in layers.iter().enumerate() {
+    for &l in &order {
+        let (l, layer) = (l as usize, &layers[l as usize]);
         tasks.push(Task {
             label: Label::Forward,
             layer: Some(l as u32),
@@ -84,6 +102,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
                 .map(|s| vec![Dep { task: s, back: 1 }])
                 .unwrap_or_default(),
             priority: l as u64,
+            lead: false,
         });
     }
     for l in (0..l_count).rev() {
@@ -97,6 +116,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
             },
             deps: Vec::new(),
             priority: l as u64,
+            lead: false,
         });
     }
     for (l, layer) in layers.iter().enumerate() {
@@ -114,10 +134,11 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
                     back: 0,
                 }],
                 priority: l as u64,
+                lead: false,
             });
         }
     }
-    debug_assert!(tasks.len() == next as usize && fwd(0) == 0);
+    debug_assert!(tasks.len() == next as usize);
     let st = &cfg.strategy;
     let mut plan = Plan {
         tasks,

@@ -35,7 +35,11 @@
 //!   firstly looks up all training data of this step"). When N does not
 //!   divide `dim` the split is as even as it can be and the AlltoAlls
 //!   carry unequal blocks (an AlltoAllv); each GPU needs one column at
-//!   least (validated).
+//!   least (validated). On a priority channel the lookup AlltoAll goes
+//!   ahead of the gradients the last iteration still has queued
+//!   ([`Task::lead`]): EmbRace's horizontal scheduling (§4.2.1), which
+//!   puts the embedding's forward communication before the encoder
+//!   blocks', since the next forward pass needs it first.
 //!
 //! Channels: the sparse tasks share the dense method's channel when both
 //! run through the same library (an AllReduce, AllGather or AlltoAll
@@ -52,6 +56,15 @@ use crate::strategy::{DenseMethod, Partitions, SparseMethod};
 use crate::time::SimTime;
 use crate::workload::Embedding;
 use std::sync::Arc;
+
+/// Whether the forward pass runs the embedding lookups before every other
+/// layer: EmbRace's horizontal scheduling (§4.2.1), with the AlltoAll
+/// method on a priority channel.
+pub fn lookups_first(cfg: &TrainConfig) -> bool {
+    cfg.strategy.sparse == Some(SparseMethod::AllToAll)
+        && cfg.strategy.schedule == crate::strategy::Schedule::Priority
+        && cfg.cluster.gpus() > 1
+}
 
 /// Adds the sparse tasks of every embedding layer to `plan`, the dense
 /// plan whose forward pass of layer l is task `fwd(l)` and backward pass
@@ -103,6 +116,7 @@ pub fn add(
                 back: 0,
             }],
             priority: l as u64,
+            lead: false,
         };
         let (collective, payload) = match method {
             SparseMethod::AllReduce => {
@@ -129,12 +143,17 @@ pub fn add(
                 // lookup results to their GPUs; whatever the stream runs
                 // after the lookup waits for them
                 let lookup = plan.tasks.len() as TaskId;
-                plan.tasks.push(sync(
-                    format!("{name} lookup alltoall"),
-                    c,
-                    payload.clone(),
-                    fwd(l),
-                ));
+                plan.tasks.push(Task {
+                    // horizontal scheduling (EmbRace §4.2.1): the next
+                    // forward pass needs it first
+                    lead: true,
+                    ..sync(
+                        format!("{name} lookup alltoall"),
+                        c,
+                        payload.clone(),
+                        fwd(l),
+                    )
+                });
                 let next = if l + 1 < layers.len() as u32 {
                     fwd(l + 1)
                 } else {
@@ -226,6 +245,7 @@ fn ps_tasks(
         },
         deps: vec![Dep { task: after, back }],
         priority: l as u64,
+        lead: false,
     };
     let push = plan.tasks.len() as TaskId;
     plan.tasks
@@ -257,6 +277,7 @@ fn ps_tasks(
                 back: 0,
             }],
             priority: l as u64,
+            lead: false,
         });
     }
     let stitch = plan.tasks.len() as TaskId;
@@ -268,6 +289,7 @@ fn ps_tasks(
         },
         deps: work.iter().map(|&task| Dep { task, back: 0 }).collect(),
         priority: l as u64,
+        lead: false,
     });
     let pull = plan.tasks.len() as TaskId;
     plan.tasks
