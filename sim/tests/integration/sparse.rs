@@ -487,7 +487,7 @@ fn er_b1_crossover_on_two_nodes_sharing_a_nic() {
 /// unequal shards that still add up to the gradient.
 #[test]
 fn sparse_ps_plans_push_partitions_pull() {
-    use sim::train::planner::sparse::{PS_ELEMENT_S, PS_PARTITION_S};
+    use sim::train::planner::sparse::{PS_ELEMENT_S, partition_cost_s};
     let (vocab, dim, density) = (100_000u64, 64u64, 0.05);
     for (parts, busiest) in [(8u32, 4u32), (5, 3), (1, 1), (64, 32)] {
         let text = scenario(
@@ -517,7 +517,7 @@ fn sparse_ps_plans_push_partitions_pull() {
         }
         assert_close(
             cpu[busiest as usize],
-            PS_PARTITION_S * busiest as f64,
+            partition_cost_s(8) * busiest as f64,
             1e-6,
             "bookkeeping",
         );
