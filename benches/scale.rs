@@ -23,6 +23,17 @@
 //!   50-layer workload).
 //! * `alltoallv`: one AlltoAllv of 64 MiB per GPU, random per-pair sizes
 //!   (uniform in [0, 2·mean], seeded), pairwise, flow model, every GPU.
+//! * `sparse-hybrid`: one iteration of an LM-shaped sparse model
+//!   (Parallax Table 1's sizes: an 813M-parameter table of density
+//!   8.4e-3, 9.4M dense parameters; compute 40 + 80 ms) on machines of 6
+//!   GPUs over EDR, Parallax's hybrid (dense AllReduce beside a sparse PS
+//!   of 128 partitions with the servers' CPU tasks), flow model, every
+//!   message on the shared network (two channels).
+//! * `sparse-alltoall`: the same model with EmbRace's AlltoAll on a
+//!   priority channel, the table 1,536 wide so that every GPU count
+//!   divides its columns (equal blocks: node-symmetric, folded).
+//! * `sparse-alltoallv`: the same with 1,025 columns, which no GPU count
+//!   here divides: an AlltoAllv of unequal blocks, every send simulated.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules).
 //! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
@@ -129,6 +140,49 @@ fn child(workload: &str, gpus: u32) {
             assert!(o.time > SimTime::ZERO);
             o.events
         }
+        "sparse-hybrid" | "sparse-alltoall" | "sparse-alltoallv" => {
+            let dim = match workload {
+                "sparse-alltoall" => 1536,
+                "sparse-alltoallv" => 1025,
+                _ => 1024,
+            };
+            let strategy = if workload == "sparse-hybrid" {
+                "sparse = \"ps\"\nps_partitions = 128"
+            } else {
+                "sparse = \"alltoall\"\nschedule = \"priority\"\npartition = 0"
+            };
+            let text = format!(
+                r#"
+warmup_iterations = 0
+iterations = 1
+[cluster]
+nodes = {}
+gpus_per_node = 6
+network = "ib-edr-100g"
+[model]
+batch_per_gpu = 128
+[[model.layers]]
+name = "emb"
+params = 0
+forward = "1ms"
+backward = "2ms"
+[model.layers.embedding]
+vocab = 793471
+dim = {dim}
+density = 0.0084
+[[model.layers]]
+name = "lstm"
+params = 9400000
+forward = "40ms"
+backward = "80ms"
+[strategy]
+{strategy}
+"#,
+                gpus / 6,
+            );
+            let points = sim::scenario::load_str(&text, "sparse.toml", "sparse").unwrap();
+            simulate(&points[0].config).unwrap().events
+        }
         "sweep" => {
             let points = sim::scenario::load_str(&sweep_grid(125), "sweep.toml", "sweep").unwrap();
             assert_eq!(points.len(), 10_000);
@@ -229,6 +283,13 @@ fn main() {
     }
     for g in [64, 128, 256, 512] {
         jobs.push(("alltoallv", g));
+    }
+    for g in [48, 192, 768] {
+        jobs.push(("sparse-hybrid", g));
+        jobs.push(("sparse-alltoall", g));
+    }
+    for g in [48, 192] {
+        jobs.push(("sparse-alltoallv", g));
     }
     jobs.push(("sweep", 0));
     for n in [2_000, 10_000, 100_000] {

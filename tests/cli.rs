@@ -84,6 +84,7 @@ fn run_is_byte_identical_twice() {
         "resnet50-48gpu-ib100.toml",
         "vgg16-16gpu-10gbe.toml",
         "stragglers.toml",
+        "sparse-methods.toml",
     ] {
         let path = repo(&format!("scenarios/examples/{f}"));
         let a = dtsim(&["run", &path, "--json"]);
