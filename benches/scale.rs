@@ -32,8 +32,6 @@
 //! * `sparse-alltoall`: the same model with EmbRace's AlltoAll on a
 //!   priority channel, the table 1,536 wide so that every GPU count
 //!   divides its columns (equal blocks: node-symmetric, folded).
-//! * `sparse-alltoallv`: the same with 1,025 columns, which no GPU count
-//!   here divides: an AlltoAllv of unequal blocks, every send simulated.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules).
 //! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
@@ -140,11 +138,11 @@ fn child(workload: &str, gpus: u32) {
             assert!(o.time > SimTime::ZERO);
             o.events
         }
-        "sparse-hybrid" | "sparse-alltoall" | "sparse-alltoallv" => {
-            let dim = match workload {
-                "sparse-alltoall" => 1536,
-                "sparse-alltoallv" => 1025,
-                _ => 1024,
+        "sparse-hybrid" | "sparse-alltoall" => {
+            let dim = if workload == "sparse-alltoall" {
+                1536
+            } else {
+                1024
             };
             let strategy = if workload == "sparse-hybrid" {
                 "sparse = \"ps\"\nps_partitions = 128"
@@ -287,9 +285,6 @@ fn main() {
     for g in [48, 192, 768] {
         jobs.push(("sparse-hybrid", g));
         jobs.push(("sparse-alltoall", g));
-    }
-    for g in [48, 192] {
-        jobs.push(("sparse-alltoallv", g));
     }
     jobs.push(("sweep", 0));
     for n in [2_000, 10_000, 100_000] {

@@ -1118,3 +1118,56 @@ backward = "20ms"
         ],
     );
 }
+
+/// `ps_partitions = "auto"`: `dtsim run` prints the search under its
+/// point and `--json` carries it as `partition_search`.
+#[test]
+fn the_partition_search_is_reported() {
+    let text = r#"name = "auto"
+iterations = 2
+[cluster]
+nodes = 4
+gpus_per_node = 2
+network = "ib-edr-100g"
+cpu_cores = 4
+[model]
+batch_per_gpu = 32
+[[model.layers]]
+name = "emb"
+params = 0
+forward = "1ms"
+backward = "1ms"
+[model.layers.embedding]
+vocab = 2000000
+dim = 512
+density = 0.05
+[[model.layers]]
+name = "lstm"
+params = 1000000
+forward = "1ms"
+backward = "1ms"
+[strategy]
+sparse = "ps"
+ps_partitions = "auto"
+"#;
+    let f = scenario("auto.toml", text);
+    let o = dtsim(&["run", f.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let s = &v["partition_search"];
+    let chosen = s["chosen"].as_u64().unwrap();
+    let samples = s["samples"].as_array().unwrap();
+    assert_eq!(samples[0]["partitions"], 4, "starts at the machines");
+    assert!(samples.len() >= 3 && s["theta"].as_array().unwrap().len() == 3);
+    assert!(chosen >= 1);
+    let o = dtsim(&["run", f.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("ps_partitions = \"auto\": sampled 4 → "),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("chosen {chosen} partitions")),
+        "{out}"
+    );
+}

@@ -121,21 +121,30 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     }
     if strategy.schedule == Schedule::Priority && strategy.partition > 0 {
         for l in &model.layers {
-            let sparse_dense = match (&l.embedding, strategy.sparse) {
-                (Some(e), Some(SparseMethod::AllReduce)) => e.dense_bytes(model.gradient_precision),
+            // the largest sparse message the planner sends for the table
+            let gpus = cluster.gpus() as u64;
+            let prec = model.gradient_precision;
+            let sparse = match (&l.embedding, strategy.sparse) {
+                (Some(e), Some(method)) => {
+                    let r = e.rows_per_gpu();
+                    match method {
+                        SparseMethod::AllReduce => e.dense_bytes(prec),
+                        SparseMethod::AllGather => gpus.saturating_mul(e.sparse_bytes(r, prec)),
+                        SparseMethod::Ps => e.sparse_bytes(r, prec),
+                        SparseMethod::AllToAll => r * e.dim.div_ceil(gpus) * gpus * prec.bytes(),
+                    }
+                }
                 _ => 0,
             };
-            let pieces = model
-                .grad_bytes(l)
-                .max(sparse_dense)
-                .div_ceil(strategy.partition);
+            let largest = model.grad_bytes(l).max(sparse);
+            let pieces = largest.div_ceil(strategy.partition);
             if pieces > limits::MAX_PIECES_PER_TENSOR {
                 return Err(invalid(
                     "strategy.partition",
                     format!(
                         "cuts layer `{}` ({} bytes) into {pieces} pieces, more than {}; use a larger partition",
                         l.name,
-                        model.grad_bytes(l),
+                        largest,
                         limits::MAX_PIECES_PER_TENSOR
                     ),
                 ));
@@ -667,7 +676,17 @@ density = 0.1
                 .or_else(|| line_of(&text, "[model.layers.embedding]"));
             assert_eq!(e.line, want, "{key}: {e}");
         }
-        // eleven columns over 8 GPUs are accepted (3 GPUs hold 2, 5 hold 1)
+        // an AllGather's message grows with the GPUs: cut into too many
+        // priority pieces, it is refused on `strategy.partition`
+        let big = format!("{base}[strategy]\nschedule = \"priority\"\n")
+            .replace("nodes = 2", "nodes = 1024")
+            .replace("gpus_per_node = 4", "gpus_per_node = 1024")
+            .replace("vocab = 1000", "vocab = 1000000")
+            .replace("density = 0.1", "density = 1.0");
+        let e = err(&big);
+        assert_eq!(e.key.as_deref(), Some("strategy.partition"), "{e}");
+        assert!(e.message.contains("`emb`"), "{e}");
+        // eleven columns over 8 GPUs are accepted (each holds 2, padded)
         let uneven =
             format!("{base}[strategy]\nsparse = \"alltoall\"\n").replace("dim = 16", "dim = 11");
         assert!(load_str(&uneven, "f.toml", "f").is_ok());

@@ -12,12 +12,14 @@
 //! ⌊α·vocab⌉ distinct rows (EmbRace's α, "the average density of
 //! embedding gradients", §4.1.2). Where rows of several GPUs meet (a
 //! machine's local aggregation, a parameter server's shard) the simulator
-//! needs how many of them are distinct; with only α given it takes each
-//! GPU's rows as an independent uniform draw, so k GPUs together touch
+//! would need how many of them are distinct; with only α given, each
+//! GPU's rows as an independent uniform draw, k GPUs together touch
 //! vocab·(1 − (1 − α)^k) rows in expectation ([`Embedding::union_rows`]).
 //! That is an assumption (real words are Zipf-distributed, so GPUs share
-//! more rows than uniform draws do, and the union is smaller): the token
-//! model, which draws words, replaces it.
+//! more rows than uniform draws do, and the union is smaller), and no
+//! method uses it yet: the sparse PS sends every GPU's own rows (see
+//! `sim::train::planner::sparse`); the token model, which draws words,
+//! will give unions their sizes.
 //!
 //! **Bytes.** A sparse gradient travels as its values (`dim` elements of
 //! the gradient precision per row) plus one 4-byte row index per row
@@ -70,7 +72,9 @@ impl Embedding {
     }
 
     /// Expected distinct rows among `k` GPUs' gradients, each an
-    /// independent uniform draw of [`Embedding::rows_per_gpu`] rows:
+    /// independent uniform draw of [`Embedding::rows_per_gpu`] rows (the
+    /// density model's stand-in for a union; no method of this version
+    /// aggregates sparse rows, see `sim::train::planner::sparse`):
     /// vocab·(1 − (1 − r/vocab)^k), rounded (exactly r for k = 1, the
     /// table for a density of 1).
     pub fn union_rows(&self, k: u32) -> u64 {
@@ -96,13 +100,6 @@ impl Embedding {
     /// Bytes of the whole table's gradient held dense.
     pub fn dense_bytes(&self, precision: Precision) -> u64 {
         self.params() * precision.bytes()
-    }
-
-    /// Columns GPU `j` of `n` holds when the table is split by columns
-    /// (EmbRace §4.1.1): ⌊dim/n⌋, one more for the first dim mod n GPUs.
-    pub fn columns_of(&self, j: u32, n: u32) -> u64 {
-        let (q, r) = (self.dim / n as u64, self.dim % n as u64);
-        q + u64::from((j as u64) < r)
     }
 }
 
@@ -151,13 +148,5 @@ mod tests {
         assert_eq!(e.sparse_bytes(10, Precision::Bf16), 10 * (1024 + 4));
         assert_eq!(e.value_bytes(10, Precision::Fp32), 10 * 2048);
         assert_eq!(e.dense_bytes(Precision::Fp32), 1000 * 512 * 4);
-    }
-
-    #[test]
-    fn columns_split_as_evenly_as_they_can() {
-        let e = table(10, 10, 0.5);
-        let cols: Vec<u64> = (0..4).map(|j| e.columns_of(j, 4)).collect();
-        assert_eq!(cols, [3, 3, 2, 2]);
-        assert_eq!((0..10).map(|j| e.columns_of(j, 10)).sum::<u64>(), 10);
     }
 }

@@ -29,7 +29,7 @@
 //!   into it, then one task of [`partition_cost_s`] per partition it
 //!   holds, serially (docs/models.md §4.2);
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
-//!   ([`Embedding::columns_of`]); after the table's forward pass (each GPU
+//!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
 //!   the values of its rows in every other GPU's columns, and the next
 //!   compute task waits for it; after the table's backward pass an
@@ -38,9 +38,11 @@
 //!   folded into the layer's backward time). No indices travel: every GPU
 //!   reads the whole step's token ids (§4.1.1: "embedding in each process
 //!   firstly looks up all training data of this step"). When N does not
-//!   divide `dim` the split is as even as it can be and the AlltoAlls
-//!   carry unequal blocks (an AlltoAllv); each GPU needs one column at
-//!   least (validated). On a priority channel the lookup AlltoAll goes
+//!   divide `dim` every GPU holds ⌈dim/N⌉ columns, the last padded, so
+//!   the AlltoAlls move equal blocks (an AlltoAll of equal counts, as
+//!   PyTorch's and NCCL's take); each GPU needs one real column at least
+//!   (validated). An embedding layer's forward pass is its lookup, which
+//!   reads token ids only; On a priority channel the lookup AlltoAll goes
 //!   ahead of the gradients the last iteration still has queued
 //!   ([`Task::lead`]): EmbRace's horizontal scheduling (§4.2.1), which
 //!   puts the embedding's forward communication before the encoder
@@ -60,7 +62,6 @@ use crate::collective::{Algo, Collective, Op, Payload};
 use crate::strategy::{DenseMethod, Partitions, SparseMethod};
 use crate::time::SimTime;
 use crate::workload::Embedding;
-use std::sync::Arc;
 
 /// Whether the forward pass runs the embedding lookups before every other
 /// layer: EmbRace's horizontal scheduling (§4.2.1), with the AlltoAll
@@ -250,13 +251,23 @@ fn ps_tasks(
     // partition k on server k mod S: server j holds ⌊P/S⌋, one more for
     // the first P mod S
     let on = |j: u32| parts / servers + u32::from(j < parts % servers);
-    let bytes = e.sparse_bytes(r, p) as f64;
+    let bytes = e.sparse_bytes(r, p);
     let payload = if parts.is_multiple_of(servers) {
-        Payload::Uniform(bytes)
+        Payload::Uniform(bytes as f64)
     } else {
+        // whole bytes per server, adding up to the gradient: server j's
+        // share ends at ⌊bytes·(partitions on servers ≤ j)/P⌋
+        let mut held = 0u64;
+        let mut last = 0u64;
         Payload::PerServer(
             (0..servers)
-                .map(|j| bytes * on(j) as f64 / parts as f64)
+                .map(|j| {
+                    held += on(j) as u64;
+                    let end = (bytes as u128 * held as u128 / parts as u128) as u64;
+                    let shard = end - last;
+                    last = end;
+                    shard as f64
+                })
                 .collect(),
         )
     };
@@ -336,25 +347,13 @@ fn partitions(cfg: &TrainConfig, servers: u32) -> u32 {
 }
 
 /// EmbRace's AlltoAll of one table on `n` GPUs: GPU j sends GPU i the
-/// values of i's rows in j's columns. Equal blocks when `n` divides
-/// `dim` (one GPU's send buffer: its rows' values in all columns, r·dim
-/// elements); otherwise the N × N matrix of blocks.
+/// values of i's rows in j's columns. Every GPU holds ⌈dim/n⌉ columns,
+/// the last ones padded when `n` does not divide `dim`, so that the blocks
+/// are equal (an AlltoAll of equal counts, as `torch.distributed`'s and
+/// NCCL's take): one GPU's send buffer is r·n·⌈dim/n⌉ elements.
 fn alltoall_payload(e: &Embedding, n: u32, cfg: &TrainConfig) -> Payload {
     let p = cfg.model.gradient_precision;
     let r = e.rows_per_gpu();
-    if e.dim.is_multiple_of(n as u64) {
-        return Payload::Uniform(e.value_bytes(r, p) as f64);
-    }
-    let elem = p.bytes();
-    let matrix: Arc<[f64]> = (0..n)
-        .flat_map(|j| (0..n).map(move |i| (j, i)))
-        .map(|(j, i)| {
-            if i == j {
-                0.0
-            } else {
-                (r * e.columns_of(j, n) * elem) as f64
-            }
-        })
-        .collect();
-    Payload::PerPair(matrix)
+    let cols = e.dim.div_ceil(n as u64) * n as u64;
+    Payload::Uniform((r * cols * p.bytes()) as f64)
 }
