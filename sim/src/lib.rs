@@ -40,6 +40,7 @@ pub mod net;
 pub mod profile;
 pub mod queue;
 pub mod scenario;
+pub mod seed;
 pub mod strategy;
 pub mod time;
 pub mod train;

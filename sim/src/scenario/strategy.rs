@@ -91,14 +91,10 @@ pub(super) fn validate_strategy(
             format!("{ps_servers} servers on {nodes} machines is more than 64 per machine"),
         ));
     }
+    // (`refuse_inert` refused a sparse method for a model without sparse
+    // parts)
     let sparse = match (&s.sparse, sparse) {
-        (Some(_), false) => {
-            return Err(invalid(
-                "strategy.sparse",
-                "means nothing here: the model has no sparse part (give a layer an `[model.layers.embedding]`, or remove the key)",
-            ));
-        }
-        (Some(name), true) => {
+        (Some(name), _) => {
             Some(SparseMethod::parse(name).map_err(|e| invalid("strategy.sparse", e))?)
         }
         (None, true) if dense == DenseMethod::Ps => Some(SparseMethod::Ps),
@@ -151,16 +147,33 @@ pub(super) fn validate_strategy(
 fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
     const COMPRESSION: &str = "arrives with the compression issue";
     const SPARSE: &str = "arrives with a later part of the sparse-methods issue";
-    if s.vertical_scheduling.is_some() && !sparse {
-        return Err(invalid(
+    // the keys about embeddings, for a model that has none
+    let about_embeddings = [
+        (
+            "strategy.sparse",
+            s.sparse.is_some(),
+            "the model has no sparse part",
+        ),
+        (
             "strategy.vertical_scheduling",
-            "means nothing here: EmbRace's prior and delayed rows are rows of an embedding, and the model has none (give a layer an `[model.layers.embedding]`, or remove the key)",
-        ));
-    }
-    if s.ps_partitions.is_some() && !sparse {
-        return Err(invalid(
+            s.vertical_scheduling.is_some(),
+            "EmbRace's prior and delayed rows are rows of an embedding, and the model has none",
+        ),
+        (
             "strategy.ps_partitions",
-            "means nothing here: Parallax partitions sparse variables, and the model has none (give a layer an `[model.layers.embedding]`, or remove the key)",
+            s.ps_partitions.is_some(),
+            "Parallax partitions sparse variables, and the model has none",
+        ),
+    ];
+    if let Some((key, _, why)) = about_embeddings
+        .into_iter()
+        .find(|(_, given, _)| *given && !sparse)
+    {
+        return Err(invalid(
+            key,
+            format!(
+                "means nothing here: {why} (give a layer an `[model.layers.embedding]`, or remove the key)"
+            ),
         ));
     }
     let inert = [

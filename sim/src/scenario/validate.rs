@@ -83,37 +83,29 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
 
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes, model.has_sparse())?;
-    if let crate::strategy::Partitions::Fixed(p) = strategy.ps_partitions {
-        for l in &model.layers {
-            match &l.embedding {
-                Some(e) if e.vocab < p as u64 => {
-                    return Err(invalid(
-                        "strategy.ps_partitions",
-                        format!(
-                            "{p} partitions of layer `{}`'s table, which has {} rows: a partition needs a row at least",
-                            l.name, e.vocab
-                        ),
-                    ));
-                }
-                _ => {}
-            }
+    // each table against the partitions and the column split asked for
+    let gpus = cluster.gpus();
+    for (i, l) in model.layers.iter().enumerate() {
+        let Some(e) = &l.embedding else { continue };
+        if let crate::strategy::Partitions::Fixed(p) = strategy.ps_partitions
+            && e.vocab < p as u64
+        {
+            return Err(invalid(
+                "strategy.ps_partitions",
+                format!(
+                    "{p} partitions of layer `{}`'s table, which has {} rows: a partition needs a row at least",
+                    l.name, e.vocab
+                ),
+            ));
         }
-    }
-    if strategy.sparse == Some(SparseMethod::AllToAll) {
-        let gpus = cluster.gpus();
-        for (i, l) in model.layers.iter().enumerate() {
-            match &l.embedding {
-                Some(e) if e.dim < gpus as u64 => {
-                    return Err(invalid(
-                        &format!("model.layers[{i}].embedding.dim"),
-                        format!(
-                            "`sparse = \"alltoall\"` splits the table's {} columns over the {gpus} GPUs, and each needs at least one (EmbRace's column partitioning); use fewer GPUs or another sparse method",
-                            e.dim
-                        ),
-                    ));
-                }
-                _ => {}
-            }
+        if strategy.sparse == Some(SparseMethod::AllToAll) && e.dim < gpus as u64 {
+            return Err(invalid(
+                &format!("model.layers[{i}].embedding.dim"),
+                format!(
+                    "`sparse = \"alltoall\"` splits the table's {} columns over the {gpus} GPUs, and each needs at least one (EmbRace's column partitioning); use fewer GPUs or another sparse method",
+                    e.dim
+                ),
+            ));
         }
     }
     if let Some(why) = strategy.dense_collective().hardware_refusal(&cluster) {
@@ -121,19 +113,14 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     }
     if strategy.schedule == Schedule::Priority && strategy.partition > 0 {
         for l in &model.layers {
-            // the largest sparse message the planner sends for the table
-            let gpus = cluster.gpus() as u64;
-            let prec = model.gradient_precision;
+            // the sparse message the planner sends for the table
             let sparse = match (&l.embedding, strategy.sparse) {
-                (Some(e), Some(method)) => {
-                    let r = e.rows_per_gpu();
-                    match method {
-                        SparseMethod::AllReduce => e.dense_bytes(prec),
-                        SparseMethod::AllGather => gpus.saturating_mul(e.sparse_bytes(r, prec)),
-                        SparseMethod::Ps => e.sparse_bytes(r, prec),
-                        SparseMethod::AllToAll => r * e.dim.div_ceil(gpus) * gpus * prec.bytes(),
-                    }
-                }
+                (Some(e), Some(method)) => crate::train::planner::sparse::message_bytes(
+                    e,
+                    method,
+                    cluster.gpus(),
+                    model.gradient_precision,
+                ),
                 _ => 0,
             };
             let largest = model.grad_bytes(l).max(sparse);

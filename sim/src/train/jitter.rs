@@ -16,6 +16,7 @@
 //! iterations a run has: GPU 3's iteration 7 is the same draw in a run of
 //! 8 GPUs and of 1024.
 
+use crate::seed::mix;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand_distr::{Distribution, LogNormal};
@@ -25,15 +26,6 @@ use rand_distr::{Distribution, LogNormal};
 pub struct Jitter {
     seed: u64,
     dist: Option<LogNormal<f64>>,
-}
-
-/// SplitMix64's finaliser (Steele, Lea and Flood 2014): a bijective mix of
-/// 64 bits, so nearby (seed, GPU, iteration) triples give unrelated
-/// generator seeds.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Jitter {

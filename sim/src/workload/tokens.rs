@@ -23,6 +23,7 @@
 //! iteration) alone, from its own generator (as the compute jitter's), so
 //! it does not depend on the cluster's size or on the order of asking.
 
+use crate::seed::mix;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand_distr::{Distribution, Zipf};
@@ -54,13 +55,6 @@ pub struct TokenModel {
     pub tokens: u64,
     /// Zipf exponent s > 0.
     pub zipf: f64,
-}
-
-/// SplitMix64's finaliser (as `sim::train::jitter`'s).
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl TokenModel {

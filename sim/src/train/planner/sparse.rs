@@ -61,7 +61,7 @@ use super::super::task::{ChannelId, ChannelSpec, Dep, Label, Plan, Task, TaskId,
 use crate::collective::{Algo, Collective, Op, Payload};
 use crate::strategy::{DenseMethod, Partitions, SparseMethod};
 use crate::time::SimTime;
-use crate::workload::Embedding;
+use crate::workload::{Embedding, Precision};
 
 /// Whether the forward pass runs the embedding lookups before every other
 /// layer: EmbRace's horizontal scheduling (§4.2.1), with the AlltoAll
@@ -108,7 +108,6 @@ pub fn add(
         };
         let l = l as u32;
         let name = &layer.name;
-        let r = e.rows_per_gpu();
         let sync = |label: String, collective: Collective, payload: Payload, after: TaskId| Task {
             label: Label::Named(label),
             layer: Some(l),
@@ -134,18 +133,19 @@ pub fn add(
                     algo,
                     ..Collective::new(Op::AllReduce)
                 };
-                (c, Payload::Uniform(e.dense_bytes(p) as f64))
+                (c, Payload::Uniform(message_bytes(e, method, n, p) as f64))
             }
             SparseMethod::AllGather => (
                 Collective::new(Op::AllGather),
-                Payload::Uniform(n as f64 * e.sparse_bytes(r, p) as f64),
+                Payload::Uniform(message_bytes(e, method, n, p) as f64),
             ),
             SparseMethod::Ps => {
                 ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
                 continue;
             }
             SparseMethod::AllToAll => {
-                let (c, payload) = (Collective::new(Op::AllToAll), alltoall_payload(e, n, cfg));
+                let c = Collective::new(Op::AllToAll);
+                let payload = Payload::Uniform(message_bytes(e, method, n, p) as f64);
                 // lookup results to their GPUs; whatever the stream runs
                 // after the lookup waits for them
                 let lookup = plan.tasks.len() as TaskId;
@@ -251,7 +251,7 @@ fn ps_tasks(
     // partition k on server k mod S: server j holds ⌊P/S⌋, one more for
     // the first P mod S
     let on = |j: u32| parts / servers + u32::from(j < parts % servers);
-    let bytes = e.sparse_bytes(r, p);
+    let bytes = message_bytes(e, SparseMethod::Ps, n, p);
     let payload = if parts.is_multiple_of(servers) {
         Payload::Uniform(bytes as f64)
     } else {
@@ -346,14 +346,22 @@ fn partitions(cfg: &TrainConfig, servers: u32) -> u32 {
     }
 }
 
-/// EmbRace's AlltoAll of one table on `n` GPUs: GPU j sends GPU i the
-/// values of i's rows in j's columns. Every GPU holds ⌈dim/n⌉ columns,
-/// the last ones padded when `n` does not divide `dim`, so that the blocks
-/// are equal (an AlltoAll of equal counts, as `torch.distributed`'s and
-/// NCCL's take): one GPU's send buffer is r·n·⌈dim/n⌉ elements.
-fn alltoall_payload(e: &Embedding, n: u32, cfg: &TrainConfig) -> Payload {
-    let p = cfg.model.gradient_precision;
+/// Bytes of one message that `method` sends for table `e` on `gpus`
+/// GPUs (the payload size in the sense of its operation, one per table
+/// per iteration and direction): the dense table (AllReduce); the N
+/// sparse gradients gathered (AllGather); one GPU's sparse gradient
+/// pushed, or its rows pulled (PS); one GPU's AlltoAll send buffer, its
+/// rows' values in every GPU's ⌈dim/N⌉ columns, the last ones padded when
+/// N does not divide `dim`, so that the blocks are equal (an AlltoAll of
+/// equal counts, as `torch.distributed`'s and NCCL's take). The planner
+/// sends these; validation counts the priority pieces they are cut into.
+pub fn message_bytes(e: &Embedding, method: SparseMethod, gpus: u32, p: Precision) -> u64 {
     let r = e.rows_per_gpu();
-    let cols = e.dim.div_ceil(n as u64) * n as u64;
-    Payload::Uniform((r * cols * p.bytes()) as f64)
+    let n = gpus as u64;
+    match method {
+        SparseMethod::AllReduce => e.dense_bytes(p),
+        SparseMethod::AllGather => n.saturating_mul(e.sparse_bytes(r, p)),
+        SparseMethod::Ps => e.sparse_bytes(r, p),
+        SparseMethod::AllToAll => r * e.dim.div_ceil(n) * n * p.bytes(),
+    }
 }
