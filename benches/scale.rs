@@ -112,6 +112,8 @@ fn child(workload: &str, gpus: u32) {
                     layers,
                     compute_jitter: if workload == "dp-iter" { 0.0 } else { 0.05 },
                     gradient_precision: Default::default(),
+                    words_per_sample: 1.0,
+                    throughput_unit: "samples/s".into(),
                 },
                 strategy: Strategy {
                     fusion: 0,

@@ -64,8 +64,10 @@ def pool_out(h, w, k, stride, pad=0):
 
 
 class Entry:
-    def __init__(self, name, params, macs, act):
+    def __init__(self, name, params, macs, act, emb=None):
         self.name, self.params, self.macs, self.act = name, params, macs, act
+        # (vocab, dim) of the entry's embedding table (a sparse variable), or None
+        self.emb = emb
 
 
 # --------------------------------------------------------------------------------------
@@ -318,6 +320,201 @@ def vgg16_cifar():
 
 
 # --------------------------------------------------------------------------------------
+# NLP models with embedding tables (sparse variables): issue 11, docs/models.md §6
+# --------------------------------------------------------------------------------------
+# A sample is one training example as the paper's batch counts it (a 20-word LM sequence,
+# a sentence pair, a token of a max-tokens batch, a SQuAD sequence); WORDS[name] says how
+# many words or tokens the paper's throughput counts per sample. `params` of an entry is
+# its DENSE part; its embedding table (vocab x dim) is listed separately (`emb`).
+# fwd_macs count the weight matrices' multiply-accumulates only (LSTM gates 4h(i+h) per
+# token, linear in x out); attention scores, softmax normalisation, LayerNorm and lookups
+# are not counted (under 1% at these sentence lengths).
+
+
+def lstm_macs(i, h):
+    """Forward MACs per token of one LSTM direction: four gates over [input, state]."""
+    return 4 * h * (i + h)
+
+
+def lstm_tf(i, h):
+    """Parameters of a TensorFlow LSTM cell: four gates' weights and one bias each."""
+    return 4 * h * (i + h) + 4 * h
+
+
+def lstm_pt(i, h):
+    """Parameters of a PyTorch nn.LSTM layer: weights and two biases per gate."""
+    return 4 * h * (i + h) + 8 * h
+
+
+def lm():
+    """Parallax's LM (Jozefowicz et al. 2016, LSTM-2048-512, One Billion Word Benchmark):
+    snuspl/parallax parallax/examples/lm1b/language_model.py (vocab 793,470, emb 512,
+    state 2048, projection 512, sampled softmax of 8,192) and language_model_graph.py
+    (batch 128, num_steps 20). A sample is one 20-word sequence. The softmax's weights and
+    bias are one table of 513 columns: sampled_softmax_loss gathers row i of both for the
+    same ids, so they are touched together (813,306,750 sparse elements in all, Table 1)."""
+    v, e, h, p, t, sampled = 793_470, 512, 2048, 512, 20, 8192
+    cell = 4 * h * (e + p) + 4 * h + h * p  # gates over [input 512, projected state 512], bias, projection
+    return [
+        Entry("embedding", 0, 0, t * e, emb=(v, e)),
+        Entry("lstm", cell, t * (4 * h * (e + p) + h * p), t * p),
+        Entry("softmax", 0, t * p * (sampled + 1), t * (sampled + 1), emb=(v, p + 1)),
+    ]
+
+
+# GNMT-4 of tensorflow/nmt (wmt16_gnmt_4_layer.json, the config Parallax's example runs):
+# its block sizes, scaled to Parallax Table 1's dense total of 94.1M (the unscaled count is
+# 136,030,209; docs/models.md §6 says why and what the scaling changes).
+NMT_VOCAB = 36_548
+NMT_DENSE = 94_100_000
+NMT_WORDS_PER_SIDE = 8_700 * 0.7 / 128 / 2  # tensorflow/nmt README: 8.7K wps, 0.7 s a step of 128 pairs
+
+
+def nmt():
+    """Parallax's NMT: tensorflow/nmt GNMT with 4 encoder layers (the first bidirectional)
+    and 4 decoder layers of 1024 units, normed Bahdanau attention fed to every decoder
+    layer (gnmt_v2), a 36,548-row BPE vocabulary per side and a 1024 x vocab projection.
+    A sample is one sentence pair."""
+    d, v, w = 1024, NMT_VOCAB, NMT_WORDS_PER_SIDE
+    raw = [
+        ("encoder_embedding", 0, 0, (v, d)),
+        ("encoder_l1_bi", 2 * lstm_tf(d, d), 2 * lstm_macs(d, d), None),
+        ("encoder_l2", lstm_tf(2 * d, d), lstm_macs(2 * d, d), None),
+        ("encoder_l3_l4", 2 * lstm_tf(d, d), 2 * lstm_macs(d, d), None),
+        ("decoder_embedding", 0, 0, (v, d)),
+        # memory layer (per source word), query layer (per target word), v, bias b, gain g
+        ("attention", 2 * d * d + 2 * d + 1, 2 * d * d, None),
+        ("decoder_l1_l4", 4 * lstm_tf(2 * d, d), 4 * lstm_macs(2 * d, d), None),
+        ("projection", d * v, d * v, None),
+    ]
+    total = sum(r[1] for r in raw)
+    out = []
+    kept = 0
+    for i, (name, params, macs, emb) in enumerate(raw):
+        scaled = round(params * NMT_DENSE / total)
+        if i == len(raw) - 1:
+            scaled = NMT_DENSE - kept  # the rounding's remainder on the last block
+        kept += scaled
+        out.append(Entry(name, scaled, round(macs * w), round(w * d) if name != "projection" else round(w * v), emb=emb))
+    return out
+
+
+GNMT8_VOCAB = 32_320  # NVIDIA DLE GNMT v2: shared BPE vocabulary of 32,317, padded to a multiple of 8
+GNMT8_TOKENS_PER_SIDE = 47.5 / 2  # Lambda's GNMT logs: tok/s x s/iter / batch = 47.3 (2080 Ti), 47.8 (3090)
+
+
+def gnmt8():
+    """EmbRace's GNMT-8: NVIDIA DeepLearningExamples PyTorch/Translation/GNMT (GNMT v2,
+    Wu et al. 2016): encoder of a bidirectional LSTM and three LSTMs (the last two residual),
+    decoder of an LSTM with normalised Bahdanau attention and three LSTMs over [state,
+    context], a 1024 x vocab classifier with bias. A sample is one sentence pair."""
+    d, v, w = 1024, GNMT8_VOCAB, GNMT8_TOKENS_PER_SIDE
+    blocks = [
+        ("encoder_embedding", 0, 0, (v, d)),
+        ("encoder_l1_bi", 2 * lstm_pt(d, d), 2 * lstm_macs(d, d), None),
+        ("encoder_l2", lstm_pt(2 * d, d), lstm_macs(2 * d, d), None),
+        ("encoder_l3_l4", 2 * lstm_pt(d, d), 2 * lstm_macs(d, d), None),
+        ("decoder_embedding", 0, 0, (v, d)),
+        ("decoder_l1_attention", lstm_pt(d, d) + 2 * d * d + 2 * d + 1, lstm_macs(d, d) + 2 * d * d, None),
+        ("decoder_l2_l4", 3 * lstm_pt(2 * d, d), 3 * lstm_macs(2 * d, d), None),
+        ("classifier", d * v + v, d * v, None),
+    ]
+    return [Entry(n, p, round(m * w), round(w * (v if n == "classifier" else d)), emb=e) for n, p, m, e in blocks]
+
+
+TRANSFORMER_VOCAB = 33_712  # NVIDIA DLE Transformer: shared BPE vocabulary of 33,708, padded to a multiple of 8
+
+
+def transformer():
+    """EmbRace's Transformer: Transformer-big (Vaswani et al. 2017: d 1024, FFN 4096, 6 + 6
+    layers) as NVIDIA DeepLearningExamples PyTorch/Translation/Transformer trains it on
+    WMT14 En-De, with separate encoder and decoder embeddings and an untied output
+    projection (the three vocabulary matrices EmbRace's Table 1 counts). A sample is one
+    target token with its source token (fairseq's max-tokens batch counts tokens)."""
+    d, ff, v = 1024, 4096, TRANSFORMER_VOCAB
+    attn = 4 * d * d + 4 * d
+    ffn = 2 * d * ff + d + ff
+    enc_layer = attn + ffn + 2 * 2 * d
+    dec_layer = 2 * attn + ffn + 3 * 2 * d
+    out = [Entry("encoder_embedding", 0, 0, d, emb=(v, d))]
+    out += [Entry("encoder.%d" % i, enc_layer, 4 * d * d + 2 * d * ff, d) for i in range(6)]
+    out.append(Entry("decoder_embedding", 0, 0, d, emb=(v, d)))
+    out += [Entry("decoder.%d" % i, dec_layer, 8 * d * d + 2 * d * ff, d) for i in range(6)]
+    out.append(Entry("projection", d * v, d * v, v))
+    return out
+
+
+BERT_SEQ = 384  # run_squad's max_seq_length in NVIDIA DLE BERT (Lambda's harness), padded
+
+
+def bert_base():
+    """EmbRace's BERT-base: bert-base-uncased (Devlin et al. 2019; vocab 30,522, hidden 768,
+    12 layers, FFN 3072) fine-tuned on SQuAD, with the pooler (as Google's and NVIDIA's code
+    keep it) and the 768 x 2 span head. The word embedding is the sparse table; position and
+    token-type embeddings and the embedding LayerNorm are dense. A sample is one sequence."""
+    d, ff, v, s = 768, 3072, 30_522, BERT_SEQ
+    layer = 4 * (d * d + d) + 2 * d * ff + d + ff + 2 * 2 * d
+    out = [Entry("embeddings", 512 * d + 2 * d + 2 * d, 0, s * d, emb=(v, d))]
+    out += [Entry("layer.%d" % i, layer, s * (4 * d * d + 2 * d * ff), s * d) for i in range(12)]
+    out.append(Entry("pooler_qa", d * d + d + 2 * d + 2, d * d + s * 2 * d, s * 2))
+    return out
+
+
+def mib(elems):
+    return elems * 4 / 2**20
+
+
+# Published sizes the NLP structures must reproduce: (dense, sparse) element counts of
+# Parallax Table 1 to its 4 significant digits, or EmbRace Table 1's MiB of fp32 (model,
+# embedding) to its 0.1 MiB, with a stated tolerance where the structure is not exact.
+NLP_PUBLISHED = {
+    "lm": dict(kind="elements", dense=9.4e6, sparse=813.3e6,
+               src="Parallax Table 1: 9.4M dense, 813.3M sparse elements"),
+    "nmt": dict(kind="elements", dense=94.1e6, sparse=74.9e6,
+                src="Parallax Table 1: 94.1M dense (the scaled total), 74.9M sparse elements"),
+    "gnmt8": dict(kind="mib", model=739.1, emb=252.5, tol=0.0005,
+                  src="EmbRace Table 1: 739.1 MB model, 252.5 MB embeddings (MiB of fp32)"),
+    "transformer": dict(kind="mib", model=1067.5, emb=263.4, tol=0.0005,
+                        src="EmbRace Table 1: 1067.5 MB model, 263.4 MB embeddings (ours 1067.8: +0.03%)"),
+    "bert_base": dict(kind="mib", model=417.7, emb=89.4, tol=0.0005,
+                      src="EmbRace Table 1: 417.7 MB model, 89.4 MB embeddings"),
+}
+
+
+def check_nlp(name, entries):
+    dense = sum(e.params for e in entries)
+    sparse = sum(e.emb[0] * e.emb[1] for e in entries if e.emb)
+    pub = NLP_PUBLISHED[name]
+    if pub["kind"] == "elements":
+        # Table 1's figures are millions rounded to one decimal
+        got = [(dense / 1e6, pub["dense"] / 1e6), (sparse / 1e6, pub["sparse"] / 1e6)]
+        ok = all(round(g, 1) == w for g, w in got)
+    else:
+        got = [(mib(dense + sparse), pub["model"]), (mib(sparse), pub["emb"])]
+        ok = all(round(g, 1) == w or abs(g - w) <= pub["tol"] * w for g, w in got)
+    if not ok:
+        print("FAIL %s: %s against published %s" % (name, [g for g, _ in got], [w for _, w in got]))
+    return ok, dense, sparse
+
+
+# Per-model facts the engine needs beyond the layers: the density of every table (fraction
+# of its rows one GPU touches per iteration, at the paper's batch), the words or tokens
+# the throughput counts per sample, and their unit.
+NLP_META = {
+    "lm": dict(density=8.4e-3, density_src="Parallax Table 1: alpha_model 8.4E-3 at 128 sequences per GPU",
+               words=20.0, unit="words/s"),
+    "nmt": dict(density=9.3e-2, density_src="Parallax Table 1: alpha_model 9.3E-2 at 128 sentence pairs per GPU",
+                words=round(2 * NMT_WORDS_PER_SIDE, 2), unit="words/s"),
+    "gnmt8": dict(density=0.103, density_src="EmbRace Sec. 4.1.2: 89.7% average sparsity at 128 sentence pairs per GPU",
+                  words=2 * GNMT8_TOKENS_PER_SIDE, unit="tokens/s"),
+    "transformer": dict(density=0.134, density_src="EmbRace Sec. 4.1.2: 86.6% average sparsity at 5,120 tokens per GPU",
+                        words=1.0, unit="tokens/s"),
+    "bert_base": dict(density=0.403, density_src="EmbRace Sec. 4.1.2: 59.7% average sparsity at 32 sequences per GPU",
+                      words=1.0, unit="sequences/s"),
+}
+
+
+# --------------------------------------------------------------------------------------
 # Published totals to check against
 # --------------------------------------------------------------------------------------
 
@@ -446,7 +643,83 @@ def throughputs():
                 "DERIVED: %s resnet50 %d x Lambda TF a100 %s/resnet50 %d/%d" % (gpu, rn50, m, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0]),
                 True, "%d x %d / %d = %.1f" % (rn50, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0], v))
         cifar_by_r1(gpu, rn50)
+    nlp_throughputs(add, T)
     return T
+
+
+# ---- NLP single-GPU figures (docs/models.md §6.3)
+# Parallax Fig. 9 normalises each model's 48-GPU throughput by its own 1-GPU run: LM 9.4x and
+# NMT 16.5x for Parallax (HYB), whose 48-GPU figures are Table 4's 277k and 191k words/s.
+PARALLAX_LM_WPS = 277_000 / 9.4
+PARALLAX_NMT_WPS = 191_000 / 16.5
+# Lambda PyTorch benchmark (lambdal/deeplearning-benchmark, pytorch-train-throughput-fp32.csv at
+# 52ff518f): NVIDIA DLE GNMT v2 tokens/s (source + target), BERT-base SQuAD sequences/s,
+# Transformer-XL base tokens/s; (throughput, batch). RTX 3090 "fp32" is TF32 math.
+LAMBDA_PT_GNMT = {"rtx3090": (43_323, 288), "rtx2080ti": (15_983, 108), "gtx1080ti": (11_948, 108)}
+LAMBDA_PT_BERT = {"rtx3090": (72, 26), "rtx2080ti": (30, 10)}
+LAMBDA_PT_TXL = {"rtx3090": 11_772, "rtx2080ti": 4_109, "v100": 6_518}
+# NVIDIA DLE PyTorch/Translation/Transformer README: 1 x V100 16G, FP32, 2,560 tokens a batch.
+NVIDIA_TRANSFORMER_V100 = (7_635, 2560)
+# FP32 peak TFLOPS from NVIDIA's specification sheets (boost clock).
+FP32_PEAK = {"titan-xp": 12.15, "gtx1080ti": 11.34, "rtx2080": 10.07, "rtx2080ti": 13.45}
+
+
+def nlp_throughputs(add, T):
+    for m in NLP_META:
+        T[m] = []
+    words = {m: NLP_META[m]["words"] for m in NLP_META}
+    # titan-xp: Parallax's own single-GPU runs (batch 128), through Fig. 9's normalisation
+    v = PARALLAX_LM_WPS / words["lm"]
+    add("lm", "titan-xp", 128, round(v, 2),
+        "Parallax (EuroSys'19) Table 4 HYB 277k words/s on 48 GPUs / Fig. 9 speedup 9.4x, 20 words a sample", False,
+        "277000 / 9.4 / 20 = %.2f" % v)
+    v = PARALLAX_NMT_WPS / words["nmt"]
+    add("nmt", "titan-xp", 128, round(v, 2),
+        "Parallax (EuroSys'19) Table 4 HYB 191k words/s on 48 GPUs / Fig. 9 speedup 16.5x, %.2f words a sample" % words["nmt"],
+        False, "191000 / 16.5 / %.2f = %.2f" % (words["nmt"], v))
+    # rtx3090: Lambda's measurements where it has the model
+    g, b = LAMBDA_PT_GNMT["rtx3090"]
+    v = g / words["gnmt8"]
+    add("gnmt8", "rtx3090", b, round(v, 2),
+        "Lambda PyTorch benchmark NVIDIA DLE GNMT v2 RTX 3090 1 GPU, TF32, 43,323 tokens/s / 47.5 tokens a sample", False,
+        "43323 / 47.5 = %.2f" % v)
+    sq, b = LAMBDA_PT_BERT["rtx3090"]
+    add("bert_base", "rtx3090", b, float(sq),
+        "Lambda PyTorch benchmark NVIDIA DLE BERT-base SQuAD RTX 3090 1 GPU, TF32", False, "measured %d" % sq)
+    # Transformer-big: NVIDIA's V100 FP32 figure x Lambda's Transformer-XL ratio of the GPUs
+    t, b = NVIDIA_TRANSFORMER_V100
+    for gpu, ratio_gpu, scale, note in [("rtx3090", "rtx3090", 1.0, ""),
+                                        ("rtx2080", "rtx2080ti", FP32_PEAK["rtx2080"] / FP32_PEAK["rtx2080ti"],
+                                         " x FP32 peak rtx2080/rtx2080ti 10.07/13.45")]:
+        v = t * LAMBDA_PT_TXL[ratio_gpu] / LAMBDA_PT_TXL["v100"] * scale
+        add("transformer", gpu, b, v,
+            "DERIVED: NVIDIA DLE Transformer V100 FP32 7635 tokens/s x Lambda Transformer-XL %s/v100 %d/%d%s"
+            % (ratio_gpu, LAMBDA_PT_TXL[ratio_gpu], LAMBDA_PT_TXL["v100"], note),
+            True, "7635 x %d / %d x %.4f = %.1f" % (LAMBDA_PT_TXL[ratio_gpu], LAMBDA_PT_TXL["v100"], scale, v))
+    # rtx2080 (EmbRace's 8 GB card, no public training benchmark): RTX 2080 Ti x FP32 peak ratio
+    r2080 = FP32_PEAK["rtx2080"] / FP32_PEAK["rtx2080ti"]
+    g, b = LAMBDA_PT_GNMT["rtx2080ti"]
+    v = g * r2080 / words["gnmt8"]
+    add("gnmt8", "rtx2080", b, v,
+        "DERIVED: Lambda GNMT v2 RTX 2080 Ti 15,983 tokens/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45 / 47.5",
+        True, "15983 x %.4f / 47.5 = %.1f" % (r2080, v))
+    sq, b = LAMBDA_PT_BERT["rtx2080ti"]
+    v = sq * r2080
+    add("bert_base", "rtx2080", b, v,
+        "DERIVED: Lambda BERT-base SQuAD RTX 2080 Ti 30 sequences/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
+        True, "30 x %.4f = %.1f" % (r2080, v))
+    # LM on the RTX cards: Parallax's TITAN Xp figure x Lambda's GNMT (LSTM) ratio of the GPUs,
+    # the GTX 1080 Ti standing for the TITAN Xp by FP32 peak
+    lm_xp = PARALLAX_LM_WPS / words["lm"]
+    xp = FP32_PEAK["gtx1080ti"] / FP32_PEAK["titan-xp"]
+    for gpu, ref, scale, note in [("rtx3090", "rtx3090", 1.0, ""),
+                                  ("rtx2080", "rtx2080ti", r2080, " x FP32 peak rtx2080/rtx2080ti 10.07/13.45")]:
+        ratio = LAMBDA_PT_GNMT[ref][0] / LAMBDA_PT_GNMT["gtx1080ti"][0]
+        v = lm_xp * ratio * xp * scale
+        add("lm", gpu, 128, v,
+            "DERIVED: titan-xp lm %.2f x Lambda GNMT v2 %s/gtx1080ti %d/%d x FP32 peak gtx1080ti/titan-xp 11.34/12.15%s"
+            % (lm_xp, ref, LAMBDA_PT_GNMT[ref][0], LAMBDA_PT_GNMT["gtx1080ti"][0], note),
+            True, "%.2f x %.4f x %.4f x %.4f = %.1f" % (lm_xp, ratio, xp, scale, v))
 
 
 # --------------------------------------------------------------------------------------
@@ -461,6 +734,13 @@ MODELS = [
     ("resnet20", "32x32x3 CIFAR-10", resnet20, "RESNET20"),
 ]
 EXTRA = [("vgg16_cifar", "32x32x3 CIFAR-10", vgg16_cifar, "VGG16_CIFAR")]
+NLP = [
+    ("lm", "One Billion Word Benchmark, 20-word sequences", lm, "LM"),
+    ("nmt", "WMT16 De-En BPE, sentence pairs", nmt, "NMT"),
+    ("gnmt8", "WMT16 En-De BPE, sentence pairs", gnmt8, "GNMT8"),
+    ("transformer", "WMT14 En-De BPE, tokens", transformer, "TRANSFORMER"),
+    ("bert_base", "SQuAD v1.1, 384-token sequences", bert_base, "BERT_BASE"),
+]
 
 
 def check(name, entries):
@@ -505,6 +785,17 @@ pub struct PresetLayer {
     pub fwd_macs: u64,
     /// Elements of the layer's output activation for ONE sample.
     pub activation_elems: u64,
+    /// The entry's embedding table, a sparse variable (not counted in `params`).
+    pub embedding: Option<PresetTable>,
+}
+
+/// An embedding table of a preset: `vocab` rows of `dim` values.
+#[derive(Debug, Clone, Copy)]
+pub struct PresetTable {
+    /// Rows.
+    pub vocab: u64,
+    /// Values per row.
+    pub dim: u64,
 }
 
 /// A measured single-GPU training throughput of one model on one GPU.
@@ -531,6 +822,15 @@ pub struct PresetModel {
     pub layers: &'static [PresetLayer],
     /// Measured throughputs, one per GPU.
     pub throughputs: &'static [GpuThroughput],
+    /// Fraction of each embedding table's rows one GPU touches per iteration, at the batch the
+    /// source measured it (0 for a model without tables).
+    pub density: f64,
+    /// Where `density` comes from ("" for a model without tables).
+    pub density_source: &'static str,
+    /// Words or tokens the throughput counts per sample (1 where it counts samples).
+    pub words_per_sample: f64,
+    /// Unit of the throughput: "samples/s", or "words/s" or "tokens/s" where the papers count them.
+    pub throughput_unit: &'static str,
 }""")
     o.append("")
     docs = {
@@ -540,6 +840,11 @@ pub struct PresetModel {
         "alexnet": "AlexNet, torchvision `alexnet` (single-tower 'one weird trick' variant, 64-192-384-256-256 convs), NOT the original two-GPU network (60,965,224 params in Caffe's bvlc_alexnet).",
         "resnet20": "ResNet-20 for CIFAR-10 (He et al. 2016, Sec. 4.2), option-A parameter-free shortcuts, as in the gTop-k authors' code: conv1, 9 basic blocks, fc (64x10).",
         "vgg16_cifar": "CIFAR-10 VGG-16 as actually trained in the gTop-k paper (authors' models/vgg.py): 13 conv3x3+BN, ONE fc 512x10. Not in PRESETS; provided for reproducing gTop-k Table IV.",
+        "lm": "Parallax's LM: LSTM-2048-512 of Jozefowicz et al. 2016 (snuspl/parallax lm1b example): input embedding, LSTM cell with projection, sampled softmax (weights and bias as one 513-column table). A sample is a 20-word sequence.",
+        "nmt": "Parallax's NMT: tensorflow/nmt GNMT, 4 + 4 LSTM layers of 1024 units; block sizes of GNMT-4 scaled to Parallax Table 1's dense 94.1M (docs/models.md). A sample is a sentence pair.",
+        "gnmt8": "EmbRace's GNMT-8: NVIDIA DLE PyTorch GNMT v2, vocabulary 32,320. A sample is a sentence pair.",
+        "transformer": "EmbRace's Transformer: Transformer-big (NVIDIA DLE PyTorch Transformer), vocabulary 33,712, untied output projection. A sample is one token of a max-tokens batch.",
+        "bert_base": "EmbRace's BERT-base: bert-base-uncased with pooler and SQuAD span head; the word embedding is the sparse table. A sample is a 384-token sequence.",
     }
     short = {
         "resnet50": "ResNet-50 (torchvision, ImageNet 224x224): 18 entries.",
@@ -548,6 +853,11 @@ pub struct PresetModel {
         "alexnet": "AlexNet (torchvision variant, ImageNet 224x224): 5 conv + 3 FC entries.",
         "resnet20": "ResNet-20 (He et al. 2016, CIFAR-10 32x32): conv1, 9 basic blocks, fc.",
         "vgg16_cifar": "VGG-16 for CIFAR-10 as trained by gTop-k (BN, one FC): 13 conv + 1 FC entries.",
+        "lm": "LM (Parallax, One Billion Word Benchmark): embedding, LSTM, sampled softmax.",
+        "nmt": "NMT (Parallax, GNMT-4 on WMT16 De-En): 8 entries, two embedding tables.",
+        "gnmt8": "GNMT-8 (EmbRace, WMT16 En-De): 8 entries, two embedding tables.",
+        "transformer": "Transformer-big (EmbRace, WMT14 En-De): 15 entries, two embedding tables.",
+        "bert_base": "BERT-base (EmbRace, SQuAD v1.1): 14 entries, one embedding table.",
     }
     for name, inp, _, const in tables:
         entries = tables_entries[name]
@@ -557,8 +867,10 @@ pub struct PresetModel {
         o.append("/// Totals: %s params, %s forward MACs per sample." % (fmt_int(tp), fmt_int(tm)))
         o.append("const %s_LAYERS: &[PresetLayer] = &[" % const)
         for e in entries:
-            o.append("    PresetLayer { name: %s, params: %s, fwd_macs: %s, activation_elems: %s }," % (
-                '"%s"' % e.name, fmt_int(e.params), fmt_int(e.macs), fmt_int(e.act)))
+            emb = "None" if e.emb is None else "Some(PresetTable { vocab: %s, dim: %s })" % (
+                fmt_int(e.emb[0]), fmt_int(e.emb[1]))
+            o.append("    PresetLayer { name: %s, params: %s, fwd_macs: %s, activation_elems: %s, embedding: %s }," % (
+                '"%s"' % e.name, fmt_int(e.params), fmt_int(e.macs), fmt_int(e.act), emb))
         o.append("];")
         o.append("")
         o.append("/// Single-GPU training throughputs of `%s` (see docs/models.md for full citations and arithmetic)." % name)
@@ -569,11 +881,12 @@ pub struct PresetModel {
         o.append("")
     for name, inp, _, const in tables:
         o.append("/// %s" % short[name])
-        o.append("const %s: PresetModel = PresetModel { name: \"%s\", input: \"%s\", layers: %s_LAYERS, throughputs: %s_THROUGHPUTS };" % (
-            const, name, inp, const, const))
+        meta = NLP_META.get(name, dict(density=0.0, density_src="", words=1.0, unit="samples/s"))
+        o.append("const %s: PresetModel = PresetModel { name: \"%s\", input: \"%s\", layers: %s_LAYERS, throughputs: %s_THROUGHPUTS, density: %r, density_source: \"%s\", words_per_sample: %r, throughput_unit: \"%s\" };" % (
+            const, name, inp, const, const, float(meta["density"]), meta["density_src"], float(meta["words"]), meta["unit"]))
         o.append("")
     o.append("/// The built-in models, looked up by `name` from scenario files.")
-    o.append("pub const PRESETS: &[PresetModel] = &[RESNET50, INCEPTION_V3, VGG16, ALEXNET, RESNET20];")
+    o.append("pub const PRESETS: &[PresetModel] = &[RESNET50, INCEPTION_V3, VGG16, ALEXNET, RESNET20, LM, NMT, GNMT8, TRANSFORMER, BERT_BASE];")
     o.append("")
     o.append("/// Extra model, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the")
     o.append("/// gTop-k paper actually trained (its Table IV 'VGG-16' row). Use it to reproduce gTop-k results;")
@@ -607,6 +920,13 @@ def main():
         ok, tp, tm = check(name, entries)
         all_ok &= ok
         rows.append((name, inp, len(entries), tp, tm, ok))
+    nlp_rows = []
+    for name, inp, f, const in NLP:
+        entries = f()
+        tables_entries[name] = entries
+        ok, dense, sparse = check_nlp(name, entries)
+        all_ok &= ok
+        nlp_rows.append((name, inp, len(entries), dense, sparse, sum(e.macs for e in entries), ok))
     T = throughputs()
 
     # Cross-check the gTop-k repo numbers against the paper's Table IV dense column.
@@ -618,7 +938,7 @@ def main():
     if "--rust" in sys.argv:
         if not all_ok:
             sys.exit(1)
-        sys.stdout.write(rustfmt(emit_rust(MODELS + EXTRA, T)))
+        sys.stdout.write(rustfmt(emit_rust(MODELS + NLP + EXTRA, T)))
         return
 
     print("== Totals (checked against published) ==")
@@ -628,12 +948,25 @@ def main():
         print("    published: %s" % PUBLISHED[name]["src"])
     print("    inception_v3 AuxLogits params (excluded): {:,}".format(inception_aux_params()))
     print()
-    for name, inp, f, const in MODELS + EXTRA:
+    print("== NLP models (dense and sparse elements, checked against published) ==")
+    print("%-12s %-45s %7s %14s %14s %16s %s" % ("model", "sample", "entries", "dense", "sparse", "fwd MACs", "check"))
+    for name, inp, n, dense, sparse, tm, ok in nlp_rows:
+        print("%-12s %-45s %7d %14s %14s %16s %s" % (name, inp, n, "{:,}".format(dense), "{:,}".format(sparse), "{:,}".format(tm), "OK" if ok else "FAIL"))
+        print("    published: %s" % NLP_PUBLISHED[name]["src"])
+    print()
+    for name, inp, f, const in MODELS + NLP + EXTRA:
         print("== %s (%s) ==" % (name, inp))
-        print("| entry | params | fwd MACs | activation elems |")
-        print("|---|---:|---:|---:|")
-        for e in tables_entries[name]:
-            print("| %s | %s | %s | %s |" % (e.name, "{:,}".format(e.params), "{:,}".format(e.macs), "{:,}".format(e.act)))
+        if any(e.emb for e in tables_entries[name]):
+            print("| entry | dense params | embedding (rows x dim) | fwd MACs | activation elems |")
+            print("|---|---:|---:|---:|---:|")
+            for e in tables_entries[name]:
+                emb = "{:,} x {:,}".format(*e.emb) if e.emb else ""
+                print("| %s | %s | %s | %s | %s |" % (e.name, "{:,}".format(e.params), emb, "{:,}".format(e.macs), "{:,}".format(e.act)))
+        else:
+            print("| entry | params | fwd MACs | activation elems |")
+            print("|---|---:|---:|---:|")
+            for e in tables_entries[name]:
+                print("| %s | %s | %s | %s |" % (e.name, "{:,}".format(e.params), "{:,}".format(e.macs), "{:,}".format(e.act)))
         print()
     print("== Throughputs (samples/s, one GPU, training) ==")
     print("| model | gpu | batch | samples/s | kind | arithmetic | source |")

@@ -39,7 +39,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let bound = runs.label_width();
     // the header goes out with the first row, so that an error before it
     // prints no table at all; the label column fits every row's label
-    let mut width = None;
+    let mut width: Option<(usize, usize, String)> = None;
     for p in runs {
         let p = p?;
         if a.json {
@@ -48,8 +48,8 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             continue;
         }
         let label = p.label();
-        let (width, mw) = match width {
-            Some(w) => w,
+        let (width, mw, ref unit) = match width {
+            Some(ref w) => w.clone(),
             None => {
                 let w = bound.max(label.len()).max(28);
                 // room for "ar-hierarchical+allgather" when the model has
@@ -63,14 +63,18 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                     if mw > 10 { "dense+sparse" } else { "dense" },
                     "schedule",
                     "iter (ms)",
-                    "samples/s",
+                    // the first point's unit (a row of another model, in a
+                    // sweep of presets, names its own)
+                    p.result.throughput_unit,
                     "eff",
                     "compute",
                     "comm",
                     "exposed",
                     "sent/GPU"
                 ))?;
-                *width.insert((w, mw))
+                width
+                    .insert((w, mw, p.result.throughput_unit.clone()))
+                    .clone()
             }
         };
         let r = &p.result;
@@ -87,14 +91,17 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         // + 0.0: a zero that came out negative (-0.0) prints as 0
         let ms = |s: f64| s * 1e3 + 0.0;
         print_line(format_args!(
-            "{:<width$} {:>5} {:<14} {:<mw$} {:<9} {:>10.2} {:>12.1} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
+            "{:<width$} {:>5} {:<14} {:<mw$} {:<9} {:>10.2} {:>12} {:>5.1}% {:>7.2}ms {:>7.2}ms {:>7.2}ms {:>11}",
             label,
             r.gpus,
             r.network,
             dense,
             r.schedule,
             ms(r.iteration_time_s),
-            r.throughput,
+            Throughput(
+                r.throughput,
+                (r.throughput_unit != *unit).then_some(&r.throughput_unit)
+            ),
             r.scaling_efficiency * 100.0,
             ms(r.compute_s),
             ms(r.comm_s),
@@ -118,4 +125,19 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// A throughput for the human table: one decimal, and its unit where the
+/// column's header names another (a sweep over presets of different
+/// units).
+struct Throughput<'a>(f64, Option<&'a String>);
+
+impl std::fmt::Display for Throughput<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self.1 {
+            None => format!("{:.1}", self.0),
+            Some(unit) => format!("{:.1} {unit}", self.0),
+        };
+        f.pad(&text)
+    }
 }

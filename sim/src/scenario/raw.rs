@@ -213,6 +213,10 @@ pub struct RawModel {
     /// synchronised in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gradient_precision: Option<String>,
+    /// A preset's embedding tables' density (fraction of rows one GPU
+    /// touches per iteration), in (0, 1]; default the preset's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_density: Option<f64>,
     /// A custom model, in forward order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<RawLayer>,

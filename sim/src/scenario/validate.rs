@@ -183,6 +183,22 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                 };
                 invalid(key, e.to_string())
             })?;
+            let model = match m.embedding_density {
+                None => model,
+                Some(_) if !model.has_sparse() => {
+                    return Err(invalid(
+                        "model.embedding_density",
+                        format!("means nothing here: preset `{p}` has no embedding tables"),
+                    ));
+                }
+                Some(a) if a.is_finite() && a > 0.0 && a <= 1.0 => model.with_density(a),
+                Some(a) => {
+                    return Err(invalid(
+                        "model.embedding_density",
+                        format!("must be a fraction of the rows in (0, 1], got {a}"),
+                    ));
+                }
+            };
             Ok(Model {
                 compute_jitter,
                 gradient_precision,
@@ -190,6 +206,12 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
             })
         }
         (None, false) => {
+            if m.embedding_density.is_some() {
+                return Err(invalid(
+                    "model.embedding_density",
+                    "means nothing here: it sets a preset's tables' density; give each table its own `density` in `[model.layers.embedding]`",
+                ));
+            }
             let mut layers = Vec::with_capacity(m.layers.len());
             for (i, l) in m.layers.iter().enumerate() {
                 let k = |f: &str| format!("model.layers[{i}].{f}");
@@ -245,6 +267,8 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                 layers,
                 compute_jitter,
                 gradient_precision,
+                words_per_sample: 1.0,
+                throughput_unit: "samples/s".into(),
             })
         }
     }
@@ -677,6 +701,48 @@ density = 0.1
         let uneven =
             format!("{base}[strategy]\nsparse = \"alltoall\"\n").replace("dim = 16", "dim = 11");
         assert!(load_str(&uneven, "f.toml", "f").is_ok());
+    }
+
+    /// `model.embedding_density` sets a preset's tables' density; it is
+    /// refused out of (0, 1], for a preset without tables, and for a custom
+    /// model (whose tables carry their own), each on its line.
+    #[test]
+    fn embedding_density_sets_a_presets_tables() {
+        let lm = "[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\n[model]\npreset = \"lm\"\nbatch_per_gpu = 128\ngpu = \"titan-xp\"\n";
+        let p = &load_str(lm, "f.toml", "f").unwrap()[0];
+        let density = |p: &crate::scenario::Point| {
+            p.config
+                .model
+                .layers
+                .iter()
+                .filter_map(|l| l.embedding.as_ref().map(|e| e.density()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(density(p), [8.4e-3, 8.4e-3]);
+        let thin =
+            &load_str(&format!("{lm}embedding_density = 0.003\n"), "f.toml", "f").unwrap()[0];
+        assert_eq!(density(thin), [0.003, 0.003]);
+        for (text, what) in [
+            (format!("{lm}embedding_density = 0.0\n"), "(0, 1]"),
+            (format!("{lm}embedding_density = 1.2\n"), "(0, 1]"),
+            (
+                format!("{lm}embedding_density = 0.1\n").replace("\"lm\"", "\"resnet50\""),
+                "no embedding tables",
+            ),
+            (
+                "[cluster]\nnodes = 2\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\nembedding_density = 0.1\n[[model.layers]]\nparams = 10\nforward = \"1ms\"\nbackward = \"1ms\"\n".to_string(),
+                "its own `density`",
+            ),
+        ] {
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("model.embedding_density"), "{e}");
+            assert!(e.message.contains(what), "{e}");
+            let line = text
+                .lines()
+                .position(|l| l.starts_with("embedding_density"))
+                .map(|i| i + 1);
+            assert_eq!(e.line, line, "{e}");
+        }
     }
 
     #[test]

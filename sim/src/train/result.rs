@@ -56,7 +56,8 @@ pub struct RunResult {
     pub schedule: String,
     /// Seconds per iteration.
     pub iteration_time_s: f64,
-    /// Samples per second, whole cluster.
+    /// Samples (or, for the NLP presets, words or tokens) per second,
+    /// whole cluster.
     pub throughput: f64,
     /// Unit of `throughput`.
     pub throughput_unit: String,
@@ -185,7 +186,8 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         / iters;
     let msgs = r.sent.iter().filter(|m| in_window(m.start)).count() as f64 / iters;
     let gpus = cfg.cluster.gpus();
-    let throughput = gpus as f64 * cfg.model.batch_per_gpu as f64 / iter_s;
+    let throughput =
+        gpus as f64 * cfg.model.batch_per_gpu as f64 * cfg.model.words_per_sample / iter_s;
     RunResult {
         scenario: cfg.name.clone(),
         nodes: cfg.cluster.nodes,
@@ -201,8 +203,9 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         schedule: cfg.strategy.schedule.name().into(),
         iteration_time_s: iter_s,
         throughput,
-        throughput_unit: "samples/s".into(),
-        scaling_efficiency: throughput / (gpus as f64 * cfg.model.single_gpu_throughput()),
+        throughput_unit: cfg.model.throughput_unit.clone(),
+        scaling_efficiency: throughput
+            / (gpus as f64 * cfg.model.single_gpu_throughput() * cfg.model.words_per_sample),
         compute_s,
         comm_s,
         exposed_comm_s: (iter_s - compute_s - compression_s).max(0.0),

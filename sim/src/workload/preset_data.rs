@@ -18,6 +18,17 @@ pub struct PresetLayer {
     pub fwd_macs: u64,
     /// Elements of the layer's output activation for ONE sample.
     pub activation_elems: u64,
+    /// The entry's embedding table, a sparse variable (not counted in `params`).
+    pub embedding: Option<PresetTable>,
+}
+
+/// An embedding table of a preset: `vocab` rows of `dim` values.
+#[derive(Debug, Clone, Copy)]
+pub struct PresetTable {
+    /// Rows.
+    pub vocab: u64,
+    /// Values per row.
+    pub dim: u64,
 }
 
 /// A measured single-GPU training throughput of one model on one GPU.
@@ -44,6 +55,15 @@ pub struct PresetModel {
     pub layers: &'static [PresetLayer],
     /// Measured throughputs, one per GPU.
     pub throughputs: &'static [GpuThroughput],
+    /// Fraction of each embedding table's rows one GPU touches per iteration, at the batch the
+    /// source measured it (0 for a model without tables).
+    pub density: f64,
+    /// Where `density` comes from ("" for a model without tables).
+    pub density_source: &'static str,
+    /// Words or tokens the throughput counts per sample (1 where it counts samples).
+    pub words_per_sample: f64,
+    /// Unit of the throughput: "samples/s", or "words/s" or "tokens/s" where the papers count them.
+    pub throughput_unit: &'static str,
 }
 
 /// ResNet-50, torchvision `resnet50` (v1.5: stride on the 3x3 conv). conv1 entry = conv1+bn1+maxpool; one entry per bottleneck block (incl. its downsample); layer4.2 includes global avg-pool; fc = 2048x1000.
@@ -54,108 +74,126 @@ const RESNET50_LAYERS: &[PresetLayer] = &[
         params: 9_536,
         fwd_macs: 118_013_952,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "layer1.0",
         params: 75_008,
         fwd_macs: 231_211_008,
         activation_elems: 802_816,
+        embedding: None,
     },
     PresetLayer {
         name: "layer1.1",
         params: 70_400,
         fwd_macs: 218_365_952,
         activation_elems: 802_816,
+        embedding: None,
     },
     PresetLayer {
         name: "layer1.2",
         params: 70_400,
         fwd_macs: 218_365_952,
         activation_elems: 802_816,
+        embedding: None,
     },
     PresetLayer {
         name: "layer2.0",
         params: 379_392,
         fwd_macs: 372_506_624,
         activation_elems: 401_408,
+        embedding: None,
     },
     PresetLayer {
         name: "layer2.1",
         params: 280_064,
         fwd_macs: 218_365_952,
         activation_elems: 401_408,
+        embedding: None,
     },
     PresetLayer {
         name: "layer2.2",
         params: 280_064,
         fwd_macs: 218_365_952,
         activation_elems: 401_408,
+        embedding: None,
     },
     PresetLayer {
         name: "layer2.3",
         params: 280_064,
         fwd_macs: 218_365_952,
         activation_elems: 401_408,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.0",
         params: 1_512_448,
         fwd_macs: 372_506_624,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.1",
         params: 1_117_184,
         fwd_macs: 218_365_952,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.2",
         params: 1_117_184,
         fwd_macs: 218_365_952,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.3",
         params: 1_117_184,
         fwd_macs: 218_365_952,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.4",
         params: 1_117_184,
         fwd_macs: 218_365_952,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.5",
         params: 1_117_184,
         fwd_macs: 218_365_952,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "layer4.0",
         params: 6_039_552,
         fwd_macs: 372_506_624,
         activation_elems: 100_352,
+        embedding: None,
     },
     PresetLayer {
         name: "layer4.1",
         params: 4_462_592,
         fwd_macs: 218_365_952,
         activation_elems: 100_352,
+        embedding: None,
     },
     PresetLayer {
         name: "layer4.2",
         params: 4_462_592,
         fwd_macs: 218_365_952,
         activation_elems: 2_048,
+        embedding: None,
     },
     PresetLayer {
         name: "fc",
         params: 2_049_000,
         fwd_macs: 2_048_000,
         activation_elems: 1_000,
+        embedding: None,
     },
 ];
 
@@ -207,102 +245,119 @@ const INCEPTION_V3_LAYERS: &[PresetLayer] = &[
         params: 928,
         fwd_macs: 19_181_664,
         activation_elems: 710_432,
+        embedding: None,
     },
     PresetLayer {
         name: "Conv2d_2a_3x3",
         params: 9_280,
         fwd_macs: 199_148_544,
         activation_elems: 691_488,
+        embedding: None,
     },
     PresetLayer {
         name: "Conv2d_2b_3x3",
         params: 18_560,
         fwd_macs: 398_297_088,
         activation_elems: 341_056,
+        embedding: None,
     },
     PresetLayer {
         name: "Conv2d_3b_1x1",
         params: 5_280,
         fwd_macs: 27_284_480,
         activation_elems: 426_320,
+        embedding: None,
     },
     PresetLayer {
         name: "Conv2d_4a_3x3",
         params: 138_624,
         fwd_macs: 696_867_840,
         activation_elems: 235_200,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_5b",
         params: 255_904,
         fwd_macs: 312_345_600,
         activation_elems: 313_600,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_5c",
         params: 277_472,
         fwd_macs: 338_688_000,
         activation_elems: 352_800,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_5d",
         params: 285_152,
         fwd_macs: 348_096_000,
         activation_elems: 352_800,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_6a",
         params: 1_153_280,
         fwd_macs: 401_937_408,
         activation_elems: 221_952,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_6b",
         params: 1_297_408,
         fwd_macs: 374_063_104,
         activation_elems: 221_952,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_6c",
         params: 1_691_008,
         fwd_macs: 487_702_528,
         activation_elems: 221_952,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_6d",
         params: 1_691_008,
         fwd_macs: 487_702_528,
         activation_elems: 221_952,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_6e",
         params: 2_141_952,
         fwd_macs: 617_914_368,
         activation_elems: 221_952,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_7a",
         params: 1_698_304,
         fwd_macs: 291_004_416,
         activation_elems: 81_920,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_7b",
         params: 5_044_608,
         fwd_macs: 322_437_120,
         activation_elems: 131_072,
+        embedding: None,
     },
     PresetLayer {
         name: "Mixed_7c",
         params: 6_076_800,
         fwd_macs: 388_497_408,
         activation_elems: 2_048,
+        embedding: None,
     },
     PresetLayer {
         name: "fc",
         params: 2_049_000,
         fwd_macs: 2_048_000,
         activation_elems: 1_000,
+        embedding: None,
     },
 ];
 
@@ -354,96 +409,112 @@ const VGG16_LAYERS: &[PresetLayer] = &[
         params: 1_792,
         fwd_macs: 86_704_128,
         activation_elems: 3_211_264,
+        embedding: None,
     },
     PresetLayer {
         name: "conv1_2",
         params: 36_928,
         fwd_macs: 1_849_688_064,
         activation_elems: 802_816,
+        embedding: None,
     },
     PresetLayer {
         name: "conv2_1",
         params: 73_856,
         fwd_macs: 924_844_032,
         activation_elems: 1_605_632,
+        embedding: None,
     },
     PresetLayer {
         name: "conv2_2",
         params: 147_584,
         fwd_macs: 1_849_688_064,
         activation_elems: 401_408,
+        embedding: None,
     },
     PresetLayer {
         name: "conv3_1",
         params: 295_168,
         fwd_macs: 924_844_032,
         activation_elems: 802_816,
+        embedding: None,
     },
     PresetLayer {
         name: "conv3_2",
         params: 590_080,
         fwd_macs: 1_849_688_064,
         activation_elems: 802_816,
+        embedding: None,
     },
     PresetLayer {
         name: "conv3_3",
         params: 590_080,
         fwd_macs: 1_849_688_064,
         activation_elems: 200_704,
+        embedding: None,
     },
     PresetLayer {
         name: "conv4_1",
         params: 1_180_160,
         fwd_macs: 924_844_032,
         activation_elems: 401_408,
+        embedding: None,
     },
     PresetLayer {
         name: "conv4_2",
         params: 2_359_808,
         fwd_macs: 1_849_688_064,
         activation_elems: 401_408,
+        embedding: None,
     },
     PresetLayer {
         name: "conv4_3",
         params: 2_359_808,
         fwd_macs: 1_849_688_064,
         activation_elems: 100_352,
+        embedding: None,
     },
     PresetLayer {
         name: "conv5_1",
         params: 2_359_808,
         fwd_macs: 462_422_016,
         activation_elems: 100_352,
+        embedding: None,
     },
     PresetLayer {
         name: "conv5_2",
         params: 2_359_808,
         fwd_macs: 462_422_016,
         activation_elems: 100_352,
+        embedding: None,
     },
     PresetLayer {
         name: "conv5_3",
         params: 2_359_808,
         fwd_macs: 462_422_016,
         activation_elems: 25_088,
+        embedding: None,
     },
     PresetLayer {
         name: "fc6",
         params: 102_764_544,
         fwd_macs: 102_760_448,
         activation_elems: 4_096,
+        embedding: None,
     },
     PresetLayer {
         name: "fc7",
         params: 16_781_312,
         fwd_macs: 16_777_216,
         activation_elems: 4_096,
+        embedding: None,
     },
     PresetLayer {
         name: "fc8",
         params: 4_097_000,
         fwd_macs: 4_096_000,
         activation_elems: 1_000,
+        embedding: None,
     },
 ];
 
@@ -495,48 +566,56 @@ const ALEXNET_LAYERS: &[PresetLayer] = &[
         params: 23_296,
         fwd_macs: 70_276_800,
         activation_elems: 46_656,
+        embedding: None,
     },
     PresetLayer {
         name: "conv2",
         params: 307_392,
         fwd_macs: 223_948_800,
         activation_elems: 32_448,
+        embedding: None,
     },
     PresetLayer {
         name: "conv3",
         params: 663_936,
         fwd_macs: 112_140_288,
         activation_elems: 64_896,
+        embedding: None,
     },
     PresetLayer {
         name: "conv4",
         params: 884_992,
         fwd_macs: 149_520_384,
         activation_elems: 43_264,
+        embedding: None,
     },
     PresetLayer {
         name: "conv5",
         params: 590_080,
         fwd_macs: 99_680_256,
         activation_elems: 9_216,
+        embedding: None,
     },
     PresetLayer {
         name: "fc6",
         params: 37_752_832,
         fwd_macs: 37_748_736,
         activation_elems: 4_096,
+        embedding: None,
     },
     PresetLayer {
         name: "fc7",
         params: 16_781_312,
         fwd_macs: 16_777_216,
         activation_elems: 4_096,
+        embedding: None,
     },
     PresetLayer {
         name: "fc8",
         params: 4_097_000,
         fwd_macs: 4_096_000,
         activation_elems: 1_000,
+        embedding: None,
     },
 ];
 
@@ -588,66 +667,77 @@ const RESNET20_LAYERS: &[PresetLayer] = &[
         params: 464,
         fwd_macs: 442_368,
         activation_elems: 16_384,
+        embedding: None,
     },
     PresetLayer {
         name: "layer1.0",
         params: 4_672,
         fwd_macs: 4_718_592,
         activation_elems: 16_384,
+        embedding: None,
     },
     PresetLayer {
         name: "layer1.1",
         params: 4_672,
         fwd_macs: 4_718_592,
         activation_elems: 16_384,
+        embedding: None,
     },
     PresetLayer {
         name: "layer1.2",
         params: 4_672,
         fwd_macs: 4_718_592,
         activation_elems: 16_384,
+        embedding: None,
     },
     PresetLayer {
         name: "layer2.0",
         params: 13_952,
         fwd_macs: 3_538_944,
         activation_elems: 8_192,
+        embedding: None,
     },
     PresetLayer {
         name: "layer2.1",
         params: 18_560,
         fwd_macs: 4_718_592,
         activation_elems: 8_192,
+        embedding: None,
     },
     PresetLayer {
         name: "layer2.2",
         params: 18_560,
         fwd_macs: 4_718_592,
         activation_elems: 8_192,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.0",
         params: 55_552,
         fwd_macs: 3_538_944,
         activation_elems: 4_096,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.1",
         params: 73_984,
         fwd_macs: 4_718_592,
         activation_elems: 4_096,
+        embedding: None,
     },
     PresetLayer {
         name: "layer3.2",
         params: 73_984,
         fwd_macs: 4_718_592,
         activation_elems: 64,
+        embedding: None,
     },
     PresetLayer {
         name: "fc",
         params: 650,
         fwd_macs: 640,
         activation_elems: 10,
+        embedding: None,
     },
 ];
 
@@ -691,6 +781,472 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
     },
 ];
 
+/// Parallax's LM: LSTM-2048-512 of Jozefowicz et al. 2016 (snuspl/parallax lm1b example): input embedding, LSTM cell with projection, sampled softmax (weights and bias as one 513-column table). A sample is a 20-word sequence.
+/// Totals: 9_445_376 params, 272_640_000 forward MACs per sample.
+const LM_LAYERS: &[PresetLayer] = &[
+    PresetLayer {
+        name: "embedding",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 10_240,
+        embedding: Some(PresetTable {
+            vocab: 793_470,
+            dim: 512,
+        }),
+    },
+    PresetLayer {
+        name: "lstm",
+        params: 9_445_376,
+        fwd_macs: 188_743_680,
+        activation_elems: 10_240,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "softmax",
+        params: 0,
+        fwd_macs: 83_896_320,
+        activation_elems: 163_860,
+        embedding: Some(PresetTable {
+            vocab: 793_470,
+            dim: 513,
+        }),
+    },
+];
+
+/// Single-GPU training throughputs of `lm` (see docs/models.md for full citations and arithmetic).
+const LM_THROUGHPUTS: &[GpuThroughput] = &[
+    GpuThroughput {
+        gpu: "titan-xp",
+        batch: 128,
+        samples_per_s: 1473.4,
+        source: "Parallax (EuroSys'19) Table 4 HYB 277k words/s on 48 GPUs / Fig. 9 speedup 9.4x, 20 words a sample",
+    },
+    GpuThroughput {
+        gpu: "rtx3090",
+        batch: 128,
+        samples_per_s: 4986.3,
+        source: "DERIVED: titan-xp lm 1473.40 x Lambda GNMT v2 rtx3090/gtx1080ti 43323/11948 x FP32 peak gtx1080ti/titan-xp 11.34/12.15",
+    },
+    GpuThroughput {
+        gpu: "rtx2080",
+        batch: 128,
+        samples_per_s: 1377.3,
+        source: "DERIVED: titan-xp lm 1473.40 x Lambda GNMT v2 rtx2080ti/gtx1080ti 15983/11948 x FP32 peak gtx1080ti/titan-xp 11.34/12.15 x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
+    },
+];
+
+/// Parallax's NMT: tensorflow/nmt GNMT, 4 + 4 LSTM layers of 1024 units; block sizes of GNMT-4 scaled to Parallax Table 1's dense 94.1M (docs/models.md). A sample is a sentence pair.
+/// Totals: 94_100_000 params, 3_235_105_440 forward MACs per sample.
+const NMT_LAYERS: &[PresetLayer] = &[
+    PresetLayer {
+        name: "encoder_embedding",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 24_360,
+        embedding: Some(PresetTable {
+            vocab: 36_548,
+            dim: 1_024,
+        }),
+    },
+    PresetLayer {
+        name: "encoder_l1_bi",
+        params: 11_611_442,
+        fwd_macs: 399_114_240,
+        activation_elems: 24_360,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder_l2",
+        params: 8_707_165,
+        fwd_macs: 299_335_680,
+        activation_elems: 24_360,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder_l3_l4",
+        params: 11_611_442,
+        fwd_macs: 399_114_240,
+        activation_elems: 24_360,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder_embedding",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 24_360,
+        embedding: Some(PresetTable {
+            vocab: 36_548,
+            dim: 1_024,
+        }),
+    },
+    PresetLayer {
+        name: "attention",
+        params: 1_452_139,
+        fwd_macs: 49_889_280,
+        activation_elems: 24_360,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder_l1_l4",
+        params: 34_828_659,
+        fwd_macs: 1_197_342_720,
+        activation_elems: 24_360,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "projection",
+        params: 25_889_153,
+        fwd_macs: 890_309_280,
+        activation_elems: 869_443,
+        embedding: None,
+    },
+];
+
+/// Single-GPU training throughputs of `nmt` (see docs/models.md for full citations and arithmetic).
+const NMT_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
+    gpu: "titan-xp",
+    batch: 128,
+    samples_per_s: 243.29,
+    source: "Parallax (EuroSys'19) Table 4 HYB 191k words/s on 48 GPUs / Fig. 9 speedup 16.5x, 47.58 words a sample",
+}];
+
+/// EmbRace's GNMT-8: NVIDIA DLE PyTorch GNMT v2, vocabulary 32,320. A sample is a sentence pair.
+/// Totals: 127_575_617 params, 3_027_353_600 forward MACs per sample.
+const GNMT8_LAYERS: &[PresetLayer] = &[
+    PresetLayer {
+        name: "encoder_embedding",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 24_320,
+        embedding: Some(PresetTable {
+            vocab: 32_320,
+            dim: 1_024,
+        }),
+    },
+    PresetLayer {
+        name: "encoder_l1_bi",
+        params: 16_793_600,
+        fwd_macs: 398_458_880,
+        activation_elems: 24_320,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder_l2",
+        params: 12_591_104,
+        fwd_macs: 298_844_160,
+        activation_elems: 24_320,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder_l3_l4",
+        params: 16_793_600,
+        fwd_macs: 398_458_880,
+        activation_elems: 24_320,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder_embedding",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 24_320,
+        embedding: Some(PresetTable {
+            vocab: 32_320,
+            dim: 1_024,
+        }),
+    },
+    PresetLayer {
+        name: "decoder_l1_attention",
+        params: 10_496_001,
+        fwd_macs: 249_036_800,
+        activation_elems: 24_320,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder_l2_l4",
+        params: 37_773_312,
+        fwd_macs: 896_532_480,
+        activation_elems: 24_320,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "classifier",
+        params: 33_128_000,
+        fwd_macs: 786_022_400,
+        activation_elems: 767_600,
+        embedding: None,
+    },
+];
+
+/// Single-GPU training throughputs of `gnmt8` (see docs/models.md for full citations and arithmetic).
+const GNMT8_THROUGHPUTS: &[GpuThroughput] = &[
+    GpuThroughput {
+        gpu: "rtx3090",
+        batch: 288,
+        samples_per_s: 912.06,
+        source: "Lambda PyTorch benchmark NVIDIA DLE GNMT v2 RTX 3090 1 GPU, TF32, 43,323 tokens/s / 47.5 tokens a sample",
+    },
+    GpuThroughput {
+        gpu: "rtx2080",
+        batch: 108,
+        samples_per_s: 251.9,
+        source: "DERIVED: Lambda GNMT v2 RTX 2080 Ti 15,983 tokens/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45 / 47.5",
+    },
+];
+
+/// EmbRace's Transformer: Transformer-big (NVIDIA DLE PyTorch Transformer), vocabulary 33,712, untied output projection. A sample is one token of a max-tokens batch.
+/// Totals: 210_878_464 params, 210_681_856 forward MACs per sample.
+const TRANSFORMER_LAYERS: &[PresetLayer] = &[
+    PresetLayer {
+        name: "encoder_embedding",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 1_024,
+        embedding: Some(PresetTable {
+            vocab: 33_712,
+            dim: 1_024,
+        }),
+    },
+    PresetLayer {
+        name: "encoder.0",
+        params: 12_596_224,
+        fwd_macs: 12_582_912,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder.1",
+        params: 12_596_224,
+        fwd_macs: 12_582_912,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder.2",
+        params: 12_596_224,
+        fwd_macs: 12_582_912,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder.3",
+        params: 12_596_224,
+        fwd_macs: 12_582_912,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder.4",
+        params: 12_596_224,
+        fwd_macs: 12_582_912,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "encoder.5",
+        params: 12_596_224,
+        fwd_macs: 12_582_912,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder_embedding",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 1_024,
+        embedding: Some(PresetTable {
+            vocab: 33_712,
+            dim: 1_024,
+        }),
+    },
+    PresetLayer {
+        name: "decoder.0",
+        params: 16_796_672,
+        fwd_macs: 16_777_216,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder.1",
+        params: 16_796_672,
+        fwd_macs: 16_777_216,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder.2",
+        params: 16_796_672,
+        fwd_macs: 16_777_216,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder.3",
+        params: 16_796_672,
+        fwd_macs: 16_777_216,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder.4",
+        params: 16_796_672,
+        fwd_macs: 16_777_216,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder.5",
+        params: 16_796_672,
+        fwd_macs: 16_777_216,
+        activation_elems: 1_024,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "projection",
+        params: 34_521_088,
+        fwd_macs: 34_521_088,
+        activation_elems: 33_712,
+        embedding: None,
+    },
+];
+
+/// Single-GPU training throughputs of `transformer` (see docs/models.md for full citations and arithmetic).
+const TRANSFORMER_THROUGHPUTS: &[GpuThroughput] = &[
+    GpuThroughput {
+        gpu: "rtx3090",
+        batch: 2560,
+        samples_per_s: 13789.4,
+        source: "DERIVED: NVIDIA DLE Transformer V100 FP32 7635 tokens/s x Lambda Transformer-XL rtx3090/v100 11772/6518",
+    },
+    GpuThroughput {
+        gpu: "rtx2080",
+        batch: 2560,
+        samples_per_s: 3603.6,
+        source: "DERIVED: NVIDIA DLE Transformer V100 FP32 7635 tokens/s x Lambda Transformer-XL rtx2080ti/v100 4109/6518 x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
+    },
+];
+
+/// EmbRace's BERT-base: bert-base-uncased with pooler and SQuAD span head; the word embedding is the sparse table. A sample is a 384-token sequence.
+/// Totals: 86_042_882 params, 32_616_087_552 forward MACs per sample.
+const BERT_BASE_LAYERS: &[PresetLayer] = &[
+    PresetLayer {
+        name: "embeddings",
+        params: 396_288,
+        fwd_macs: 0,
+        activation_elems: 294_912,
+        embedding: Some(PresetTable {
+            vocab: 30_522,
+            dim: 768,
+        }),
+    },
+    PresetLayer {
+        name: "layer.0",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.1",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.2",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.3",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.4",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.5",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.6",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.7",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.8",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.9",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.10",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "layer.11",
+        params: 7_087_872,
+        fwd_macs: 2_717_908_992,
+        activation_elems: 294_912,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "pooler_qa",
+        params: 592_130,
+        fwd_macs: 1_179_648,
+        activation_elems: 768,
+        embedding: None,
+    },
+];
+
+/// Single-GPU training throughputs of `bert_base` (see docs/models.md for full citations and arithmetic).
+const BERT_BASE_THROUGHPUTS: &[GpuThroughput] = &[
+    GpuThroughput {
+        gpu: "rtx3090",
+        batch: 26,
+        samples_per_s: 72.0,
+        source: "Lambda PyTorch benchmark NVIDIA DLE BERT-base SQuAD RTX 3090 1 GPU, TF32",
+    },
+    GpuThroughput {
+        gpu: "rtx2080",
+        batch: 10,
+        samples_per_s: 22.5,
+        source: "DERIVED: Lambda BERT-base SQuAD RTX 2080 Ti 30 sequences/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
+    },
+];
+
 /// CIFAR-10 VGG-16 as actually trained in the gTop-k paper (authors' models/vgg.py): 13 conv3x3+BN, ONE fc 512x10. Not in PRESETS; provided for reproducing gTop-k Table IV.
 /// Totals: 14_728_266 params, 313_201_664 forward MACs per sample.
 const VGG16_CIFAR_LAYERS: &[PresetLayer] = &[
@@ -699,84 +1255,98 @@ const VGG16_CIFAR_LAYERS: &[PresetLayer] = &[
         params: 1_920,
         fwd_macs: 1_769_472,
         activation_elems: 65_536,
+        embedding: None,
     },
     PresetLayer {
         name: "conv1_2",
         params: 37_056,
         fwd_macs: 37_748_736,
         activation_elems: 16_384,
+        embedding: None,
     },
     PresetLayer {
         name: "conv2_1",
         params: 74_112,
         fwd_macs: 18_874_368,
         activation_elems: 32_768,
+        embedding: None,
     },
     PresetLayer {
         name: "conv2_2",
         params: 147_840,
         fwd_macs: 37_748_736,
         activation_elems: 8_192,
+        embedding: None,
     },
     PresetLayer {
         name: "conv3_1",
         params: 295_680,
         fwd_macs: 18_874_368,
         activation_elems: 16_384,
+        embedding: None,
     },
     PresetLayer {
         name: "conv3_2",
         params: 590_592,
         fwd_macs: 37_748_736,
         activation_elems: 16_384,
+        embedding: None,
     },
     PresetLayer {
         name: "conv3_3",
         params: 590_592,
         fwd_macs: 37_748_736,
         activation_elems: 4_096,
+        embedding: None,
     },
     PresetLayer {
         name: "conv4_1",
         params: 1_181_184,
         fwd_macs: 18_874_368,
         activation_elems: 8_192,
+        embedding: None,
     },
     PresetLayer {
         name: "conv4_2",
         params: 2_360_832,
         fwd_macs: 37_748_736,
         activation_elems: 8_192,
+        embedding: None,
     },
     PresetLayer {
         name: "conv4_3",
         params: 2_360_832,
         fwd_macs: 37_748_736,
         activation_elems: 2_048,
+        embedding: None,
     },
     PresetLayer {
         name: "conv5_1",
         params: 2_360_832,
         fwd_macs: 9_437_184,
         activation_elems: 2_048,
+        embedding: None,
     },
     PresetLayer {
         name: "conv5_2",
         params: 2_360_832,
         fwd_macs: 9_437_184,
         activation_elems: 2_048,
+        embedding: None,
     },
     PresetLayer {
         name: "conv5_3",
         params: 2_360_832,
         fwd_macs: 9_437_184,
         activation_elems: 512,
+        embedding: None,
     },
     PresetLayer {
         name: "fc",
         params: 5_130,
         fwd_macs: 5_120,
         activation_elems: 10,
+        embedding: None,
     },
 ];
 
@@ -826,6 +1396,10 @@ const RESNET50: PresetModel = PresetModel {
     input: "224x224x3 ImageNet",
     layers: RESNET50_LAYERS,
     throughputs: RESNET50_THROUGHPUTS,
+    density: 0.0,
+    density_source: "",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
 };
 
 /// Inception-v3 (torchvision, ImageNet 299x299, no aux classifier): 17 entries.
@@ -834,6 +1408,10 @@ const INCEPTION_V3: PresetModel = PresetModel {
     input: "299x299x3 ImageNet",
     layers: INCEPTION_V3_LAYERS,
     throughputs: INCEPTION_V3_THROUGHPUTS,
+    density: 0.0,
+    density_source: "",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
 };
 
 /// VGG-16 (torchvision, ImageNet 224x224): 13 conv + 3 FC entries.
@@ -842,6 +1420,10 @@ const VGG16: PresetModel = PresetModel {
     input: "224x224x3 ImageNet",
     layers: VGG16_LAYERS,
     throughputs: VGG16_THROUGHPUTS,
+    density: 0.0,
+    density_source: "",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
 };
 
 /// AlexNet (torchvision variant, ImageNet 224x224): 5 conv + 3 FC entries.
@@ -850,6 +1432,10 @@ const ALEXNET: PresetModel = PresetModel {
     input: "224x224x3 ImageNet",
     layers: ALEXNET_LAYERS,
     throughputs: ALEXNET_THROUGHPUTS,
+    density: 0.0,
+    density_source: "",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
 };
 
 /// ResNet-20 (He et al. 2016, CIFAR-10 32x32): conv1, 9 basic blocks, fc.
@@ -858,6 +1444,70 @@ const RESNET20: PresetModel = PresetModel {
     input: "32x32x3 CIFAR-10",
     layers: RESNET20_LAYERS,
     throughputs: RESNET20_THROUGHPUTS,
+    density: 0.0,
+    density_source: "",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
+};
+
+/// LM (Parallax, One Billion Word Benchmark): embedding, LSTM, sampled softmax.
+const LM: PresetModel = PresetModel {
+    name: "lm",
+    input: "One Billion Word Benchmark, 20-word sequences",
+    layers: LM_LAYERS,
+    throughputs: LM_THROUGHPUTS,
+    density: 0.0084,
+    density_source: "Parallax Table 1: alpha_model 8.4E-3 at 128 sequences per GPU",
+    words_per_sample: 20.0,
+    throughput_unit: "words/s",
+};
+
+/// NMT (Parallax, GNMT-4 on WMT16 De-En): 8 entries, two embedding tables.
+const NMT: PresetModel = PresetModel {
+    name: "nmt",
+    input: "WMT16 De-En BPE, sentence pairs",
+    layers: NMT_LAYERS,
+    throughputs: NMT_THROUGHPUTS,
+    density: 0.093,
+    density_source: "Parallax Table 1: alpha_model 9.3E-2 at 128 sentence pairs per GPU",
+    words_per_sample: 47.58,
+    throughput_unit: "words/s",
+};
+
+/// GNMT-8 (EmbRace, WMT16 En-De): 8 entries, two embedding tables.
+const GNMT8: PresetModel = PresetModel {
+    name: "gnmt8",
+    input: "WMT16 En-De BPE, sentence pairs",
+    layers: GNMT8_LAYERS,
+    throughputs: GNMT8_THROUGHPUTS,
+    density: 0.103,
+    density_source: "EmbRace Sec. 4.1.2: 89.7% average sparsity at 128 sentence pairs per GPU",
+    words_per_sample: 47.5,
+    throughput_unit: "tokens/s",
+};
+
+/// Transformer-big (EmbRace, WMT14 En-De): 15 entries, two embedding tables.
+const TRANSFORMER: PresetModel = PresetModel {
+    name: "transformer",
+    input: "WMT14 En-De BPE, tokens",
+    layers: TRANSFORMER_LAYERS,
+    throughputs: TRANSFORMER_THROUGHPUTS,
+    density: 0.134,
+    density_source: "EmbRace Sec. 4.1.2: 86.6% average sparsity at 5,120 tokens per GPU",
+    words_per_sample: 1.0,
+    throughput_unit: "tokens/s",
+};
+
+/// BERT-base (EmbRace, SQuAD v1.1): 14 entries, one embedding table.
+const BERT_BASE: PresetModel = PresetModel {
+    name: "bert_base",
+    input: "SQuAD v1.1, 384-token sequences",
+    layers: BERT_BASE_LAYERS,
+    throughputs: BERT_BASE_THROUGHPUTS,
+    density: 0.403,
+    density_source: "EmbRace Sec. 4.1.2: 59.7% average sparsity at 32 sequences per GPU",
+    words_per_sample: 1.0,
+    throughput_unit: "sequences/s",
 };
 
 /// VGG-16 for CIFAR-10 as trained by gTop-k (BN, one FC): 13 conv + 1 FC entries.
@@ -866,10 +1516,25 @@ const VGG16_CIFAR: PresetModel = PresetModel {
     input: "32x32x3 CIFAR-10",
     layers: VGG16_CIFAR_LAYERS,
     throughputs: VGG16_CIFAR_THROUGHPUTS,
+    density: 0.0,
+    density_source: "",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
 };
 
 /// The built-in models, looked up by `name` from scenario files.
-pub const PRESETS: &[PresetModel] = &[RESNET50, INCEPTION_V3, VGG16, ALEXNET, RESNET20];
+pub const PRESETS: &[PresetModel] = &[
+    RESNET50,
+    INCEPTION_V3,
+    VGG16,
+    ALEXNET,
+    RESNET20,
+    LM,
+    NMT,
+    GNMT8,
+    TRANSFORMER,
+    BERT_BASE,
+];
 
 /// Extra model, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the
 /// gTop-k paper actually trained (its Table IV 'VGG-16' row). Use it to reproduce gTop-k results;

@@ -38,6 +38,8 @@ fn model(layers: Vec<Layer>) -> Model {
         layers,
         compute_jitter: 0.0,
         gradient_precision: Default::default(),
+        words_per_sample: 1.0,
+        throughput_unit: "samples/s".into(),
     }
 }
 

@@ -706,3 +706,49 @@ fn uneven_partitions_send_whole_bytes() {
         }
     }
 }
+
+/// The NLP presets count words (or tokens) as their papers do: the
+/// throughput is GPUs × batch × words per sample / iteration time (LM: 20
+/// words a sequence), the scaling efficiency is unchanged by the unit, and
+/// Parallax's hybrid of the `lm` preset synchronises both tables by PS on
+/// the `sparse` channel beside the dense AllReduce.
+#[test]
+fn nlp_presets_count_words() {
+    let text = r#"
+[cluster]
+nodes = 2
+gpus_per_node = 2
+network = "ib-edr-100g"
+intra = "pcie3-x16"
+[model]
+preset = "lm"
+batch_per_gpu = 128
+gpu = "titan-xp"
+[strategy]
+dense = "allreduce"
+sparse = "ps"
+"#;
+    for net in [NetModel::Flow, NetModel::Analytical] {
+        let r = run(text, net);
+        assert_eq!(r.throughput_unit, "words/s");
+        let words = 4.0 * 128.0 * 20.0 / r.iteration_time_s;
+        assert_close(r.throughput, words, 1e-12, "words per second");
+        // one GPU's words per second with no communication, 277k / 9.4
+        let single = 128.0 * 20.0 / r.compute_s;
+        assert_close(
+            r.scaling_efficiency,
+            words / (4.0 * single),
+            1e-9,
+            "efficiency",
+        );
+        assert!(r.comm_by_channel.get("sparse").is_some_and(|&s| s > 0.0));
+    }
+    let cfg = config(text);
+    let plan = planner::plan(&cfg);
+    let pushes = plan
+        .tasks
+        .iter()
+        .filter(|t| matches!(&t.label, Label::Named(n) if n.ends_with("sparse push")))
+        .count();
+    assert_eq!(pushes, 2, "the embedding and the softmax table");
+}
