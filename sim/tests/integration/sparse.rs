@@ -752,3 +752,82 @@ sparse = "ps"
         .count();
     assert_eq!(pushes, 2, "the embedding and the softmax table");
 }
+
+/// EmbRace's cluster (§5.2.1): `gpus` RTX cards, 4 to a server of two
+/// 12-core Xeon Silver 4214R (PCIe 3.0, Intel's specifications), servers
+/// on 100 Gb/s InfiniBand; a preset at EmbRace's batch, dense AllReduce,
+/// the sparse method and any further strategy lines.
+fn embrace(preset: &str, gpu: &str, batch: u32, gpus: u32, strategy: &str) -> String {
+    let density = if preset == "lm" {
+        // EmbRace's LM: 99.7% sparsity (§4.1.2), not Parallax's α
+        "embedding_density = 0.003\n"
+    } else {
+        ""
+    };
+    format!(
+        "[cluster]\nnodes = {}\ngpus_per_node = 4\nnetwork = \"ib-edr-100g\"\nintra = \"pcie3-x16\"\ncpu_cores = 24\n\
+         [model]\npreset = \"{preset}\"\nbatch_per_gpu = {batch}\ngpu = \"{gpu}\"\n{density}\
+         [strategy]\ndense = \"allreduce\"\n{strategy}\n",
+        gpus / 4
+    )
+}
+
+/// ER-B2: the baselines' ordering flips of EmbRace §5.3, on the RTX 3090
+/// cluster at EmbRace's batches (LM and GNMT-8 128, Transformer 5,120
+/// tokens, BERT-base 32), Horovod's AllReduce of the tables sent dense
+/// against its AllGather of their sparse gradients, dense parts identical;
+/// flow model. Transformer: AllGather faster at 4 and 8 GPUs, slower at 16
+/// (the formula's crossover is 15). GNMT-8: the first GPU count at which
+/// AllReduce wins lies in [12, 24] (formula 19.5). BERT-base: AllReduce no
+/// slower at 8 and 16. LM: AllGather far faster at every count (the
+/// formula's ratio of the two tables' times is about 40; with the same
+/// dense ring in both, the iterations differ by 5× at least). RTX 2080 LM:
+/// Parallax (dense AllReduce, sparse PS with its partition search) beats
+/// AllGather at 16 GPUs; 8 is left open, as CASES says.
+#[test]
+fn er_b2_baseline_orderings() {
+    let time = |preset: &str, gpu: &str, batch: u32, gpus: u32, strategy: &str| {
+        run(&embrace(preset, gpu, batch, gpus, strategy), NetModel::Flow).iteration_time_s
+    };
+    // AllReduce's iteration over AllGather's
+    let ar_over_ag = |preset: &str, batch: u32, gpus: u32| {
+        let t = |s: &str| time(preset, "rtx3090", batch, gpus, &format!("sparse = \"{s}\""));
+        t("allreduce") / t("allgather")
+    };
+    for n in [4, 8] {
+        let r = ar_over_ag("transformer", 5120, n);
+        assert!(r > 1.0, "Transformer at {n} GPUs: AllReduce/AllGather {r}");
+    }
+    let r = ar_over_ag("transformer", 5120, 16);
+    assert!(r < 1.0, "Transformer at 16 GPUs: AllReduce/AllGather {r}");
+
+    let flip = [4, 8, 12, 16, 20, 24, 28]
+        .into_iter()
+        .find(|&n| ar_over_ag("gnmt8", 128, n) < 1.0);
+    assert!(
+        flip.is_some_and(|n| (12..=24).contains(&n)),
+        "GNMT-8: AllReduce first wins at {flip:?} GPUs"
+    );
+
+    for n in [8, 16] {
+        let r = ar_over_ag("bert_base", 32, n);
+        assert!(r <= 1.0, "BERT-base at {n} GPUs: AllReduce/AllGather {r}");
+    }
+    for n in [4, 8, 16] {
+        let r = ar_over_ag("lm", 128, n);
+        assert!(r > 5.0, "LM at {n} GPUs: AllReduce/AllGather {r}");
+    }
+
+    let parallax = time(
+        "lm",
+        "rtx2080",
+        128,
+        16,
+        "sparse = \"ps\"\nps_partitions = \"auto\"",
+    );
+    let allgather = time("lm", "rtx2080", 128, 16, "sparse = \"allgather\"");
+    assert!(
+        parallax < allgather,
+        "RTX 2080 LM at 16 GPUs: Parallax {parallax} s, AllGather {allgather} s"
+    );
+}
