@@ -22,6 +22,9 @@ pub const MAX_PIECES_PER_TENSOR: u64 = 1_000_000;
 /// Most partitions of one sparse variable (`strategy.ps_partitions`; each
 /// is a CPU task of the servers every iteration).
 pub const MAX_PARTITIONS: u32 = 65_536;
+/// Most words the token model draws in one run (tokens per GPU × GPUs ×
+/// iterations, over every table): about a minute of drawing.
+pub const MAX_TOKEN_DRAWS: u64 = 1 << 32;
 /// Most host CPU cores per machine.
 pub const MAX_CPU_CORES: u32 = 4096;
 /// Lowest bandwidth, bytes/s.

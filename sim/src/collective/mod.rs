@@ -252,6 +252,20 @@ pub enum Payload {
     /// PS with unequal shards: the bytes of the variable on each server
     /// (every worker pushes, and pulls, server j's `shards[j]`).
     PerServer(Arc<[f64]>),
+    /// PS whose workers push different rows (sparse gradients of the token
+    /// model): worker w pushes to, and pulls from, server j
+    /// `bytes[w·servers + j]`, row-major workers × servers; the workers
+    /// are the GPUs in id order, or the nodes with local aggregation
+    /// (their first GPUs push and pull, after an intra-node reduce, before
+    /// an intra-node broadcast, of `intra` bytes).
+    PerWorker {
+        /// Servers (the row length).
+        servers: u32,
+        /// Bytes per worker and server.
+        bytes: Arc<[f64]>,
+        /// With local aggregation, the bytes of the intra-node stages.
+        intra: f64,
+    },
 }
 
 impl Payload {
@@ -263,7 +277,7 @@ impl Payload {
     /// The buffer size in the sense of [`Op`] (for tables and traces): the
     /// uniform size, the sum of AllGatherv blocks (the whole output), the
     /// largest row of an AlltoAllv (one GPU's send buffer), the sum of the
-    /// PS shards (the variable).
+    /// PS shards (the variable), the largest worker's PS push.
     pub fn bytes(&self) -> f64 {
         match self {
             Payload::Uniform(b) => *b,
@@ -274,6 +288,11 @@ impl Payload {
                     .map(|row| row.iter().sum::<f64>())
                     .fold(0.0, f64::max)
             }
+            // the largest worker's push (one worker's variable)
+            Payload::PerWorker { servers, bytes, .. } => bytes
+                .chunks(*servers as usize)
+                .map(|row| row.iter().sum::<f64>())
+                .fold(0.0, f64::max),
         }
     }
 }
@@ -597,6 +616,30 @@ impl Collective {
                 for ph in prog.phases_mut() {
                     if let Phase::Ps { shard, .. } = ph {
                         *shard = Shards::PerServer(shards.clone());
+                    }
+                }
+                prog
+            }
+            Payload::PerWorker {
+                servers,
+                bytes,
+                intra,
+            } => {
+                let la = self.local_aggregation && cluster.gpus_per_node > 1;
+                let workers = if la { cluster.nodes } else { cluster.gpus() };
+                assert!(
+                    self.op == Op::Ps
+                        && *servers == self.servers(cluster)
+                        && bytes.len() == (workers * servers) as usize,
+                    "a per-worker payload of {} sizes for {} with {} servers, {workers} workers",
+                    bytes.len(),
+                    self.op.name(),
+                    self.servers(cluster)
+                );
+                let mut prog = self.program(cluster, *intra);
+                for ph in prog.phases_mut() {
+                    if let Phase::Ps { shard, .. } = ph {
+                        *shard = Shards::PerWorker(bytes.clone());
                     }
                 }
                 prog

@@ -257,14 +257,20 @@ pub enum Shards {
     /// Server j holds `bytes[j]` (partitions that do not divide evenly,
     /// sparse rows hashed unevenly).
     PerServer(Arc<[f64]>),
+    /// Worker w exchanges `bytes[w·servers + j]` with server j (each
+    /// worker's own sparse rows: the token model). Workers in order: the
+    /// GPUs, or the nodes with local aggregation.
+    PerWorker(Arc<[f64]>),
 }
 
 impl Shards {
-    /// Bytes of server `j`'s shard.
-    pub fn of(&self, j: u32) -> f64 {
+    /// Bytes worker `w` (its index among the workers) exchanges with
+    /// server `j` of `servers`.
+    pub fn of(&self, w: u32, j: u32, servers: u32) -> f64 {
         match self {
             Shards::Even(b) => *b,
             Shards::PerServer(v) => v[j as usize],
+            Shards::PerWorker(m) => m[(w * servers + j) as usize],
         }
     }
 }
@@ -1292,16 +1298,22 @@ impl Program {
                     PsPart::Push => (false, k == 0, false),
                     PsPart::Pull => (false, false, k == 0),
                 };
+                // a worker's index among the workers
+                let index = |w: Participant| if leaders_only { self.node_of(w) } else { w };
+                let servers = self.servers;
                 if self.is_worker(p, leaders_only) && ready {
-                    out.extend((0..self.servers).map(|j| Send::to(self.gpus + j, 0.0)));
+                    out.extend((0..servers).map(|j| Send::to(self.gpus + j, 0.0)));
                 } else if self.is_worker(p, leaders_only) && push {
-                    out.extend((0..self.servers).map(|j| Send::to(self.gpus + j, shard.of(j))));
+                    out.extend(
+                        (0..servers)
+                            .map(|j| Send::to(self.gpus + j, shard.of(index(p), j, servers))),
+                    );
                 } else if p >= self.gpus && pull {
-                    let bytes = shard.of(p - self.gpus);
+                    let j = p - self.gpus;
                     out.extend(
                         (0..self.gpus)
                             .filter(|&w| self.is_worker(w, leaders_only))
-                            .map(|w| Send::to(w, bytes)),
+                            .map(|w| Send::to(w, shard.of(index(w), j, servers))),
                     );
                 }
             }

@@ -138,6 +138,30 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             }
         }
     }
+    let warmup_iterations = iterations(raw.warmup_iterations, "warmup_iterations", 2, 0)?;
+    let iterations = iterations(raw.iterations, "iterations", 10, 1)?;
+    // the token model draws every GPU's words of every iteration (and the
+    // one after the last, for the next batch's overlap)
+    if strategy.sparse.is_some() {
+        let per_run = (warmup_iterations + iterations + 1) as u128 * cluster.gpus() as u128;
+        let mut draws = 0u128;
+        for (i, l) in model.layers.iter().enumerate() {
+            if let Some(Rows::Tokens { tokens, .. }) = l.embedding.as_ref().map(|e| e.rows) {
+                draws += tokens as u128 * per_run;
+                if draws > limits::MAX_TOKEN_DRAWS as u128 {
+                    return Err(invalid(
+                        &format!("model.layers[{i}].embedding.tokens_per_batch"),
+                        format!(
+                            "the token model would draw {draws} words in this run ({tokens} a GPU, {} GPUs, {} iterations and the next), more than the {} dtsim draws; use fewer tokens or iterations, or `density`",
+                            cluster.gpus(),
+                            warmup_iterations + iterations,
+                            limits::MAX_TOKEN_DRAWS
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     Ok(TrainConfig {
         name: raw.name.clone().unwrap_or_else(|| stem.to_string()),
         seed: {
@@ -147,8 +171,8 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             }
             s as u64
         },
-        warmup_iterations: iterations(raw.warmup_iterations, "warmup_iterations", 2, 0)?,
-        iterations: iterations(raw.iterations, "iterations", 10, 1)?,
+        warmup_iterations,
+        iterations,
         cluster,
         net_model,
         model,
@@ -396,15 +420,22 @@ fn embedding(e: &RawEmbedding, k: &dyn Fn(&str) -> String) -> Result<Embedding, 
                     ),
                 ));
             }
-            let key = if e.tokens_per_batch.is_some() {
-                "tokens_per_batch"
-            } else {
-                "zipf"
-            };
-            return Err(invalid(
-                &k(key),
-                "has no effect yet: the token model (rows drawn from a Zipf law each iteration) arrives with a later part of the sparse-methods issue; give `density` instead and remove the key",
-            ));
+            let tokens = e.tokens_per_batch.ok_or_else(|| {
+                invalid(
+                    &k("tokens_per_batch"),
+                    "is required with `zipf` (the words one GPU's batch holds per iteration)",
+                )
+            })?;
+            let zipf = e.zipf.ok_or_else(|| {
+                invalid(
+                    &k("zipf"),
+                    "is required with `tokens_per_batch` (the Zipf exponent of the words: about 1 for natural language)",
+                )
+            })?;
+            Rows::Tokens {
+                tokens: tokens as u64,
+                zipf,
+            }
         }
         (None, false) => {
             return Err(invalid(
@@ -639,9 +670,19 @@ density = 0.1
                 "required",
             ),
             (
-                base.replace("density = 0.1", "tokens_per_batch = 4096\nzipf = 1.1"),
+                base.replace("density = 0.1", "tokens_per_batch = 4096"),
+                k("zipf"),
+                "required with `tokens_per_batch`",
+            ),
+            (
+                base.replace("density = 0.1", "zipf = 1.1"),
                 k("tokens_per_batch"),
-                "token model",
+                "required with `zipf`",
+            ),
+            (
+                base.replace("density = 0.1", "tokens_per_batch = 100000000\nzipf = 1.1"),
+                k("tokens_per_batch"),
+                "would draw 10400000000 words",
             ),
             (
                 base.replace("density = 0.1", "density = 0.1\nzipf = 1.1"),

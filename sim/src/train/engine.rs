@@ -554,11 +554,12 @@ impl Engine<'_> {
         let Work::Comm {
             channel,
             collective,
-            payload,
+            ..
         } = &task.work
         else {
             unreachable!()
         };
+        let payload = self.plan.payload(t, iter);
         let uniform = payload.is_uniform();
         debug_assert!(
             payload.bytes().fract() == 0.0,
@@ -595,9 +596,7 @@ impl Engine<'_> {
                 return;
             };
             self.hosts[node as usize].busy += 1;
-            let Work::Cpu { duration } = self.plan.tasks[task as usize].work else {
-                unreachable!()
-            };
+            let duration = self.plan.duration(task, iter);
             self.q.push(now + duration, Event::Cpu { node, iter, task });
         }
     }
@@ -670,14 +669,10 @@ impl Engine<'_> {
                 continue;
             }
             let head = &self.plan.tasks[pieces[0].task as usize];
-            let Work::Comm {
-                collective,
-                payload,
-                ..
-            } = &head.work
-            else {
+            let Work::Comm { collective, .. } = &head.work else {
                 unreachable!()
             };
+            let payload = self.plan.payload(pieces[0].task, pieces[0].iter);
             let total: u64 = pieces.iter().map(|p| p.bytes).sum();
             let uniform = payload.is_uniform();
             let payload = if uniform {

@@ -17,6 +17,8 @@
 use crate::collective::{Collective, Payload};
 use crate::strategy::Schedule;
 use crate::time::SimTime;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Index of a task in its [`Plan`].
 pub type TaskId = u32;
@@ -150,6 +152,19 @@ pub struct Plan {
     pub channels: Vec<ChannelSpec>,
     /// Cores of each node's host for CPU tasks.
     pub host_cores: u32,
+    /// Tasks whose work changes from one iteration to the next (the token
+    /// model's rows): in iteration i a task listed here carries entry
+    /// i mod len; its `work` holds iteration 0's.
+    pub per_iteration: BTreeMap<TaskId, PerIteration>,
+}
+
+/// A task's work, iteration by iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PerIteration {
+    /// A communication task's payloads.
+    Payloads(Arc<[Payload]>),
+    /// A CPU task's durations on one core.
+    Durations(Arc<[SimTime]>),
 }
 
 impl Plan {
@@ -163,6 +178,34 @@ impl Plan {
             Label::Backward => format!("bwd {}", layer()),
             Label::Parameters => format!("{} parameters", layer()),
             Label::Named(n) => n.clone(),
+        }
+    }
+
+    /// What communication task `t` carries in iteration `iter`.
+    ///
+    /// # Panics
+    /// If `t` is not a communication task.
+    pub fn payload(&self, t: TaskId, iter: u32) -> &Payload {
+        if let Some(PerIteration::Payloads(p)) = self.per_iteration.get(&t) {
+            return &p[iter as usize % p.len()];
+        }
+        match &self.tasks[t as usize].work {
+            Work::Comm { payload, .. } => payload,
+            _ => panic!("task {t} is not a communication task"),
+        }
+    }
+
+    /// How long CPU task `t` runs in iteration `iter`.
+    ///
+    /// # Panics
+    /// If `t` is not a CPU task.
+    pub fn duration(&self, t: TaskId, iter: u32) -> SimTime {
+        if let Some(PerIteration::Durations(d)) = self.per_iteration.get(&t) {
+            return d[iter as usize % d.len()];
+        }
+        match self.tasks[t as usize].work {
+            Work::Cpu { duration } => duration,
+            _ => panic!("task {t} is not a CPU task"),
         }
     }
 

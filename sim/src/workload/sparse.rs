@@ -17,9 +17,16 @@
 //! vocab·(1 − (1 − α)^k) rows in expectation ([`Embedding::union_rows`]).
 //! That is an assumption (real words are Zipf-distributed, so GPUs share
 //! more rows than uniform draws do, and the union is smaller), and no
-//! method uses it yet: the sparse PS sends every GPU's own rows (see
-//! `sim::train::planner::sparse`); the token model, which draws words,
-//! will give unions their sizes.
+//! method uses it: under the density model the sparse PS sends every
+//! GPU's own rows (see `sim::train::planner::sparse`).
+//!
+//! With the token model ([`Rows::Tokens`], `sim::workload::tokens`) each
+//! GPU draws its batch's words from a Zipf law every iteration; the
+//! planner sizes every sparse message of every iteration from the draws
+//! (each GPU's distinct rows, a machine's union for local aggregation,
+//! the rows each server holds), so sizes differ per GPU and per
+//! iteration. [`Embedding::rows_per_gpu`] is then an upper bound
+//! (every token a new row), which validation uses.
 //!
 //! **Bytes.** A sparse gradient travels as its values (`dim` elements of
 //! the gradient precision per row) plus one 4-byte row index per row
@@ -39,6 +46,14 @@ pub enum Rows {
     /// A fixed fraction α ∈ (0, 1] of the rows, per GPU and iteration
     /// (distinct rows, after coalescing duplicates).
     Density(f64),
+    /// Each GPU's batch draws `tokens` words per iteration from a Zipf law
+    /// of exponent `zipf` over the rows (`sim::workload::tokens`).
+    Tokens {
+        /// Tokens per GPU per iteration.
+        tokens: u64,
+        /// Zipf exponent s > 0.
+        zipf: f64,
+    },
 }
 
 /// The embedding (sparse) part of a layer.
@@ -58,17 +73,36 @@ impl Embedding {
         self.vocab * self.dim
     }
 
-    /// The fraction of rows one GPU touches per iteration.
+    /// The fraction of rows one GPU touches per iteration (under the token
+    /// model, the bound of [`Embedding::rows_per_gpu`]).
     pub fn density(&self) -> f64 {
         match self.rows {
             Rows::Density(a) => a,
+            Rows::Tokens { .. } => self.rows_per_gpu() as f64 / self.vocab as f64,
         }
     }
 
     /// Distinct rows one GPU's gradient holds per iteration: α·vocab
-    /// rounded to the nearest row, at least one.
+    /// rounded to the nearest row, at least one; under the token model an
+    /// upper bound, min(tokens, vocab) (each iteration's draws give the
+    /// real counts).
     pub fn rows_per_gpu(&self) -> u64 {
-        ((self.density() * self.vocab as f64).round() as u64).clamp(1, self.vocab)
+        match self.rows {
+            Rows::Density(a) => ((a * self.vocab as f64).round() as u64).clamp(1, self.vocab),
+            Rows::Tokens { tokens, .. } => tokens.min(self.vocab),
+        }
+    }
+
+    /// The table's token model, if its rows are drawn.
+    pub fn token_model(&self) -> Option<super::tokens::TokenModel> {
+        match self.rows {
+            Rows::Density(_) => None,
+            Rows::Tokens { tokens, zipf } => Some(super::tokens::TokenModel {
+                vocab: self.vocab,
+                tokens,
+                zipf,
+            }),
+        }
     }
 
     /// Expected distinct rows among `k` GPUs' gradients, each an

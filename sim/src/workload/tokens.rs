@@ -64,24 +64,24 @@ impl TokenModel {
     /// # Panics
     /// If the model is invalid (scenarios refuse it first).
     pub fn rows(&self, seed: u64, table: u32, gpu: u32, iter: u32) -> Vec<u64> {
-        let mut rows = self.draw(seed, table, gpu, iter);
-        rows.dedup();
-        rows
-    }
-
-    /// The tokens drawn, as rows, sorted.
-    fn draw(&self, seed: u64, table: u32, gpu: u32, iter: u32) -> Vec<u64> {
         let zipf = Zipf::new(self.vocab as f64, self.zipf).expect("a valid Zipf law");
         let key = mix(mix(mix(seed ^ 0x746f_6b65_6e73) ^ table as u64) ^ gpu as u64) ^ iter as u64;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(key));
-        let mut rows: Vec<u64> = (0..self.tokens)
+        let vocab = self.vocab;
+        let draws: Vec<u64> = (0..self.tokens)
             .map(|_| {
                 let k: f64 = zipf.sample(&mut rng);
-                (k as u64).clamp(1, self.vocab) - 1
+                (k as u64).clamp(1, vocab) - 1
             })
             .collect();
-        rows.sort_unstable();
-        rows
+        // a bitmap of the vocabulary where scanning it costs less than
+        // sorting the tokens (a word per 64 rows against log2(tokens)
+        // comparisons per token)
+        distinct(
+            draws,
+            vocab,
+            vocab.div_ceil(64) <= self.tokens.saturating_mul(8),
+        )
     }
 
     /// The statistics of iterations `0..iters` on `gpus` GPUs of
@@ -141,6 +141,29 @@ impl TokenModel {
     }
 }
 
+/// The distinct values of `draws` (each below `vocab`), sorted: through a
+/// bitmap of the vocabulary or by sorting, the same rows either way.
+fn distinct(mut draws: Vec<u64>, vocab: u64, bitmap: bool) -> Vec<u64> {
+    if !bitmap {
+        draws.sort_unstable();
+        draws.dedup();
+        return draws;
+    }
+    let mut seen = vec![0u64; vocab.div_ceil(64) as usize];
+    for &r in &draws {
+        seen[(r / 64) as usize] |= 1 << (r % 64);
+    }
+    let mut rows = Vec::new();
+    for (w, &bits) in seen.iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            rows.push(w as u64 * 64 + b.trailing_zeros() as u64);
+            b &= b - 1;
+        }
+    }
+    rows
+}
+
 /// Size of the intersection of two sorted, distinct lists.
 fn intersection(a: &[u64], b: &[u64]) -> u64 {
     let (mut i, mut j, mut n) = (0, 0, 0);
@@ -167,6 +190,28 @@ mod tests {
         tokens: 2_560,
         zipf: 1.0,
     };
+
+    /// Both ways of removing duplicates give the same sorted rows, at the
+    /// edges of a word of the bitmap too.
+    #[test]
+    fn bitmap_and_sort_agree() {
+        let draws = vec![129, 0, 63, 64, 5, 63, 199, 0, 128, 127];
+        let want = vec![0, 5, 63, 64, 127, 128, 129, 199];
+        assert_eq!(distinct(draws.clone(), 200, true), want);
+        assert_eq!(distinct(draws, 200, false), want);
+        // a model on each side of the switch: sorted, distinct, at most
+        // one row per token
+        let wide = TokenModel {
+            vocab: 1 << 30,
+            tokens: 300,
+            zipf: 1.1,
+        };
+        for tm in [LM, wide] {
+            let rows = tm.rows(3, 1, 2, 0);
+            assert!(rows.windows(2).all(|w| w[0] < w[1]));
+            assert!(!rows.is_empty() && rows.len() as u64 <= tm.tokens);
+        }
+    }
 
     /// The draws are a function of (seed, table, GPU, iteration): the same
     /// on every call, different for another GPU or seed.

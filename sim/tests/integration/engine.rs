@@ -165,6 +165,7 @@ fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
         tasks,
         channels,
         host_cores: 1,
+        per_iteration: Default::default(),
     };
     plan.check();
     plan
@@ -284,6 +285,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             partition: 0,
         }],
         host_cores: 1,
+        per_iteration: Default::default(),
     };
     plan.check();
     for net in [NetModel::Analytical, NetModel::Flow] {
@@ -355,6 +357,7 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
             ],
             channels: vec![],
             host_cores: cores,
+            per_iteration: Default::default(),
         };
         plan.check();
         for every_gpu in [false, true] {

@@ -518,7 +518,7 @@ fn sparse_ps_plans_push_partitions_pull() {
         }
         assert_close(
             cpu[busiest as usize],
-            partition_cost_s(8) * busiest as f64,
+            partition_cost_s(8, 8) * busiest as f64,
             1e-6,
             "bookkeeping",
         );
@@ -894,4 +894,196 @@ fn px_b_parallax_architectures_on_the_presets() {
         t[4] / t[0]
     };
     assert!(gain("lm") > gain("nmt") && gain("nmt") > 1.0);
+}
+
+/// A two-layer model whose embedding draws its rows (the token model) on
+/// 2 machines × 3 GPUs, with `strategy` lines.
+fn token_scenario(strategy: &str) -> String {
+    format!(
+        r#"
+seed = 7
+iterations = 4
+[cluster]
+nodes = 2
+gpus_per_node = 3
+network = "ib-edr-100g"
+[model]
+batch_per_gpu = 8
+[[model.layers]]
+name = "emb"
+params = 0
+forward = "1ms"
+backward = "1ms"
+[model.layers.embedding]
+vocab = 5000
+dim = 8
+tokens_per_batch = 300
+zipf = 1.0
+[[model.layers]]
+name = "dense"
+params = 100000
+forward = "2ms"
+backward = "4ms"
+[strategy]
+dense = "allreduce"
+{strategy}
+"#
+    )
+}
+
+/// Under the token model every sparse message of every iteration is sized
+/// from the draws (`TokenModel::rows` of the scenario's seed, layer 0,
+/// each GPU and iteration), per GPU, exactly: AllGather blocks of each
+/// GPU's rows (values and indices); AlltoAll blocks of GPU i's rows in
+/// ⌈dim/N⌉ columns (values); PS pushes and pulls of each GPU's rows held
+/// by each server (row r in partition r mod P on server (r mod P) mod S),
+/// with local aggregation pushes of each machine's union and pulls still
+/// each GPU's own; the servers' CPU tasks take the busiest partition's
+/// elements at 3 ns each. Iterations differ, and the run engine carries
+/// each iteration's sizes (its trace's messages).
+#[test]
+fn the_token_model_sizes_every_message_per_iteration() {
+    use sim::train::planner::sparse::PS_ELEMENT_S;
+    use sim::workload::tokens::TokenModel;
+    let tm = TokenModel {
+        vocab: 5000,
+        tokens: 300,
+        zipf: 1.0,
+    };
+    let rows = |g: u32, it: u32| tm.rows(7, 0, g, it);
+    let row_bytes = (8 * 4 + 4) as f64;
+    let named = |plan: &Plan, name: &str| {
+        plan.tasks
+            .iter()
+            .position(|t| matches!(&t.label, Label::Named(n) if n == name))
+            .unwrap_or_else(|| panic!("no task {name}")) as u32
+    };
+    let iters = 2 + 4;
+
+    let cfg = config(&token_scenario("sparse = \"allgather\""));
+    let plan = planner::plan(&cfg);
+    let t = named(&plan, "emb sparse gradient");
+    for it in 0..iters {
+        let want: Vec<f64> = (0..6)
+            .map(|g| rows(g, it).len() as f64 * row_bytes)
+            .collect();
+        assert_eq!(plan.payload(t, it), &Payload::PerRank(want.into()), "{it}");
+    }
+    assert_ne!(plan.payload(t, 0), plan.payload(t, 1));
+    // the engine sends each iteration's payload
+    let (_, trace) = sim::train::simulate_traced(&cfg).unwrap();
+    let mut seen = 0;
+    for span in trace.comm.iter().filter(|s| s.pieces[0].task == t) {
+        let it = span.pieces[0].iter;
+        assert_eq!(span.bytes as f64, plan.payload(t, it).bytes(), "{it}");
+        seen += 1;
+    }
+    assert_eq!(seen, iters);
+
+    let cfg = config(&token_scenario("sparse = \"alltoall\""));
+    let plan = planner::plan(&cfg);
+    let t = named(&plan, "emb lookup alltoall");
+    let g = named(&plan, "emb gradient alltoall");
+    for it in [0, 3] {
+        let Payload::PerPair(m) = plan.payload(t, it) else {
+            panic!("a per-pair lookup")
+        };
+        let Payload::PerPair(back) = plan.payload(g, it) else {
+            panic!("a per-pair gradient")
+        };
+        for i in 0..6 {
+            // ⌈8/6⌉ = 2 columns a GPU, fp32
+            let b = rows(i as u32, it).len() as f64 * 2.0 * 4.0;
+            for j in (0..6).filter(|&j| j != i) {
+                assert_eq!((m[j * 6 + i], back[i * 6 + j]), (b, b), "{it}: {i} {j}");
+            }
+        }
+    }
+
+    for local in [false, true] {
+        let cfg = config(&token_scenario(&format!(
+            "sparse = \"ps\"\nps_partitions = 4\nlocal_aggregation = {local}"
+        )));
+        let plan = planner::plan(&cfg);
+        let (push, pull) = (
+            named(&plan, "emb sparse push"),
+            named(&plan, "emb sparse pull"),
+        );
+        let stage = named(&plan, "emb partition 0");
+        for it in 0..iters {
+            let server = |r: u64| ((r % 4) % 2) as usize;
+            let count = |list: &[u64]| {
+                let mut c = [0.0; 2];
+                for &r in list {
+                    c[server(r)] += row_bytes;
+                }
+                c
+            };
+            let own: Vec<f64> = (0..6).flat_map(|g| count(&rows(g, it))).collect();
+            let pushed: Vec<f64> = if local {
+                (0..2)
+                    .flat_map(|m| {
+                        let mut u: Vec<u64> =
+                            (3 * m..3 * m + 3).flat_map(|g| rows(g, it)).collect();
+                        u.sort_unstable();
+                        u.dedup();
+                        count(&u)
+                    })
+                    .collect()
+            } else {
+                own.clone()
+            };
+            let Payload::PerWorker { bytes, intra, .. } = plan.payload(push, it) else {
+                panic!("a per-worker push")
+            };
+            assert_eq!(&bytes[..], &pushed[..], "{local} {it}");
+            let largest = (0..6).map(|g| rows(g, it).len()).max().unwrap() as f64;
+            assert_eq!(*intra, if local { largest * row_bytes } else { 0.0 });
+            let Payload::PerWorker { bytes, .. } = plan.payload(pull, it) else {
+                panic!("a per-worker pull")
+            };
+            assert_eq!(&bytes[..], &own[..], "{local} {it}");
+            // partitions 0..4 on servers 0, 1, 0, 1 (machines 0, 1): the
+            // first task of a host is its larger partition; the
+            // representative host takes the larger of the two hosts'
+            let mut elements = [0u64; 4];
+            let workers: Vec<Vec<u64>> = if local {
+                (0..2)
+                    .map(|m| {
+                        let mut u: Vec<u64> =
+                            (3 * m..3 * m + 3).flat_map(|g| rows(g, it)).collect();
+                        u.sort_unstable();
+                        u.dedup();
+                        u
+                    })
+                    .collect()
+            } else {
+                (0..6).map(|g| rows(g, it)).collect()
+            };
+            for w in &workers {
+                for &r in w {
+                    elements[(r % 4) as usize] += 8;
+                }
+            }
+            let busiest = elements[0]
+                .max(elements[2])
+                .max(elements[1].max(elements[3]));
+            assert_eq!(
+                plan.duration(stage, it),
+                sim::time::SimTime::from_secs(PS_ELEMENT_S * busiest as f64),
+                "{local} {it}"
+            );
+        }
+    }
+}
+
+/// The token model is deterministic in its seed: the same scenario gives
+/// the same result, another seed another.
+#[test]
+fn token_draws_follow_the_seed() {
+    let text = token_scenario("sparse = \"ps\"");
+    let a = run(&text, NetModel::Flow);
+    assert_eq!(a, run(&text, NetModel::Flow));
+    let b = run(&text.replace("seed = 7", "seed = 8"), NetModel::Flow);
+    assert_ne!(a.bytes_sent_per_gpu, b.bytes_sent_per_gpu);
 }

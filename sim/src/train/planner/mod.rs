@@ -20,6 +20,7 @@
 //! `sparse = "ps"` is Parallax's hybrid.
 
 pub mod allreduce;
+mod draws;
 pub mod ps;
 pub mod sparse;
 
@@ -149,6 +150,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
             partition: st.partition,
         }],
         host_cores: 1,
+        per_iteration: Default::default(),
     };
     sparse::add(cfg, &mut plan, fwd, bwd);
     plan

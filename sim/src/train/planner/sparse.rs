@@ -14,15 +14,17 @@
 //! * `ps`: a parameter-server push of each GPU's sparse gradient to the
 //!   servers and a pull of its updated rows ([`crate::collective::Op::Ps`],
 //!   variables spread evenly over the servers); push and pull both count
-//!   indices. Each GPU pushes and pulls its own rows, with or without
-//!   `local_aggregation`: TensorFlow's embedding lookup gathers each
-//!   worker's rows from the servers, and summing a machine's sparse
-//!   gradients first saves only the rows they share. Under the density
-//!   model's independent draws that is little (G GPUs of density α share
-//!   about (G − 1)·α/2 of their rows: 2% for Parallax's LM on 6 GPUs), so
-//!   the sparse push is not aggregated; dense variables still are. Rows
-//!   shared by the GPUs of a machine (Zipf-distributed words) come with
-//!   the token model. Between push and pull the servers work (Parallax
+//!   indices. Each GPU pulls its own rows (TensorFlow's embedding lookup
+//!   gathers each worker's rows from the servers). Under the density
+//!   model each GPU pushes its own rows too, with or without
+//!   `local_aggregation`: summing a machine's sparse gradients first saves
+//!   only the rows they share, and under the density model's independent
+//!   draws that is little (G GPUs of density α share about (G − 1)·α/2 of
+//!   their rows: 2% for Parallax's LM on 6 GPUs); dense variables still
+//!   are aggregated. Under the token model (`super::draws`), with
+//!   `local_aggregation`, each machine's CPU accumulators sum its GPUs'
+//!   gradients partition by partition and its first GPU pushes their
+//!   union (Parallax §5). Between push and pull the servers work (Parallax
 //!   §3.2): each table is split into `ps_partitions` pieces round-robin
 //!   over the servers, every host runs its partitions as CPU tasks on
 //!   `cluster.cpu_cores` cores, each [`PS_ELEMENT_S`] per element pushed
@@ -57,7 +59,10 @@
 //! independently").
 
 use super::super::TrainConfig;
-use super::super::task::{ChannelId, ChannelSpec, Dep, Label, Plan, Task, TaskId, Work};
+use super::super::task::{
+    ChannelId, ChannelSpec, Dep, Label, PerIteration, Plan, Task, TaskId, Work,
+};
+use super::draws;
 use crate::collective::{Algo, Collective, Op, Payload};
 use crate::strategy::{DenseMethod, Partitions, SparseMethod};
 use crate::time::SimTime;
@@ -135,10 +140,35 @@ pub fn add(
                 };
                 (c, Payload::Uniform(message_bytes(e, method, n, p) as f64))
             }
-            SparseMethod::AllGather => (
-                Collective::new(Op::AllGather),
-                Payload::Uniform(message_bytes(e, method, n, p) as f64),
-            ),
+            SparseMethod::AllGather => match e.token_model() {
+                None => (
+                    Collective::new(Op::AllGather),
+                    Payload::Uniform(message_bytes(e, method, n, p) as f64),
+                ),
+                Some(tm) => {
+                    // every GPU's drawn rows, its block of the AllGatherv
+                    let payloads = draws::each_iteration(cfg, l, &tm, |rows| {
+                        Payload::PerRank(
+                            rows.iter()
+                                .map(|r| e.sparse_bytes(r.len() as u64, p) as f64)
+                                .collect(),
+                        )
+                    });
+                    let s = plan.tasks.len() as TaskId;
+                    plan.tasks.push(sync(
+                        format!("{name} sparse gradient"),
+                        Collective::new(Op::AllGather),
+                        payloads[0].clone(),
+                        bwd(l),
+                    ));
+                    plan.per_iteration
+                        .insert(s, PerIteration::Payloads(payloads.into()));
+                    plan.tasks[fwd(l) as usize]
+                        .deps
+                        .push(Dep { task: s, back: 1 });
+                    continue;
+                }
+            },
             SparseMethod::Ps => {
                 ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
                 continue;
@@ -146,6 +176,30 @@ pub fn add(
             SparseMethod::AllToAll => {
                 let c = Collective::new(Op::AllToAll);
                 let payload = Payload::Uniform(message_bytes(e, method, n, p) as f64);
+                // under the token model, GPU i's rows in GPU j's ⌈dim/N⌉
+                // columns: the lookup sends them j → i, the gradient i → j
+                let pairs = e.token_model().map(|tm| {
+                    let block =
+                        e.value_bytes(1, p) as f64 / e.dim as f64 * e.dim.div_ceil(n as u64) as f64;
+                    let nn = n as usize;
+                    let both = draws::each_iteration(cfg, l, &tm, |rows| {
+                        let mut lookup = vec![0.0; nn * nn];
+                        let mut grad = vec![0.0; nn * nn];
+                        for (i, r) in rows.iter().enumerate() {
+                            let b = r.len() as f64 * block;
+                            for j in (0..nn).filter(|&j| j != i) {
+                                lookup[j * nn + i] = b;
+                                grad[i * nn + j] = b;
+                            }
+                        }
+                        (
+                            Payload::PerPair(lookup.into()),
+                            Payload::PerPair(grad.into()),
+                        )
+                    });
+                    let (lookup, grad): (Vec<Payload>, Vec<Payload>) = both.into_iter().unzip();
+                    (lookup, grad)
+                });
                 // lookup results to their GPUs; whatever the stream runs
                 // after the lookup waits for them
                 let lookup = plan.tasks.len() as TaskId;
@@ -156,7 +210,9 @@ pub fn add(
                     ..sync(
                         format!("{name} lookup alltoall"),
                         c,
-                        payload.clone(),
+                        pairs
+                            .as_ref()
+                            .map_or_else(|| payload.clone(), |(lk, _)| lk[0].clone()),
                         fwd(l),
                     )
                 });
@@ -174,9 +230,15 @@ pub fn add(
                 plan.tasks.push(sync(
                     format!("{name} gradient alltoall"),
                     c,
-                    payload,
+                    pairs.as_ref().map_or(payload, |(_, g)| g[0].clone()),
                     bwd(l),
                 ));
+                if let Some((lk, g)) = pairs {
+                    plan.per_iteration
+                        .insert(lookup, PerIteration::Payloads(lk.into()));
+                    plan.per_iteration
+                        .insert(grads, PerIteration::Payloads(g.into()));
+                }
                 plan.tasks[fwd(l) as usize].deps.push(Dep {
                     task: grads,
                     back: 1,
@@ -218,16 +280,19 @@ pub const PS_ELEMENT_S: f64 = 3.0e-9;
 pub const PS_OP_S: f64 = 1e-6;
 
 /// CPU seconds each partition of a sparse variable costs its server per
-/// iteration beyond its elements, with `workers` workers pushing and
-/// pulling: one accumulate op per push, one gather op per pull and one
-/// apply, (2·workers + 1) ops of [`PS_OP_S`] (the partition's own
-/// arrays, requests and stitching: Parallax §3.2). A server's partitions
-/// pay it one after the other (see the module documentation).
-pub fn partition_cost_s(workers: u32) -> f64 {
-    (2 * workers as u64 + 1) as f64 * PS_OP_S
+/// iteration beyond its elements, with `pushes` workers pushing into it
+/// and `pulls` pulling from it: one accumulate op per push, one gather op
+/// per pull and one apply, (pushes + pulls + 1) ops of [`PS_OP_S`] (the
+/// partition's own arrays, requests and stitching: Parallax §3.2); 2N + 1
+/// for N GPUs without local aggregation. A server's partitions pay it
+/// one after the other (see the module documentation).
+pub fn partition_cost_s(pushes: u32, pulls: u32) -> f64 {
+    (pushes as u64 + pulls as u64 + 1) as f64 * PS_OP_S
 }
 
-/// The sparse PS of table `e` (layer `l`): push, the servers' work, pull.
+/// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
+/// with the token model and local aggregation, each machine's
+/// accumulators first.
 fn ps_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
@@ -240,96 +305,215 @@ fn ps_tasks(
     let cluster = &cfg.cluster;
     let n = cluster.gpus();
     let p = cfg.model.gradient_precision;
-    let r = e.rows_per_gpu();
     let name = &cfg.model.layers[l as usize].name;
+    let tokens = e.token_model();
+    // a machine's sparse gradients are summed before they leave it only
+    // where the draws say which rows its GPUs share
+    let local = tokens.is_some() && cfg.strategy.local_aggregation && cluster.gpus_per_node > 1;
     let ps = Collective {
         ps_servers: cfg.strategy.ps_servers,
+        local_aggregation: local,
         ..Collective::new(Op::Ps)
     };
     let servers = ps.servers(cluster);
     let parts = partitions(cfg, servers);
     // partition k on server k mod S: server j holds ⌊P/S⌋, one more for
-    // the first P mod S
+    // the first P mod S; server j on machine j mod M
     let on = |j: u32| parts / servers + u32::from(j < parts % servers);
-    let bytes = message_bytes(e, SparseMethod::Ps, n, p);
-    let payload = if parts.is_multiple_of(servers) {
-        Payload::Uniform(bytes as f64)
-    } else {
-        // whole bytes per server, adding up to the gradient: server j's
-        // share ends at ⌊bytes·(partitions on servers ≤ j)/P⌋
-        let mut held = 0u64;
-        let mut last = 0u64;
-        Payload::PerServer(
-            (0..servers)
-                .map(|j| {
-                    held += on(j) as u64;
-                    let end = (bytes as u128 * held as u128 / parts as u128) as u64;
-                    let shard = end - last;
-                    last = end;
-                    shard as f64
-                })
-                .collect(),
-        )
+    let host_parts = |h: u32| -> Vec<u32> {
+        (0..parts)
+            .filter(|&k| (k % servers) % cluster.nodes == h)
+            .collect()
     };
-    let comm = |label: String, algo: Algo, after: TaskId, back: u32| Task {
+    let row_bytes = e.sparse_bytes(1, p) as f64;
+    let pushers = if local { cluster.nodes } else { n };
+    // per iteration: the push and the pull payloads, each server task's
+    // and each local task's elements (the busiest host's i-th largest)
+    type Its = (Vec<(Payload, Payload)>, Vec<Vec<f64>>, Vec<Vec<f64>>);
+    let (payloads, server_work, local_work): Its = match &tokens {
+        Some(tm) => {
+            let its = draws::each_iteration(cfg, l, tm, |rows| {
+                let it =
+                    draws::ps_iteration(rows, e.dim, parts, servers, cluster.gpus_per_node, local);
+                // with local aggregation each GPU sends its own
+                // gradient to the machine's aggregator: the largest
+                let intra = if local {
+                    rows.iter().map(Vec::len).max().unwrap_or(0) as f64 * row_bytes
+                } else {
+                    0.0
+                };
+                let per_worker = |counts: &[u64], intra: f64| Payload::PerWorker {
+                    servers,
+                    bytes: counts.iter().map(|&r| r as f64 * row_bytes).collect(),
+                    intra,
+                };
+                let payload = (per_worker(&it.rows, intra), per_worker(&it.gpu_rows, 0.0));
+                let server = draws::envelope(
+                    &(0..cluster.nodes)
+                        .map(|h| {
+                            host_parts(h)
+                                .iter()
+                                .map(|&k| it.partition_elements[k as usize])
+                                .collect()
+                        })
+                        .collect::<Vec<_>>(),
+                );
+                let locals = if local {
+                    draws::envelope(
+                        &it.local_elements
+                            .chunks(parts as usize)
+                            .map(<[u64]>::to_vec)
+                            .collect::<Vec<_>>(),
+                    )
+                } else {
+                    Vec::new()
+                };
+                let f = |v: Vec<u64>| v.into_iter().map(|x| x as f64).collect::<Vec<f64>>();
+                (payload, f(server), f(locals))
+            });
+            let mut payloads = Vec::with_capacity(its.len());
+            let mut server = Vec::with_capacity(its.len());
+            let mut locals = Vec::with_capacity(its.len());
+            for (a, b, c) in its {
+                payloads.push(a);
+                server.push(b);
+                locals.push(c);
+            }
+            (payloads, server, locals)
+        }
+        None => {
+            let r = e.rows_per_gpu();
+            let bytes = message_bytes(e, SparseMethod::Ps, n, p);
+            let payload = if parts.is_multiple_of(servers) {
+                Payload::Uniform(bytes as f64)
+            } else {
+                // whole bytes per server, adding up to the gradient:
+                // server j's share ends at ⌊bytes·(partitions on
+                // servers ≤ j)/P⌋
+                let mut held = 0u64;
+                let mut last = 0u64;
+                Payload::PerServer(
+                    (0..servers)
+                        .map(|j| {
+                            held += on(j) as u64;
+                            let end = (bytes as u128 * held as u128 / parts as u128) as u64;
+                            let shard = end - last;
+                            last = end;
+                            shard as f64
+                        })
+                        .collect(),
+                )
+            };
+            // every host runs as many partitions as the busiest one
+            // holds (the pull waits for the last server), each of an
+            // even share of the elements
+            let per_node = (0..cluster.nodes)
+                .map(|h| host_parts(h).len())
+                .max()
+                .unwrap_or(0)
+                .max(1);
+            let elements = n as f64 * r as f64 * e.dim as f64 / parts as f64;
+            (
+                vec![(payload.clone(), payload)],
+                vec![vec![elements; per_node]],
+                vec![Vec::new()],
+            )
+        }
+    };
+    let secs = |elements: f64| SimTime::from_secs(PS_ELEMENT_S * elements);
+    // pulls are each GPU's own lookups: never aggregated
+    let comm = |label: String, algo: Algo, payload: &Payload, after: TaskId| Task {
         label: Label::Named(label),
         layer: Some(l),
         work: Work::Comm {
             channel,
-            collective: Collective { algo, ..ps },
+            collective: Collective {
+                algo,
+                local_aggregation: local && algo == Algo::Push,
+                ..ps
+            },
             payload: payload.clone(),
         },
-        deps: vec![Dep { task: after, back }],
+        deps: vec![Dep {
+            task: after,
+            back: 0,
+        }],
         priority: l as u64,
         lead: false,
     };
-    let push = plan.tasks.len() as TaskId;
-    plan.tasks
-        .push(comm(format!("{name} sparse push"), Algo::Push, bwd, 0));
-    // every host runs as many partitions as the busiest one holds (the
-    // pull waits for the last server)
-    let per_node = (0..cluster.nodes)
-        .map(|k| {
-            (k..servers)
-                .step_by(cluster.nodes as usize)
-                .map(on)
-                .sum::<u32>()
-        })
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let elements = n as f64 * r as f64 * e.dim as f64 / parts as f64;
-    let mut work = Vec::with_capacity(per_node as usize);
-    for i in 0..per_node {
-        work.push(plan.tasks.len() as TaskId);
-        plan.tasks.push(Task {
-            label: Label::Named(format!("{name} partition {i}")),
-            layer: Some(l),
-            work: Work::Cpu {
-                duration: SimTime::from_secs(PS_ELEMENT_S * elements),
-            },
-            deps: vec![Dep {
-                task: push,
-                back: 0,
-            }],
-            priority: l as u64,
-            lead: false,
-        });
-    }
-    let stitch = plan.tasks.len() as TaskId;
-    plan.tasks.push(Task {
-        label: Label::Named(format!("{name} partitions")),
+    let cpu = |label: String, duration: SimTime, deps: Vec<Dep>| Task {
+        label: Label::Named(label),
         layer: Some(l),
-        work: Work::Cpu {
-            duration: SimTime::from_secs(partition_cost_s(n) * per_node as f64),
-        },
-        deps: work.iter().map(|&task| Dep { task, back: 0 }).collect(),
+        work: Work::Cpu { duration },
+        deps,
         priority: l as u64,
         lead: false,
-    });
+    };
+    // CPU tasks `label i`, i < the most any iteration has, each task's
+    // duration per iteration (0 where an iteration has fewer), waiting
+    // for `after`; then one bookkeeping task of `fixed` that waits for
+    // them all. Returns the bookkeeping task.
+    let stage = |plan: &mut Plan, label: &str, work: &[Vec<f64>], fixed: SimTime, after: TaskId| {
+        let count = work.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let mut ids = Vec::with_capacity(count);
+        for i in 0..count {
+            let id = plan.tasks.len() as TaskId;
+            let at = |it: &Vec<f64>| secs(it.get(i).copied().unwrap_or(0.0));
+            plan.tasks.push(cpu(
+                format!("{name} {label} {i}"),
+                at(&work[0]),
+                vec![Dep {
+                    task: after,
+                    back: 0,
+                }],
+            ));
+            if work.len() > 1 {
+                plan.per_iteration
+                    .insert(id, PerIteration::Durations(work.iter().map(at).collect()));
+            }
+            ids.push(id);
+        }
+        let done = plan.tasks.len() as TaskId;
+        plan.tasks.push(cpu(
+            format!("{name} {label}s"),
+            fixed,
+            ids.iter().map(|&task| Dep { task, back: 0 }).collect(),
+        ));
+        done
+    };
+    // local aggregation: every machine's accumulators of the partitions,
+    // each (G + 1) ops of bookkeeping (G pushes, one take)
+    let before_push = if local {
+        let fixed =
+            SimTime::from_secs((cluster.gpus_per_node as u64 + 1) as f64 * PS_OP_S * parts as f64);
+        stage(plan, "local partition", &local_work, fixed, bwd)
+    } else {
+        bwd
+    };
+    let push = plan.tasks.len() as TaskId;
+    plan.tasks.push(comm(
+        format!("{name} sparse push"),
+        Algo::Push,
+        &payloads[0].0,
+        before_push,
+    ));
+    let per_node = server_work.iter().map(Vec::len).max().unwrap_or(1) as f64;
+    let fixed = SimTime::from_secs(partition_cost_s(pushers, n) * per_node);
+    let stitch = stage(plan, "partition", &server_work, fixed, push);
     let pull = plan.tasks.len() as TaskId;
-    plan.tasks
-        .push(comm(format!("{name} sparse pull"), Algo::Pull, stitch, 0));
+    plan.tasks.push(comm(
+        format!("{name} sparse pull"),
+        Algo::Pull,
+        &payloads[0].1,
+        stitch,
+    ));
+    if payloads.len() > 1 {
+        let (pushes, pulls): (Vec<Payload>, Vec<Payload>) = payloads.into_iter().unzip();
+        plan.per_iteration
+            .insert(push, PerIteration::Payloads(pushes.into()));
+        plan.per_iteration
+            .insert(pull, PerIteration::Payloads(pulls.into()));
+    }
     plan.tasks[fwd as usize].deps.push(Dep {
         task: pull,
         back: 1,

@@ -1,0 +1,173 @@
+//! The token model's sizes, iteration by iteration, for the sparse
+//! planner (`super::sparse`).
+//!
+//! A table under the token model ([`crate::workload::Rows::Tokens`]) has
+//! each GPU draw its batch's words every iteration
+//! ([`crate::workload::tokens::TokenModel::rows`], keyed by the scenario's
+//! seed, the layer, the GPU and the iteration). From each iteration's
+//! distinct rows per GPU this module sizes what the sparse methods move:
+//! every GPU's block of an AllGather, every pair's block of EmbRace's
+//! AlltoAlls, and for the parameter servers the rows each worker
+//! exchanges with each server and the elements each partition aggregates.
+//! GPU (rank) g draws as GPU g; the draws do not depend on the method.
+//!
+//! Rows go to partitions as TensorFlow's `embedding_lookup` sends them by
+//! default (`partition_strategy = "mod"`): row r to partition r mod P,
+//! and partition k to server k mod S (round-robin, as
+//! `super::sparse` places them), server j on machine j mod M. With words
+//! numbered by frequency (the token model's row k is the (k+1)-th most
+//! frequent word) "mod" spreads the frequent words over the partitions.
+
+use super::super::TrainConfig;
+use crate::workload::tokens::TokenModel;
+
+/// Each iteration's distinct rows per GPU, for iterations
+/// `0..warmup + measured`, mapped by `f` as they are drawn (so that only
+/// one iteration's rows are held at a time).
+pub(super) fn each_iteration<T>(
+    cfg: &TrainConfig,
+    table: u32,
+    tm: &TokenModel,
+    mut f: impl FnMut(&[Vec<u64>]) -> T,
+) -> Vec<T> {
+    let gpus = cfg.cluster.gpus();
+    let iters = (cfg.warmup_iterations + cfg.iterations).max(1);
+    (0..iters)
+        .map(|it| {
+            let rows: Vec<Vec<u64>> = (0..gpus).map(|g| tm.rows(cfg.seed, table, g, it)).collect();
+            f(&rows)
+        })
+        .collect()
+}
+
+/// The distinct rows of several sorted row lists together, sorted.
+pub(super) fn union(lists: &[Vec<u64>]) -> Vec<u64> {
+    let mut all: Vec<u64> = lists.iter().flatten().copied().collect();
+    // stable sort: it merges the sorted runs rather than starting over
+    all.sort();
+    all.dedup();
+    all
+}
+
+/// What one iteration of a parameter-server table amounts to.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct PsIteration {
+    /// Rows worker w pushes to server j, at `w·servers + j`.
+    pub rows: Vec<u64>,
+    /// Rows GPU g pulls from server j, at `g·servers + j` (its own: each
+    /// GPU's lookup gathers its rows, aggregated pushes or not).
+    pub gpu_rows: Vec<u64>,
+    /// Elements pushed into each partition (rows × dim, over the workers).
+    pub partition_elements: Vec<u64>,
+    /// With local aggregation: elements each machine's accumulator of
+    /// each partition sums (its GPUs' rows × dim), at `node·P + k`.
+    pub local_elements: Vec<u64>,
+}
+
+/// Sizes one iteration of a parameter-server table of `dim` columns split
+/// into `parts` partitions on `servers` servers, from each GPU's `rows`;
+/// the workers are the GPUs, or with `local` each machine of
+/// `gpus_per_node` GPUs (pushing the union of its GPUs' rows).
+pub(super) fn ps_iteration(
+    rows: &[Vec<u64>],
+    dim: u64,
+    parts: u32,
+    servers: u32,
+    gpus_per_node: u32,
+    local: bool,
+) -> PsIteration {
+    let (p, s) = (parts as u64, servers as usize);
+    let workers: Vec<Vec<u64>> = if local {
+        rows.chunks(gpus_per_node.max(1) as usize)
+            .map(union)
+            .collect()
+    } else {
+        rows.to_vec()
+    };
+    // row r: partition r mod P, on server (r mod P) mod S
+    let server_of: Vec<usize> = (0..p).map(|k| (k % servers as u64) as usize).collect();
+    let mut gpu_rows = vec![0; rows.len() * s];
+    let mut out = PsIteration {
+        rows: vec![0; workers.len() * s],
+        gpu_rows: Vec::new(),
+        partition_elements: vec![0; parts as usize],
+        local_elements: Vec::new(),
+    };
+    if local {
+        out.local_elements = vec![0; workers.len() * parts as usize];
+    }
+    let per_node = gpus_per_node.max(1) as usize;
+    for (g, list) in rows.iter().enumerate() {
+        for &r in list {
+            let k = (r % p) as usize;
+            gpu_rows[g * s + server_of[k]] += 1;
+            if local {
+                out.local_elements[(g / per_node) * parts as usize + k] += dim;
+            }
+        }
+    }
+    out.gpu_rows = gpu_rows;
+    for (w, list) in workers.iter().enumerate() {
+        for &r in list {
+            let k = (r % p) as usize;
+            out.rows[w * s + server_of[k]] += 1;
+            out.partition_elements[k] += dim;
+        }
+    }
+    out
+}
+
+/// Spreads per-partition work over hosts and runs every host's i-th
+/// largest piece as CPU task i: the duration of task i is the largest
+/// i-th piece over the hosts (the representative host does as much as the
+/// busiest; the pull waits for the last). `pieces` gives each host's
+/// pieces; the result has as many tasks as the host with the most.
+pub(super) fn envelope(pieces: &[Vec<u64>]) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for host in pieces {
+        let mut sorted = host.clone();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        if out.len() < sorted.len() {
+            out.resize(sorted.len(), 0);
+        }
+        for (i, v) in sorted.into_iter().enumerate() {
+            out[i] = out[i].max(v);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows go to partition r mod P and server (r mod P) mod S; with local
+    /// aggregation a machine pushes its GPUs' union, while its
+    /// accumulators sum every GPU's rows.
+    #[test]
+    fn ps_rows_follow_the_mod_strategy() {
+        // 2 machines × 2 GPUs, 4 partitions on 2 servers, 3 columns
+        let rows = vec![vec![0, 1, 5], vec![1, 2], vec![3], vec![3, 4, 7]];
+        let naive = ps_iteration(&rows, 3, 4, 2, 2, false);
+        // GPU 0: rows 0 (k0, s0), 1 (k1, s1), 5 (k1, s1)
+        assert_eq!(naive.rows, [1, 2, 1, 1, 0, 1, 1, 2]);
+        assert_eq!(naive.gpu_rows, naive.rows);
+        // partition k: rows ≡ k mod 4 over the GPUs, × 3 columns
+        assert_eq!(naive.partition_elements, [2 * 3, 3 * 3, 3, 3 * 3]);
+        assert!(naive.local_elements.is_empty());
+        let local = ps_iteration(&rows, 3, 4, 2, 2, true);
+        // machine 0 pushes {0, 1, 2, 5}, machine 1 {3, 4, 7}
+        assert_eq!(local.rows, [2, 2, 1, 2]);
+        // each GPU still pulls its own rows
+        assert_eq!(local.gpu_rows, naive.rows);
+        assert_eq!(local.partition_elements, [2 * 3, 2 * 3, 3, 2 * 3]);
+        // machine 0's accumulators: k0 {0}, k1 {1, 5, 1}, k2 {2}
+        assert_eq!(local.local_elements, [3, 9, 3, 0, 3, 0, 0, 9]);
+    }
+
+    #[test]
+    fn the_envelope_takes_each_rank_of_the_busiest_host() {
+        assert_eq!(envelope(&[vec![1, 5, 3], vec![4, 4]]), [5, 4, 1]);
+        assert!(envelope(&[]).is_empty());
+    }
+}
