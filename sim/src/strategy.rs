@@ -113,6 +113,9 @@ pub struct Strategy {
     pub sparse: Option<SparseMethod>,
     /// Partitions of each sparse variable on the servers (sparse PS).
     pub ps_partitions: Partitions,
+    /// EmbRace's vertical sparse scheduling (sparse AlltoAll): coalesced
+    /// gradients, sent as prior rows (the next batch's) and delayed rows.
+    pub vertical_scheduling: bool,
 }
 
 impl Default for Strategy {
@@ -126,6 +129,7 @@ impl Default for Strategy {
             ps_servers: 0,
             sparse: None,
             ps_partitions: Partitions::PerServer,
+            vertical_scheduling: false,
         }
     }
 }

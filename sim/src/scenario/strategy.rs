@@ -127,7 +127,17 @@ pub(super) fn validate_strategy(
             ));
         }
     };
+    if s.vertical_scheduling.is_some() && sparse != Some(SparseMethod::AllToAll) {
+        return Err(invalid(
+            "strategy.vertical_scheduling",
+            format!(
+                "means nothing here: EmbRace's vertical scheduling splits the gradients of its AlltoAll into prior and delayed rows, and the sparse method is `{}` (set `sparse = \"alltoall\"`, or remove the key)",
+                sparse.map_or("none", |m| m.name())
+            ),
+        ));
+    }
     Ok(Strategy {
+        vertical_scheduling: s.vertical_scheduling.unwrap_or(false),
         ps_partitions,
         sparse,
         dense,
@@ -146,7 +156,6 @@ pub(super) fn validate_strategy(
 /// is the default and means what it says.
 fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
     const COMPRESSION: &str = "arrives with the compression issue";
-    const SPARSE: &str = "arrives with a later part of the sparse-methods issue";
     // the keys about embeddings, for a model that has none
     let about_embeddings = [
         (
@@ -198,11 +207,6 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
             "strategy.mp_sparsity",
             s.mp_sparsity.is_some(),
             format!("DCT-MP (model-parallel stages with activation masks) {COMPRESSION}"),
-        ),
-        (
-            "strategy.vertical_scheduling",
-            s.vertical_scheduling.is_some(),
-            format!("EmbRace's vertical scheduling (prior and delayed rows) {SPARSE}"),
         ),
     ];
     match inert.into_iter().find(|(_, given, _)| *given) {
@@ -257,32 +261,14 @@ backward = "10ms"
                 "density = 0.01",
                 "strategy.density",
                 "--op topk|gtopk --density",
-                false,
             ),
-            ("density = 1.5", "strategy.density", "Top-k/gTop-k", false),
-            (
-                "dct_sparsity = 0.95",
-                "strategy.dct_sparsity",
-                "DCT-DP",
-                false,
-            ),
-            (
-                "dct_lifespan = 1000",
-                "strategy.dct_lifespan",
-                "DCT-DP",
-                false,
-            ),
-            ("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP", false),
-            (
-                "vertical_scheduling = false",
-                "strategy.vertical_scheduling",
-                "EmbRace",
-                true,
-            ),
+            ("density = 1.5", "strategy.density", "Top-k/gTop-k"),
+            ("dct_sparsity = 0.95", "strategy.dct_sparsity", "DCT-DP"),
+            ("dct_lifespan = 1000", "strategy.dct_lifespan", "DCT-DP"),
+            ("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP"),
         ];
-        for (set, key, why, sparse) in cases {
-            let base = if sparse { SPARSE } else { GOOD };
-            let text = format!("{base}[strategy]\nschedule = \"fifo\"\n{set}\n");
+        for (set, key, why) in cases {
+            let text = format!("{GOOD}[strategy]\nschedule = \"fifo\"\n{set}\n");
             let e = err(&text);
             assert_eq!(e.key.as_deref(), Some(key), "{e}");
             assert_eq!(e.line, Some(line(&text, set)), "{e}");
@@ -309,6 +295,35 @@ backward = "10ms"
             assert!(e.message.contains("means nothing here"), "{e}");
             assert!(e.message.contains("[model.layers.embedding]"), "{e}");
         }
+    }
+
+    /// Vertical scheduling splits EmbRace's AlltoAll of gradients: with any
+    /// other sparse method it means nothing, and says which is set.
+    #[test]
+    fn vertical_scheduling_needs_the_alltoall() {
+        for (method, name) in [
+            ("sparse = \"allgather\"\n", "allgather"),
+            ("sparse = \"ps\"\n", "ps"),
+            ("", "allgather"),
+        ] {
+            let text = format!("{SPARSE}[strategy]\n{method}vertical_scheduling = true\n");
+            let e = err(&text);
+            assert_eq!(
+                e.key.as_deref(),
+                Some("strategy.vertical_scheduling"),
+                "{e}"
+            );
+            assert_eq!(e.line, Some(line(&text, "vertical_scheduling")), "{e}");
+            assert!(e.message.contains("means nothing here"), "{e}");
+            assert!(e.message.contains(&format!("`{name}`")), "{e}");
+        }
+        let p = super::super::load_str(
+            &format!("{SPARSE}[strategy]\nsparse = \"alltoall\"\nvertical_scheduling = true\n"),
+            "f.toml",
+            "f",
+        )
+        .unwrap();
+        assert!(p[0].config.strategy.vertical_scheduling);
     }
 
     /// With an embedding, `sparse` defaults by the dense method (PS for

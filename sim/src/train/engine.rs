@@ -399,9 +399,11 @@ impl Engine<'_> {
                 return;
             }
         }
-        let Work::Compute { duration, .. } = self.plan.tasks[task as usize].work else {
-            unreachable!("stream order holds compute tasks")
-        };
+        debug_assert!(
+            matches!(self.plan.tasks[task as usize].work, Work::Compute { .. }),
+            "stream order holds compute tasks"
+        );
+        let duration = self.plan.duration(task, s.iter);
         let d = if self.jitter.is_none() {
             duration
         } else {

@@ -163,7 +163,8 @@ pub struct Plan {
 pub enum PerIteration {
     /// A communication task's payloads.
     Payloads(Arc<[Payload]>),
-    /// A CPU task's durations on one core.
+    /// A CPU task's durations on one core, or a compute task's at
+    /// nominal speed.
     Durations(Arc<[SimTime]>),
 }
 
@@ -195,17 +196,18 @@ impl Plan {
         }
     }
 
-    /// How long CPU task `t` runs in iteration `iter`.
+    /// How long CPU or compute task `t` runs in iteration `iter` (a
+    /// compute task at nominal speed).
     ///
     /// # Panics
-    /// If `t` is not a CPU task.
+    /// If `t` is a communication task.
     pub fn duration(&self, t: TaskId, iter: u32) -> SimTime {
         if let Some(PerIteration::Durations(d)) = self.per_iteration.get(&t) {
             return d[iter as usize % d.len()];
         }
         match self.tasks[t as usize].work {
-            Work::Cpu { duration } => duration,
-            _ => panic!("task {t} is not a CPU task"),
+            Work::Cpu { duration } | Work::Compute { duration, .. } => duration,
+            Work::Comm { .. } => panic!("task {t} is a communication task"),
         }
     }
 

@@ -9,6 +9,7 @@
 //! backward (backward ≈ 2 × forward), and scales linearly with the batch.
 //! Sources and the limits of this model are in `docs/models.md`.
 
+pub mod gpus;
 pub mod preset_data;
 pub mod sparse;
 pub mod tokens;

@@ -93,6 +93,17 @@ impl Embedding {
         }
     }
 
+    /// Rows each GPU's batch looks up per iteration, one per token under
+    /// the token model (duplicates included: a lookup returns a row per
+    /// token, an uncoalesced gradient holds one), its distinct rows under
+    /// the density model.
+    pub fn lookups_per_gpu(&self) -> u64 {
+        match self.rows {
+            Rows::Density(_) => self.rows_per_gpu(),
+            Rows::Tokens { tokens, .. } => tokens,
+        }
+    }
+
     /// The table's token model, if its rows are drawn.
     pub fn token_model(&self) -> Option<super::tokens::TokenModel> {
         match self.rows {

@@ -40,6 +40,42 @@ pub(super) fn each_iteration<T>(
         .collect()
 }
 
+/// As [`each_iteration`], `f` seeing each iteration's rows beside the
+/// next iteration's (EmbRace's prefetched next batch).
+pub(super) fn each_iteration_and_next<T>(
+    cfg: &TrainConfig,
+    table: u32,
+    tm: &TokenModel,
+    mut f: impl FnMut(&[Vec<u64>], &[Vec<u64>]) -> T,
+) -> Vec<T> {
+    let gpus = cfg.cluster.gpus();
+    let iters = (cfg.warmup_iterations + cfg.iterations).max(1);
+    let draw =
+        |it: u32| -> Vec<Vec<u64>> { (0..gpus).map(|g| tm.rows(cfg.seed, table, g, it)).collect() };
+    let mut this = draw(0);
+    let mut out = Vec::with_capacity(iters as usize);
+    for it in 0..iters {
+        let next = draw(it + 1);
+        out.push(f(&this, &next));
+        this = next;
+    }
+    out
+}
+
+/// EmbRace's Algorithm 1 (lines 3–5) for every GPU: of its distinct rows
+/// `this[g]`, how many the next batch of any GPU touches (`i_prior` = D_u
+/// ∩ D_next, D_next gathered over the GPUs); the rest are delayed.
+pub(super) fn prior_rows(this: &[Vec<u64>], next: &[Vec<u64>]) -> Vec<u64> {
+    let wanted = union(next);
+    this.iter()
+        .map(|rows| {
+            rows.iter()
+                .filter(|r| wanted.binary_search(r).is_ok())
+                .count() as u64
+        })
+        .collect()
+}
+
 /// The distinct rows of several sorted row lists together, sorted.
 pub(super) fn union(lists: &[Vec<u64>]) -> Vec<u64> {
     let mut all: Vec<u64> = lists.iter().flatten().copied().collect();
@@ -163,6 +199,16 @@ mod tests {
         assert_eq!(local.partition_elements, [2 * 3, 2 * 3, 3, 2 * 3]);
         // machine 0's accumulators: k0 {0}, k1 {1, 5, 1}, k2 {2}
         assert_eq!(local.local_elements, [3, 9, 3, 0, 3, 0, 0, 9]);
+    }
+
+    /// A row is prior when any GPU's next batch touches it.
+    #[test]
+    fn prior_rows_are_those_the_next_batches_touch() {
+        let this = vec![vec![1, 4, 9], vec![2, 3]];
+        let next = vec![vec![9, 10], vec![1, 3]];
+        // GPU 0: 1 and 9 are wanted again; GPU 1: 3
+        assert_eq!(prior_rows(&this, &next), [2, 1]);
+        assert_eq!(prior_rows(&this, &[vec![], vec![]]), [0, 0]);
     }
 
     #[test]

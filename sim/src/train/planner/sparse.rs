@@ -48,7 +48,11 @@
 //!   ahead of the gradients the last iteration still has queued
 //!   ([`Task::lead`]): EmbRace's horizontal scheduling (§4.2.1), which
 //!   puts the embedding's forward communication before the encoder
-//!   blocks', since the next forward pass needs it first.
+//!   blocks', since the next forward pass needs it first. Under the
+//!   token model both AlltoAlls carry a row per token (lookup results
+//!   per token, gradients uncoalesced); with `vertical_scheduling` the
+//!   gradients are
+//!   coalesced by a kernel and sent as prior and delayed rows (§4.2.2).
 //!
 //! Channels: the sparse tasks share the dense method's channel when both
 //! run through the same library (an AllReduce, AllGather or AlltoAll
@@ -60,7 +64,7 @@
 
 use super::super::TrainConfig;
 use super::super::task::{
-    ChannelId, ChannelSpec, Dep, Label, PerIteration, Plan, Task, TaskId, Work,
+    ChannelId, ChannelSpec, ComputeKind, Dep, Label, PerIteration, Plan, Task, TaskId, Work,
 };
 use super::draws;
 use crate::collective::{Algo, Collective, Op, Payload};
@@ -174,75 +178,7 @@ pub fn add(
                 continue;
             }
             SparseMethod::AllToAll => {
-                let c = Collective::new(Op::AllToAll);
-                let payload = Payload::Uniform(message_bytes(e, method, n, p) as f64);
-                // under the token model, GPU i's rows in GPU j's ⌈dim/N⌉
-                // columns: the lookup sends them j → i, the gradient i → j
-                let pairs = e.token_model().map(|tm| {
-                    let block =
-                        e.value_bytes(1, p) as f64 / e.dim as f64 * e.dim.div_ceil(n as u64) as f64;
-                    let nn = n as usize;
-                    let both = draws::each_iteration(cfg, l, &tm, |rows| {
-                        let mut lookup = vec![0.0; nn * nn];
-                        let mut grad = vec![0.0; nn * nn];
-                        for (i, r) in rows.iter().enumerate() {
-                            let b = r.len() as f64 * block;
-                            for j in (0..nn).filter(|&j| j != i) {
-                                lookup[j * nn + i] = b;
-                                grad[i * nn + j] = b;
-                            }
-                        }
-                        (
-                            Payload::PerPair(lookup.into()),
-                            Payload::PerPair(grad.into()),
-                        )
-                    });
-                    let (lookup, grad): (Vec<Payload>, Vec<Payload>) = both.into_iter().unzip();
-                    (lookup, grad)
-                });
-                // lookup results to their GPUs; whatever the stream runs
-                // after the lookup waits for them
-                let lookup = plan.tasks.len() as TaskId;
-                plan.tasks.push(Task {
-                    // horizontal scheduling (EmbRace §4.2.1): the next
-                    // forward pass needs it first
-                    lead: true,
-                    ..sync(
-                        format!("{name} lookup alltoall"),
-                        c,
-                        pairs
-                            .as_ref()
-                            .map_or_else(|| payload.clone(), |(lk, _)| lk[0].clone()),
-                        fwd(l),
-                    )
-                });
-                let next = if l + 1 < layers.len() as u32 {
-                    fwd(l + 1)
-                } else {
-                    bwd(l)
-                };
-                plan.tasks[next as usize].deps.push(Dep {
-                    task: lookup,
-                    back: 0,
-                });
-                // gradients to the columns' owners, before the next lookup
-                let grads = plan.tasks.len() as TaskId;
-                plan.tasks.push(sync(
-                    format!("{name} gradient alltoall"),
-                    c,
-                    pairs.as_ref().map_or(payload, |(_, g)| g[0].clone()),
-                    bwd(l),
-                ));
-                if let Some((lk, g)) = pairs {
-                    plan.per_iteration
-                        .insert(lookup, PerIteration::Payloads(lk.into()));
-                    plan.per_iteration
-                        .insert(grads, PerIteration::Payloads(g.into()));
-                }
-                plan.tasks[fwd(l) as usize].deps.push(Dep {
-                    task: grads,
-                    back: 1,
-                });
+                alltoall_tasks(cfg, plan, channel, l, e, &fwd, &bwd);
                 continue;
             }
         };
@@ -257,6 +193,214 @@ pub fn add(
             .deps
             .push(Dep { task: s, back: 1 });
     }
+}
+
+/// EmbRace's AlltoAll of table `e` (layer `l`): the lookup results to
+/// their GPUs after the table's forward pass (what the stream runs next
+/// waits for them), and the gradients to the columns' owners after its
+/// backward pass, before the next iteration's lookup. Each moves, per
+/// pair, one GPU's rows in the other's ⌈dim/N⌉ columns: under the token
+/// model every token's row (the lookup returns a row per token, §4.1.1;
+/// the gradient leaves uncoalesced, as PyTorch's sparse gradients do,
+/// Table 3's "original" size). With `vertical_scheduling` (§4.2.2,
+/// Algorithm 1) a kernel after the last backward pass coalesces each
+/// GPU's gradient and splits it: the rows any GPU's next batch touches
+/// (prior, highest priority; the next lookup waits for them) and the
+/// rest (delayed, lowest priority; the next iteration's backward pass,
+/// which applies the update, waits for them).
+fn alltoall_tasks(
+    cfg: &TrainConfig,
+    plan: &mut Plan,
+    channel: ChannelId,
+    l: u32,
+    e: &Embedding,
+    fwd: &impl Fn(u32) -> TaskId,
+    bwd: &impl Fn(u32) -> TaskId,
+) {
+    let layers = &cfg.model.layers;
+    let name = &layers[l as usize].name;
+    let n = cfg.cluster.gpus();
+    let p = cfg.model.gradient_precision;
+    let c = Collective::new(Op::AllToAll);
+    let comm = |label: String, payload: Payload, after: TaskId, priority: u64| Task {
+        label: Label::Named(label),
+        layer: Some(l),
+        work: Work::Comm {
+            channel,
+            collective: c,
+            payload,
+        },
+        deps: vec![Dep {
+            task: after,
+            back: 0,
+        }],
+        priority,
+        lead: false,
+    };
+    let payload = Payload::Uniform(message_bytes(e, SparseMethod::AllToAll, n, p) as f64);
+    // lookup results to their GPUs; whatever the stream runs after the
+    // lookup waits for them. Horizontal scheduling (§4.2.1): the next
+    // forward pass needs them first.
+    let lookup = plan.tasks.len() as TaskId;
+    plan.tasks.push(Task {
+        lead: true,
+        ..comm(
+            format!("{name} lookup alltoall"),
+            payload.clone(),
+            fwd(l),
+            l as u64,
+        )
+    });
+    let next = if l + 1 < layers.len() as u32 {
+        fwd(l + 1)
+    } else {
+        bwd(l)
+    };
+    plan.tasks[next as usize].deps.push(Dep {
+        task: lookup,
+        back: 0,
+    });
+    if !cfg.strategy.vertical_scheduling {
+        let grads = plan.tasks.len() as TaskId;
+        plan.tasks.push(comm(
+            format!("{name} gradient alltoall"),
+            payload,
+            bwd(l),
+            l as u64,
+        ));
+        plan.tasks[fwd(l) as usize].deps.push(Dep {
+            task: grads,
+            back: 1,
+        });
+        return;
+    }
+    // vertical scheduling: per iteration, each GPU's coalesced rows and
+    // how many of them are prior
+    let nn = n as usize;
+    let block = e.value_bytes(1, p) as f64 / e.dim as f64 * e.dim.div_ceil(n as u64) as f64;
+    let bw = crate::workload::gpus::memory_bandwidth(&cfg.model.gpu);
+    let split: Vec<(Vec<u64>, Vec<u64>)> = match e.token_model() {
+        Some(tm) => draws::each_iteration_and_next(cfg, l, &tm, |this, next| {
+            (
+                this.iter().map(|r| r.len() as u64).collect(),
+                draws::prior_rows(this, next),
+            )
+        }),
+        None => {
+            // density α: a row of a GPU's is in some GPU's next batch
+            // with probability 1 − (1 − α)^N (uniform, independent draws)
+            let r = e.rows_per_gpu();
+            let a = r as f64 / e.vocab as f64;
+            let prior = (r as f64 * (1.0 - (1.0 - a).powi(n as i32))).round() as u64;
+            vec![(vec![r; nn], vec![prior.min(r); nn])]
+        }
+    };
+    let tokens = e.lookups_per_gpu();
+    let kernel: Vec<SimTime> = split
+        .iter()
+        .map(|(unique, _)| {
+            let u = unique.iter().copied().max().unwrap_or(0);
+            SimTime::from_secs(vertical_kernel_s(tokens, u, e.dim, p.bytes(), bw))
+        })
+        .collect();
+    let per_pair = |rows: &[u64]| {
+        let mut m = vec![0.0; nn * nn];
+        for (i, &r) in rows.iter().enumerate() {
+            for j in (0..nn).filter(|&j| j != i) {
+                m[i * nn + j] = r as f64 * block;
+            }
+        }
+        Payload::PerPair(m.into())
+    };
+    let (prior, delayed): (Vec<Payload>, Vec<Payload>) = split
+        .iter()
+        .map(|(unique, prior)| {
+            let delayed: Vec<u64> = unique.iter().zip(prior).map(|(u, p)| u - p).collect();
+            (per_pair(prior), per_pair(&delayed))
+        })
+        .unzip();
+    // the kernel runs after the last backward pass (EmbRace registers it
+    // on the last BP's hook, §5.1): last in stream order
+    let v = plan.tasks.len() as TaskId;
+    plan.tasks.push(Task {
+        label: Label::Named(format!("{name} vertical scheduling")),
+        layer: Some(l),
+        work: Work::Compute {
+            kind: ComputeKind::Kernel,
+            duration: kernel[0],
+        },
+        deps: vec![Dep {
+            task: bwd(l),
+            back: 0,
+        }],
+        priority: l as u64,
+        lead: false,
+    });
+    let first = plan.tasks.len() as TaskId;
+    plan.tasks.push(comm(
+        format!("{name} prior gradient alltoall"),
+        prior[0].clone(),
+        v,
+        0,
+    ));
+    plan.tasks.push(comm(
+        format!("{name} delayed gradient alltoall"),
+        delayed[0].clone(),
+        v,
+        u64::MAX,
+    ));
+    if kernel.len() > 1 {
+        plan.per_iteration
+            .insert(v, PerIteration::Durations(kernel.into()));
+        plan.per_iteration
+            .insert(first, PerIteration::Payloads(prior.into()));
+        plan.per_iteration
+            .insert(first + 1, PerIteration::Payloads(delayed.into()));
+    }
+    plan.tasks[fwd(l) as usize].deps.push(Dep {
+        task: first,
+        back: 1,
+    });
+    plan.tasks[bwd(l) as usize].deps.push(Dep {
+        task: first + 1,
+        back: 1,
+    });
+}
+
+/// CPU seconds PyTorch spends dispatching one operator on CUDA tensors,
+/// the GPU idle meanwhile when nothing is queued: 3.4 µs, PyTorch's
+/// operator micro-benchmarks for `split` on CUDA, which launches no
+/// kernel of its own (3.33–3.42 µs, pytorch/pytorch PR #32194, 2020).
+pub const TORCH_OP_S: f64 = 3.4e-6;
+
+/// Seconds of one device-to-host copy of an output's size, which an
+/// operator whose output size depends on the data (unique, coalesce,
+/// masked select) waits for: 7 µs, the upper end of the 5–7 µs per-call
+/// overhead of `cudaMemcpyAsync` measured by Wu et al. (DualPath,
+/// arXiv 2602.21548, §5.2).
+pub const D2H_SYNC_S: f64 = 7e-6;
+
+/// PyTorch operators of EmbRace's Algorithm 1 as dtsim counts them:
+/// coalesce, unique, the intersection with the next batch (isin), the two
+/// masked selects that make i_prior and i_delayed, the two searches of
+/// their positions in the coalesced gradient and the two index selects.
+pub const VERTICAL_OPS: u32 = 9;
+
+/// Of those, the operators whose output size the host must read: coalesce,
+/// unique and the two masked selects.
+pub const VERTICAL_SYNCS: u32 = 4;
+
+/// Seconds of EmbRace's vertical-scheduling kernel on one GPU holding
+/// `tokens` gradient rows of `dim` values of `bytes` bytes that coalesce
+/// into `unique` rows, with memory bandwidth `bw` bytes/s: its operators'
+/// dispatch and synchronisations, and its memory traffic (the coalesce
+/// reads every token's row and writes the unique rows; the two index
+/// selects read and write the unique rows again): (tokens + 3·unique) ×
+/// dim × bytes at `bw`.
+pub fn vertical_kernel_s(tokens: u64, unique: u64, dim: u64, bytes: u64, bw: f64) -> f64 {
+    VERTICAL_OPS as f64 * TORCH_OP_S
+        + VERTICAL_SYNCS as f64 * D2H_SYNC_S
+        + (tokens + 3 * unique) as f64 * (dim * bytes) as f64 / bw
 }
 
 /// CPU seconds a parameter server spends per element of a pushed sparse
@@ -546,6 +690,6 @@ pub fn message_bytes(e: &Embedding, method: SparseMethod, gpus: u32, p: Precisio
         SparseMethod::AllReduce => e.dense_bytes(p),
         SparseMethod::AllGather => n.saturating_mul(e.sparse_bytes(r, p)),
         SparseMethod::Ps => e.sparse_bytes(r, p),
-        SparseMethod::AllToAll => r * e.dim.div_ceil(n) * n * p.bytes(),
+        SparseMethod::AllToAll => e.lookups_per_gpu() * e.dim.div_ceil(n) * n * p.bytes(),
     }
 }
