@@ -64,10 +64,13 @@ def pool_out(h, w, k, stride, pad=0):
 
 
 class Entry:
-    def __init__(self, name, params, macs, act, emb=None):
+    def __init__(self, name, params, macs, act, emb=None, tok=None):
         self.name, self.params, self.macs, self.act = name, params, macs, act
         # (vocab, dim) of the entry's embedding table (a sparse variable), or None
         self.emb = emb
+        # the table's token model: (rows looked up per sample, rows per batch besides), a
+        # row per token, duplicates included (docs/models.md §6.2)
+        self.tok = tok
 
 
 # --------------------------------------------------------------------------------------
@@ -356,9 +359,10 @@ def lm():
     v, e, h, p, t, sampled = 793_470, 512, 2048, 512, 20, 8192
     cell = 4 * h * (e + p) + 4 * h + h * p  # gates over [input 512, projected state 512], bias, projection
     return [
-        Entry("embedding", 0, 0, t * e, emb=(v, e)),
+        Entry("embedding", 0, 0, t * e, emb=(v, e), tok=(t, 0)),
         Entry("lstm", cell, t * (4 * h * (e + p) + h * p), t * p),
-        Entry("softmax", 0, t * p * (sampled + 1), t * (sampled + 1), emb=(v, p + 1)),
+        # the targets' rows and the batch's sampled classes
+        Entry("softmax", 0, t * p * (sampled + 1), t * (sampled + 1), emb=(v, p + 1), tok=(t, sampled)),
     ]
 
 
@@ -395,7 +399,8 @@ def nmt():
         if i == len(raw) - 1:
             scaled = NMT_DENSE - kept  # the rounding's remainder on the last block
         kept += scaled
-        out.append(Entry(name, scaled, round(macs * w), round(w * d) if name != "projection" else round(w * v), emb=emb))
+        out.append(Entry(name, scaled, round(macs * w), round(w * d) if name != "projection" else round(w * v), emb=emb,
+                         tok=None if emb is None else (tokens_per_sample("nmt", v, 128), 0)))
     return out
 
 
@@ -419,7 +424,8 @@ def gnmt8():
         ("decoder_l2_l4", 3 * lstm_pt(2 * d, d), 3 * lstm_macs(2 * d, d), None),
         ("classifier", d * v + v, d * v, None),
     ]
-    return [Entry(n, p, round(m * w), round(w * (v if n == "classifier" else d)), emb=e) for n, p, m, e in blocks]
+    tok = (tokens_per_sample("gnmt8", v, 128), 0)
+    return [Entry(n, p, round(m * w), round(w * (v if n == "classifier" else d)), emb=e, tok=e and tok) for n, p, m, e in blocks]
 
 
 TRANSFORMER_VOCAB = 33_712  # NVIDIA DLE Transformer: shared BPE vocabulary of 33,708, padded to a multiple of 8
@@ -436,9 +442,10 @@ def transformer():
     ffn = 2 * d * ff + d + ff
     enc_layer = attn + ffn + 2 * 2 * d
     dec_layer = 2 * attn + ffn + 3 * 2 * d
-    out = [Entry("encoder_embedding", 0, 0, d, emb=(v, d))]
+    tok = (tokens_per_sample("transformer", v, 5120), 0)
+    out = [Entry("encoder_embedding", 0, 0, d, emb=(v, d), tok=tok)]
     out += [Entry("encoder.%d" % i, enc_layer, 4 * d * d + 2 * d * ff, d) for i in range(6)]
-    out.append(Entry("decoder_embedding", 0, 0, d, emb=(v, d)))
+    out.append(Entry("decoder_embedding", 0, 0, d, emb=(v, d), tok=tok))
     out += [Entry("decoder.%d" % i, dec_layer, 8 * d * d + 2 * d * ff, d) for i in range(6)]
     out.append(Entry("projection", d * v, d * v, v))
     return out
@@ -454,7 +461,9 @@ def bert_base():
     token-type embeddings and the embedding LayerNorm are dense. A sample is one sequence."""
     d, ff, v, s = 768, 3072, 30_522, BERT_SEQ
     layer = 4 * (d * d + d) + 2 * d * ff + d + ff + 2 * 2 * d
-    out = [Entry("embeddings", 512 * d + 2 * d + 2 * d, 0, s * d, emb=(v, d))]
+    # a row per token of the padded sequence (EmbRace's density agrees: 0.403 x 30,522 / 32
+    # = 384.4)
+    out = [Entry("embeddings", 512 * d + 2 * d + 2 * d, 0, s * d, emb=(v, d), tok=(s, 0))]
     out += [Entry("layer.%d" % i, layer, s * (4 * d * d + 2 * d * ff), s * d) for i in range(12)]
     out.append(Entry("pooler_qa", d * d + d + 2 * d + 2, d * d + s * 2 * d, s * 2))
     return out
@@ -481,6 +490,14 @@ NLP_PUBLISHED = {
 }
 
 
+def tokens_per_sample(name, vocab, batch):
+    """Rows a sample looks up in each table, from the paper's density at its batch: the
+    papers' densities count a row per token (Parallax's LM: its 2,560 input tokens and the
+    softmax's 2,560 targets and 8,192 samples give its alpha_model; EmbRace's BERT-base:
+    0.403 x 30,522 = 12,300 rows against 32 x 384 = 12,288 tokens)."""
+    return NLP_META[name]["density"] * vocab / batch
+
+
 def check_nlp(name, entries):
     dense = sum(e.params for e in entries)
     sparse = sum(e.emb[0] * e.emb[1] for e in entries if e.emb)
@@ -492,6 +509,15 @@ def check_nlp(name, entries):
     else:
         got = [(mib(dense + sparse), pub["model"]), (mib(sparse), pub["emb"])]
         ok = all(round(g, 1) == w or abs(g - w) <= pub["tol"] * w for g, w in got)
+    if name == "lm":
+        # the LM's tokens (20 a sequence; the softmax's 8,192 samples) at Parallax's batch of
+        # 128 must give its alpha_model, 8.4E-3 to two digits: the tokens are not derived
+        # from it
+        rows = sum((128 * e.tok[0] + e.tok[1]) * e.emb[1] for e in entries if e.emb)
+        alpha = rows / sparse
+        if round(alpha, 4) != NLP_META["lm"]["density"]:
+            print("FAIL lm: tokens give alpha %.5f against Parallax's %s" % (alpha, NLP_META["lm"]["density"]))
+            ok = False
     if not ok:
         print("FAIL %s: %s against published %s" % (name, [g for g, _ in got], [w for _, w in got]))
     return ok, dense, sparse
@@ -796,6 +822,11 @@ pub struct PresetTable {
     pub vocab: u64,
     /// Values per row.
     pub dim: u64,
+    /// Rows a sample looks up per iteration, a row per token (the token model's tokens per
+    /// batch are `batch x tokens_per_sample + sampled`).
+    pub tokens_per_sample: f64,
+    /// Rows a batch looks up besides its samples' (the LM's sampled softmax classes).
+    pub sampled: u64,
 }
 
 /// A measured single-GPU training throughput of one model on one GPU.
@@ -867,8 +898,8 @@ pub struct PresetModel {
         o.append("/// Totals: %s params, %s forward MACs per sample." % (fmt_int(tp), fmt_int(tm)))
         o.append("const %s_LAYERS: &[PresetLayer] = &[" % const)
         for e in entries:
-            emb = "None" if e.emb is None else "Some(PresetTable { vocab: %s, dim: %s })" % (
-                fmt_int(e.emb[0]), fmt_int(e.emb[1]))
+            emb = "None" if e.emb is None else "Some(PresetTable { vocab: %s, dim: %s, tokens_per_sample: %r, sampled: %s })" % (
+                fmt_int(e.emb[0]), fmt_int(e.emb[1]), float(e.tok[0]), fmt_int(e.tok[1]))
             o.append("    PresetLayer { name: %s, params: %s, fwd_macs: %s, activation_elems: %s, embedding: %s }," % (
                 '"%s"' % e.name, fmt_int(e.params), fmt_int(e.macs), fmt_int(e.act), emb))
         o.append("];")

@@ -217,6 +217,11 @@ pub struct RawModel {
     /// touches per iteration), in (0, 1]; default the preset's own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_density: Option<f64>,
+    /// The token model for a preset's embedding tables: the Zipf exponent
+    /// of the words each GPU's batch draws (its tokens per batch follow
+    /// from `batch_per_gpu` and the preset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_zipf: Option<f64>,
     /// A custom model, in forward order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<RawLayer>,

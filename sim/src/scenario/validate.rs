@@ -149,8 +149,14 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             if let Some(Rows::Tokens { tokens, .. }) = l.embedding.as_ref().map(|e| e.rows) {
                 draws += tokens as u128 * per_run;
                 if draws > limits::MAX_TOKEN_DRAWS as u128 {
+                    // a preset's tokens follow from `embedding_zipf`
+                    let key = if raw.model.preset.is_some() {
+                        "model.embedding_zipf".to_string()
+                    } else {
+                        format!("model.layers[{i}].embedding.tokens_per_batch")
+                    };
                     return Err(invalid(
-                        &format!("model.layers[{i}].embedding.tokens_per_batch"),
+                        &key,
                         format!(
                             "the token model would draw {draws} words in this run ({tokens} a GPU, {} GPUs, {} iterations and the next), more than the {} dtsim draws; use fewer tokens or iterations, or `density`",
                             cluster.gpus(),
@@ -223,6 +229,30 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                     ));
                 }
             };
+            let model = match m.embedding_zipf {
+                None => model,
+                Some(_) if !model.has_sparse() => {
+                    return Err(invalid(
+                        "model.embedding_zipf",
+                        format!("means nothing here: preset `{p}` has no embedding tables"),
+                    ));
+                }
+                Some(_) if m.embedding_density.is_some() => {
+                    return Err(invalid(
+                        "model.embedding_zipf",
+                        "give `embedding_density` (a fixed fraction of the rows) or `embedding_zipf` (rows drawn per iteration), not both",
+                    ));
+                }
+                Some(s) if s.is_finite() && s > 0.0 => model.with_token_model(s),
+                Some(s) => {
+                    return Err(invalid(
+                        "model.embedding_zipf",
+                        format!(
+                            "must be a Zipf exponent > 0 (about 1 for natural language), got {s}"
+                        ),
+                    ));
+                }
+            };
             Ok(Model {
                 compute_jitter,
                 gradient_precision,
@@ -230,11 +260,16 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
             })
         }
         (None, false) => {
-            if m.embedding_density.is_some() {
-                return Err(invalid(
-                    "model.embedding_density",
-                    "means nothing here: it sets a preset's tables' density; give each table its own `density` in `[model.layers.embedding]`",
-                ));
+            for (key, given) in [
+                ("embedding_density", m.embedding_density.is_some()),
+                ("embedding_zipf", m.embedding_zipf.is_some()),
+            ] {
+                if given {
+                    return Err(invalid(
+                        &format!("model.{key}"),
+                        "means nothing here: it sets a preset's tables; give each table its own `density`, or `tokens_per_batch` and `zipf`, in `[model.layers.embedding]`",
+                    ));
+                }
             }
             let mut layers = Vec::with_capacity(m.layers.len());
             for (i, l) in m.layers.iter().enumerate() {
@@ -781,6 +816,78 @@ density = 0.1
             let line = text
                 .lines()
                 .position(|l| l.starts_with("embedding_density"))
+                .map(|i| i + 1);
+            assert_eq!(e.line, line, "{e}");
+        }
+    }
+
+    /// `model.embedding_zipf` puts a preset's tables under the token model,
+    /// each drawing batch × its tokens per sample (+ the LM softmax's 8,192
+    /// sampled classes) per GPU and iteration; it is refused when not > 0,
+    /// beside `embedding_density`, for a preset without tables, for a
+    /// custom model, and when the run would draw too many words, each on
+    /// its line.
+    #[test]
+    fn embedding_zipf_puts_a_presets_tables_under_the_token_model() {
+        use crate::workload::Rows;
+        let lm = "[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\n[model]\npreset = \"lm\"\nbatch_per_gpu = 64\ngpu = \"titan-xp\"\n";
+        let p = &load_str(&format!("{lm}embedding_zipf = 1.1\n"), "f.toml", "f").unwrap()[0];
+        let rows: Vec<Rows> = p
+            .config
+            .model
+            .layers
+            .iter()
+            .filter_map(|l| l.embedding.as_ref().map(|e| e.rows))
+            .collect();
+        // 64 sequences of 20 words; the softmax's targets and samples
+        assert_eq!(
+            rows,
+            [
+                Rows::Tokens {
+                    tokens: 1280,
+                    zipf: 1.1
+                },
+                Rows::Tokens {
+                    tokens: 1280 + 8192,
+                    zipf: 1.1
+                }
+            ]
+        );
+        let bert = format!("{lm}embedding_zipf = 1.0\n")
+            .replace("\"lm\"", "\"bert_base\"")
+            .replace("titan-xp", "rtx3090")
+            .replace("batch_per_gpu = 64", "batch_per_gpu = 32");
+        let p = &load_str(&bert, "f.toml", "f").unwrap()[0];
+        assert!(matches!(
+            p.config.model.layers[0].embedding.as_ref().unwrap().rows,
+            Rows::Tokens { tokens: 12_288, .. }
+        ));
+        for (text, what) in [
+            (format!("{lm}embedding_zipf = 0.0\n"), "> 0"),
+            (format!("{lm}embedding_zipf = -1.0\n"), "> 0"),
+            (
+                format!("{lm}embedding_zipf = 1.0\nembedding_density = 0.1\n"),
+                "not both",
+            ),
+            (
+                format!("{lm}embedding_zipf = 1.0\n").replace("\"lm\"", "\"resnet50\""),
+                "no embedding tables",
+            ),
+            (
+                "[cluster]\nnodes = 2\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\nembedding_zipf = 1.0\n[[model.layers]]\nparams = 10\nforward = \"1ms\"\nbackward = \"1ms\"\n".to_string(),
+                "`tokens_per_batch` and `zipf`",
+            ),
+            (
+                format!("iterations = 200000\n{lm}embedding_zipf = 1.0\n"),
+                "would draw",
+            ),
+        ] {
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("model.embedding_zipf"), "{e}");
+            assert!(e.message.contains(what), "{e}");
+            let line = text
+                .lines()
+                .position(|l| l.starts_with("embedding_zipf"))
                 .map(|i| i + 1);
             assert_eq!(e.line, line, "{e}");
         }

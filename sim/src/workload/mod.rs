@@ -204,6 +204,29 @@ impl Model {
         self
     }
 
+    /// The same preset with every embedding table under the token model
+    /// (`model.embedding_zipf`): each GPU's batch draws
+    /// `batch × tokens_per_sample + sampled` words per table and
+    /// iteration (the preset's figures, docs/models.md §6.2) from a Zipf
+    /// law of exponent `zipf` (the caller checks zipf > 0). A model that is
+    /// not a preset, or a preset without tables, comes back unchanged.
+    pub fn with_token_model(mut self, zipf: f64) -> Model {
+        let Some(p) = all_presets().find(|p| p.name == self.name) else {
+            return self;
+        };
+        let batch = self.batch_per_gpu as f64;
+        for (layer, pl) in self.layers.iter_mut().zip(p.layers) {
+            if let (Some(e), Some(t)) = (layer.embedding.as_mut(), pl.embedding) {
+                let tokens = (batch * t.tokens_per_sample).round() as u64 + t.sampled;
+                e.rows = Rows::Tokens {
+                    tokens: tokens.max(1),
+                    zipf,
+                };
+            }
+        }
+        self
+    }
+
     /// The name of layer `l`, or "layer l" for an index the model does not
     /// have (a task of a plan that belongs to no model layer).
     pub fn layer_name(&self, l: u32) -> String {

@@ -29,6 +29,11 @@ pub struct PresetTable {
     pub vocab: u64,
     /// Values per row.
     pub dim: u64,
+    /// Rows a sample looks up per iteration, a row per token (the token model's tokens per
+    /// batch are `batch x tokens_per_sample + sampled`).
+    pub tokens_per_sample: f64,
+    /// Rows a batch looks up besides its samples' (the LM's sampled softmax classes).
+    pub sampled: u64,
 }
 
 /// A measured single-GPU training throughput of one model on one GPU.
@@ -792,6 +797,8 @@ const LM_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 793_470,
             dim: 512,
+            tokens_per_sample: 20.0,
+            sampled: 0,
         }),
     },
     PresetLayer {
@@ -809,6 +816,8 @@ const LM_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 793_470,
             dim: 513,
+            tokens_per_sample: 20.0,
+            sampled: 8_192,
         }),
     },
 ];
@@ -846,6 +855,8 @@ const NMT_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 36_548,
             dim: 1_024,
+            tokens_per_sample: 26.55440625,
+            sampled: 0,
         }),
     },
     PresetLayer {
@@ -877,6 +888,8 @@ const NMT_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 36_548,
             dim: 1_024,
+            tokens_per_sample: 26.55440625,
+            sampled: 0,
         }),
     },
     PresetLayer {
@@ -921,6 +934,8 @@ const GNMT8_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 32_320,
             dim: 1_024,
+            tokens_per_sample: 26.0075,
+            sampled: 0,
         }),
     },
     PresetLayer {
@@ -952,6 +967,8 @@ const GNMT8_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 32_320,
             dim: 1_024,
+            tokens_per_sample: 26.0075,
+            sampled: 0,
         }),
     },
     PresetLayer {
@@ -1004,6 +1021,8 @@ const TRANSFORMER_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 33_712,
             dim: 1_024,
+            tokens_per_sample: 0.8823062500000001,
+            sampled: 0,
         }),
     },
     PresetLayer {
@@ -1056,6 +1075,8 @@ const TRANSFORMER_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 33_712,
             dim: 1_024,
+            tokens_per_sample: 0.8823062500000001,
+            sampled: 0,
         }),
     },
     PresetLayer {
@@ -1136,6 +1157,8 @@ const BERT_BASE_LAYERS: &[PresetLayer] = &[
         embedding: Some(PresetTable {
             vocab: 30_522,
             dim: 768,
+            tokens_per_sample: 384.0,
+            sampled: 0,
         }),
     },
     PresetLayer {

@@ -58,30 +58,29 @@ pub struct TokenModel {
 }
 
 impl TokenModel {
-    /// The distinct rows GPU `gpu` touches in iteration `iter` of table
-    /// `table`, sorted.
+    /// The rows of the words GPU `gpu`'s batch draws in iteration `iter`
+    /// of table `table`, one per token, duplicates included, in the order
+    /// drawn.
     ///
     /// # Panics
     /// If the model is invalid (scenarios refuse it first).
-    pub fn rows(&self, seed: u64, table: u32, gpu: u32, iter: u32) -> Vec<u64> {
+    pub fn tokens(&self, seed: u64, table: u32, gpu: u32, iter: u32) -> Vec<u64> {
         let zipf = Zipf::new(self.vocab as f64, self.zipf).expect("a valid Zipf law");
         let key = mix(mix(mix(seed ^ 0x746f_6b65_6e73) ^ table as u64) ^ gpu as u64) ^ iter as u64;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(key));
         let vocab = self.vocab;
-        let draws: Vec<u64> = (0..self.tokens)
+        (0..self.tokens)
             .map(|_| {
                 let k: f64 = zipf.sample(&mut rng);
                 (k as u64).clamp(1, vocab) - 1
             })
-            .collect();
-        // a bitmap of the vocabulary where scanning it costs less than
-        // sorting the tokens (a word per 64 rows against log2(tokens)
-        // comparisons per token)
-        distinct(
-            draws,
-            vocab,
-            vocab.div_ceil(64) <= self.tokens.saturating_mul(8),
-        )
+            .collect()
+    }
+
+    /// The distinct rows GPU `gpu` touches in iteration `iter` of table
+    /// `table`, sorted: its [`TokenModel::tokens`] coalesced.
+    pub fn rows(&self, seed: u64, table: u32, gpu: u32, iter: u32) -> Vec<u64> {
+        distinct_rows(self.tokens(seed, table, gpu, iter), self.vocab)
     }
 
     /// The statistics of iterations `0..iters` on `gpus` GPUs of
@@ -130,15 +129,37 @@ impl TokenModel {
     /// Σ_rows 1 − (1 − p_row)^(k·tokens): the closed form the draws are
     /// tested against.
     pub fn expected_distinct(&self, k: u64) -> f64 {
+        self.expected(|hit| hit(k))
+    }
+
+    /// The expected prior rows of one GPU under EmbRace's vertical
+    /// scheduling with `gpus` GPUs: its distinct rows that some GPU's next
+    /// batch touches, Σ_rows (1 − (1 − p)^tokens)·(1 − (1 − p)^(gpus·tokens)).
+    pub fn expected_prior(&self, gpus: u64) -> f64 {
+        self.expected(|hit| hit(1) * hit(gpus))
+    }
+
+    /// Σ over the rows of `f(hit)`, `hit(k)` being the probability that
+    /// k batches touch the row.
+    fn expected(&self, f: impl Fn(&dyn Fn(u64) -> f64) -> f64) -> f64 {
         let h: f64 = (1..=self.vocab).map(|r| (r as f64).powf(-self.zipf)).sum();
-        let n = (k * self.tokens) as f64;
         (1..=self.vocab)
             .map(|r| {
                 let p = (r as f64).powf(-self.zipf) / h;
-                1.0 - (n * (-p).ln_1p()).exp()
+                let hit = |k: u64| 1.0 - ((k * self.tokens) as f64 * (-p).ln_1p()).exp();
+                f(&hit)
             })
             .sum()
     }
+}
+
+/// The distinct rows of `tokens` (each below `vocab`), sorted: through a
+/// bitmap of the vocabulary where scanning it costs less than sorting the
+/// tokens (a word per 64 rows against log2(tokens) comparisons per
+/// token), else by sorting.
+pub fn distinct_rows(tokens: Vec<u64>, vocab: u64) -> Vec<u64> {
+    let bitmap = vocab.div_ceil(64) <= (tokens.len() as u64).saturating_mul(8);
+    distinct(tokens, vocab, bitmap)
 }
 
 /// The distinct values of `draws` (each below `vocab`), sorted: through a
@@ -257,6 +278,27 @@ mod tests {
     /// A GPU's next batch shares rows with this one: for independent
     /// draws the expected overlap is Σ q_r², q_r = 1 − (1 − p_r)^n the
     /// chance row r is in a batch; the sample mean is within 2%.
+    #[test]
+    fn prior_rows_match_the_closed_form() {
+        // 6 GPUs, 10 iterations: GPU 0's rows that any GPU's next batch
+        // touches (60 draws of a count of ~1,000; 2% as above)
+        let mut got = 0.0;
+        for it in 0..10 {
+            let mut wanted: Vec<u64> = (0..6).flat_map(|g| LM.rows(5, 0, g, it + 1)).collect();
+            wanted.sort_unstable();
+            wanted.dedup();
+            for g in 0..6 {
+                got += LM
+                    .rows(5, 0, g, it)
+                    .iter()
+                    .filter(|r| wanted.binary_search(r).is_ok())
+                    .count() as f64;
+            }
+        }
+        let (got, want) = (got / 60.0, LM.expected_prior(6));
+        assert!((got - want).abs() / want < 0.02, "{got} vs {want}");
+    }
+
     #[test]
     fn next_batch_overlap_matches_independent_draws() {
         let it = LM.iterations(9, 1, 8, 8, 10);

@@ -3,13 +3,21 @@
 //!
 //! A table under the token model ([`crate::workload::Rows::Tokens`]) has
 //! each GPU draw its batch's words every iteration
-//! ([`crate::workload::tokens::TokenModel::rows`], keyed by the scenario's
-//! seed, the layer, the GPU and the iteration). From each iteration's
-//! distinct rows per GPU this module sizes what the sparse methods move:
-//! every GPU's block of an AllGather, every pair's block of EmbRace's
-//! AlltoAlls, and for the parameter servers the rows each worker
-//! exchanges with each server and the elements each partition aggregates.
-//! GPU (rank) g draws as GPU g; the draws do not depend on the method.
+//! ([`crate::workload::tokens::TokenModel::tokens`], keyed by the
+//! scenario's seed, the layer, the GPU and the iteration). What travels
+//! is a row per token unless something coalesces it: frameworks send an
+//! embedding's gradient uncoalesced (TensorFlow's `IndexedSlices`, one
+//! row per looked-up id; PyTorch's sparse gradients) and gather a row per
+//! id, so Parallax's and EmbRace's densities are tokens over rows (their
+//! Table 1 and §4.1.2 figures are the batches' token counts over the
+//! vocabulary: docs/models.md §6.2). Coalescing happens where a method
+//! sums rows: a machine's accumulator under Parallax's local aggregation
+//! (its push carries the union of its GPUs' rows), and EmbRace's vertical
+//! scheduling. From the draws this module sizes, for the parameter
+//! servers, the rows each worker exchanges with each server and the
+//! elements each partition aggregates, and for vertical scheduling each
+//! GPU's coalesced and prior rows. GPU (rank) g draws as GPU g; the draws
+//! do not depend on the method.
 //!
 //! Rows go to partitions as TensorFlow's `embedding_lookup` sends them by
 //! default (`partition_strategy = "mod"`): row r to partition r mod P,
@@ -19,11 +27,11 @@
 //! frequent word) "mod" spreads the frequent words over the partitions.
 
 use super::super::TrainConfig;
-use crate::workload::tokens::TokenModel;
+use crate::workload::tokens::{TokenModel, distinct_rows};
 
-/// Each iteration's distinct rows per GPU, for iterations
-/// `0..warmup + measured`, mapped by `f` as they are drawn (so that only
-/// one iteration's rows are held at a time).
+/// Each iteration's tokens (rows, duplicates included) per GPU, for
+/// iterations `0..warmup + measured`, mapped by `f` as they are drawn (so
+/// that only one iteration's tokens are held at a time).
 pub(super) fn each_iteration<T>(
     cfg: &TrainConfig,
     table: u32,
@@ -34,14 +42,16 @@ pub(super) fn each_iteration<T>(
     let iters = (cfg.warmup_iterations + cfg.iterations).max(1);
     (0..iters)
         .map(|it| {
-            let rows: Vec<Vec<u64>> = (0..gpus).map(|g| tm.rows(cfg.seed, table, g, it)).collect();
-            f(&rows)
+            let tokens: Vec<Vec<u64>> = (0..gpus)
+                .map(|g| tm.tokens(cfg.seed, table, g, it))
+                .collect();
+            f(&tokens)
         })
         .collect()
 }
 
-/// As [`each_iteration`], `f` seeing each iteration's rows beside the
-/// next iteration's (EmbRace's prefetched next batch).
+/// Each iteration's distinct rows per GPU beside the next iteration's
+/// (EmbRace's prefetched next batch), mapped by `f`.
 pub(super) fn each_iteration_and_next<T>(
     cfg: &TrainConfig,
     table: u32,
@@ -85,27 +95,36 @@ pub(super) fn union(lists: &[Vec<u64>]) -> Vec<u64> {
     all
 }
 
+/// The distinct rows of several GPUs' tokens together, sorted.
+fn union_of_tokens(tokens: &[Vec<u64>], vocab: u64) -> Vec<u64> {
+    distinct_rows(tokens.iter().flatten().copied().collect(), vocab)
+}
+
 /// What one iteration of a parameter-server table amounts to.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct PsIteration {
-    /// Rows worker w pushes to server j, at `w·servers + j`.
+    /// Rows worker w pushes to server j, at `w·servers + j`: a GPU's
+    /// tokens, or with local aggregation its machine's distinct rows.
     pub rows: Vec<u64>,
-    /// Rows GPU g pulls from server j, at `g·servers + j` (its own: each
-    /// GPU's lookup gathers its rows, aggregated pushes or not).
+    /// Rows GPU g pulls from server j, at `g·servers + j`: a row per token
+    /// (each GPU's lookup gathers its ids, aggregated pushes or not).
     pub gpu_rows: Vec<u64>,
     /// Elements pushed into each partition (rows × dim, over the workers).
     pub partition_elements: Vec<u64>,
     /// With local aggregation: elements each machine's accumulator of
-    /// each partition sums (its GPUs' rows × dim), at `node·P + k`.
+    /// each partition sums (its GPUs' tokens × dim), at `node·P + k`.
     pub local_elements: Vec<u64>,
 }
 
-/// Sizes one iteration of a parameter-server table of `dim` columns split
-/// into `parts` partitions on `servers` servers, from each GPU's `rows`;
-/// the workers are the GPUs, or with `local` each machine of
-/// `gpus_per_node` GPUs (pushing the union of its GPUs' rows).
+/// Sizes one iteration of a parameter-server table of `vocab` rows of
+/// `dim` columns split into `parts` partitions on `servers` servers, from
+/// each GPU's `rows` (its tokens); the workers are the GPUs, or with
+/// `local` each machine of `gpus_per_node` GPUs (pushing the union of its
+/// GPUs' rows).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn ps_iteration(
     rows: &[Vec<u64>],
+    vocab: u64,
     dim: u64,
     parts: u32,
     servers: u32,
@@ -115,7 +134,7 @@ pub(super) fn ps_iteration(
     let (p, s) = (parts as u64, servers as usize);
     let workers: Vec<Vec<u64>> = if local {
         rows.chunks(gpus_per_node.max(1) as usize)
-            .map(union)
+            .map(|m| union_of_tokens(m, vocab))
             .collect()
     } else {
         rows.to_vec()
@@ -184,14 +203,14 @@ mod tests {
     fn ps_rows_follow_the_mod_strategy() {
         // 2 machines × 2 GPUs, 4 partitions on 2 servers, 3 columns
         let rows = vec![vec![0, 1, 5], vec![1, 2], vec![3], vec![3, 4, 7]];
-        let naive = ps_iteration(&rows, 3, 4, 2, 2, false);
+        let naive = ps_iteration(&rows, 8, 3, 4, 2, 2, false);
         // GPU 0: rows 0 (k0, s0), 1 (k1, s1), 5 (k1, s1)
         assert_eq!(naive.rows, [1, 2, 1, 1, 0, 1, 1, 2]);
         assert_eq!(naive.gpu_rows, naive.rows);
         // partition k: rows ≡ k mod 4 over the GPUs, × 3 columns
         assert_eq!(naive.partition_elements, [2 * 3, 3 * 3, 3, 3 * 3]);
         assert!(naive.local_elements.is_empty());
-        let local = ps_iteration(&rows, 3, 4, 2, 2, true);
+        let local = ps_iteration(&rows, 8, 3, 4, 2, 2, true);
         // machine 0 pushes {0, 1, 2, 5}, machine 1 {3, 4, 7}
         assert_eq!(local.rows, [2, 2, 1, 2]);
         // each GPU still pulls its own rows
@@ -199,6 +218,15 @@ mod tests {
         assert_eq!(local.partition_elements, [2 * 3, 2 * 3, 3, 2 * 3]);
         // machine 0's accumulators: k0 {0}, k1 {1, 5, 1}, k2 {2}
         assert_eq!(local.local_elements, [3, 9, 3, 0, 3, 0, 0, 9]);
+        // tokens travel uncoalesced: GPU 0 drawing word 5 twice pushes and
+        // pulls it twice, while its machine pushes it once
+        let twice = vec![vec![0, 5, 5], vec![1, 2], vec![3], vec![3, 4, 7]];
+        let naive = ps_iteration(&twice, 8, 3, 4, 2, 2, false);
+        assert_eq!(naive.rows[..2], [1, 2]);
+        assert_eq!(naive.partition_elements[1], 3 * 3);
+        let local = ps_iteration(&twice, 8, 3, 4, 2, 2, true);
+        assert_eq!(local.rows[..2], [2, 2]);
+        assert_eq!(local.gpu_rows[..2], [1, 2]);
     }
 
     /// A row is prior when any GPU's next batch touches it.

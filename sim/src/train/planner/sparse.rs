@@ -4,7 +4,9 @@
 //!
 //! One GPU's gradient of a table holds `r` rows ([`Embedding::rows_per_gpu`])
 //! of `dim` values, sent with their row indices where the receiver needs
-//! them ([`Embedding::sparse_bytes`]). Per method (`strategy.sparse`):
+//! them ([`Embedding::sparse_bytes`]); under the token model a row per
+//! token, uncoalesced, as frameworks send it (`super::draws`), except
+//! where a method sums rows first. Per method (`strategy.sparse`):
 //!
 //! * `allreduce`: the table's whole gradient, dense (vocab × dim), by the
 //!   dense AllReduce's algorithm (ring when the dense method is PS);
@@ -144,35 +146,10 @@ pub fn add(
                 };
                 (c, Payload::Uniform(message_bytes(e, method, n, p) as f64))
             }
-            SparseMethod::AllGather => match e.token_model() {
-                None => (
-                    Collective::new(Op::AllGather),
-                    Payload::Uniform(message_bytes(e, method, n, p) as f64),
-                ),
-                Some(tm) => {
-                    // every GPU's drawn rows, its block of the AllGatherv
-                    let payloads = draws::each_iteration(cfg, l, &tm, |rows| {
-                        Payload::PerRank(
-                            rows.iter()
-                                .map(|r| e.sparse_bytes(r.len() as u64, p) as f64)
-                                .collect(),
-                        )
-                    });
-                    let s = plan.tasks.len() as TaskId;
-                    plan.tasks.push(sync(
-                        format!("{name} sparse gradient"),
-                        Collective::new(Op::AllGather),
-                        payloads[0].clone(),
-                        bwd(l),
-                    ));
-                    plan.per_iteration
-                        .insert(s, PerIteration::Payloads(payloads.into()));
-                    plan.tasks[fwd(l) as usize]
-                        .deps
-                        .push(Dep { task: s, back: 1 });
-                    continue;
-                }
-            },
+            SparseMethod::AllGather => (
+                Collective::new(Op::AllGather),
+                Payload::Uniform(message_bytes(e, method, n, p) as f64),
+            ),
             SparseMethod::Ps => {
                 ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
                 continue;
@@ -477,8 +454,15 @@ fn ps_tasks(
     let (payloads, server_work, local_work): Its = match &tokens {
         Some(tm) => {
             let its = draws::each_iteration(cfg, l, tm, |rows| {
-                let it =
-                    draws::ps_iteration(rows, e.dim, parts, servers, cluster.gpus_per_node, local);
+                let it = draws::ps_iteration(
+                    rows,
+                    e.vocab,
+                    e.dim,
+                    parts,
+                    servers,
+                    cluster.gpus_per_node,
+                    local,
+                );
                 // with local aggregation each GPU sends its own
                 // gradient to the machine's aggregator: the largest
                 let intra = if local {
@@ -676,7 +660,9 @@ fn partitions(cfg: &TrainConfig, servers: u32) -> u32 {
 
 /// Bytes of one message that `method` sends for table `e` on `gpus`
 /// GPUs (the payload size in the sense of its operation, one per table
-/// per iteration and direction): the dense table (AllReduce); the N
+/// per iteration and direction), of `Embedding::lookups_per_gpu` rows a
+/// GPU where the rows are per token (AllGather, AlltoAll: a row per token
+/// under the token model): the dense table (AllReduce); the N
 /// sparse gradients gathered (AllGather); one GPU's sparse gradient
 /// pushed, or its rows pulled (PS); one GPU's AlltoAll send buffer, its
 /// rows' values in every GPU's ⌈dim/N⌉ columns, the last ones padded when
@@ -688,7 +674,7 @@ pub fn message_bytes(e: &Embedding, method: SparseMethod, gpus: u32, p: Precisio
     let n = gpus as u64;
     match method {
         SparseMethod::AllReduce => e.dense_bytes(p),
-        SparseMethod::AllGather => n.saturating_mul(e.sparse_bytes(r, p)),
+        SparseMethod::AllGather => n.saturating_mul(e.sparse_bytes(e.lookups_per_gpu(), p)),
         SparseMethod::Ps => e.sparse_bytes(r, p),
         SparseMethod::AllToAll => e.lookups_per_gpu() * e.dim.div_ceil(n) * n * p.bytes(),
     }
