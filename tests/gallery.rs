@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 6] = [
+const GALLERY: [(&str, &str); 7] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -26,6 +26,10 @@ const GALLERY: [(&str, &str); 6] = [
     (
         "embrace-fig7-gnmt8",
         "scenarios/papers/embrace/fig7-gnmt8.toml",
+    ),
+    (
+        "embrace-fig9-gnmt8",
+        "scenarios/papers/embrace/fig9-gnmt8.toml",
     ),
 ];
 

@@ -13,7 +13,8 @@ for s in scaling-10gbe-vs-ib schedule-by-model stragglers vgg16-16gpu-10gbe; do
     ./target/release/dtsim report "scenarios/examples/$s.toml" -o "docs/gallery/$s"
 done
 # the papers' setups (docs/reproductions.md): name, then scenario
-for pair in parallax-table2:parallax/table2 embrace-fig7-gnmt8:embrace/fig7-gnmt8; do
+for pair in parallax-table2:parallax/table2 embrace-fig7-gnmt8:embrace/fig7-gnmt8 \
+    embrace-fig9-gnmt8:embrace/fig9-gnmt8; do
     name=${pair%%:*}
     rm -rf "docs/gallery/$name"
     ./target/release/dtsim report "scenarios/papers/${pair#*:}.toml" -o "docs/gallery/$name"
