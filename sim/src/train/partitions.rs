@@ -9,7 +9,8 @@
 //!
 //! (θ1: the servers' work that partitions parallelise; θ2: what each
 //! partition adds), samples it, fits θ by least squares and takes the
-//! optimum P* = √(θ1/θ2). Its samples start at the number of machines and
+//! optimum P* = √(θ1/θ2), which dtsim rounds to a multiple of the
+//! servers (every server the same share). Its samples start at the number of machines and
 //! double until the iteration time goes up, then halve from the start
 //! until it goes up again, so that the optimum lies between the smallest
 //! and the largest sample ("the cost model can predict the optimal P
@@ -41,8 +42,9 @@ pub struct PartitionSearch {
     /// to the samples; zeros when fewer than three distinct counts were
     /// sampled.
     pub theta: [f64; 3],
-    /// The partitions of the result: √(θ1/θ2) rounded, within the sampled
-    /// range, or the fastest sample where the fit has no minimum.
+    /// The partitions of the result: √(θ1/θ2) rounded to a multiple of the
+    /// servers ([`round_to_servers`]), within the sampled range, or the
+    /// fastest sample where the fit has no minimum.
     pub chosen: u32,
 }
 
@@ -107,8 +109,13 @@ pub(super) fn search(
         .iter()
         .min_by(|a, b| a.iteration_time_s.total_cmp(&b.iteration_time_s))
         .map_or(start, |s| s.partitions);
+    let servers = if cfg.strategy.ps_servers == 0 {
+        cfg.cluster.nodes
+    } else {
+        cfg.strategy.ps_servers
+    };
     let chosen = if theta[1] > 0.0 && theta[2] > 0.0 {
-        ((theta[1] / theta[2]).sqrt().round() as u32).clamp(lo, hi)
+        round_to_servers((theta[1] / theta[2]).sqrt(), servers, lo, hi)
     } else {
         fastest
     };
@@ -119,6 +126,22 @@ pub(super) fn search(
         chosen,
     });
     Ok((result, timeline))
+}
+
+/// The partitions for the fitted optimum `star` with `servers` servers,
+/// within the sampled range `lo..=hi`: the multiple of the servers nearest
+/// to it, so that every server holds as many partitions (Eq. 1's θ1/P
+/// assumes the servers' work divides evenly; 11 partitions on 8 servers
+/// give three servers two and run as slowly as if each held two), or
+/// `star` rounded where no multiple lies in the range.
+pub fn round_to_servers(star: f64, servers: u32, lo: u32, hi: u32) -> u32 {
+    let s = servers.max(1) as f64;
+    let first = (lo as f64 / s).ceil() * s;
+    if first > hi as f64 {
+        return (star.round() as u32).clamp(lo, hi);
+    }
+    let last = (hi as f64 / s).floor() * s;
+    ((star / s).round() * s).clamp(first, last) as u32
 }
 
 /// Least-squares θ of t = θ0 + θ1/P + θ2·P over `samples`; `None` with
@@ -189,6 +212,19 @@ mod tests {
     }
 
     /// Two counts do not determine three parameters.
+    /// The optimum goes to the nearest multiple of the servers within the
+    /// sampled range, or plainly rounded where the range holds none.
+    #[test]
+    fn the_optimum_is_a_multiple_of_the_servers() {
+        assert_eq!(round_to_servers(11.0, 8, 4, 16), 8);
+        assert_eq!(round_to_servers(12.5, 8, 4, 16), 16);
+        assert_eq!(round_to_servers(174.2, 8, 8, 256), 176);
+        assert_eq!(round_to_servers(300.0, 8, 8, 256), 256);
+        assert_eq!(round_to_servers(2.0, 8, 4, 16), 8);
+        assert_eq!(round_to_servers(5.4, 8, 2, 7), 5);
+        assert_eq!(round_to_servers(19.4, 1, 1, 64), 19);
+    }
+
     #[test]
     fn too_few_counts_have_no_fit() {
         assert_eq!(fit(&samples([1.0, 1.0, 1.0], &[8, 16, 8])), None);
