@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 7] = [
+const GALLERY: [(&str, &str); 8] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -31,6 +31,7 @@ const GALLERY: [(&str, &str); 7] = [
         "embrace-fig9-gnmt8",
         "scenarios/papers/embrace/fig9-gnmt8.toml",
     ),
+    ("embrace-fig4a", "scenarios/papers/embrace/fig4a.toml"),
 ];
 
 #[test]

@@ -227,12 +227,34 @@ impl Grid {
     }
 }
 
-/// Sets a dotted key in a TOML table, creating tables on the way.
+/// Sets a dotted key in a TOML table, creating tables on the way; a part
+/// `name[i]` steps into the i-th table of the array of tables `name`
+/// (`model.layers[0].embedding.density`), which must exist.
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let mut parts: Vec<&str> = key.split('.').collect();
     let last = parts.pop().ok_or("empty key")?;
     let mut t = table;
     for p in parts {
+        if let Some((name, index)) = p.strip_suffix(']').and_then(|q| q.split_once('[')) {
+            let i: usize = index
+                .parse()
+                .map_err(|_| format!("`{p}`: the index in brackets must be a whole number"))?;
+            let array = t
+                .get_mut(name)
+                .and_then(toml::Value::as_array_mut)
+                .ok_or_else(|| {
+                    format!("`{name}` is not an array of tables, so `{key}` cannot be swept")
+                })?;
+            let n = array.len();
+            t = array
+                .get_mut(i)
+                .ok_or_else(|| {
+                    format!("`{name}` has {n} entries (from [0]), so `{key}` cannot be swept")
+                })?
+                .as_table_mut()
+                .ok_or_else(|| format!("`{p}` is not a table, so `{key}` cannot be swept"))?;
+            continue;
+        }
         t = t
             .entry(p.to_string())
             .or_insert_with(|| toml::Value::Table(toml::Table::new()))
@@ -360,6 +382,39 @@ mod tests {
                     + 1
             )
         );
+    }
+
+    /// A key may step into an array of tables by index: a custom layer's
+    /// embedding density is sweepable; an index past the end, or into
+    /// something that is not an array of tables, is refused on the sweep's
+    /// line.
+    #[test]
+    fn sweeps_index_arrays_of_tables() {
+        let custom = "[cluster]\nnodes = 2\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\n[[model.layers]]\nname = \"emb\"\nparams = 0\nforward = \"1ms\"\nbackward = \"1ms\"\n[model.layers.embedding]\nvocab = 1000\ndim = 8\ndensity = 0.5\n[[model.layers]]\nname = \"fc\"\nparams = 10\nforward = \"1ms\"\nbackward = \"2ms\"\n";
+        let text = format!(
+            "{custom}[sweep]\n\"model.layers[0].embedding.density\" = [0.1, 0.2]\n\"model.layers[1].params\" = [10, 20]\n"
+        );
+        let p = load_str(&text, "f.toml", "f").unwrap();
+        let got: Vec<(f64, u64)> = p
+            .iter()
+            .map(|p| {
+                let l = &p.config.model.layers;
+                (l[0].embedding.as_ref().unwrap().density(), l[1].params)
+            })
+            .collect();
+        assert_eq!(got, [(0.1, 10), (0.1, 20), (0.2, 10), (0.2, 20)]);
+        for (key, what) in [
+            ("model.layers[2].params", "has 2 entries"),
+            ("model.layers[x].params", "whole number"),
+            ("cluster[0].nodes", "not an array of tables"),
+        ] {
+            let text = format!("{custom}[sweep]\n\"{key}\" = [1, 2]\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert!(e.message.contains(what), "{e}");
+            let line = text.lines().position(|l| l.contains(key)).unwrap() + 1;
+            assert_eq!(e.line, Some(line), "{e}");
+        }
     }
 
     /// A swept value of the wrong type is blamed on its own key, even when
