@@ -680,6 +680,76 @@ fn horizontal_scheduling_runs_lookups_first() {
     }
 }
 
+/// `Task::lead` in a run: on a network slow enough that the last
+/// iteration's gradients (160 MB for each dense block) are still queued
+/// when the next forward pass begins, a lookup AlltoAll is sent before
+/// some of them (ordered with the previous iteration's messages), while
+/// the same plan without the lead sends it after all of them. (Here the
+/// time does not change: the channel is the bottleneck, and the decoder
+/// table's lookup waits for its own last gradient either way;
+/// `horizontal_scheduling_runs_lookups_first` checks that priority with
+/// leads is never slower than FIFO.) No fusion: fused, the lookup and the last
+/// gradient AlltoAll would travel together either way.
+#[test]
+fn a_leading_lookup_overtakes_the_previous_iterations_gradients() {
+    let layer = |name: &str, params: u64, emb: bool| {
+        let e = if emb {
+            "[model.layers.embedding]\nvocab = 32000\ndim = 1024\ndensity = 0.1\n"
+        } else {
+            ""
+        };
+        format!(
+            "[[model.layers]]\nname = \"{name}\"\nparams = {params}\nforward = \"{}ms\"\nbackward = \"{}ms\"\n{e}",
+            if emb { 1 } else { 10 },
+            if emb { 2 } else { 20 }
+        )
+    };
+    let text = format!(
+        "name = \"t\"\n[cluster]\nnodes = 2\ngpus_per_node = 4\nnetwork = \"eth-10g\"\n[model]\nbatch_per_gpu = 64\n{}{}{}{}[strategy]\nsparse = \"alltoall\"\npartition = 0\nfusion = 0\nschedule = \"priority\"\n",
+        layer("enc_emb", 0, true),
+        layer("encoder", 40_000_000, false),
+        layer("dec_emb", 0, true),
+        layer("decoder", 40_000_000, false),
+    );
+    let cfg = config(&text);
+    let led = planner::plan(&cfg);
+    let mut unled = led.clone();
+    for t in &mut unled.tasks {
+        t.lead = false;
+    }
+    let trace = sim::train::Options {
+        trace: true,
+        ..Default::default()
+    };
+    let (_, tl_with) = sim::train::engine::run(&cfg, &led, trace).unwrap();
+    let (_, tl_without) = sim::train::engine::run(&cfg, &unled, trace).unwrap();
+    let lookups: Vec<u32> = (0..led.tasks.len() as u32)
+        .filter(|&t| led.tasks[t as usize].lead)
+        .collect();
+    assert_eq!(lookups.len(), 2);
+    // for iteration 3: when its first lookup starts, and how many of
+    // iteration 2's messages start after it
+    let overtaken = |tl: &sim::train::Timeline| {
+        let start = tl
+            .comm
+            .iter()
+            .filter(|s| {
+                s.pieces
+                    .iter()
+                    .any(|p| p.iter == 3 && lookups.contains(&p.task))
+            })
+            .map(|s| s.start)
+            .min()
+            .unwrap();
+        tl.comm
+            .iter()
+            .filter(|s| s.pieces.iter().all(|p| p.iter == 2) && s.start > start)
+            .count()
+    };
+    assert!(overtaken(tl_with.as_ref().unwrap()) > 0);
+    assert_eq!(overtaken(tl_without.as_ref().unwrap()), 0);
+}
+
 /// Partitions the servers do not divide give whole-byte shards that add
 /// up to the gradient, and the run goes through (the engine sends whole
 /// bytes): rows of 4,104 bytes (1,025 fp32 values and an index) over 8
