@@ -249,7 +249,8 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
             t = array
                 .get_mut(i)
                 .ok_or_else(|| {
-                    format!("`{name}` has {n} entries (from [0]), so `{key}` cannot be swept")
+                    let entries = if n == 1 { "entry" } else { "entries" };
+                    format!("`{name}` has {n} {entries} (from [0]), so `{key}` cannot be swept")
                 })?
                 .as_table_mut()
                 .ok_or_else(|| format!("`{p}` is not a table, so `{key}` cannot be swept"))?;
