@@ -125,6 +125,7 @@ fn child(workload: &str, gpus: u32) {
                     gradient_precision: Default::default(),
                     words_per_sample: 1.0,
                     throughput_unit: "samples/s".into(),
+                    kernels: sim::workload::kernels::KernelCosts::preset("synthetic"),
                 },
                 strategy: Strategy {
                     fusion: 0,

@@ -108,6 +108,14 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             ms(r.exposed_comm_s),
             HumanBytes(r.bytes_sent_per_gpu).to_string()
         ))?;
+        for k in &r.kernels {
+            print_line(format_args!(
+                "  {}: {:.2} ms an iteration ({})",
+                k.task,
+                ms(k.seconds),
+                k.source
+            ))?;
+        }
         if let Some(s) = &r.partition_search {
             let samples: Vec<String> = s
                 .samples

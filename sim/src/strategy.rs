@@ -11,6 +11,15 @@ pub enum DenseMethod {
     AllReduce(Algo),
     /// Parameter servers.
     Ps,
+    /// Top-k S-SGD (gTop-k paper §II-E, Eq. 6): each GPU selects the k
+    /// largest-magnitude elements of its whole gradient
+    /// ([`Strategy::density`] of them) and every GPU gathers every other's
+    /// k values and indices (recursive-doubling AllGather).
+    TopK,
+    /// gTop-k S-SGD (gTop-k Alg. 3, Eq. 7): the selected sets are merged up
+    /// a binomial tree, each receiver keeping the global top k, and the
+    /// result broadcast.
+    GTopK,
 }
 
 /// The synchronisation method for sparse (embedding) gradients
@@ -116,6 +125,10 @@ pub struct Strategy {
     /// EmbRace's vertical sparse scheduling (sparse AlltoAll): coalesced
     /// gradients, sent as prior rows (the next batch's) and delayed rows.
     pub vertical_scheduling: bool,
+    /// Top-k and gTop-k: the density ρ, k = ρ·m of the m gradient
+    /// elements (`strategy.density`; default 0.001, the gTop-k paper's
+    /// setting for CNNs, §IV-B).
+    pub density: f64,
 }
 
 impl Default for Strategy {
@@ -130,6 +143,7 @@ impl Default for Strategy {
             sparse: None,
             ps_partitions: Partitions::PerServer,
             vertical_scheduling: false,
+            density: 0.001,
         }
     }
 }
@@ -147,6 +161,8 @@ impl Strategy {
                 local_aggregation: self.local_aggregation,
                 ..Collective::new(Op::Ps)
             },
+            DenseMethod::TopK => Collective::new(Op::TopK),
+            DenseMethod::GTopK => Collective::new(Op::GTopK),
         }
     }
 
@@ -155,11 +171,19 @@ impl Strategy {
         self.sparse.map_or("none", |m| crate::names::Named::name(m))
     }
 
-    /// Name of the dense method for results ("allreduce" or "ps").
+    /// Name of the dense method for results ("allreduce", "ps", "topk",
+    /// "gtopk").
     pub fn dense_name(&self) -> &'static str {
         match self.dense {
             DenseMethod::AllReduce(_) => "allreduce",
             DenseMethod::Ps => "ps",
+            DenseMethod::TopK => "topk",
+            DenseMethod::GTopK => "gtopk",
         }
+    }
+
+    /// Whether the dense method sparsifies gradients (Top-k, gTop-k).
+    pub fn compressed(&self) -> bool {
+        matches!(self.dense, DenseMethod::TopK | DenseMethod::GTopK)
     }
 }

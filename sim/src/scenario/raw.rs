@@ -324,7 +324,7 @@ pub struct RawStrategy {
     /// "auto" or an integer; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ps_partitions: Option<IntOrText>,
-    /// topk/gtopk density, in (0, 1]; refused until the compression issue.
+    /// topk/gtopk density ρ, in (0, 1] (default 0.001).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub density: Option<f64>,
     /// DCT-DP sparsity η, in [0, 1); refused until the compression issue.

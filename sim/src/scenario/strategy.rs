@@ -17,8 +17,8 @@ use crate::limits::MAX_PARTITIONS;
 use crate::names::{Named, unknown};
 use crate::strategy::{DenseMethod, Partitions, Schedule, SparseMethod, Strategy};
 
-/// The dense methods `strategy.dense` names (topk, gtopk and dct are
-/// refused until the compression issue).
+/// The dense methods `strategy.dense` names (dct is refused until DCT-DP
+/// lands).
 const DENSE_METHODS: [&str; 5] = ["allreduce", "ps", "topk", "gtopk", "dct"];
 
 /// Builds the strategy of a scenario on `nodes` machines, for a model
@@ -65,7 +65,17 @@ pub(super) fn validate_strategy(
     let dense = match s.dense.as_deref().unwrap_or("allreduce") {
         "allreduce" => DenseMethod::AllReduce(algo),
         "ps" => DenseMethod::Ps,
-        m @ ("topk" | "gtopk" | "dct") => {
+        m @ ("topk" | "gtopk") if sparse => {
+            return Err(invalid(
+                "strategy.dense",
+                format!(
+                    "`{m}` sparsifies the whole dense gradient, and this model has embedding tables: Top-k beside a sparse method is not modelled (use `allreduce` or `ps` for the dense part)"
+                ),
+            ));
+        }
+        "topk" => DenseMethod::TopK,
+        "gtopk" => DenseMethod::GTopK,
+        m @ "dct" => {
             return Err(invalid(
                 "strategy.dense",
                 format!(
@@ -136,7 +146,28 @@ pub(super) fn validate_strategy(
             ),
         ));
     }
+    let compressed = matches!(dense, DenseMethod::TopK | DenseMethod::GTopK);
+    let density = match s.density {
+        None => d.density,
+        Some(_) if !compressed => {
+            return Err(invalid(
+                "strategy.density",
+                format!(
+                    "means nothing here: it is the fraction of gradient elements Top-k and gTop-k send, and the dense method is `{}` (set `dense = \"topk\"` or `\"gtopk\"`, or remove the key)",
+                    s.dense.as_deref().unwrap_or("allreduce")
+                ),
+            ));
+        }
+        Some(r) if r.is_finite() && r > 0.0 && r <= 1.0 => r,
+        Some(r) => {
+            return Err(invalid(
+                "strategy.density",
+                format!("must be a fraction of the gradient's elements in (0, 1], got {r}"),
+            ));
+        }
+    };
     Ok(Strategy {
+        density,
         vertical_scheduling: s.vertical_scheduling.unwrap_or(false),
         ps_partitions,
         sparse,
@@ -186,13 +217,6 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
         ));
     }
     let inert = [
-        (
-            "strategy.density",
-            s.density.is_some(),
-            format!(
-                "training with Top-k/gTop-k {COMPRESSION} (use `dtsim collective --op topk|gtopk --density` to time their collectives)"
-            ),
-        ),
         (
             "strategy.dct_sparsity",
             s.dct_sparsity.is_some(),
@@ -257,12 +281,6 @@ backward = "10ms"
     #[test]
     fn keys_without_effect_are_refused_with_key_and_line() {
         let cases = [
-            (
-                "density = 0.01",
-                "strategy.density",
-                "--op topk|gtopk --density",
-            ),
-            ("density = 1.5", "strategy.density", "Top-k/gTop-k"),
             ("dct_sparsity = 0.95", "strategy.dct_sparsity", "DCT-DP"),
             ("dct_lifespan = 1000", "strategy.dct_lifespan", "DCT-DP"),
             ("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP"),
@@ -404,10 +422,49 @@ backward = "10ms"
     /// Swept, an inert key is blamed on its `[sweep]` line.
     #[test]
     fn a_swept_inert_key_points_at_the_sweep() {
-        let text = format!("{GOOD}\n[sweep]\n\"strategy.density\" = [0.01, 0.1]\n");
+        let text = format!("{GOOD}\n[sweep]\n\"strategy.dct_lifespan\" = [10, 100]\n");
         let e = err(&text);
-        assert_eq!(e.key.as_deref(), Some("strategy.density"));
-        assert_eq!(e.line, Some(line(&text, "\"strategy.density\"")));
+        assert_eq!(e.key.as_deref(), Some("strategy.dct_lifespan"));
+        assert_eq!(e.line, Some(line(&text, "\"strategy.dct_lifespan\"")));
+    }
+
+    /// Top-k and gTop-k take a density in (0, 1] (default 0.001); the key
+    /// means nothing beside another dense method, and neither method
+    /// accepts a model with embedding tables. Each refusal names the key
+    /// and its line.
+    #[test]
+    fn the_compressed_methods_and_their_density() {
+        let with = |extra: &str| format!("{GOOD}[strategy]\n{extra}\n");
+        let ok = |extra: &str| {
+            super::super::load_str(&with(extra), "f.toml", "f").unwrap()[0]
+                .config
+                .strategy
+                .clone()
+        };
+        let s = ok("dense = \"topk\"");
+        assert_eq!((s.dense_name(), s.density), ("topk", 0.001));
+        let s = ok("dense = \"gtopk\"\ndensity = 0.01");
+        assert_eq!((s.dense_name(), s.density), ("gtopk", 0.01));
+        assert_eq!(ok("dense = \"topk\"\ndensity = 1.0").density, 1.0);
+        for (extra, what) in [
+            ("dense = \"topk\"\ndensity = 0.0", "in (0, 1], got 0"),
+            ("dense = \"gtopk\"\ndensity = 1.5", "in (0, 1], got 1.5"),
+            ("dense = \"gtopk\"\ndensity = -0.1", "got -0.1"),
+            ("dense = \"gtopk\"\ndensity = nan", "got NaN"),
+            ("density = 0.01", "means nothing here"),
+            ("dense = \"ps\"\ndensity = 0.01", "dense method is `ps`"),
+        ] {
+            let text = with(extra);
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("strategy.density"), "{e}");
+            assert_eq!(e.line, Some(line(&text, "density")), "{e}");
+            assert!(e.message.contains(what), "{extra}: {e}");
+        }
+        let text = format!("{SPARSE}[strategy]\ndense = \"gtopk\"\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.dense"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "dense")), "{e}");
+        assert!(e.message.contains("embedding tables"), "{e}");
     }
 
     /// One model-parallel stage is the default and is accepted; more wait

@@ -319,9 +319,11 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
                     "at least one layer needs a non-zero compute time",
                 ));
             }
+            let gpu = m.gpu.clone().unwrap_or_else(|| "custom".into());
             Ok(Model {
                 name: raw.name.clone().unwrap_or_else(|| "custom".into()),
-                gpu: m.gpu.clone().unwrap_or_else(|| "custom".into()),
+                kernels: crate::workload::kernels::KernelCosts::preset(&gpu),
+                gpu,
                 batch_per_gpu: batch,
                 layers,
                 compute_jitter,

@@ -66,7 +66,7 @@ pub mod result;
 pub mod task;
 pub mod timeline;
 
-pub use result::RunResult;
+pub use result::{KernelUse, RunResult};
 pub use timeline::{CommSpan, ComputeSpan, Stall, Timeline};
 
 use crate::cluster::ClusterSpec;

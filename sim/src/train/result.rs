@@ -87,6 +87,26 @@ pub struct RunResult {
     /// the partitions chosen (Parallax §3.2); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_search: Option<super::partitions::PartitionSearch>,
+    /// The kernels the method inserts on each GPU's compute stream (Top-k
+    /// selection, gTop-k's merges), each with its cost an iteration and
+    /// where that cost comes from; empty for methods that insert none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelUse>,
+}
+
+/// A kernel a run inserts: what it is, what it costs an iteration at the
+/// GPUs' nominal speed, and the source of its cost model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelUse {
+    /// The kernel's name ("topk", "merge").
+    pub kernel: String,
+    /// The task that runs it, as timelines name it.
+    pub task: String,
+    /// Seconds an iteration on one GPU.
+    pub seconds: f64,
+    /// Where the cost model comes from (a preset's measurement, a
+    /// derivation from one, a calibration profile).
+    pub source: String,
 }
 
 /// One message, as the result needs it.
@@ -215,6 +235,7 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         events: r.events,
         comm_by_channel,
         partition_search: None,
+        kernels: super::planner::compressed::kernel_uses(cfg),
     }
 }
 

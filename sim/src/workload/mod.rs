@@ -10,6 +10,7 @@
 //! Sources and the limits of this model are in `docs/models.md`.
 
 pub mod gpus;
+pub mod kernels;
 pub mod preset_data;
 pub mod sparse;
 pub mod tokens;
@@ -111,6 +112,10 @@ pub struct Model {
     /// Unit of the throughput: "samples/s", or "words/s" or "tokens/s"
     /// for the NLP presets, as their papers count.
     pub throughput_unit: String,
+    /// What the kernels a compressed method inserts cost on `gpu`
+    /// (Top-k selection, gTop-k's merge): [`kernels::KernelCosts::preset`]
+    /// by default.
+    pub kernels: kernels::KernelCosts,
 }
 
 /// Why a preset could not be instantiated.
@@ -192,6 +197,7 @@ impl Model {
             gradient_precision: Precision::Fp32,
             words_per_sample: p.words_per_sample,
             throughput_unit: p.throughput_unit.into(),
+            kernels: kernels::KernelCosts::preset(gpu),
         })
     }
 

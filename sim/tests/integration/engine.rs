@@ -40,6 +40,7 @@ fn model(layers: Vec<Layer>) -> Model {
         gradient_precision: Default::default(),
         words_per_sample: 1.0,
         throughput_unit: "samples/s".into(),
+        kernels: sim::workload::kernels::KernelCosts::preset("g"),
     }
 }
 

@@ -3,6 +3,7 @@
 //! training behaviour. One binary with topic modules links faster.
 
 mod cases;
+mod compressed;
 mod engine;
 mod properties;
 mod sparse;

@@ -8,7 +8,10 @@
 //!   binomial or in-switch (NVLS, SHARP) AllReduce per gradient (BaiduRing; Horovod's wait-free
 //!   backpropagation and fusion);
 //! * [`ps`]: data parallelism through parameter servers (Parallax §2, the
-//!   PS architecture), with or without local aggregation.
+//!   PS architecture), with or without local aggregation;
+//! * [`compressed`]: Top-k and gTop-k S-SGD (the gTop-k paper), the whole
+//!   gradient sparsified after the backward pass by a selection kernel on
+//!   the compute stream.
 //!
 //! Both send each layer's gradient as soon as its backward pass ends, and
 //! the next iteration's forward pass of a layer waits for that layer's
@@ -20,6 +23,7 @@
 //! `sparse = "ps"` is Parallax's hybrid.
 
 pub mod allreduce;
+pub mod compressed;
 mod draws;
 pub mod ps;
 pub mod sparse;
@@ -34,6 +38,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
     let plan = match cfg.strategy.dense {
         DenseMethod::AllReduce(_) => allreduce::plan(cfg),
         DenseMethod::Ps => ps::plan(cfg),
+        DenseMethod::TopK | DenseMethod::GTopK => compressed::plan(cfg),
     };
     // a planner bug, not a property of the input: the linear checks always,
     // the search for a cycle in debug builds (every test), not on each

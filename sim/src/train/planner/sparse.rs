@@ -138,7 +138,7 @@ pub fn add(
             SparseMethod::AllReduce => {
                 let algo = match cfg.strategy.dense {
                     DenseMethod::AllReduce(a) => a,
-                    DenseMethod::Ps => Algo::Ring,
+                    DenseMethod::Ps | DenseMethod::TopK | DenseMethod::GTopK => Algo::Ring,
                 };
                 let c = Collective {
                     algo,

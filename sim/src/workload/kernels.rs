@@ -1,0 +1,212 @@
+//! The kernels a compressed method inserts on a GPU's compute stream, and
+//! what each costs on a compute device.
+//!
+//! * **Top-k selection** (`topk`): the k = ρ·m largest-magnitude elements
+//!   of a gradient of m elements, with their indices (gTop-k §II-E; the
+//!   authors' release selects over the whole model's gradient, flattened).
+//! * **gTop-k merge** (`merge`): a receiver of gTop-k's tree adds the
+//!   sender's k (index, value) pairs to its own and keeps the top k of the
+//!   at most 2k candidates (gTop-k Alg. 2, lines 10–12). Its input is the
+//!   2k candidates, so its cost is the selection's at m = 2k.
+//!
+//! A cost is a fitted form, `a + b·m + c·k` seconds. The defaults come
+//! from measurements: the gTop-k authors' per-iteration sparsification
+//! times on the P102-100 (four models, m from 0.27M to 61M elements),
+//! fitted here by least squares on relative error ([`topk_p102_100`]); a
+//! GPU other than the P102-100 scales the per-element term by the ratio of
+//! memory bandwidths, as selection streams the gradient through memory
+//! (a derivation, said in every such cost's `source`). docs/models.md
+//! §7 has the figures and their sources.
+
+use super::gpus;
+
+/// A kernel a method inserts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kernel {
+    /// Top-k selection over m elements.
+    TopK,
+    /// gTop-k's merge of two sparse sets of k into the top k of their sum.
+    Merge,
+}
+
+impl crate::names::Named for Kernel {
+    const ALL: &'static [Kernel] = &[Kernel::TopK, Kernel::Merge];
+    const WHAT: &'static str = "kernel";
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::TopK => "topk",
+            Kernel::Merge => "merge",
+        }
+    }
+}
+
+/// What one kernel costs: `a_s + b_s·m + c_s·k` seconds for m input
+/// elements of which k are selected or kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelCost {
+    /// Constant term (launches, synchronisation), seconds.
+    pub a_s: f64,
+    /// Per input element, seconds.
+    pub b_s: f64,
+    /// Per selected element, seconds.
+    pub c_s: f64,
+    /// Where the figures come from: a preset's measurement, a derivation
+    /// from one, or a calibration profile's path.
+    pub source: String,
+}
+
+impl KernelCost {
+    /// Seconds for `m` input elements, `k` of them selected.
+    pub fn time(&self, m: f64, k: f64) -> f64 {
+        (self.a_s + self.b_s * m + self.c_s * k).max(0.0)
+    }
+}
+
+/// The costs of every kernel on one compute device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelCosts {
+    /// Top-k selection.
+    pub topk: KernelCost,
+    /// gTop-k's merge (input: the 2k candidates).
+    pub merge: KernelCost,
+}
+
+impl KernelCosts {
+    /// The cost of `kernel`.
+    pub fn of(&self, kernel: Kernel) -> &KernelCost {
+        match kernel {
+            Kernel::TopK => &self.topk,
+            Kernel::Merge => &self.merge,
+        }
+    }
+
+    /// The documented defaults for compute device `gpu` (a preset GPU key,
+    /// or any other name: the slowest memory dtsim knows, as
+    /// [`gpus::memory_bandwidth`] does).
+    pub fn preset(gpu: &str) -> KernelCosts {
+        let base = topk_p102_100();
+        let (b_s, source) = if gpu == "p102-100" {
+            (base.b_s, base.source.clone())
+        } else {
+            let ratio = gpus::memory_bandwidth("p102-100") / gpus::memory_bandwidth(gpu);
+            (
+                base.b_s * ratio,
+                format!(
+                    "DERIVED: the P102-100's measured Top-k (gTop-k authors' release) × memory bandwidth {:.1}/{:.1} GB/s",
+                    gpus::memory_bandwidth("p102-100") / 1e9,
+                    gpus::memory_bandwidth(gpu) / 1e9
+                ),
+            )
+        };
+        let topk = KernelCost {
+            a_s: base.a_s,
+            b_s,
+            c_s: 0.0,
+            source,
+        };
+        let merge = KernelCost {
+            source: "the Top-k selection's cost over the 2k candidates (the release merges on its hosts' CPUs and times no merge)".into(),
+            ..topk.clone()
+        };
+        KernelCosts { topk, merge }
+    }
+}
+
+/// The gTop-k authors' sparsification times on the P102-100 (one GPU of
+/// their 32-node cluster, PyTorch 0.4 `torch.topk` over the flattened
+/// gradient): model, gradient elements m, seconds per iteration.
+/// Source: hclhkbu/gtopkssgd `scripts/icdcs2019/communication.py`,
+/// `plot_breakdown()` (the 32-worker breakdowns of Fig. 11; research notes
+/// in docs/research/gtopk-release.md); m is each model's parameter count
+/// in dtsim's presets, which are the release's models.
+pub const P102_100_TOPK_MEASURED: [(&str, u64, f64); 4] = [
+    ("resnet20", 269_722, 0.001618),
+    ("vgg16_cifar", 14_728_266, 0.091353),
+    ("resnet50", 25_557_032, 0.15405),
+    ("alexnet", 61_100_840, 0.383776),
+];
+
+/// Top-k selection on the P102-100: `a + b·m` fitted to
+/// [`P102_100_TOPK_MEASURED`] by least squares on relative error (each
+/// point's error as a fraction of its time, so the 1.6 ms point counts as
+/// much as the 384 ms one).
+pub fn topk_p102_100() -> KernelCost {
+    let (a_s, b_s) = fit_relative(
+        P102_100_TOPK_MEASURED
+            .iter()
+            .map(|&(_, m, t)| (m as f64, t)),
+    );
+    KernelCost {
+        a_s,
+        b_s,
+        c_s: 0.0,
+        source: "measured: P102-100 torch.topk over the whole gradient, gTop-k authors' release (4 models), fitted a + b·m".into(),
+    }
+}
+
+/// Least squares of `t ≈ a + b·m` on relative error: minimises
+/// Σ((a + b·mᵢ − tᵢ)/tᵢ)², the weighted normal equations with weights
+/// 1/tᵢ², with a ≥ 0 (where the free fit's intercept is negative, the best
+/// line through the origin).
+fn fit_relative(points: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
+    let (mut sw, mut sm, mut smm, mut st, mut smt) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (m, t) in points {
+        let w = 1.0 / (t * t);
+        sw += w;
+        sm += w * m;
+        smm += w * m * m;
+        st += w * t;
+        smt += w * m * t;
+    }
+    let det = sw * smm - sm * sm;
+    let a = (st * smm - sm * smt) / det;
+    if a >= 0.0 {
+        return (a, (sw * smt - sm * st) / det);
+    }
+    // a kernel takes no negative time at m = 0: the line through the
+    // origin, Σw·m·t / Σw·m²
+    (0.0, smt / smm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fit recovers an exact line, and the P102-100's measured points
+    /// lie within 5% of their fitted line (selection is linear in m over
+    /// two decades: the form is right).
+    #[test]
+    fn the_fit_is_least_squares_and_the_measurements_are_linear() {
+        let (a, b) = fit_relative([(1.0, 3.0), (2.0, 5.0), (10.0, 21.0)].into_iter());
+        assert!(
+            (a - 1.0).abs() < 1e-12 && (b - 2.0).abs() < 1e-12,
+            "{a} {b}"
+        );
+        // a line whose free intercept would be negative goes through 0
+        let (a, b) = fit_relative([(1.0, 1.0), (2.0, 3.0)].into_iter());
+        assert_eq!(a, 0.0);
+        // Σw·m·t / Σw·m² with w = 1/t²: (1 + 2/3) / (1 + 4/9)
+        assert!((b - (5.0 / 3.0) / (13.0 / 9.0)).abs() < 1e-12, "{b}");
+        let c = topk_p102_100();
+        for (model, m, t) in P102_100_TOPK_MEASURED {
+            let got = c.time(m as f64, 0.0);
+            assert!((got - t).abs() / t < 0.05, "{model}: {got} against {t}");
+        }
+        // about 6 ns an element, at most a millisecond to launch
+        assert!((5e-9..7e-9).contains(&c.b_s), "{}", c.b_s);
+        assert!((0.0..1e-3).contains(&c.a_s), "{}", c.a_s);
+    }
+
+    /// A faster memory makes selection cheaper in proportion; the source
+    /// says it is derived.
+    #[test]
+    fn other_gpus_scale_by_memory_bandwidth() {
+        let p = KernelCosts::preset("p102-100");
+        let r = KernelCosts::preset("rtx3090");
+        assert!(p.topk.source.starts_with("measured"));
+        assert!(r.topk.source.starts_with("DERIVED"));
+        let ratio = p.topk.b_s / r.topk.b_s;
+        assert!((ratio - 936.2 / 440.3).abs() < 1e-9, "{ratio}");
+        assert_eq!(p.merge.time(50.0, 25.0), p.topk.time(50.0, 0.0));
+    }
+}
