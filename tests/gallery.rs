@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 8] = [
+const GALLERY: [(&str, &str); 9] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -32,6 +32,10 @@ const GALLERY: [(&str, &str); 8] = [
         "scenarios/papers/embrace/fig9-gnmt8.toml",
     ),
     ("embrace-fig4a", "scenarios/papers/embrace/fig4a.toml"),
+    (
+        "gtopk-table4-vgg16",
+        "scenarios/papers/gtopk/table4-vgg16.toml",
+    ),
 ];
 
 #[test]

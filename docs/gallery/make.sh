@@ -14,7 +14,8 @@ for s in scaling-10gbe-vs-ib schedule-by-model stragglers vgg16-16gpu-10gbe; do
 done
 # the papers' setups (docs/reproductions.md): name, then scenario
 for pair in parallax-table2:parallax/table2 embrace-fig7-gnmt8:embrace/fig7-gnmt8 \
-    embrace-fig9-gnmt8:embrace/fig9-gnmt8 embrace-fig4a:embrace/fig4a; do
+    embrace-fig9-gnmt8:embrace/fig9-gnmt8 embrace-fig4a:embrace/fig4a \
+    gtopk-table4-vgg16:gtopk/table4-vgg16; do
     name=${pair%%:*}
     rm -rf "docs/gallery/$name"
     ./target/release/dtsim report "scenarios/papers/${pair#*:}.toml" -o "docs/gallery/$name"
