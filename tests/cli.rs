@@ -804,7 +804,61 @@ fn calibrate_kernels_on_the_cpu_writes_models() {
     let table: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let kernels = table["kernel"].as_array().unwrap();
     assert!(kernels.iter().any(|k| k["kernel"].as_str() == Some("topk")));
-    assert!(table["kernel_model"].as_array().unwrap().len() >= 2);
+    let models = table["kernel_model"].as_array().unwrap();
+    let form = |k: &str| {
+        models
+            .iter()
+            .find(|m| m["kernel"].as_str() == Some(k))
+            .unwrap_or_else(|| panic!("no {k} model"))["form"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // each in its algorithm's form: the selection-based threshold is
+    // linear, only the sort is m·log m
+    assert_eq!(form("threshold_sort"), "a + b*m*log2(m)");
+    assert_eq!(form("threshold_select"), "a + b*m");
+    assert_eq!(form("merge"), "a + b*m");
+    // one density: k is a multiple of m, so Top-k's k term is not fitted
+    assert_eq!(form("topk"), "a + b*m");
+}
+
+/// Top-k and gTop-k train from a scenario file: the table, then a line per
+/// inserted kernel with its time and the source of its cost; a density
+/// beside a method that does not use it is refused with file, key and line.
+#[test]
+fn compressed_methods_run_and_name_their_kernel_sources() {
+    let text = GOOD.replace(
+        "[strategy]",
+        "[strategy]\ndense = \"gtopk\"\ndensity = 0.01",
+    );
+    assert!(text.contains("gtopk"), "GOOD has a [strategy] table");
+    let f = scenario("gtopk.toml", &text);
+    let o = dtsim(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains(" gtopk "), "{out}");
+    assert!(out.contains("  top-k selection: "), "{out}");
+    assert!(out.contains("  gTop-k merges: "), "{out}");
+    assert!(
+        out.contains("DERIVED: the P102-100's measured Top-k"),
+        "{out}"
+    );
+    let o = dtsim(&["run", "--json", f.to_str().unwrap()]);
+    let v: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(v["dense"], "gtopk");
+    assert_eq!(v["kernels"][0]["kernel"], "topk");
+    assert!(v["compression_s"].as_f64().unwrap() > 0.0);
+    let bad = scenario("bad-density.toml", &text.replace("dense = \"gtopk\"\n", ""));
+    let o = dtsim(&["run", bad.to_str().unwrap()]);
+    assert_bad(
+        &o,
+        &[
+            "bad-density.toml:",
+            "strategy.density",
+            "means nothing here",
+        ],
+    );
 }
 
 /// Without the `cuda` feature, asking for CUDA says so and how to enable it.

@@ -260,38 +260,50 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
     })
 }
 
-/// Fits a kernel's cost: `a + b·m + c·k` (k: selected or kept elements),
-/// or `a + b·m·log2(m)` for the sort, on relative error; with too few
-/// distinct k, `a + b·m`. `None` when even that cannot be fitted.
+/// Fits a kernel's cost in the form its algorithm has
+/// ([`sim::workload::kernels::Form::of`]: `a + b·m·log2(m)` for the
+/// threshold by sorting, `a + b·m` for a selection-based threshold and for
+/// the merge, `a + b·m + c·k` for Top-k and masking), on relative error;
+/// a `a + b·m + c·k` kernel measured at too few distinct k falls back to
+/// `a + b·m`. The median residual says how well the form fits. `None`
+/// when even that cannot be fitted.
 pub fn kernel_model(kernel: &str, backend: &str, timings: &[&KernelTiming]) -> Option<KernelModel> {
-    let sort = kernel.contains("sort") || kernel.contains("threshold");
-    let rows: Vec<(Vec<f64>, f64)> = timings
-        .iter()
-        .map(|t| {
-            let m = t.m as f64;
-            let x = if sort {
-                vec![1.0, m * m.max(2.0).log2()]
-            } else {
-                vec![1.0, m, t.k_or_kept as f64]
-            };
-            (x, t.timing.median_s)
-        })
-        .collect();
-    let (coef, med, form) = match fit_linear_relative(&rows) {
-        Some((c, r)) if !sort => (c, r, "a + b*m + c*k"),
-        Some((c, r)) => (c, r, "a + b*m*log2(m)"),
-        None if !sort => {
-            let rows: Vec<(Vec<f64>, f64)> =
-                rows.iter().map(|(x, t)| (x[..2].to_vec(), *t)).collect();
-            let (c, r) = fit_linear_relative(&rows)?;
-            (c, r, "a + b*m")
+    use sim::workload::kernels::Form;
+    let form = Form::of(kernel);
+    let x = |t: &KernelTiming, form: Form| {
+        let m = t.m as f64;
+        match form {
+            Form::MLogM => vec![1.0, m * m.max(2.0).log2()],
+            Form::PerElement => vec![1.0, m],
+            Form::Linear => vec![1.0, m, t.k_or_kept as f64],
         }
-        None => return None,
+    };
+    let fit = |form: Form| {
+        let rows: Vec<(Vec<f64>, f64)> = timings
+            .iter()
+            .map(|t| (x(t, form), t.timing.median_s))
+            .collect();
+        fit_linear_relative(&rows).map(|(c, r)| (c, r, form))
+    };
+    // k's term is fitted only where k varies apart from m: at one density k
+    // is a multiple of m and the two columns are one
+    let densities = {
+        let mut d: Vec<u64> = timings.iter().map(|t| t.density.to_bits()).collect();
+        d.sort_unstable();
+        d.dedup();
+        d.len()
+    };
+    let (coef, med, form) = match form {
+        Form::Linear if densities >= 2 && timings.len() >= 3 => {
+            fit(Form::Linear).or_else(|| fit(Form::PerElement))?
+        }
+        Form::Linear => fit(Form::PerElement)?,
+        f => fit(f)?,
     };
     Some(KernelModel {
         kernel: kernel.into(),
         backend: backend.into(),
-        form: form.into(),
+        form: form.name().into(),
         a_s: coef[0],
         b_s: coef[1],
         c_s: coef.get(2).copied().unwrap_or(0.0),
@@ -734,6 +746,116 @@ pub fn check_limits(
 
 #[cfg(test)]
 mod tests {
+
+    /// A timing of `kernel` at m elements and density d taking `t` seconds.
+    fn timing(kernel: &'static str, m: usize, d: f64, t: f64) -> KernelTiming {
+        KernelTiming {
+            kernel,
+            m,
+            k_or_kept: (m as f64 * d).round() as usize,
+            density: d,
+            timing: kernels::timing::Timing {
+                median_s: t,
+                min_s: t,
+                max_s: t,
+                p25_s: t,
+                p75_s: t,
+                repeats: 1,
+            },
+        }
+    }
+
+    /// Synthetic timings of known forms come back as those forms and
+    /// coefficients (to 1e-9), with zero residual: the sort as
+    /// a + b·m·log2 m, a selection-based threshold and the merge as
+    /// a + b·m (a threshold by selection is not m·log m, whatever its name
+    /// says), Top-k and masking as a + b·m + c·k, and at one density
+    /// (k a multiple of m) as a + b·m.
+    #[test]
+    fn each_kernel_is_fitted_in_its_algorithms_form() {
+        let sizes = [1usize << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20];
+        let grid = |kernel, ds: &[f64], f: &dyn Fn(f64, f64) -> f64| -> Vec<KernelTiming> {
+            sizes
+                .iter()
+                .flat_map(|&m| ds.iter().map(move |&d| (m, d)))
+                .map(|(m, d)| {
+                    let k = (m as f64 * d).round();
+                    timing(kernel, m, d, f(m as f64, k))
+                })
+                .collect()
+        };
+        type Case<'a> = (
+            &'a str,
+            &'a [f64],
+            &'a dyn Fn(f64, f64) -> f64,
+            &'a str,
+            [f64; 3],
+        );
+        let cases: [Case; 5] = [
+            (
+                "threshold_sort",
+                &[0.01, 0.05],
+                &|m, _| 2e-5 + 3e-9 * m * m.log2(),
+                "a + b*m*log2(m)",
+                [2e-5, 3e-9, 0.0],
+            ),
+            (
+                "threshold_select",
+                &[0.01, 0.05],
+                &|m, _| 1e-5 + 4e-9 * m,
+                "a + b*m",
+                [1e-5, 4e-9, 0.0],
+            ),
+            (
+                "merge",
+                &[0.01, 0.05],
+                &|m, _| 5e-6 + 7e-9 * m,
+                "a + b*m",
+                [5e-6, 7e-9, 0.0],
+            ),
+            (
+                "topk",
+                &[0.001, 0.01, 0.1],
+                &|m, k| 3e-5 + 2e-9 * m + 5e-8 * k,
+                "a + b*m + c*k",
+                [3e-5, 2e-9, 5e-8],
+            ),
+            (
+                "mask",
+                &[0.5],
+                &|m, k| 1e-6 + 1e-9 * m + 2e-9 * k,
+                "a + b*m",
+                [1e-6, 2e-9, 0.0],
+            ),
+        ];
+        for (kernel, ds, f, form, want) in cases {
+            let ts = grid(kernel, ds, f);
+            let refs: Vec<&KernelTiming> = ts.iter().collect();
+            let got = kernel_model(kernel, "cpu", &refs).unwrap();
+            assert_eq!(got.form, form, "{kernel}");
+            for (g, w) in [got.a_s, got.b_s, got.c_s].iter().zip(want) {
+                assert!(
+                    (g - w).abs() <= 1e-9 * w.abs().max(1e-12) + 1e-20,
+                    "{kernel}: {got:?}"
+                );
+            }
+            assert!(got.median_abs_residual < 1e-9, "{kernel}: {got:?}");
+        }
+        // fitted the old way (every "threshold" as m·log m), a linear
+        // selection leaves residuals the right form does not
+        let ts = grid("threshold_select", &[0.01], &|m, _| 1e-5 + 4e-9 * m);
+        let rows: Vec<(Vec<f64>, f64)> = ts
+            .iter()
+            .map(|t| {
+                (
+                    vec![1.0, t.m as f64 * (t.m as f64).log2()],
+                    t.timing.median_s,
+                )
+            })
+            .collect();
+        let (_, wrong) = fit_linear_relative(&rows).unwrap();
+        assert!(wrong > 0.01, "{wrong}");
+    }
     use super::*;
 
     #[test]

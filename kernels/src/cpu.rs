@@ -216,6 +216,105 @@ pub fn threshold_reference(values: &[f32], sparsity: f64) -> f32 {
     *mags.select_nth_unstable_by(rank, f32::total_cmp).1
 }
 
+/// DCT-DP's threshold by selection instead of a sort: the same τ as
+/// [`threshold_by_sort`] (the magnitude of 0-based rank `⌊n·η⌋`), found by
+/// a selection ([`slice::select_nth_unstable_by`]) over the copied
+/// magnitudes. O(n): the form a selection-based threshold is fitted with
+/// (`calibration::calibrate::kernel_model`), where the sort's is
+/// O(n log n). The CUDA backend's `threshold_select` is the radix-select
+/// counterpart.
+///
+/// # Panics
+/// If `sparsity` is not in `[0, 1)`.
+pub fn threshold_by_select(values: &[f32], sparsity: f64, scratch: &mut Vec<f32>) -> f32 {
+    let rank = threshold_rank(values.len(), sparsity);
+    if values.is_empty() {
+        return f32::INFINITY;
+    }
+    scratch.clear();
+    scratch.extend(values.iter().map(|v| v.abs()));
+    *scratch.select_nth_unstable_by(rank, f32::total_cmp).1
+}
+
+/// gTop-k's merge of two sparse sets (gTop-k, Shi et al. ICDCS 2019,
+/// Algorithm 2, lines 10–12): the sum of the two sets, as sparse vectors
+/// of the same model, and of that sum the k elements of largest magnitude
+/// (ties by lower index), as (index, value) pairs in index order.
+///
+/// Each set is given as indices in ascending order and their values (what
+/// [`topk`] and [`mask`] produce). One merge-join adds the values of
+/// indices both sets hold (at most 2k candidates), then a selection keeps
+/// k: O(k) with no sort of the candidates. `out_idx` and `out_val` are
+/// cleared first; `scratch` holds the candidates and is kept between calls.
+///
+/// # Panics
+/// If an index list and its value list differ in length.
+#[allow(clippy::too_many_arguments)]
+pub fn merge(
+    a_idx: &[u32],
+    a_val: &[f32],
+    b_idx: &[u32],
+    b_val: &[f32],
+    k: usize,
+    scratch: &mut Vec<(u32, f32)>,
+    out_idx: &mut Vec<u32>,
+    out_val: &mut Vec<f32>,
+) {
+    assert_eq!(a_idx.len(), a_val.len(), "first set: indices and values");
+    assert_eq!(b_idx.len(), b_val.len(), "second set: indices and values");
+    scratch.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a_idx.len() || j < b_idx.len() {
+        let take_a = j == b_idx.len() || (i < a_idx.len() && a_idx[i] <= b_idx[j]);
+        let take_b = i == a_idx.len() || (j < b_idx.len() && b_idx[j] <= a_idx[i]);
+        if take_a && take_b {
+            scratch.push((a_idx[i], a_val[i] + b_val[j]));
+            i += 1;
+            j += 1;
+        } else if take_a {
+            scratch.push((a_idx[i], a_val[i]));
+            i += 1;
+        } else {
+            scratch.push((b_idx[j], b_val[j]));
+            j += 1;
+        }
+    }
+    out_idx.clear();
+    out_val.clear();
+    if k == 0 {
+        return;
+    }
+    if k < scratch.len() {
+        scratch.select_nth_unstable_by(k - 1, merge_order);
+        scratch.truncate(k);
+        scratch.sort_unstable_by_key(|&(i, _)| i);
+    }
+    out_idx.extend(scratch.iter().map(|&(i, _)| i));
+    out_val.extend(scratch.iter().map(|&(_, v)| v));
+}
+
+/// Larger magnitude first (total order), then lower index: the order
+/// [`merge`] keeps its k by.
+fn merge_order(a: &(u32, f32), b: &(u32, f32)) -> Ordering {
+    b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0))
+}
+
+/// Reference for [`merge`]: the sum accumulated index by index in a map,
+/// a full sort of the candidates, the first k, in index order.
+pub fn merge_reference(a: (&[u32], &[f32]), b: (&[u32], &[f32]), k: usize) -> Vec<(u32, f32)> {
+    let mut sum = std::collections::BTreeMap::new();
+    for (idx, val) in [a, b] {
+        for (&i, &v) in idx.iter().zip(val) {
+            *sum.entry(i).or_insert(0.0f32) += v;
+        }
+    }
+    let mut all: Vec<(u32, f32)> = sum.into_iter().collect();
+    all.sort_by(merge_order);
+    all.truncate(k);
+    all.sort_by_key(|&(i, _)| i);
+    all
+}
+
 /// Threshold masking: keep every element with `|v| ≥ threshold`, as
 /// (index, value) pairs in index order; returns how many were kept.
 ///
@@ -341,6 +440,70 @@ pub fn check_threshold(values: &[f32], sparsity: f64, got: f32) -> Result<(), Ke
     }
 }
 
+/// Checks a selection-based threshold against [`threshold_by_sort`] (a
+/// different route to the same element; bit-exact).
+///
+/// # Errors
+/// [`KernelMismatch`] with both values.
+pub fn check_threshold_select(
+    values: &[f32],
+    sparsity: f64,
+    got: f32,
+) -> Result<(), KernelMismatch> {
+    let want = threshold_by_sort(values, sparsity, &mut Vec::new());
+    if got.total_cmp(&want) == Ordering::Equal {
+        Ok(())
+    } else {
+        Err(KernelMismatch::new(
+            "threshold_select",
+            format_args!(
+                "n = {}, η = {sparsity}: got τ = {got:e}, want {want:e}",
+                values.len()
+            ),
+        ))
+    }
+}
+
+/// Checks a merge result against [`merge_reference`] (values bit for
+/// bit: both add the same two numbers).
+///
+/// # Errors
+/// [`KernelMismatch`] naming the first differing position.
+pub fn check_merge(
+    a: (&[u32], &[f32]),
+    b: (&[u32], &[f32]),
+    k: usize,
+    idx: &[u32],
+    vals: &[f32],
+) -> Result<(), KernelMismatch> {
+    let want: Vec<(u32, u32)> = merge_reference(a, b, k)
+        .iter()
+        .map(|&(i, v)| (i, v.to_bits()))
+        .collect();
+    let got: Vec<(u32, u32)> = idx
+        .iter()
+        .zip(vals)
+        .map(|(&i, v)| (i, v.to_bits()))
+        .collect();
+    match first_difference(&got, &want) {
+        None if idx.len() == vals.len() => Ok(()),
+        None => Err(KernelMismatch::new(
+            "merge",
+            format_args!("{} indices but {} values", idx.len(), vals.len()),
+        )),
+        Some(p) => Err(KernelMismatch::new(
+            "merge",
+            format_args!(
+                "k = {k}: kept {}, want {}; first difference at position {p} (got {:?}, want {:?})",
+                got.len(),
+                want.len(),
+                got.get(p),
+                want.get(p)
+            ),
+        )),
+    }
+}
+
 /// Checks a mask result (kept indices and values, in index order) against
 /// [`mask_reference`] (values compared bit for bit).
 ///
@@ -385,6 +548,60 @@ pub fn check_mask(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The merge adds the values of shared indices and keeps the k of
+    /// largest magnitude in index order, ties to the lower index; empty
+    /// and k = 0 edges.
+    #[test]
+    fn merge_adds_shared_indices_and_keeps_k() {
+        let (mut scratch, mut idx, mut val) = (Vec::new(), Vec::new(), Vec::new());
+        let a = ([1u32, 4, 7], [1.0f32, -5.0, 2.0]);
+        let b = ([4u32, 6, 7], [1.0f32, 3.0, -2.0]);
+        merge(&a.0, &a.1, &b.0, &b.1, 2, &mut scratch, &mut idx, &mut val);
+        // sums: 1 → 1, 4 → −4, 6 → 3, 7 → 0
+        assert_eq!((idx.clone(), val.clone()), (vec![4, 6], vec![-4.0, 3.0]));
+        merge(&a.0, &a.1, &b.0, &b.1, 10, &mut scratch, &mut idx, &mut val);
+        assert_eq!(idx, [1, 4, 6, 7]);
+        merge(&a.0, &a.1, &[], &[], 0, &mut scratch, &mut idx, &mut val);
+        assert!(idx.is_empty() && val.is_empty());
+        // a tie between 1 (1.0) and 9 (−1.0) goes to the lower index
+        merge(
+            &[1],
+            &[1.0],
+            &[9],
+            &[-1.0],
+            1,
+            &mut scratch,
+            &mut idx,
+            &mut val,
+        );
+        assert_eq!(idx, [1]);
+        for seed in 0..5u64 {
+            let g = crate::timing::random_gradient(4000, seed);
+            let h = crate::timing::random_gradient(4000, seed + 100);
+            let (mut ia, mut ib) = (Vec::new(), Vec::new());
+            topk(&g, 300, &mut ia);
+            topk(&h, 300, &mut ib);
+            let va: Vec<f32> = ia.iter().map(|&i| g[i as usize]).collect();
+            let vb: Vec<f32> = ib.iter().map(|&i| h[i as usize]).collect();
+            merge(&ia, &va, &ib, &vb, 300, &mut scratch, &mut idx, &mut val);
+            check_merge((&ia, &va), (&ib, &vb), 300, &idx, &val).unwrap();
+        }
+        assert!(check_merge((&[1], &[1.0]), (&[], &[]), 1, &[2], &[1.0]).is_err());
+    }
+
+    /// Selection and sort give the same threshold.
+    #[test]
+    fn threshold_by_select_agrees_with_the_sort() {
+        let mut scratch = Vec::new();
+        for (n, eta) in [(1usize, 0.0), (100, 0.29), (1000, 0.95), (4097, 0.999)] {
+            let g = crate::timing::random_gradient(n, n as u64);
+            let got = threshold_by_select(&g, eta, &mut scratch);
+            check_threshold_select(&g, eta, got).unwrap();
+        }
+        assert_eq!(threshold_by_select(&[], 0.5, &mut scratch), f32::INFINITY);
+        assert!(check_threshold_select(&[1.0, 2.0], 0.5, 1.0).is_err());
+    }
 
     fn topk_vec(values: &[f32], k: usize) -> Vec<u32> {
         let mut out = vec![99];

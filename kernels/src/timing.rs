@@ -180,7 +180,9 @@ pub const WARMUP: u32 = 2;
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelTiming {
     /// The kernel: "topk" ([`cpu::topk_with_scratch`]), "threshold_sort"
-    /// ([`cpu::threshold_by_sort`]) or "mask" ([`cpu::mask`]).
+    /// ([`cpu::threshold_by_sort`]), "threshold_select"
+    /// ([`cpu::threshold_by_select`]), "mask" ([`cpu::mask`]) or "merge"
+    /// ([`cpu::merge`]; its `m` is the 2k candidates).
     pub kernel: &'static str,
     /// Number of input elements.
     pub m: usize,
@@ -225,7 +227,7 @@ struct MaskInput {
     vals: Vec<f32>,
 }
 
-/// Times the three CPU kernels at every size and density, checking every
+/// Times the five CPU kernels at every size and density, checking every
 /// run against its reference.
 ///
 /// For each `m` in `sizes` and each density `d` in `densities`, with
@@ -235,8 +237,13 @@ struct MaskInput {
 ///   [`cpu::check_topk`];
 /// * "threshold_sort": [`cpu::threshold_by_sort`] at sparsity η, checked
 ///   with [`cpu::check_threshold`];
+/// * "threshold_select": [`cpu::threshold_by_select`] at sparsity η,
+///   checked against the sort with [`cpu::check_threshold_select`];
 /// * "mask": [`cpu::mask`] at the threshold of that input (computed
-///   untimed), checked with [`cpu::check_mask`].
+///   untimed), checked with [`cpu::check_mask`];
+/// * "merge": [`cpu::merge`] of two Top-k sets of `kept` elements drawn
+///   from two gradients of m (timed with m = 2·kept candidates), checked
+///   with [`cpu::check_merge`].
 ///
 /// Each kernel gets [`WARMUP`] untimed runs and `repeats` timed runs, each
 /// on a fresh [`random_gradient`] (seeds 0, 1, 2, … over the whole call, so
@@ -257,7 +264,7 @@ pub fn time_kernels(sizes: &[usize], densities: &[f64], repeats: u32) -> Vec<Ker
         seed += 1;
         random_gradient(m, seed - 1)
     };
-    let mut timings = Vec::with_capacity(sizes.len() * densities.len() * 3);
+    let mut timings = Vec::with_capacity(sizes.len() * densities.len() * 5);
     for &m in sizes {
         for &density in densities {
             let sparsity = 1.0 - density;
@@ -303,6 +310,22 @@ pub fn time_kernels(sizes: &[usize], densities: &[f64], repeats: u32) -> Vec<Ker
             );
             timings.push(row("threshold_sort", threshold));
 
+            let select = measure_checked(
+                WARMUP,
+                repeats,
+                || ThresholdInput {
+                    values: next_gradient(m),
+                    scratch: prefaulted(m, 0.0),
+                },
+                |inp| cpu::threshold_by_select(&inp.values, sparsity, &mut inp.scratch),
+                |inp, tau| {
+                    if let Err(e) = cpu::check_threshold_select(&inp.values, sparsity, tau) {
+                        panic!("{e}");
+                    }
+                },
+            );
+            timings.push(row("threshold_select", select));
+
             let mut scratch = Vec::new();
             let mask = measure_checked(
                 WARMUP,
@@ -333,9 +356,66 @@ pub fn time_kernels(sizes: &[usize], densities: &[f64], repeats: u32) -> Vec<Ker
                 },
             );
             timings.push(row("mask", mask));
+
+            // two Top-k sets of `kept` out of m, as gTop-k's receivers get
+            // them; the merge's input is their 2·kept candidates
+            let mut topk_scratch = Vec::new();
+            let mut set = |m: usize| {
+                let g = next_gradient(m);
+                let mut idx = Vec::new();
+                cpu::topk_with_scratch(&g, kept, &mut topk_scratch, &mut idx);
+                let val: Vec<f32> = idx.iter().map(|&i| g[i as usize]).collect();
+                (idx, val)
+            };
+            let merge = measure_checked(
+                WARMUP,
+                repeats,
+                || MergeInput {
+                    a: set(m),
+                    b: set(m),
+                    scratch: prefaulted(2 * kept, (0, 0.0)),
+                    idx: prefaulted(kept, 0),
+                    vals: prefaulted(kept, 0.0),
+                },
+                |inp| {
+                    cpu::merge(
+                        &inp.a.0,
+                        &inp.a.1,
+                        &inp.b.0,
+                        &inp.b.1,
+                        kept,
+                        &mut inp.scratch,
+                        &mut inp.idx,
+                        &mut inp.vals,
+                    )
+                },
+                |inp, ()| {
+                    let (a, b) = ((&inp.a.0[..], &inp.a.1[..]), (&inp.b.0[..], &inp.b.1[..]));
+                    if let Err(e) = cpu::check_merge(a, b, kept, &inp.idx, &inp.vals) {
+                        panic!("{e}");
+                    }
+                },
+            );
+            timings.push(KernelTiming {
+                kernel: "merge",
+                m: 2 * kept,
+                k_or_kept: kept,
+                density,
+                timing: merge,
+            });
         }
     }
     timings
+}
+
+/// Input of one timed merge run: two sparse sets (indices ascending, their
+/// values) and the buffers.
+struct MergeInput {
+    a: (Vec<u32>, Vec<f32>),
+    b: (Vec<u32>, Vec<f32>),
+    scratch: Vec<(u32, f32)>,
+    idx: Vec<u32>,
+    vals: Vec<f32>,
 }
 
 #[cfg(test)]

@@ -334,15 +334,28 @@ mod timing {
     fn time_kernels_reports_every_kernel_size_and_density() {
         let _g = heavy();
         let t = time_kernels(&[1, 1000, 4096], &[0.01, 0.05, 1.0], 3);
-        assert_eq!(t.len(), 3 * 3 * 3);
-        let names: Vec<&str> = t.iter().take(3).map(|r| r.kernel).collect();
-        assert_eq!(names, ["topk", "threshold_sort", "mask"]);
+        assert_eq!(t.len(), 3 * 3 * 5);
+        let names: Vec<&str> = t.iter().take(5).map(|r| r.kernel).collect();
+        assert_eq!(
+            names,
+            [
+                "topk",
+                "threshold_sort",
+                "threshold_select",
+                "mask",
+                "merge"
+            ]
+        );
         let kept = |m, d| {
             t.iter()
                 .find(|r| r.m == m && r.density == d)
                 .unwrap()
                 .k_or_kept
         };
+        // the merge's input is the 2k candidates of two sets of k
+        for r in t.iter().filter(|r| r.kernel == "merge") {
+            assert_eq!(r.m, 2 * r.k_or_kept);
+        }
         assert_eq!(kept(1000, 0.05), 50);
         assert_eq!(kept(1000, 0.01), 10);
         assert_eq!(kept(4096, 1.0), 4096);

@@ -222,6 +222,10 @@ pub struct RawModel {
     /// from `batch_per_gpu` and the preset).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_zipf: Option<f64>,
+    /// A calibration profile (`dtsim calibrate kernels`) whose kernel
+    /// models replace the device's default kernel costs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_profile: Option<String>,
     /// A custom model, in forward order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<RawLayer>,

@@ -83,6 +83,7 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
 
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes, model.has_sparse())?;
+    let model = kernel_profile(raw, model, &strategy, dir)?;
     // each table against the partitions and the column split asked for
     let gpus = cluster.gpus();
     for (i, l) in model.layers.iter().enumerate() {
@@ -333,6 +334,53 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
             })
         }
     }
+}
+
+/// `model.kernel_profile`: the kernel models of a calibration profile
+/// (a path relative to the scenario's directory, `dir`) in place of the
+/// device's defaults, for the kernels the dense method inserts.
+fn kernel_profile(
+    raw: &RawScenario,
+    model: Model,
+    strategy: &crate::strategy::Strategy,
+    dir: Option<&Path>,
+) -> Result<Model, Invalid> {
+    use crate::strategy::DenseMethod;
+    use crate::workload::kernels::Kernel;
+    let key = "model.kernel_profile";
+    let Some(given) = &raw.model.kernel_profile else {
+        return Ok(model);
+    };
+    let needed: &[Kernel] = match strategy.dense {
+        DenseMethod::TopK => &[Kernel::TopK],
+        DenseMethod::GTopK => &[Kernel::TopK, Kernel::Merge],
+        _ => {
+            return Err(invalid(
+                key,
+                format!(
+                    "means nothing here: the dense method `{}` inserts no kernels (Top-k and gTop-k do); remove the key",
+                    strategy.dense_name()
+                ),
+            ));
+        }
+    };
+    let path = match dir {
+        Some(d) if Path::new(given).is_relative() => d.join(given),
+        _ => std::path::PathBuf::from(given),
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        invalid(
+            key,
+            format!("cannot read kernel profile {}: {e}", path.display()),
+        )
+    })?;
+    let profile = crate::profile::Profile::from_toml(&text)
+        .map_err(|e| invalid(key, format!("kernel profile {}: {e}", path.display())))?;
+    let kernels = model
+        .kernels
+        .with_profile(&profile, given, needed, &model.gpu)
+        .map_err(|m| invalid(key, m))?;
+    Ok(Model { kernels, ..model })
 }
 
 /// `model.compute_jitter`: a coefficient of variation in [0, 1] (default 0).

@@ -40,10 +40,57 @@ impl crate::names::Named for Kernel {
     }
 }
 
-/// What one kernel costs: `a_s + b_s·m + c_s·k` seconds for m input
-/// elements of which k are selected or kept.
+/// The shape of a kernel's cost in its input size m and its selected or
+/// kept elements k, as its algorithm has it. Profiles name it in
+/// `[[kernel_model]] form`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `a + b·m + c·k`: one pass over the input and work per kept element
+    /// (Top-k by selection, masking).
+    Linear,
+    /// `a + b·m`: one pass (a selection-based threshold; gTop-k's merge,
+    /// whose input m is its 2k candidates, so k adds nothing m does not).
+    PerElement,
+    /// `a + b·m·log2(m)`: a comparison sort (the threshold by sorting).
+    MLogM,
+}
+
+impl Form {
+    /// The form as profiles write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Linear => "a + b*m + c*k",
+            Form::PerElement => "a + b*m",
+            Form::MLogM => "a + b*m*log2(m)",
+        }
+    }
+
+    /// The form a profile names, if it is one of these.
+    pub fn parse(s: &str) -> Option<Form> {
+        [Form::Linear, Form::PerElement, Form::MLogM]
+            .into_iter()
+            .find(|f| f.name() == s)
+    }
+
+    /// The form of kernel `kernel` (a name `dtsim calibrate kernels`
+    /// writes): by its algorithm, not by its name's words. A threshold
+    /// found by selection (`threshold_select`, CPU and CUDA) is linear;
+    /// only the sort is m·log m.
+    pub fn of(kernel: &str) -> Form {
+        match kernel {
+            "threshold_sort" => Form::MLogM,
+            "threshold_select" | "merge" | "membw" => Form::PerElement,
+            _ => Form::Linear,
+        }
+    }
+}
+
+/// What one kernel costs: its [`Form`] with coefficients, in seconds, for
+/// m input elements of which k are selected or kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelCost {
+    /// The form of the cost.
+    pub form: Form,
     /// Constant term (launches, synchronisation), seconds.
     pub a_s: f64,
     /// Per input element, seconds.
@@ -58,7 +105,12 @@ pub struct KernelCost {
 impl KernelCost {
     /// Seconds for `m` input elements, `k` of them selected.
     pub fn time(&self, m: f64, k: f64) -> f64 {
-        (self.a_s + self.b_s * m + self.c_s * k).max(0.0)
+        let t = match self.form {
+            Form::Linear => self.a_s + self.b_s * m + self.c_s * k,
+            Form::PerElement => self.a_s + self.b_s * m,
+            Form::MLogM => self.a_s + self.b_s * m * m.max(2.0).log2(),
+        };
+        t.max(0.0)
     }
 }
 
@@ -99,16 +151,91 @@ impl KernelCosts {
             )
         };
         let topk = KernelCost {
+            form: Form::Linear,
             a_s: base.a_s,
             b_s,
             c_s: 0.0,
             source,
         };
         let merge = KernelCost {
+            form: Form::PerElement,
             source: "the Top-k selection's cost over the 2k candidates (the release merges on its hosts' CPUs and times no merge)".into(),
             ..topk.clone()
         };
         KernelCosts { topk, merge }
+    }
+}
+
+impl KernelCosts {
+    /// These costs with `needed`'s replaced by calibration profile
+    /// `profile`'s fitted models (`dtsim calibrate kernels`), read from
+    /// `path` (for messages and sources), for compute device `device`.
+    ///
+    /// # Errors
+    /// A message saying what is wrong: a kernel `needed` that the profile
+    /// lacks (and the default that would apply without the profile), a
+    /// form this version does not know, or a profile measured on another
+    /// kind of device (a CPU's for a GPU preset).
+    pub fn with_profile(
+        &self,
+        profile: &crate::profile::Profile,
+        path: &str,
+        needed: &[Kernel],
+        device: &str,
+    ) -> Result<KernelCosts, String> {
+        use crate::names::Named;
+        let mut out = self.clone();
+        for &kernel in needed {
+            let name = kernel.name();
+            let Some(m) = profile.kernel_models.iter().find(|m| m.kernel == name) else {
+                let have: Vec<&str> = profile
+                    .kernel_models
+                    .iter()
+                    .map(|m| m.kernel.as_str())
+                    .collect();
+                return Err(format!(
+                    "kernel profile {path} has no `{name}` kernel model (it has: {}), which this method needs; without the profile the default would apply: {}",
+                    if have.is_empty() {
+                        "none".to_string()
+                    } else {
+                        have.join(", ")
+                    },
+                    self.of(kernel).source
+                ));
+            };
+            let is_gpu = gpus::MEMORY_BANDWIDTH.iter().any(|(k, _, _)| *k == device);
+            if m.backend == "cpu" && is_gpu {
+                return Err(format!(
+                    "kernel profile {path} was measured on a CPU (`{name}`: backend cpu), and the model computes on GPU `{device}`: measure on that GPU with `dtsim calibrate kernels --backend cuda`, or remove the key to use the GPU's defaults"
+                ));
+            }
+            let form = Form::parse(&m.form).ok_or_else(|| {
+                format!(
+                    "kernel profile {path}: `{name}` has form `{}`, which dtsim does not know (known: {}, {}, {})",
+                    m.form,
+                    Form::Linear.name(),
+                    Form::PerElement.name(),
+                    Form::MLogM.name()
+                )
+            })?;
+            let cost = KernelCost {
+                form,
+                a_s: m.a_s,
+                b_s: m.b_s,
+                c_s: m.c_s,
+                source: format!(
+                    "profile {path}: {} backend, {}, median residual {:.1}%",
+                    m.backend,
+                    m.form,
+                    m.median_abs_residual * 100.0
+                ),
+            };
+            match kernel {
+                Kernel::TopK => out.topk = cost,
+                Kernel::Merge => out.merge = cost,
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -137,6 +264,7 @@ pub fn topk_p102_100() -> KernelCost {
             .map(|&(_, m, t)| (m as f64, t)),
     );
     KernelCost {
+        form: Form::Linear,
         a_s,
         b_s,
         c_s: 0.0,

@@ -339,3 +339,106 @@ fn a_scenario_names_its_kernel_sources() {
         assert!(a.kernels.topk.b_s < p102.kernels.topk.b_s);
     }
 }
+
+/// A profile with the given `[[kernel_model]]` tables, written to a fresh
+/// file; its path.
+fn profile(name: &str, models: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("dtsim-kprof-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, models).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// A kernel model table.
+fn kernel_model(kernel: &str, backend: &str, form: &str, a: f64, b: f64, c: f64) -> String {
+    format!(
+        "[[kernel_model]]\nkernel = \"{kernel}\"\nbackend = \"{backend}\"\nform = \"{form}\"\na_s = {a:e}\nb_s = {b:e}\nc_s = {c:e}\nmedian_abs_residual = 0.03\n"
+    )
+}
+
+/// `model.kernel_profile`: a profile's fitted models replace the GPU's
+/// defaults for the kernels the method inserts, and `dtsim run` names the
+/// profile as their source. Refused, naming the key and what is wrong: a
+/// kernel the method needs that the profile lacks (with the default that
+/// would apply), a CPU's profile for a GPU, a form dtsim does not know, a
+/// method that inserts no kernels, a missing file.
+#[test]
+fn a_kernel_profile_replaces_the_defaults() {
+    let topk = kernel_model("topk", "cuda", "a + b*m + c*k", 1e-4, 1e-9, 2e-8);
+    let merge = kernel_model("merge", "cuda", "a + b*m", 5e-5, 3e-9, 0.0);
+    let both = profile("both.toml", &format!("{topk}{merge}"));
+    let only_topk = profile("topk.toml", &topk);
+    let cpu = profile(
+        "cpu.toml",
+        &kernel_model("topk", "cpu", "a + b*m + c*k", 1e-4, 1e-9, 2e-8),
+    );
+    let odd = profile(
+        "odd.toml",
+        &kernel_model("topk", "cuda", "a + b*m^2", 1e-4, 1e-9, 0.0),
+    );
+    let text = |dense: &str, path: &str| {
+        format!(
+            "name = \"t\"\niterations = 2\n[cluster]\nnodes = 8\ngpus_per_node = 1\nnetwork = \"eth-1g\"\n[model]\npreset = \"resnet20\"\nbatch_per_gpu = 128\ngpu = \"p102-100\"\nkernel_profile = \"{}\"\n[strategy]\ndense = \"{dense}\"\n",
+            path.replace('\\', "/")
+        )
+    };
+    let run = |dense: &str, path: &str| {
+        let mut p = load_str(&text(dense, path), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+        simulate(&p.remove(0).config).unwrap()
+    };
+    let m = 269_722.0;
+    let k = (m * 0.001f64).round();
+    let r = run("gtopk", &both);
+    assert_eq!(r.kernels.len(), 2);
+    assert!(
+        r.kernels[0].source.starts_with(&format!("profile {both}")),
+        "{:?}",
+        r.kernels
+    );
+    assert_close(
+        r.kernels[0].seconds,
+        1e-4 + 1e-9 * m + 2e-8 * k,
+        1e-12,
+        "topk",
+    );
+    assert_close(
+        r.kernels[1].seconds,
+        3.0 * (5e-5 + 3e-9 * 2.0 * k),
+        1e-12,
+        "three merges",
+    );
+    assert_eq!(run("topk", &only_topk).kernels.len(), 1);
+    let err = |dense: &str, path: &str| {
+        let t = text(dense, path);
+        let e = load_str(&t, "t.toml", "t").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("model.kernel_profile"), "{e}");
+        assert_eq!(
+            e.line,
+            Some(
+                t.lines()
+                    .position(|l| l.starts_with("kernel_profile"))
+                    .unwrap()
+                    + 1
+            )
+        );
+        e.message
+    };
+    let m = err("gtopk", &only_topk);
+    assert!(m.contains("no `merge` kernel model (it has: topk)"), "{m}");
+    assert!(m.contains("the release merges on its hosts' CPUs"), "{m}");
+    let m = err("topk", &cpu);
+    assert!(
+        m.contains("measured on a CPU") && m.contains("`p102-100`"),
+        "{m}"
+    );
+    let m = err("topk", &odd);
+    assert!(m.contains("form `a + b*m^2`"), "{m}");
+    let m = err("allreduce", &both);
+    assert!(m.contains("means nothing here"), "{m}");
+    let m = err("topk", "/nonexistent/k.toml");
+    assert!(
+        m.contains("cannot read kernel profile /nonexistent/k.toml"),
+        "{m}"
+    );
+}
