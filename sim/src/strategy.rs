@@ -20,6 +20,12 @@ pub enum DenseMethod {
     /// a binomial tree, each receiver keeping the global top k, and the
     /// result broadcast.
     GTopK,
+    /// DCT-DP (Gupta et al., DCT Algorithm 1): each layer's gradient
+    /// masked by a threshold that is re-sorted every
+    /// [`Strategy::dct_lifespan`] iterations, keeping 1 − η
+    /// ([`Strategy::dct_sparsity`]); the kept values and their indices are
+    /// pushed to the parameter servers, the parameters pulled back.
+    Dct,
 }
 
 /// The synchronisation method for sparse (embedding) gradients
@@ -129,6 +135,12 @@ pub struct Strategy {
     /// elements (`strategy.density`; default 0.001, the gTop-k paper's
     /// setting for CNNs, §IV-B).
     pub density: f64,
+    /// DCT-DP: the sparsity η, the fraction of each layer's gradient left
+    /// out (`strategy.dct_sparsity`; default 0.95, DCT §3.3's).
+    pub dct_sparsity: f64,
+    /// DCT-DP: the threshold's life-span L, the iterations between two
+    /// sorts (`strategy.dct_lifespan`; default 1000, DCT §3.3's).
+    pub dct_lifespan: u32,
 }
 
 impl Default for Strategy {
@@ -144,6 +156,8 @@ impl Default for Strategy {
             ps_partitions: Partitions::PerServer,
             vertical_scheduling: false,
             density: 0.001,
+            dct_sparsity: 0.95,
+            dct_lifespan: 1000,
         }
     }
 }
@@ -163,6 +177,12 @@ impl Strategy {
             },
             DenseMethod::TopK => Collective::new(Op::TopK),
             DenseMethod::GTopK => Collective::new(Op::GTopK),
+            DenseMethod::Dct => Collective {
+                ps_servers: self.ps_servers,
+                local_aggregation: false,
+                algo: Algo::Push,
+                ..Collective::new(Op::Ps)
+            },
         }
     }
 
@@ -172,18 +192,23 @@ impl Strategy {
     }
 
     /// Name of the dense method for results ("allreduce", "ps", "topk",
-    /// "gtopk").
+    /// "gtopk", "dct").
     pub fn dense_name(&self) -> &'static str {
         match self.dense {
             DenseMethod::AllReduce(_) => "allreduce",
             DenseMethod::Ps => "ps",
             DenseMethod::TopK => "topk",
             DenseMethod::GTopK => "gtopk",
+            DenseMethod::Dct => "dct",
         }
     }
 
-    /// Whether the dense method sparsifies gradients (Top-k, gTop-k).
+    /// Whether the dense method sparsifies gradients (Top-k, gTop-k,
+    /// DCT-DP).
     pub fn compressed(&self) -> bool {
-        matches!(self.dense, DenseMethod::TopK | DenseMethod::GTopK)
+        matches!(
+            self.dense,
+            DenseMethod::TopK | DenseMethod::GTopK | DenseMethod::Dct
+        )
     }
 }

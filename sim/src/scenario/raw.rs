@@ -331,11 +331,10 @@ pub struct RawStrategy {
     /// topk/gtopk density ρ, in (0, 1] (default 0.001).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub density: Option<f64>,
-    /// DCT-DP sparsity η, in [0, 1); refused until the compression issue.
+    /// DCT-DP sparsity η, in [0, 1) (default 0.95).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dct_sparsity: Option<f64>,
-    /// DCT-DP threshold life-span L ≥ 1; refused until the compression
-    /// issue.
+    /// DCT-DP threshold life-span L ≥ 1 (default 1000).
     #[serde(
         default,
         deserialize_with = "whole",

@@ -65,7 +65,7 @@ pub(super) fn validate_strategy(
     let dense = match s.dense.as_deref().unwrap_or("allreduce") {
         "allreduce" => DenseMethod::AllReduce(algo),
         "ps" => DenseMethod::Ps,
-        m @ ("topk" | "gtopk") if sparse => {
+        m @ ("topk" | "gtopk" | "dct") if sparse => {
             return Err(invalid(
                 "strategy.dense",
                 format!(
@@ -75,14 +75,7 @@ pub(super) fn validate_strategy(
         }
         "topk" => DenseMethod::TopK,
         "gtopk" => DenseMethod::GTopK,
-        m @ "dct" => {
-            return Err(invalid(
-                "strategy.dense",
-                format!(
-                    "`{m}` is not supported in training yet (compressed methods arrive with the compression issue; `dtsim collective --op topk|gtopk` times their collectives)"
-                ),
-            ));
-        }
+        "dct" => DenseMethod::Dct,
         other => {
             return Err(invalid(
                 "strategy.dense",
@@ -166,7 +159,45 @@ pub(super) fn validate_strategy(
             ));
         }
     };
+    let method = s.dense.as_deref().unwrap_or("allreduce");
+    let not_dct = |key: &str| {
+        invalid(
+            key,
+            format!(
+                "means nothing here: it sets DCT-DP's threshold, and the dense method is `{method}` (set `dense = \"dct\"`, or remove the key)"
+            ),
+        )
+    };
+    let dct_sparsity = match s.dct_sparsity {
+        None => d.dct_sparsity,
+        Some(_) if dense != DenseMethod::Dct => return Err(not_dct("strategy.dct_sparsity")),
+        Some(e) if e.is_finite() && (0.0..1.0).contains(&e) => e,
+        Some(e) => {
+            return Err(invalid(
+                "strategy.dct_sparsity",
+                format!(
+                    "must be the fraction of each layer's gradient left out, in [0, 1), got {e}"
+                ),
+            ));
+        }
+    };
+    let dct_lifespan = match s.dct_lifespan {
+        None => d.dct_lifespan,
+        Some(_) if dense != DenseMethod::Dct => return Err(not_dct("strategy.dct_lifespan")),
+        Some(l) if (1..=crate::limits::MAX_ITERATIONS as i64).contains(&l) => l as u32,
+        Some(l) => {
+            return Err(invalid(
+                "strategy.dct_lifespan",
+                format!(
+                    "must be the iterations between two sorts of the threshold, from 1 to {}, got {l}",
+                    crate::limits::MAX_ITERATIONS
+                ),
+            ));
+        }
+    };
     Ok(Strategy {
+        dct_sparsity,
+        dct_lifespan,
         density,
         vertical_scheduling: s.vertical_scheduling.unwrap_or(false),
         ps_partitions,
@@ -216,23 +247,11 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
             ),
         ));
     }
-    let inert = [
-        (
-            "strategy.dct_sparsity",
-            s.dct_sparsity.is_some(),
-            format!("training with DCT-DP {COMPRESSION}"),
-        ),
-        (
-            "strategy.dct_lifespan",
-            s.dct_lifespan.is_some(),
-            format!("training with DCT-DP {COMPRESSION}"),
-        ),
-        (
-            "strategy.mp_sparsity",
-            s.mp_sparsity.is_some(),
-            format!("DCT-MP (model-parallel stages with activation masks) {COMPRESSION}"),
-        ),
-    ];
+    let inert = [(
+        "strategy.mp_sparsity",
+        s.mp_sparsity.is_some(),
+        format!("DCT-MP (model-parallel stages with activation masks) {COMPRESSION}"),
+    )];
     match inert.into_iter().find(|(_, given, _)| *given) {
         Some((key, _, why)) => Err(invalid(
             key,
@@ -280,11 +299,7 @@ backward = "10ms"
     /// yet is refused, naming the key, its line, and what it waits for.
     #[test]
     fn keys_without_effect_are_refused_with_key_and_line() {
-        let cases = [
-            ("dct_sparsity = 0.95", "strategy.dct_sparsity", "DCT-DP"),
-            ("dct_lifespan = 1000", "strategy.dct_lifespan", "DCT-DP"),
-            ("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP"),
-        ];
+        let cases = [("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP")];
         for (set, key, why) in cases {
             let text = format!("{GOOD}[strategy]\nschedule = \"fifo\"\n{set}\n");
             let e = err(&text);
@@ -408,6 +423,68 @@ backward = "10ms"
         assert!(e.message.contains("50000 rows"), "{e}");
     }
 
+    /// DCT-DP takes a sparsity in [0, 1) (default 0.95) and a life-span
+    /// from 1 (default 1000); both mean nothing beside another method.
+    #[test]
+    fn dct_and_its_keys() {
+        let with = |extra: &str| format!("{GOOD}[strategy]\n{extra}\n");
+        let ok = |extra: &str| {
+            super::super::load_str(&with(extra), "f.toml", "f").unwrap()[0]
+                .config
+                .strategy
+                .clone()
+        };
+        let s = ok("dense = \"dct\"");
+        assert_eq!(
+            (s.dense_name(), s.dct_sparsity, s.dct_lifespan),
+            ("dct", 0.95, 1000)
+        );
+        let s = ok("dense = \"dct\"\ndct_sparsity = 0.0\ndct_lifespan = 1");
+        assert_eq!((s.dct_sparsity, s.dct_lifespan), (0.0, 1));
+        for (extra, key, what) in [
+            (
+                "dense = \"dct\"\ndct_sparsity = 1.0",
+                "strategy.dct_sparsity",
+                "in [0, 1), got 1",
+            ),
+            (
+                "dense = \"dct\"\ndct_sparsity = -0.5",
+                "strategy.dct_sparsity",
+                "got -0.5",
+            ),
+            (
+                "dense = \"dct\"\ndct_lifespan = 0",
+                "strategy.dct_lifespan",
+                "from 1 to 1000000, got 0",
+            ),
+            (
+                "dense = \"dct\"\ndct_lifespan = 2000000",
+                "strategy.dct_lifespan",
+                "got 2000000",
+            ),
+            (
+                "dct_sparsity = 0.9",
+                "strategy.dct_sparsity",
+                "means nothing here",
+            ),
+            (
+                "dense = \"topk\"\ndct_lifespan = 10",
+                "strategy.dct_lifespan",
+                "dense method is `topk`",
+            ),
+        ] {
+            let text = with(extra);
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert_eq!(
+                e.line,
+                Some(line(&text, key.trim_start_matches("strategy."))),
+                "{e}"
+            );
+            assert!(e.message.contains(what), "{extra}: {e}");
+        }
+    }
+
     /// A misspelt sparse method is told it is unknown.
     #[test]
     fn an_unknown_sparse_method_is_named() {
@@ -422,10 +499,10 @@ backward = "10ms"
     /// Swept, an inert key is blamed on its `[sweep]` line.
     #[test]
     fn a_swept_inert_key_points_at_the_sweep() {
-        let text = format!("{GOOD}\n[sweep]\n\"strategy.dct_lifespan\" = [10, 100]\n");
+        let text = format!("{GOOD}\n[sweep]\n\"strategy.mp_sparsity\" = [0.5, 0.9]\n");
         let e = err(&text);
-        assert_eq!(e.key.as_deref(), Some("strategy.dct_lifespan"));
-        assert_eq!(e.line, Some(line(&text, "\"strategy.dct_lifespan\"")));
+        assert_eq!(e.key.as_deref(), Some("strategy.mp_sparsity"));
+        assert_eq!(e.line, Some(line(&text, "\"strategy.mp_sparsity\"")));
     }
 
     /// Top-k and gTop-k take a density in (0, 1] (default 0.001); the key

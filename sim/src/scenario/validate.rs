@@ -354,11 +354,12 @@ fn kernel_profile(
     let needed: &[Kernel] = match strategy.dense {
         DenseMethod::TopK => &[Kernel::TopK],
         DenseMethod::GTopK => &[Kernel::TopK, Kernel::Merge],
+        DenseMethod::Dct => &[Kernel::Threshold, Kernel::Mask],
         _ => {
             return Err(invalid(
                 key,
                 format!(
-                    "means nothing here: the dense method `{}` inserts no kernels (Top-k and gTop-k do); remove the key",
+                    "means nothing here: the dense method `{}` inserts no kernels (Top-k, gTop-k and DCT-DP do); remove the key",
                     strategy.dense_name()
                 ),
             ));
@@ -417,7 +418,36 @@ fn compute_jitter(v: Option<f64>) -> Result<f64, Invalid> {
 /// with fusion off: 64 KiB pieces take 7.95 s an iteration against FIFO's
 /// 0.46 s; 1 MiB 0.84 s; 4 MiB, where latency is a quarter of each
 /// message, 0.48 s). Partitions that cut no tensor are left alone.
+///
+/// DCT-DP with a measured window that is not a whole number of
+/// life-spans: the window holds ⌊iterations/L⌋ or one more of the sorts,
+/// so its mean is not the long-run mean (docs/scenarios.md).
 pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
+    let mut out = priority_advice(cfg);
+    let s = &cfg.strategy;
+    let (n, l) = (cfg.iterations, s.dct_lifespan);
+    if s.dense == crate::strategy::DenseMethod::Dct && s.dct_sparsity > 0.0 && !n.is_multiple_of(l)
+    {
+        out.push(invalid(
+            "iterations",
+            format!(
+                "DCT-DP sorts each threshold once every {l} iterations (`dct_lifespan`), and {n} measured iterations are not a whole number of life-spans: the mean counts {} sort(s) where the long run has {:.3}; measure a multiple of {l} iterations",
+                sorts_in(cfg.warmup_iterations, n, l),
+                n as f64 / l as f64
+            ),
+        ));
+    }
+    out
+}
+
+/// The multiples of `l` in the window of `n` ≥ 1 iterations from `w`:
+/// the sorts DCT-DP's measured window holds.
+fn sorts_in(w: u32, n: u32, l: u32) -> u32 {
+    ((w + n - 1) / l + 1).saturating_sub(w.div_ceil(l))
+}
+
+/// [`advice`]'s first check: priority pieces whose latency dominates.
+fn priority_advice(cfg: &TrainConfig) -> Vec<Invalid> {
     let s = &cfg.strategy;
     let largest = cfg
         .model
@@ -602,6 +632,34 @@ pub(super) fn size(v: &Option<IntOrText>, key: &str, default: u64) -> Result<u64
 
 #[cfg(test)]
 mod tests {
+
+    /// DCT-DP warns when the measured window is not a whole number of
+    /// life-spans, and counts the sorts the window holds.
+    #[test]
+    fn dct_warns_of_a_window_of_partial_lifespans() {
+        assert_eq!(super::sorts_in(1, 8, 4), 2);
+        assert_eq!(super::sorts_in(0, 8, 4), 2);
+        assert_eq!(super::sorts_in(1, 1000, 10000), 0);
+        assert_eq!(super::sorts_in(1, 1000, 1000), 1);
+        assert_eq!(super::sorts_in(2, 10, 1000), 0);
+        let text = |n: u32| {
+            format!(
+                "name = \"t\"\niterations = {n}\n[cluster]\nnodes = 2\ngpus_per_node = 1\nnetwork = \"eth-10g\"\n[model]\npreset = \"resnet20\"\nbatch_per_gpu = 128\ngpu = \"p102-100\"\n[strategy]\ndense = \"dct\"\ndct_lifespan = 100\n"
+            )
+        };
+        let p = crate::scenario::load_str(&text(250), "t.toml", "t").unwrap();
+        let w = &p[0].warnings;
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key.as_deref(), Some("iterations"));
+        assert!(
+            w[0].message
+                .contains("counts 2 sort(s) where the long run has 2.500"),
+            "{}",
+            w[0].message
+        );
+        let p = crate::scenario::load_str(&text(300), "t.toml", "t").unwrap();
+        assert!(p[0].warnings.is_empty());
+    }
     use super::super::tests::{GOOD, err};
     use super::super::{load_str, load_str_in};
 

@@ -166,6 +166,16 @@ pub enum PerIteration {
     /// A CPU task's durations on one core, or a compute task's at
     /// nominal speed.
     Durations(Arc<[SimTime]>),
+    /// A compute or CPU task that runs `first` in every iteration whose
+    /// index is a multiple of `every` (0, every, 2·every, …) and its
+    /// `work`'s duration in the others: DCT-DP's threshold, re-sorted
+    /// once every life-span L.
+    Periodic {
+        /// The period, in iterations (at least 1).
+        every: u32,
+        /// The duration in iterations 0, every, 2·every, ….
+        first: SimTime,
+    },
 }
 
 impl Plan {
@@ -202,8 +212,12 @@ impl Plan {
     /// # Panics
     /// If `t` is a communication task.
     pub fn duration(&self, t: TaskId, iter: u32) -> SimTime {
-        if let Some(PerIteration::Durations(d)) = self.per_iteration.get(&t) {
-            return d[iter as usize % d.len()];
+        match self.per_iteration.get(&t) {
+            Some(PerIteration::Durations(d)) => return d[iter as usize % d.len()],
+            Some(&PerIteration::Periodic { every, first }) if iter.is_multiple_of(every.max(1)) => {
+                return first;
+            }
+            _ => {}
         }
         match self.tasks[t as usize].work {
             Work::Cpu { duration } | Work::Compute { duration, .. } => duration,

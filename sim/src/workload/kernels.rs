@@ -27,18 +27,54 @@ pub enum Kernel {
     TopK,
     /// gTop-k's merge of two sparse sets of k into the top k of their sum.
     Merge,
+    /// DCT-DP's threshold: the magnitude below which a fraction η of a
+    /// layer's m elements lies (by sorting, DCT Algorithm 1; or by
+    /// selection).
+    Threshold,
+    /// DCT's mask: keep the elements at or above the threshold, as values
+    /// and indices (k of m kept).
+    Mask,
 }
 
 impl crate::names::Named for Kernel {
-    const ALL: &'static [Kernel] = &[Kernel::TopK, Kernel::Merge];
+    const ALL: &'static [Kernel] = &[Kernel::TopK, Kernel::Merge, Kernel::Threshold, Kernel::Mask];
     const WHAT: &'static str = "kernel";
     fn name(self) -> &'static str {
         match self {
             Kernel::TopK => "topk",
             Kernel::Merge => "merge",
+            Kernel::Threshold => "threshold",
+            Kernel::Mask => "mask",
         }
     }
 }
+
+impl Kernel {
+    /// The names a calibration profile may give this kernel's model, the
+    /// preferred first: DCT's threshold is its sort (`threshold_sort`, the
+    /// paper's algorithm), or else a selection (`threshold_select`, what
+    /// the CUDA backend times).
+    pub fn profile_names(self) -> &'static [&'static str] {
+        match self {
+            Kernel::TopK => &["topk"],
+            Kernel::Merge => &["merge"],
+            Kernel::Threshold => &["threshold_sort", "threshold_select"],
+            Kernel::Mask => &["mask"],
+        }
+    }
+}
+
+/// The compute devices that are CPUs: their kernels' default costs are
+/// dtsim's own CPU measurements ([`CPU_PROFILE`]), not a GPU's.
+pub const CPU_DEVICES: [&str; 1] = ["xeon-18c"];
+
+/// The profile the CPU devices' kernel costs come from: `dtsim calibrate
+/// kernels --backend cpu` on one core of CI's machine (an Intel Xeon,
+/// 2 cores), committed as `calibration/profiles/cpu-ci-xeon-1core.toml`.
+pub const CPU_PROFILE: &str = include_str!("../../../calibration/profiles/cpu-ci-xeon-1core.toml");
+
+/// [`CPU_PROFILE`]'s path, as sources name it.
+const CPU_PROFILE_PATH: &str = "calibration/profiles/cpu-ci-xeon-1core.toml";
 
 /// The shape of a kernel's cost in its input size m and its selected or
 /// kept elements k, as its algorithm has it. Profiles name it in
@@ -121,6 +157,10 @@ pub struct KernelCosts {
     pub topk: KernelCost,
     /// gTop-k's merge (input: the 2k candidates).
     pub merge: KernelCost,
+    /// DCT's threshold of a layer (m: its elements).
+    pub threshold: KernelCost,
+    /// DCT's mask (m elements, k kept).
+    pub mask: KernelCost,
 }
 
 impl KernelCosts {
@@ -129,13 +169,33 @@ impl KernelCosts {
         match kernel {
             Kernel::TopK => &self.topk,
             Kernel::Merge => &self.merge,
+            Kernel::Threshold => &self.threshold,
+            Kernel::Mask => &self.mask,
         }
     }
 
-    /// The documented defaults for compute device `gpu` (a preset GPU key,
-    /// or any other name: the slowest memory dtsim knows, as
-    /// [`gpus::memory_bandwidth`] does).
+    fn set(&mut self, kernel: Kernel, cost: KernelCost) {
+        match kernel {
+            Kernel::TopK => self.topk = cost,
+            Kernel::Merge => self.merge = cost,
+            Kernel::Threshold => self.threshold = cost,
+            Kernel::Mask => self.mask = cost,
+        }
+    }
+
+    /// The documented defaults for compute device `gpu`: a CPU device
+    /// ([`CPU_DEVICES`]) takes every kernel from [`CPU_PROFILE`]; a GPU
+    /// (a preset key, or any other name: the slowest memory dtsim knows,
+    /// as [`gpus::memory_bandwidth`] does) takes Top-k from the P102-100's
+    /// measurements scaled by memory bandwidth, the merge as a Top-k over
+    /// the 2k candidates, DCT's threshold as a Top-k selection of the kept
+    /// elements (the k-th largest magnitude is the threshold), and the
+    /// mask as its memory traffic at the spec-sheet bandwidth (4 bytes
+    /// read an element, 8 written a kept one).
     pub fn preset(gpu: &str) -> KernelCosts {
+        if CPU_DEVICES.contains(&gpu) {
+            return cpu_defaults();
+        }
         let base = topk_p102_100();
         let (b_s, source) = if gpu == "p102-100" {
             (base.b_s, base.source.clone())
@@ -162,7 +222,60 @@ impl KernelCosts {
             source: "the Top-k selection's cost over the 2k candidates (the release merges on its hosts' CPUs and times no merge)".into(),
             ..topk.clone()
         };
-        KernelCosts { topk, merge }
+        let threshold = KernelCost {
+            source: format!(
+                "a Top-k selection of the kept elements, whose smallest is the threshold ({})",
+                topk.source
+            ),
+            ..topk.clone()
+        };
+        let bw = gpus::memory_bandwidth(gpu);
+        let mask = KernelCost {
+            form: Form::Linear,
+            a_s: 0.0,
+            b_s: 4.0 / bw,
+            c_s: 8.0 / bw,
+            source: format!(
+                "DERIVED: memory traffic (4 bytes read an element, 8 written a kept one) at the spec-sheet {:.1} GB/s",
+                bw / 1e9
+            ),
+        };
+        KernelCosts {
+            topk,
+            merge,
+            threshold,
+            mask,
+        }
+    }
+}
+
+/// A CPU device's kernel costs: [`CPU_PROFILE`]'s fits.
+fn cpu_defaults() -> KernelCosts {
+    let profile =
+        crate::profile::Profile::from_toml(CPU_PROFILE).expect("the committed CPU profile parses");
+    let fit = |names: &[&str]| {
+        let m = names
+            .iter()
+            .find_map(|n| profile.kernel_models.iter().find(|m| m.kernel == *n))
+            .expect("the committed CPU profile has every kernel");
+        KernelCost {
+            form: Form::parse(&m.form).expect("a known form"),
+            a_s: m.a_s,
+            b_s: m.b_s,
+            c_s: m.c_s,
+            source: format!(
+                "measured: {CPU_PROFILE_PATH} (`{}`, one core of an Intel Xeon, {}, median residual {:.1}%)",
+                m.kernel,
+                m.form,
+                m.median_abs_residual * 100.0
+            ),
+        }
+    };
+    KernelCosts {
+        topk: fit(Kernel::TopK.profile_names()),
+        merge: fit(Kernel::Merge.profile_names()),
+        threshold: fit(Kernel::Threshold.profile_names()),
+        mask: fit(Kernel::Mask.profile_names()),
     }
 }
 
@@ -183,11 +296,14 @@ impl KernelCosts {
         needed: &[Kernel],
         device: &str,
     ) -> Result<KernelCosts, String> {
-        use crate::names::Named;
         let mut out = self.clone();
         for &kernel in needed {
-            let name = kernel.name();
-            let Some(m) = profile.kernel_models.iter().find(|m| m.kernel == name) else {
+            let names = kernel.profile_names();
+            let name = names.join("` or `");
+            let found = names
+                .iter()
+                .find_map(|n| profile.kernel_models.iter().find(|m| m.kernel == *n));
+            let Some(m) = found else {
                 let have: Vec<&str> = profile
                     .kernel_models
                     .iter()
@@ -203,10 +319,17 @@ impl KernelCosts {
                     self.of(kernel).source
                 ));
             };
+            let name = &m.kernel;
             let is_gpu = gpus::MEMORY_BANDWIDTH.iter().any(|(k, _, _)| *k == device);
             if m.backend == "cpu" && is_gpu {
                 return Err(format!(
                     "kernel profile {path} was measured on a CPU (`{name}`: backend cpu), and the model computes on GPU `{device}`: measure on that GPU with `dtsim calibrate kernels --backend cuda`, or remove the key to use the GPU's defaults"
+                ));
+            }
+            if m.backend != "cpu" && CPU_DEVICES.contains(&device) {
+                return Err(format!(
+                    "kernel profile {path} was measured on a GPU (`{name}`: backend {}), and the model computes on CPU `{device}`: measure with `dtsim calibrate kernels --backend cpu`, or remove the key to use the CPU's defaults",
+                    m.backend
                 ));
             }
             let form = Form::parse(&m.form).ok_or_else(|| {
@@ -230,10 +353,7 @@ impl KernelCosts {
                     m.median_abs_residual * 100.0
                 ),
             };
-            match kernel {
-                Kernel::TopK => out.topk = cost,
-                Kernel::Merge => out.merge = cost,
-            }
+            out.set(kernel, cost);
         }
         Ok(out)
     }
@@ -323,6 +443,31 @@ mod tests {
         // about 6 ns an element, at most a millisecond to launch
         assert!((5e-9..7e-9).contains(&c.b_s), "{}", c.b_s);
         assert!((0.0..1e-3).contains(&c.a_s), "{}", c.a_s);
+    }
+
+    /// A CPU device's kernels are the committed CPU profile's fits, each
+    /// named as measured; the profile has every kernel.
+    #[test]
+    fn cpu_devices_take_the_measured_cpu_profile() {
+        let c = KernelCosts::preset("xeon-18c");
+        let p = crate::profile::Profile::from_toml(CPU_PROFILE).unwrap();
+        let sort = p
+            .kernel_models
+            .iter()
+            .find(|m| m.kernel == "threshold_sort")
+            .unwrap();
+        assert_eq!(c.threshold.form, Form::MLogM);
+        assert_eq!((c.threshold.a_s, c.threshold.b_s), (sort.a_s, sort.b_s));
+        for k in [&c.topk, &c.merge, &c.threshold, &c.mask] {
+            assert!(
+                k.source.starts_with("measured: calibration/profiles/"),
+                "{}",
+                k.source
+            );
+        }
+        // a GPU's mask is its memory traffic: 4 bytes in, 8 out per kept
+        let g = KernelCosts::preset("rtx3090");
+        assert!((g.mask.time(1e6, 1e3) - (4e6 + 8e3) / 936.2e9).abs() < 1e-15);
     }
 
     /// A faster memory makes selection cheaper in proportion; the source

@@ -4,6 +4,7 @@
 
 mod cases;
 mod compressed;
+mod dct;
 mod engine;
 mod properties;
 mod sparse;

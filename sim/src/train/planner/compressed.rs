@@ -54,11 +54,15 @@ pub fn merge_rounds(gpus: u32) -> u32 {
 
 /// The kernels the plan of `cfg` inserts, each with its cost an iteration
 /// and its source: the Top-k selection over the m-element gradient, and
-/// for gTop-k the ⌈log2 P⌉ merges of 2k candidates. None for a method that
-/// does not compress, or where nothing is sent (one GPU, no parameters).
+/// for gTop-k the ⌈log2 P⌉ merges of 2k candidates (DCT-DP's:
+/// [`super::dct::kernel_uses`]). None for a method that does not
+/// compress, or where nothing is sent (one GPU, no parameters).
 pub fn kernel_uses(cfg: &TrainConfig) -> Vec<KernelUse> {
     let m = cfg.model.params();
     let gpus = cfg.cluster.gpus();
+    if cfg.strategy.dense == DenseMethod::Dct {
+        return super::dct::kernel_uses(cfg);
+    }
     if !cfg.strategy.compressed() || gpus < 2 || m == 0 {
         return Vec::new();
     }

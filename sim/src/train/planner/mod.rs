@@ -11,7 +11,10 @@
 //!   PS architecture), with or without local aggregation;
 //! * [`compressed`]: Top-k and gTop-k S-SGD (the gTop-k paper), the whole
 //!   gradient sparsified after the backward pass by a selection kernel on
-//!   the compute stream.
+//!   the compute stream;
+//! * [`dct`]: DCT-DP (the DCT paper), each layer's gradient masked by a
+//!   threshold re-sorted every life-span L, pushed sparse to parameter
+//!   servers.
 //!
 //! Both send each layer's gradient as soon as its backward pass ends, and
 //! the next iteration's forward pass of a layer waits for that layer's
@@ -24,6 +27,7 @@
 
 pub mod allreduce;
 pub mod compressed;
+pub mod dct;
 mod draws;
 pub mod ps;
 pub mod sparse;
@@ -39,6 +43,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         DenseMethod::AllReduce(_) => allreduce::plan(cfg),
         DenseMethod::Ps => ps::plan(cfg),
         DenseMethod::TopK | DenseMethod::GTopK => compressed::plan(cfg),
+        DenseMethod::Dct => dct::plan(cfg),
     };
     // a planner bug, not a property of the input: the linear checks always,
     // the search for a cycle in debug builds (every test), not on each

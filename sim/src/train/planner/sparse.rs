@@ -138,7 +138,9 @@ pub fn add(
             SparseMethod::AllReduce => {
                 let algo = match cfg.strategy.dense {
                     DenseMethod::AllReduce(a) => a,
-                    DenseMethod::Ps | DenseMethod::TopK | DenseMethod::GTopK => Algo::Ring,
+                    DenseMethod::Ps | DenseMethod::TopK | DenseMethod::GTopK | DenseMethod::Dct => {
+                        Algo::Ring
+                    }
                 };
                 let c = Collective {
                     algo,
