@@ -264,27 +264,32 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
 /// ([`sim::workload::kernels::Form::of`]: `a + b·m·log2(m)` for the
 /// threshold by sorting, `a + b·m` for a selection-based threshold and for
 /// the merge, `a + b·m + c·k` for Top-k and masking), on relative error;
-/// a `a + b·m + c·k` kernel measured at too few distinct k falls back to
-/// `a + b·m`. The median residual says how well the form fits. `None`
-/// when even that cannot be fitted.
+/// a `a + b·m + c·k` kernel measured at one density falls back to
+/// `a + b·m`. No coefficient comes out negative: where the free fit's
+/// would, the fit goes through the origin (a = 0), and a `c` that stays
+/// negative drops the k term. The median residual says how well the form
+/// fits. `None` when even that cannot be fitted.
 pub fn kernel_model(kernel: &str, backend: &str, timings: &[&KernelTiming]) -> Option<KernelModel> {
     use sim::workload::kernels::Form;
-    let form = Form::of(kernel);
-    let x = |t: &KernelTiming, form: Form| {
-        let m = t.m as f64;
-        match form {
-            Form::MLogM => vec![1.0, m * m.max(2.0).log2()],
-            Form::PerElement => vec![1.0, m],
-            Form::Linear => vec![1.0, m, t.k_or_kept as f64],
-        }
-    };
-    let fit = |form: Form| {
+    // the fit of `form`, with the constant a or through the origin; its
+    // coefficients [a, b, c…] and median residual, where none is negative
+    // (a kernel takes no negative time at m = 0, nor less for more work)
+    let fit = |form: Form, constant: bool| {
         let rows: Vec<(Vec<f64>, f64)> = timings
             .iter()
-            .map(|t| (x(t, form), t.timing.median_s))
+            .map(|t| {
+                let mut x = if constant { vec![1.0] } else { vec![] };
+                x.extend(form.terms(t.m as f64, t.k_or_kept as f64));
+                (x, t.timing.median_s)
+            })
             .collect();
-        fit_linear_relative(&rows).map(|(c, r)| (c, r, form))
+        let (mut c, r) = fit_linear_relative(&rows)?;
+        if !constant {
+            c.insert(0, 0.0);
+        }
+        c.iter().all(|v| *v >= 0.0).then_some((c, r, form))
     };
+    let fitted = |form| fit(form, true).or_else(|| fit(form, false));
     // k's term is fitted only where k varies apart from m: at one density k
     // is a multiple of m and the two columns are one
     let densities = {
@@ -293,12 +298,12 @@ pub fn kernel_model(kernel: &str, backend: &str, timings: &[&KernelTiming]) -> O
         d.dedup();
         d.len()
     };
-    let (coef, med, form) = match form {
+    let (coef, med, form) = match Form::of(kernel) {
         Form::Linear if densities >= 2 && timings.len() >= 3 => {
-            fit(Form::Linear).or_else(|| fit(Form::PerElement))?
+            fitted(Form::Linear).or_else(|| fitted(Form::PerElement))?
         }
-        Form::Linear => fit(Form::PerElement)?,
-        f => fit(f)?,
+        Form::Linear => fitted(Form::PerElement)?,
+        f => fitted(f)?,
     };
     Some(KernelModel {
         kernel: kernel.into(),

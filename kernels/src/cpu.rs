@@ -243,8 +243,8 @@ pub fn threshold_by_select(values: &[f32], sparsity: f64, scratch: &mut Vec<f32>
 ///
 /// Each set is given as indices in ascending order and their values (what
 /// [`topk`] and [`mask`] produce). One merge-join adds the values of
-/// indices both sets hold (at most 2k candidates), then a selection keeps
-/// k: O(k) with no sort of the candidates. `out_idx` and `out_val` are
+/// indices both sets hold (at most 2k candidates), a selection keeps k
+/// (O(k)), and a sort puts those k back in index order (O(k log k)). `out_idx` and `out_val` are
 /// cleared first; `scratch` holds the candidates and is kept between calls.
 ///
 /// # Panics

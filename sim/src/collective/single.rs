@@ -111,13 +111,19 @@ pub fn sparse_payload(size: u64, density: f64, precision: Precision) -> Option<S
     if elements == 0 {
         return None;
     }
-    let k = ((density * elements as f64).round() as u64).max(1);
+    let k = crate::train::planner::compressed::selected(elements, density);
     Some(Sparse {
         density,
         precision,
         k,
-        payload_bytes: k * (precision.bytes() + INDEX_BYTES),
+        payload_bytes: sparse_bytes(k, precision),
     })
+}
+
+/// Bytes of k selected elements on the wire: k values in `precision` and
+/// k 4-byte indices (Top-k's, gTop-k's and DCT's encoding).
+pub fn sparse_bytes(k: u64, precision: Precision) -> u64 {
+    k * (precision.bytes() + INDEX_BYTES)
 }
 
 /// Checks the request and times the collective.

@@ -160,7 +160,7 @@ impl Grid {
         for (k, v) in &sweep {
             set_path(&mut table, k, v.clone()).map_err(|m| self.locate(invalid(k, m), true))?;
         }
-        let raw: RawScenario =
+        let mut raw: RawScenario =
             toml::Value::Table(table)
                 .try_into()
                 .map_err(|e: toml::de::Error| {
@@ -188,6 +188,9 @@ impl Grid {
                         true,
                     )
                 })?;
+        if sweep.contains_key("strategy.dense") {
+            super::strategy::drop_other_methods_keys(&mut raw);
+        }
         let cfg = validate(&raw, &self.stem, dir).map_err(|(k, m)| {
             let swept = sweep.contains_key(&k);
             self.locate((k, m), swept)

@@ -17,8 +17,7 @@ use crate::limits::MAX_PARTITIONS;
 use crate::names::{Named, unknown};
 use crate::strategy::{DenseMethod, Partitions, Schedule, SparseMethod, Strategy};
 
-/// The dense methods `strategy.dense` names (dct is refused until DCT-DP
-/// lands).
+/// The dense methods `strategy.dense` names.
 const DENSE_METHODS: [&str; 5] = ["allreduce", "ps", "topk", "gtopk", "dct"];
 
 /// Builds the strategy of a scenario on `nodes` machines, for a model
@@ -69,7 +68,7 @@ pub(super) fn validate_strategy(
             return Err(invalid(
                 "strategy.dense",
                 format!(
-                    "`{m}` sparsifies the whole dense gradient, and this model has embedding tables: Top-k beside a sparse method is not modelled (use `allreduce` or `ps` for the dense part)"
+                    "`{m}` sparsifies the dense gradients, and this model has embedding tables: a compressed dense method beside a sparse method is not modelled (use `allreduce` or `ps` for the dense part)"
                 ),
             ));
         }
@@ -137,6 +136,12 @@ pub(super) fn validate_strategy(
                 "means nothing here: EmbRace's vertical scheduling splits the gradients of its AlltoAll into prior and delayed rows, and the sparse method is `{}` (set `sparse = \"alltoall\"`, or remove the key)",
                 sparse.map_or("none", |m| m.name())
             ),
+        ));
+    }
+    if let Some((key, why)) = inert_for(dense, s) {
+        return Err(invalid(
+            key,
+            format!("means nothing here: {why}; remove the key"),
         ));
     }
     let compressed = matches!(dense, DenseMethod::TopK | DenseMethod::GTopK);
@@ -209,6 +214,90 @@ pub(super) fn validate_strategy(
         local_aggregation: s.local_aggregation.unwrap_or(d.local_aggregation),
         ps_servers,
     })
+}
+
+/// The `[strategy]` keys that `dense` does not read, each with why, as
+/// (key, whether given, why): Top-k and gTop-k send one message an
+/// iteration with a collective of their own (no fusion, pieces, AllReduce
+/// algorithm or servers); DCT-DP's trainers each push their own layers to
+/// the servers (no fusion, AllReduce algorithm or local aggregation).
+fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, &'static str)> {
+    const TOPK: &str = "Top-k and gTop-k send one message an iteration, the whole model's selected elements, by a collective of their own";
+    const DCT: &str =
+        "DCT-DP's trainers each push their own layers' kept elements to the parameter servers";
+    match dense {
+        DenseMethod::TopK | DenseMethod::GTopK => vec![
+            ("strategy.fusion", s.fusion.is_some(), TOPK),
+            ("strategy.partition", s.partition.is_some(), TOPK),
+            ("strategy.allreduce", s.allreduce.is_some(), TOPK),
+            ("strategy.ps_servers", s.ps_servers.is_some(), TOPK),
+            (
+                "strategy.local_aggregation",
+                s.local_aggregation.is_some(),
+                TOPK,
+            ),
+        ],
+        DenseMethod::Dct => vec![
+            ("strategy.fusion", s.fusion.is_some(), DCT),
+            ("strategy.allreduce", s.allreduce.is_some(), DCT),
+            (
+                "strategy.local_aggregation",
+                s.local_aggregation.is_some(),
+                DCT,
+            ),
+        ],
+        _ => vec![],
+    }
+}
+
+/// The first key given that `dense` does not read ([`method_keys`]).
+fn inert_for(dense: DenseMethod, s: &RawStrategy) -> Option<(&'static str, &'static str)> {
+    method_keys(dense, s)
+        .into_iter()
+        .find(|(_, given, _)| *given)
+        .map(|(k, _, why)| (k, why))
+}
+
+/// At a point of a sweep over `strategy.dense`, the keys that belong to
+/// the other methods of the sweep are dropped rather than refused (a
+/// `density` for the Top-k points means nothing at the AllReduce point of
+/// the same sweep): `density` unless Top-k or gTop-k, `dct_sparsity` and
+/// `dct_lifespan` unless DCT-DP, `model.kernel_profile` unless a method
+/// with kernels, and the keys [`method_keys`] lists for the point's
+/// method. An unknown method is left for validation to name.
+pub(super) fn drop_other_methods_keys(raw: &mut RawScenario) {
+    let dense = match raw.strategy.dense.as_deref().unwrap_or("allreduce") {
+        "topk" => DenseMethod::TopK,
+        "gtopk" => DenseMethod::GTopK,
+        "dct" => DenseMethod::Dct,
+        "ps" => DenseMethod::Ps,
+        "allreduce" => DenseMethod::AllReduce(Algo::Ring),
+        _ => return,
+    };
+    let s = &mut raw.strategy;
+    if !matches!(dense, DenseMethod::TopK | DenseMethod::GTopK) {
+        s.density = None;
+    }
+    if dense != DenseMethod::Dct {
+        s.dct_sparsity = None;
+        s.dct_lifespan = None;
+    }
+    if !matches!(
+        dense,
+        DenseMethod::TopK | DenseMethod::GTopK | DenseMethod::Dct
+    ) {
+        raw.model.kernel_profile = None;
+    }
+    for (key, _, _) in method_keys(dense, s) {
+        match key {
+            "strategy.fusion" => s.fusion = None,
+            "strategy.partition" => s.partition = None,
+            "strategy.allreduce" => s.allreduce = None,
+            "strategy.ps_servers" => s.ps_servers = None,
+            "strategy.local_aggregation" => s.local_aggregation = None,
+            _ => unreachable!("method_keys names these"),
+        }
+    }
 }
 
 /// Refuses the keys the raw layer accepts (they are the public shape of
@@ -483,6 +572,46 @@ backward = "10ms"
             );
             assert!(e.message.contains(what), "{extra}: {e}");
         }
+    }
+
+    /// Keys a compressed method does not read are refused, naming them;
+    /// in a sweep over `strategy.dense` each point drops the other
+    /// methods' keys instead, so one file compares the methods with their
+    /// own settings.
+    #[test]
+    fn other_methods_keys() {
+        for (dense, set, key) in [
+            ("topk", "fusion = \"64MiB\"", "strategy.fusion"),
+            ("gtopk", "partition = \"1MiB\"", "strategy.partition"),
+            ("gtopk", "allreduce = \"tree\"", "strategy.allreduce"),
+            ("topk", "ps_servers = 2", "strategy.ps_servers"),
+            (
+                "dct",
+                "local_aggregation = true",
+                "strategy.local_aggregation",
+            ),
+            ("dct", "fusion = 0", "strategy.fusion"),
+        ] {
+            let text = format!("{GOOD}[strategy]\ndense = \"{dense}\"\n{set}\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert_eq!(e.line, Some(line(&text, set)), "{e}");
+            assert!(e.message.contains("means nothing here"), "{e}");
+        }
+        let sweep = format!(
+            "{GOOD}[strategy]\nfusion = \"32MiB\"\ndensity = 0.01\ndct_lifespan = 10\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"topk\", \"dct\"]\n"
+        );
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        let s: Vec<_> = p.iter().map(|p| p.config.strategy.clone()).collect();
+        assert_eq!(s[0].fusion, 32 << 20);
+        assert_eq!((s[1].dense_name(), s[1].density), ("topk", 0.01));
+        assert_eq!((s[2].dense_name(), s[2].dct_lifespan), ("dct", 10));
+        // a sweep over another key drops nothing: the key is refused
+        let other = format!(
+            "{GOOD}[strategy]\ndense = \"topk\"\nfusion = \"32MiB\"\n[sweep]\n\"cluster.nodes\" = [1, 2]\n"
+        );
+        let e = err(&other);
+        assert_eq!(e.key.as_deref(), Some("strategy.fusion"), "{e}");
     }
 
     /// A misspelt sparse method is told it is unknown.

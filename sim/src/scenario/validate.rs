@@ -426,8 +426,8 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
     let mut out = priority_advice(cfg);
     let s = &cfg.strategy;
     let (n, l) = (cfg.iterations, s.dct_lifespan);
-    if s.dense == crate::strategy::DenseMethod::Dct && s.dct_sparsity > 0.0 && !n.is_multiple_of(l)
-    {
+    let sorts = !crate::train::planner::dct::kernel_uses(cfg).is_empty();
+    if s.dense == crate::strategy::DenseMethod::Dct && sorts && !n.is_multiple_of(l) {
         out.push(invalid(
             "iterations",
             format!(

@@ -88,7 +88,8 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_search: Option<super::partitions::PartitionSearch>,
     /// The kernels the method inserts on each GPU's compute stream (Top-k
-    /// selection, gTop-k's merges), each with its cost an iteration and
+    /// selection, gTop-k's merges, DCT-DP's thresholds and masks), each
+    /// with its mean cost an iteration and
     /// where that cost comes from; empty for methods that insert none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<KernelUse>,
@@ -98,7 +99,7 @@ pub struct RunResult {
 /// GPUs' nominal speed, and the source of its cost model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelUse {
-    /// The kernel's name ("topk", "merge").
+    /// The kernel's name ("topk", "merge", "threshold", "mask").
     pub kernel: String,
     /// The task that runs it, as timelines name it.
     pub task: String,

@@ -101,6 +101,18 @@ impl Form {
         }
     }
 
+    /// The terms the form multiplies by its coefficients after the
+    /// constant a: [m, k], [m] or [m·log2 m] (the one place the forms are
+    /// evaluated: [`KernelCost::time`], and the fits of `dtsim calibrate
+    /// kernels`).
+    pub fn terms(self, m: f64, k: f64) -> Vec<f64> {
+        match self {
+            Form::Linear => vec![m, k],
+            Form::PerElement => vec![m],
+            Form::MLogM => vec![m * m.max(2.0).log2()],
+        }
+    }
+
     /// The form a profile names, if it is one of these.
     pub fn parse(s: &str) -> Option<Form> {
         [Form::Linear, Form::PerElement, Form::MLogM]
@@ -141,11 +153,12 @@ pub struct KernelCost {
 impl KernelCost {
     /// Seconds for `m` input elements, `k` of them selected.
     pub fn time(&self, m: f64, k: f64) -> f64 {
-        let t = match self.form {
-            Form::Linear => self.a_s + self.b_s * m + self.c_s * k,
-            Form::PerElement => self.a_s + self.b_s * m,
-            Form::MLogM => self.a_s + self.b_s * m * m.max(2.0).log2(),
-        };
+        let t = self
+            .form
+            .terms(m, k)
+            .iter()
+            .zip([self.b_s, self.c_s])
+            .fold(self.a_s, |t, (x, c)| t + c * x);
         t.max(0.0)
     }
 }
@@ -249,8 +262,14 @@ impl KernelCosts {
     }
 }
 
-/// A CPU device's kernel costs: [`CPU_PROFILE`]'s fits.
+/// A CPU device's kernel costs: [`CPU_PROFILE`]'s fits, read once.
 fn cpu_defaults() -> KernelCosts {
+    static COSTS: std::sync::OnceLock<KernelCosts> = std::sync::OnceLock::new();
+    COSTS.get_or_init(read_cpu_profile).clone()
+}
+
+/// [`CPU_PROFILE`]'s fits as kernel costs.
+fn read_cpu_profile() -> KernelCosts {
     let profile =
         crate::profile::Profile::from_toml(CPU_PROFILE).expect("the committed CPU profile parses");
     let fit = |names: &[&str]| {
@@ -341,6 +360,14 @@ impl KernelCosts {
                     Form::MLogM.name()
                 )
             })?;
+            if let Some((what, v)) = [("a_s", m.a_s), ("b_s", m.b_s), ("c_s", m.c_s)]
+                .into_iter()
+                .find(|(_, v)| !(v.is_finite() && *v >= 0.0 && *v < 1e6))
+            {
+                return Err(format!(
+                    "kernel profile {path}: `{name}` has {what} = {v}: a kernel's cost terms are seconds, finite and not negative (a fit from `dtsim calibrate kernels` gives them so)"
+                ));
+            }
             let cost = KernelCost {
                 form,
                 a_s: m.a_s,

@@ -29,13 +29,13 @@
 //!
 //! Every layer's next forward pass waits for the result (S, or the merges
 //! for gTop-k). Values travel in the gradient's precision, indices in 4
-//! bytes (`sim::collective::single::INDEX_BYTES`).
+//! bytes (`sim::collective::single::sparse_bytes`).
 
 use super::super::TrainConfig;
 use super::super::result::KernelUse;
 use super::super::task::{ChannelSpec, ComputeKind, Dep, Label, Plan, Task, TaskId, Work};
 use crate::collective::Payload;
-use crate::collective::single::INDEX_BYTES;
+use crate::collective::single::sparse_bytes;
 use crate::names::Named;
 use crate::strategy::DenseMethod;
 use crate::time::SimTime;
@@ -149,7 +149,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
             priority: 0,
             lead: false,
         });
-        let payload = k * (cfg.model.gradient_precision.bytes() + INDEX_BYTES);
+        let payload = sparse_bytes(k, cfg.model.gradient_precision);
         tasks.push(Task {
             label: Label::Named(
                 if gtopk {

@@ -101,7 +101,7 @@ pub fn kernel_uses(cfg: &TrainConfig) -> Vec<KernelUse> {
     vec![
         KernelUse {
             kernel: Kernel::Threshold.name().into(),
-            task: format!("DCT threshold sort (every {life} iterations)"),
+            task: format!("DCT threshold (every {life} iterations)"),
             seconds: sum(&|n, k| c.threshold.time(n, k)) / life as f64,
             source: c.threshold.source.clone(),
         },
