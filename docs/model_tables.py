@@ -322,6 +322,23 @@ def vgg16_cifar():
     return out
 
 
+def lstm_ptb():
+    """LSTM-PTB as in the gTop-k authors' code (hclhkbu/gtopkssgd models/lstm.py): a 1500-wide
+    embedding of PTB's 10,000 words, two LSTM layers of 1500 (PyTorch: input and hidden biases),
+    an untied 1500 x 10,000 decoder. The embedding's gradient is dense (nn.Embedding's default),
+    so it is a dense entry here. A sample is a 35-token sequence (PyTorch's word_language_model
+    default; the release does not say): MACs per sample = 35 x per token, which scales every
+    entry alike, so the entries' shares of the compute do not depend on it."""
+    seq, h, vocab = 35, 1500, 10_000
+    lstm_params = 4 * h * (h + h) + 2 * 4 * h
+    return [
+        Entry("embedding", vocab * h, 0, seq * h),
+        Entry("lstm1", lstm_params, seq * lstm_macs(h, h), seq * h),
+        Entry("lstm2", lstm_params, seq * lstm_macs(h, h), seq * h),
+        Entry("decoder", h * vocab + vocab, seq * h * vocab, seq * vocab),
+    ]
+
+
 # --------------------------------------------------------------------------------------
 # NLP models with embedding tables (sparse variables): issue 11, docs/models.md §6
 # --------------------------------------------------------------------------------------
@@ -557,6 +574,8 @@ PUBLISHED = {
     "resnet20": dict(params=269_722, gmacs=None, src="He et al. 2016 Table 6: 0.27M params (exact option-A count 269,722)"),
     # Commonly quoted for kuangliu-style CIFAR VGG16 with BN and one Linear(512,10): 14.73M.
     "vgg16_cifar": dict(params=14_728_266, gmacs=None, src="CIFAR VGG-16 (BN, 1 FC): 14,728,266 params"),
+    # gTop-k release models/lstm.py with PTB's 10,000 words (docs/research/gtopk-release.md §2)
+    "lstm_ptb": dict(params=66_034_000, gmacs=None, src="gTop-k release LSTM-PTB (2 x LSTM 1500, emb 1500, 10k words): 66,034,000 params"),
 }
 
 # --------------------------------------------------------------------------------------
@@ -569,7 +588,8 @@ PARALLAX_INC3 = 5900.0 / 43.6  # Table 1 AR 5.9k img/s on 48 GPUs / Fig. 9 speed
 
 # gTop-k authors' repo hclhkbu/gtopkssgd, scripts/icdcs2019/communication.py,
 # realdata_speedup(): the nworkers=1 entry of each model (data behind Fig. 10).
-GTOPK_1GPU = {"resnet50": 52.873, "alexnet": 173.469, "resnet20": 920.632, "vgg16_cifar": 1317.333}
+GTOPK_1GPU = {"resnet50": 52.873, "alexnet": 173.469, "resnet20": 920.632, "vgg16_cifar": 1317.333,
+              "lstm_ptb": 392.0}
 # Same function, dense S-SGD per-worker throughput at 32 workers (x32 = Table IV 'Dense').
 GTOPK_DENSE32_PER_WORKER = {"vgg16_cifar": 12.600, "resnet20": 287.900, "alexnet": 1.234, "resnet50": 10.721}
 GTOPK_TABLE_IV_DENSE = {"vgg16_cifar": 403, "resnet20": 9212, "alexnet": 39, "resnet50": 343}
@@ -592,7 +612,7 @@ def r1(anchor, ref_model, ref_rn50):
 
 def throughputs():
     """Return {model: [(gpu, batch, samples_per_s, source, derived_bool, arithmetic)]}."""
-    T = {m: [] for m in ["resnet50", "inception_v3", "vgg16", "alexnet", "resnet20", "vgg16_cifar"]}
+    T = {m: [] for m in ["resnet50", "inception_v3", "vgg16", "alexnet", "resnet20", "vgg16_cifar", "lstm_ptb"]}
     L1 = LAMBDA_1080TI
     lam1080 = "Lambda TF bench GTX 1080 Ti"
 
@@ -628,6 +648,8 @@ def throughputs():
     add("alexnet", "p102-100", 64, GTOPK_1GPU["alexnet"], gsrc, False, "measured 173.469")
     add("resnet20", "p102-100", 128, GTOPK_1GPU["resnet20"], gsrc, False, "measured 920.632")
     add("vgg16_cifar", "p102-100", 128, GTOPK_1GPU["vgg16_cifar"], gsrc, False, "measured 1317.333")
+    # the batch of the LSTM's timing run is not in the release: the paper's Table III batch
+    add("lstm_ptb", "p102-100", 100, GTOPK_1GPU["lstm_ptb"], gsrc, False, "measured 392.0")
     for m in ["vgg16", "inception_v3"]:
         v = r1(GTOPK_1GPU["resnet50"], L1[m][0], L1["resnet50"][0])
         add(m, "p102-100", 256, v,
@@ -759,7 +781,8 @@ MODELS = [
     ("alexnet", "224x224x3 ImageNet", alexnet, "ALEXNET"),
     ("resnet20", "32x32x3 CIFAR-10", resnet20, "RESNET20"),
 ]
-EXTRA = [("vgg16_cifar", "32x32x3 CIFAR-10", vgg16_cifar, "VGG16_CIFAR")]
+EXTRA = [("vgg16_cifar", "32x32x3 CIFAR-10", vgg16_cifar, "VGG16_CIFAR"),
+         ("lstm_ptb", "Penn Treebank, 35-token sequences", lstm_ptb, "LSTM_PTB")]
 NLP = [
     ("lm", "One Billion Word Benchmark, 20-word sequences", lm, "LM"),
     ("nmt", "WMT16 De-En BPE, sentence pairs", nmt, "NMT"),
@@ -871,6 +894,7 @@ pub struct PresetModel {
         "alexnet": "AlexNet, torchvision `alexnet` (single-tower 'one weird trick' variant, 64-192-384-256-256 convs), NOT the original two-GPU network (60,965,224 params in Caffe's bvlc_alexnet).",
         "resnet20": "ResNet-20 for CIFAR-10 (He et al. 2016, Sec. 4.2), option-A parameter-free shortcuts, as in the gTop-k authors' code: conv1, 9 basic blocks, fc (64x10).",
         "vgg16_cifar": "CIFAR-10 VGG-16 as actually trained in the gTop-k paper (authors' models/vgg.py): 13 conv3x3+BN, ONE fc 512x10. Not in PRESETS; provided for reproducing gTop-k Table IV.",
+        "lstm_ptb": "LSTM-PTB as in the gTop-k authors' code (models/lstm.py): embedding 10,000 x 1500 (dense gradient), 2 LSTM layers of 1500, decoder 1500 x 10,000. A sample is a 35-token sequence. Not in PRESETS; provided for the gTop-k paper's LSTM.",
         "lm": "Parallax's LM: LSTM-2048-512 of Jozefowicz et al. 2016 (snuspl/parallax lm1b example): input embedding, LSTM cell with projection, sampled softmax (weights and bias as one 513-column table). A sample is a 20-word sequence.",
         "nmt": "Parallax's NMT: tensorflow/nmt GNMT, 4 + 4 LSTM layers of 1024 units; block sizes of GNMT-4 scaled to Parallax Table 1's dense 94.1M (docs/models.md). A sample is a sentence pair.",
         "gnmt8": "EmbRace's GNMT-8: NVIDIA DLE PyTorch GNMT v2, vocabulary 32,320. A sample is a sentence pair.",
@@ -884,6 +908,7 @@ pub struct PresetModel {
         "alexnet": "AlexNet (torchvision variant, ImageNet 224x224): 5 conv + 3 FC entries.",
         "resnet20": "ResNet-20 (He et al. 2016, CIFAR-10 32x32): conv1, 9 basic blocks, fc.",
         "vgg16_cifar": "VGG-16 for CIFAR-10 as trained by gTop-k (BN, one FC): 13 conv + 1 FC entries.",
+        "lstm_ptb": "LSTM-PTB (gTop-k, Penn Treebank): embedding, 2 LSTM layers, decoder.",
         "lm": "LM (Parallax, One Billion Word Benchmark): embedding, LSTM, sampled softmax.",
         "nmt": "NMT (Parallax, GNMT-4 on WMT16 De-En): 8 entries, two embedding tables.",
         "gnmt8": "GNMT-8 (EmbRace, WMT16 En-De): 8 entries, two embedding tables.",
@@ -919,10 +944,10 @@ pub struct PresetModel {
     o.append("/// The built-in models, looked up by `name` from scenario files.")
     o.append("pub const PRESETS: &[PresetModel] = &[RESNET50, INCEPTION_V3, VGG16, ALEXNET, RESNET20, LM, NMT, GNMT8, TRANSFORMER, BERT_BASE];")
     o.append("")
-    o.append("/// Extra model, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the")
-    o.append("/// gTop-k paper actually trained (its Table IV 'VGG-16' row). Use it to reproduce gTop-k results;")
-    o.append("/// the ImageNet `vgg16` preset is a different, 9.4x larger network.")
-    o.append("pub const EXTRA_PRESETS: &[PresetModel] = &[VGG16_CIFAR];")
+    o.append("/// Extra models, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the")
+    o.append("/// gTop-k paper actually trained (its Table IV 'VGG-16' row; the ImageNet `vgg16` preset is a")
+    o.append("/// different, 9.4x larger network), and its LSTM-PTB. Use them to reproduce gTop-k results.")
+    o.append("pub const EXTRA_PRESETS: &[PresetModel] = &[VGG16_CIFAR, LSTM_PTB];")
     return "\n".join(o) + "\n"
 
 

@@ -1413,6 +1413,47 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
     },
 ];
 
+/// LSTM-PTB as in the gTop-k authors' code (models/lstm.py): embedding 10,000 x 1500 (dense gradient), 2 LSTM layers of 1500, decoder 1500 x 10,000. A sample is a 35-token sequence. Not in PRESETS; provided for the gTop-k paper's LSTM.
+/// Totals: 66_034_000 params, 1_785_000_000 forward MACs per sample.
+const LSTM_PTB_LAYERS: &[PresetLayer] = &[
+    PresetLayer {
+        name: "embedding",
+        params: 15_000_000,
+        fwd_macs: 0,
+        activation_elems: 52_500,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "lstm1",
+        params: 18_012_000,
+        fwd_macs: 630_000_000,
+        activation_elems: 52_500,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "lstm2",
+        params: 18_012_000,
+        fwd_macs: 630_000_000,
+        activation_elems: 52_500,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "decoder",
+        params: 15_010_000,
+        fwd_macs: 525_000_000,
+        activation_elems: 350_000,
+        embedding: None,
+    },
+];
+
+/// Single-GPU training throughputs of `lstm_ptb` (see docs/models.md for full citations and arithmetic).
+const LSTM_PTB_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
+    gpu: "p102-100",
+    batch: 100,
+    samples_per_s: 392.0,
+    source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
+}];
+
 /// ResNet-50 (torchvision, ImageNet 224x224): 18 entries.
 const RESNET50: PresetModel = PresetModel {
     name: "resnet50",
@@ -1545,6 +1586,18 @@ const VGG16_CIFAR: PresetModel = PresetModel {
     throughput_unit: "samples/s",
 };
 
+/// LSTM-PTB (gTop-k, Penn Treebank): embedding, 2 LSTM layers, decoder.
+const LSTM_PTB: PresetModel = PresetModel {
+    name: "lstm_ptb",
+    input: "Penn Treebank, 35-token sequences",
+    layers: LSTM_PTB_LAYERS,
+    throughputs: LSTM_PTB_THROUGHPUTS,
+    density: 0.0,
+    density_source: "",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
+};
+
 /// The built-in models, looked up by `name` from scenario files.
 pub const PRESETS: &[PresetModel] = &[
     RESNET50,
@@ -1559,7 +1612,7 @@ pub const PRESETS: &[PresetModel] = &[
     BERT_BASE,
 ];
 
-/// Extra model, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the
-/// gTop-k paper actually trained (its Table IV 'VGG-16' row). Use it to reproduce gTop-k results;
-/// the ImageNet `vgg16` preset is a different, 9.4x larger network.
-pub const EXTRA_PRESETS: &[PresetModel] = &[VGG16_CIFAR];
+/// Extra models, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the
+/// gTop-k paper actually trained (its Table IV 'VGG-16' row; the ImageNet `vgg16` preset is a
+/// different, 9.4x larger network), and its LSTM-PTB. Use them to reproduce gTop-k results.
+pub const EXTRA_PRESETS: &[PresetModel] = &[VGG16_CIFAR, LSTM_PTB];

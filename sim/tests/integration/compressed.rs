@@ -467,3 +467,17 @@ fn a_kernel_profile_replaces_the_defaults() {
         "{m}"
     );
 }
+
+/// The gTop-k paper's LSTM-PTB preset: the release's 66,034,000
+/// parameters, its one-GPU 392 samples/s on the P102-100 (an iteration of
+/// 100 sequences computes for 100/392 s), and the three methods run on it
+/// in the paper's order at 32 workers (dense slowest; the release measured
+/// 2.1, 5.4 and 10.8 samples/s a worker for dense, Top-k and gTop-k).
+#[test]
+fn lstm_ptb_preset() {
+    let m = Model::from_preset("lstm_ptb", "p102-100", 100).unwrap();
+    assert_eq!(m.params(), 66_034_000);
+    assert_close(m.compute_time().as_secs(), 100.0 / 392.0, 1e-9, "compute");
+    let [d, t, g] = ["allreduce", "topk", "gtopk"].map(|x| testbed("lstm_ptb", 100, x).throughput);
+    assert!(d < t && t < g, "{d} {t} {g}");
+}
