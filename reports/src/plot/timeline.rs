@@ -73,7 +73,7 @@ struct Span {
 enum SpanStyle {
     Forward,
     Backward,
-    Compute,
+    Kernel,
     Stall,
     Communication,
     Other,
@@ -86,7 +86,7 @@ impl SpanStyle {
         match (category, pass) {
             (Some(Category::Compute), Some(ComputeKind::Forward)) => SpanStyle::Forward,
             (Some(Category::Compute), Some(ComputeKind::Backward)) => SpanStyle::Backward,
-            (Some(Category::Compute), _) => SpanStyle::Compute,
+            (Some(Category::Compute), _) => SpanStyle::Kernel,
             (Some(Category::Stall), _) => SpanStyle::Stall,
             (Some(Category::Communication), _) => SpanStyle::Communication,
             _ => SpanStyle::Other,
@@ -97,7 +97,7 @@ impl SpanStyle {
         match self {
             SpanStyle::Forward => "Forward pass",
             SpanStyle::Backward => "Backward pass",
-            SpanStyle::Compute => "Compute",
+            SpanStyle::Kernel => "Compression (inserted kernels)",
             SpanStyle::Stall => "Waiting for parameters",
             SpanStyle::Communication => "Communication",
             SpanStyle::Other => "Other",
@@ -108,7 +108,7 @@ impl SpanStyle {
         match self {
             SpanStyle::Forward => PALETTE[0],
             SpanStyle::Backward => PALETTE[1],
-            SpanStyle::Compute => PALETTE[3],
+            SpanStyle::Kernel => PALETTE[3],
             SpanStyle::Stall => PALETTE[2],
             SpanStyle::Communication => PALETTE[4],
             SpanStyle::Other => PALETTE[6],

@@ -102,7 +102,7 @@ impl Form {
     }
 
     /// The terms the form multiplies by its coefficients after the
-    /// constant a: [m, k], [m] or [m·log2 m] (the one place the forms are
+    /// constant a: `[m, k]`, `[m]` or `[m·log2 m]` (the one place the forms are
     /// evaluated: [`KernelCost::time`], and the fits of `dtsim calibrate
     /// kernels`).
     pub fn terms(self, m: f64, k: f64) -> Vec<f64> {
