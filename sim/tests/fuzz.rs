@@ -23,7 +23,13 @@ use std::path::Path;
 fn seeds() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = Vec::new();
-    for dir in ["scenarios", "scenarios/examples"] {
+    for dir in [
+        "scenarios",
+        "scenarios/examples",
+        "scenarios/papers/gtopk",
+        "scenarios/papers/dct",
+        "scenarios/papers/ring",
+    ] {
         let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -67,6 +73,12 @@ const KEYS: &[&str] = &[
     "partition",
     "ps_servers",
     "local_aggregation",
+    "density",
+    "dct_sparsity",
+    "dct_lifespan",
+    "kernel_profile",
+    "mp_stages",
+    "mp_sparsity",
     "sweep",
     "cluster",
     "strategy",
@@ -99,6 +111,10 @@ const VALUES: &[&str] = &[
     "\"-1us\"",
     "\"1e30s\"",
     "\"ring\"",
+    "\"topk\"",
+    "\"gtopk\"",
+    "\"dct\"",
+    "\"xeon-18c\"",
     "\"priority\"",
     "\"eth-10g\"",
     "\"profile.toml\"",
