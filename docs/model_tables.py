@@ -575,7 +575,8 @@ PUBLISHED = {
     # Commonly quoted for kuangliu-style CIFAR VGG16 with BN and one Linear(512,10): 14.73M.
     "vgg16_cifar": dict(params=14_728_266, gmacs=None, src="CIFAR VGG-16 (BN, 1 FC): 14,728,266 params"),
     # gTop-k release models/lstm.py with PTB's 10,000 words (docs/research/gtopk-release.md §2)
-    "lstm_ptb": dict(params=66_034_000, gmacs=None, src="gTop-k release LSTM-PTB (2 x LSTM 1500, emb 1500, 10k words): 66,034,000 params"),
+    # (inferred: the release builds the vocabulary from the data; PTB's is 10,000 words)
+    "lstm_ptb": dict(params=66_034_000, gmacs=None, src="gTop-k release LSTM-PTB (2 x LSTM 1500, emb 1500, 10k words): 66,034,000 params, inferred from its code"),
 }
 
 # --------------------------------------------------------------------------------------

@@ -19,25 +19,32 @@ use rand::{RngExt, SeedableRng};
 use sim::scenario::{ScenarioError, open_str_in};
 use std::path::Path;
 
-/// Every example scenario of the repository, the seeds of the mutations.
+/// Every scenario file of the repository (`scenarios/` and its folders,
+/// in name order), the seeds of the mutations.
 fn seeds() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut out = Vec::new();
-    for dir in [
-        "scenarios",
-        "scenarios/examples",
-        "scenarios/papers/gtopk",
-        "scenarios/papers/dct",
-        "scenarios/papers/ring",
-    ] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
             .collect();
-        files.sort();
-        out.extend(files.iter().map(|p| std::fs::read_to_string(p).unwrap()));
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                out.push(p);
+            }
+        }
     }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios"),
+        &mut files,
+    );
+    let out: Vec<String> = files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     assert!(out.len() >= 5, "the example scenarios are the seeds");
     out
 }

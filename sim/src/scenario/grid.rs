@@ -189,7 +189,7 @@ impl Grid {
                     )
                 })?;
         if sweep.contains_key("strategy.dense") {
-            super::strategy::drop_other_methods_keys(&mut raw);
+            super::strategy::drop_other_methods_keys(&mut raw, &|k| sweep.contains_key(k));
         }
         let cfg = validate(&raw, &self.stem, dir).map_err(|(k, m)| {
             let swept = sweep.contains_key(&k);

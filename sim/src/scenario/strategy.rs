@@ -264,8 +264,11 @@ fn inert_for(dense: DenseMethod, s: &RawStrategy) -> Option<(&'static str, &'sta
 /// the same sweep): `density` unless Top-k or gTop-k, `dct_sparsity` and
 /// `dct_lifespan` unless DCT-DP, `model.kernel_profile` unless a method
 /// with kernels, and the keys [`method_keys`] lists for the point's
-/// method. An unknown method is left for validation to name.
-pub(super) fn drop_other_methods_keys(raw: &mut RawScenario) {
+/// method. Keys that are themselves swept (`swept`, dotted) are kept, and
+/// refused where they mean nothing: dropped, their swept values would
+/// label points that do not differ. An unknown method is left for
+/// validation to name.
+pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str) -> bool) {
     let dense = match raw.strategy.dense.as_deref().unwrap_or("allreduce") {
         "topk" => DenseMethod::TopK,
         "gtopk" => DenseMethod::GTopK,
@@ -274,21 +277,30 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario) {
         "allreduce" => DenseMethod::AllReduce(Algo::Ring),
         _ => return,
     };
-    let s = &mut raw.strategy;
-    if !matches!(dense, DenseMethod::TopK | DenseMethod::GTopK) {
-        s.density = None;
+    let drop = |key: &str| !swept(key);
+    if !matches!(dense, DenseMethod::TopK | DenseMethod::GTopK) && drop("strategy.density") {
+        raw.strategy.density = None;
     }
     if dense != DenseMethod::Dct {
-        s.dct_sparsity = None;
-        s.dct_lifespan = None;
+        if drop("strategy.dct_sparsity") {
+            raw.strategy.dct_sparsity = None;
+        }
+        if drop("strategy.dct_lifespan") {
+            raw.strategy.dct_lifespan = None;
+        }
     }
     if !matches!(
         dense,
         DenseMethod::TopK | DenseMethod::GTopK | DenseMethod::Dct
-    ) {
+    ) && drop("model.kernel_profile")
+    {
         raw.model.kernel_profile = None;
     }
+    let s = &mut raw.strategy;
     for (key, _, _) in method_keys(dense, s) {
+        if !drop(key) {
+            continue;
+        }
         match key {
             "strategy.fusion" => s.fusion = None,
             "strategy.partition" => s.partition = None,
@@ -606,6 +618,21 @@ backward = "10ms"
         assert_eq!(s[0].fusion, 32 << 20);
         assert_eq!((s[1].dense_name(), s[1].density), ("topk", 0.01));
         assert_eq!((s[2].dense_name(), s[2].dct_lifespan), ("dct", 10));
+        // a key swept beside the method is kept, and refused where it
+        // means nothing (its values would label identical points)
+        let both = format!(
+            "{GOOD}[strategy]\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"topk\"]\n\"strategy.density\" = [0.01, 0.1]\n"
+        );
+        let e = err(&both);
+        assert_eq!(e.key.as_deref(), Some("strategy.density"), "{e}");
+        assert!(e.message.contains("means nothing here"), "{e}");
+        let topk_only = both.replace("[\"allreduce\", \"topk\"]", "[\"topk\", \"gtopk\"]");
+        assert_eq!(
+            super::super::load_str(&topk_only, "f.toml", "f")
+                .unwrap()
+                .len(),
+            4
+        );
         // a sweep over another key drops nothing: the key is refused
         let other = format!(
             "{GOOD}[strategy]\ndense = \"topk\"\nfusion = \"32MiB\"\n[sweep]\n\"cluster.nodes\" = [1, 2]\n"

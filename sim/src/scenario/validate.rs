@@ -426,8 +426,8 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
     let mut out = priority_advice(cfg);
     let s = &cfg.strategy;
     let (n, l) = (cfg.iterations, s.dct_lifespan);
-    let sorts = !crate::train::planner::dct::kernel_uses(cfg).is_empty();
-    if s.dense == crate::strategy::DenseMethod::Dct && sorts && !n.is_multiple_of(l) {
+    let dct = s.dense == crate::strategy::DenseMethod::Dct;
+    if dct && !n.is_multiple_of(l) && !crate::train::planner::dct::kernel_uses(cfg).is_empty() {
         out.push(invalid(
             "iterations",
             format!(
@@ -459,7 +459,14 @@ fn priority_advice(cfg: &TrainConfig) -> Vec<Invalid> {
     if s.schedule != Schedule::Priority || s.partition == 0 || s.partition >= largest {
         return vec![];
     }
-    let message = s.partition.max(s.fusion);
+    // Top-k and gTop-k send one message an iteration, uncut; DCT-DP's
+    // channel does not fuse
+    let fusion = match s.dense {
+        crate::strategy::DenseMethod::TopK | crate::strategy::DenseMethod::GTopK => return vec![],
+        crate::strategy::DenseMethod::Dct => 0,
+        _ => s.fusion,
+    };
+    let message = s.partition.max(fusion);
     let cost = s.dense_collective().analytical(&cfg.cluster);
     let latency = cost.time(0.0);
     let transfer = cost.time(message as f64) - latency;
