@@ -366,6 +366,16 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
 mod tests {
     use super::super::tests::{GOOD, err};
 
+    /// The strategy of the one point of `base` with `[strategy]` lines
+    /// `extra`.
+    fn strategy_of(base: &str, extra: &str) -> crate::strategy::Strategy {
+        let text = format!("{base}[strategy]\n{extra}\n");
+        super::super::load_str(&text, "f.toml", "f").unwrap()[0]
+            .config
+            .strategy
+            .clone()
+    }
+
     /// The 1-based line of the first line of `text` that starts with `start`.
     fn line(text: &str, start: &str) -> usize {
         text.lines().position(|l| l.starts_with(start)).unwrap() + 1
@@ -483,12 +493,7 @@ backward = "10ms"
     #[test]
     fn partitions_of_a_sparse_ps() {
         let with = |extra: &str| format!("{SPARSE}[strategy]\n{extra}\n");
-        let ok = |extra: &str| {
-            super::super::load_str(&with(extra), "f.toml", "f").unwrap()[0]
-                .config
-                .strategy
-                .ps_partitions
-        };
+        let ok = |extra: &str| strategy_of(SPARSE, extra).ps_partitions;
         use crate::strategy::Partitions;
         assert_eq!(ok("sparse = \"ps\""), Partitions::PerServer);
         assert_eq!(
@@ -529,12 +534,7 @@ backward = "10ms"
     #[test]
     fn dct_and_its_keys() {
         let with = |extra: &str| format!("{GOOD}[strategy]\n{extra}\n");
-        let ok = |extra: &str| {
-            super::super::load_str(&with(extra), "f.toml", "f").unwrap()[0]
-                .config
-                .strategy
-                .clone()
-        };
+        let ok = |extra: &str| strategy_of(GOOD, extra);
         let s = ok("dense = \"dct\"");
         assert_eq!(
             (s.dense_name(), s.dct_sparsity, s.dct_lifespan),
@@ -668,12 +668,7 @@ backward = "10ms"
     #[test]
     fn the_compressed_methods_and_their_density() {
         let with = |extra: &str| format!("{GOOD}[strategy]\n{extra}\n");
-        let ok = |extra: &str| {
-            super::super::load_str(&with(extra), "f.toml", "f").unwrap()[0]
-                .config
-                .strategy
-                .clone()
-        };
+        let ok = |extra: &str| strategy_of(GOOD, extra);
         let s = ok("dense = \"topk\"");
         assert_eq!((s.dense_name(), s.density), ("topk", 0.001));
         let s = ok("dense = \"gtopk\"\ndensity = 0.01");

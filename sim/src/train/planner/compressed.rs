@@ -105,37 +105,11 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
     let ready = if gtopk { merge } else { sync };
     let mut tasks = Vec::with_capacity(merge as usize + 1);
     for (l, layer) in layers.iter().enumerate() {
-        tasks.push(Task {
-            label: Label::Forward,
-            layer: Some(l as u32),
-            work: Work::Compute {
-                kind: ComputeKind::Forward,
-                duration: layer.forward,
-            },
-            deps: if comm && layer.params > 0 {
-                vec![Dep {
-                    task: ready,
-                    back: 1,
-                }]
-            } else {
-                Vec::new()
-            },
-            priority: l as u64,
-            lead: false,
-        });
+        let waits = comm && layer.params > 0;
+        tasks.push(super::forward_task(l as u32, layer, waits.then_some(ready)));
     }
     for l in (0..l_count).rev() {
-        tasks.push(Task {
-            label: Label::Backward,
-            layer: Some(l),
-            work: Work::Compute {
-                kind: ComputeKind::Backward,
-                duration: layers[l as usize].backward,
-            },
-            deps: Vec::new(),
-            priority: l as u64,
-            lead: false,
-        });
+        tasks.push(super::backward_task(l, &layers[l as usize]));
     }
     if comm {
         tasks.push(Task {

@@ -143,34 +143,12 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
     let pull = |l: u32| push[l as usize].map(|p| p + 1);
     let mut tasks: Vec<Task> = Vec::with_capacity(next as usize);
     for (l, layer) in model.layers.iter().enumerate() {
-        tasks.push(Task {
-            label: Label::Forward,
-            layer: Some(l as u32),
-            work: Work::Compute {
-                kind: ComputeKind::Forward,
-                duration: layer.forward,
-            },
-            deps: pull(l as u32)
-                .map(|p| vec![Dep { task: p, back: 1 }])
-                .unwrap_or_default(),
-            priority: l as u64,
-            lead: false,
-        });
+        tasks.push(super::forward_task(l as u32, layer, pull(l as u32)));
     }
     let mut per_iteration = std::collections::BTreeMap::new();
     for l in (0..l_count).rev() {
         let layer = &model.layers[l as usize];
-        tasks.push(Task {
-            label: Label::Backward,
-            layer: Some(l),
-            work: Work::Compute {
-                kind: ComputeKind::Backward,
-                duration: layer.backward,
-            },
-            deps: Vec::new(),
-            priority: l as u64,
-            lead: false,
-        });
+        tasks.push(super::backward_task(l, layer));
         if let Some(t) = thr[l as usize] {
             let (n, k) = (layer.params as f64, kept(layer.params, eta) as f64);
             let mask = SimTime::from_secs(c.mask.time(n, k));

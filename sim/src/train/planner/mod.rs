@@ -36,6 +36,7 @@ use super::TrainConfig;
 use super::task::{ChannelSpec, ComputeKind, Dep, Label, Plan, Task, TaskId, Work};
 use crate::collective::{Collective, Payload};
 use crate::strategy::DenseMethod;
+use crate::workload::Layer;
 
 /// The plan for `cfg`'s strategy.
 pub fn plan(cfg: &TrainConfig) -> Plan {
@@ -53,6 +54,39 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         plan.check();
     }
     plan
+}
+
+/// Layer `l`'s forward pass, waiting for task `after` of the previous
+/// iteration (the layer's synchronised parameters) where there is one.
+fn forward_task(l: u32, layer: &Layer, after: Option<TaskId>) -> Task {
+    Task {
+        label: Label::Forward,
+        layer: Some(l),
+        work: Work::Compute {
+            kind: ComputeKind::Forward,
+            duration: layer.forward,
+        },
+        deps: after
+            .map(|task| vec![Dep { task, back: 1 }])
+            .unwrap_or_default(),
+        priority: l as u64,
+        lead: false,
+    }
+}
+
+/// Layer `l`'s backward pass.
+fn backward_task(l: u32, layer: &Layer) -> Task {
+    Task {
+        label: Label::Backward,
+        layer: Some(l),
+        work: Work::Compute {
+            kind: ComputeKind::Backward,
+            duration: layer.backward,
+        },
+        deps: Vec::new(),
+        priority: l as u64,
+        lead: false,
+    }
 }
 
 /// Data parallelism with one collective per layer gradient, on one channel
@@ -101,34 +135,10 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     }
     let mut tasks = Vec::with_capacity(next as usize);
     for &l in &order {
-        let (l, layer) = (l as usize, &layers[l as usize]);
-        tasks.push(Task {
-            label: Label::Forward,
-            layer: Some(l as u32),
-            work: Work::Compute {
-                kind: ComputeKind::Forward,
-                duration: layer.forward,
-            },
-            deps: sync[l]
-                .map(|s| vec![Dep { task: s, back: 1 }])
-                .unwrap_or_default(),
-            priority: l as u64,
-            lead: false,
-        });
+        tasks.push(forward_task(l, &layers[l as usize], sync[l as usize]));
     }
     for l in (0..l_count).rev() {
-        let layer = &layers[l as usize];
-        tasks.push(Task {
-            label: Label::Backward,
-            layer: Some(l),
-            work: Work::Compute {
-                kind: ComputeKind::Backward,
-                duration: layer.backward,
-            },
-            deps: Vec::new(),
-            priority: l as u64,
-            lead: false,
-        });
+        tasks.push(backward_task(l, &layers[l as usize]));
     }
     for (l, layer) in layers.iter().enumerate() {
         if sync[l].is_some() {
