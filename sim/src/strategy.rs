@@ -141,6 +141,13 @@ pub struct Strategy {
     /// DCT-DP: the threshold's life-span L, the iterations between two
     /// sorts (`strategy.dct_lifespan`; default 1000, DCT §3.3's).
     pub dct_lifespan: u32,
+    /// Model parallelism: the stages S of a trainer (`strategy.mp_stages`;
+    /// default 1, data parallelism alone). The GPUs form GPUs / S
+    /// trainers, each a chain of S stages (`train::planner::mp`).
+    pub mp_stages: u32,
+    /// DCT-MP: the sparsity η of the activations and their gradients
+    /// between stages (`strategy.mp_sparsity`; default 0, uncompressed).
+    pub mp_sparsity: f64,
 }
 
 impl Default for Strategy {
@@ -158,6 +165,8 @@ impl Default for Strategy {
             density: 0.001,
             dct_sparsity: 0.95,
             dct_lifespan: 1000,
+            mp_stages: 1,
+            mp_sparsity: 0.0,
         }
     }
 }

@@ -181,6 +181,15 @@ impl ClusterSpec {
         }
     }
 
+    /// The rank (placement order) of GPU `g`: the inverse of
+    /// [`ClusterSpec::gpu_of_rank`].
+    pub fn rank_of_gpu(&self, g: u32) -> u32 {
+        match self.placement {
+            Placement::Contiguous => g,
+            Placement::Scattered => (g % self.gpus_per_node) * self.nodes + g / self.gpus_per_node,
+        }
+    }
+
     /// Node of a GPU.
     pub fn node_of_gpu(&self, g: u32) -> u32 {
         g / self.gpus_per_node

@@ -71,6 +71,13 @@ pub enum Op {
     /// broadcast of the result. Size: one GPU's sparse payload (2k
     /// elements).
     GTopK,
+    /// Point-to-point between the GPUs of two model-parallel stages: each
+    /// GPU of the stage its [`Grouping::Stage`] names sends the buffer to
+    /// the GPU at the same place of the next stage ([`Algo::Next`]: the
+    /// forward pass's activations) or of the previous one ([`Algo::Prev`]:
+    /// their gradients). Size: one GPU's send. Planners' only: not among
+    /// [`Op::ALL`], so not on the command line.
+    SendRecv,
 }
 
 impl Op {
@@ -97,6 +104,7 @@ impl Op {
             Op::Ps => "ps",
             Op::TopK => "topk",
             Op::GTopK => "gtopk",
+            Op::SendRecv => "sendrecv",
         }
     }
 
@@ -117,6 +125,7 @@ impl Op {
             Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
             Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
             Op::GTopK => &[Algo::Tree],
+            Op::SendRecv => &[Algo::Next, Algo::Prev],
         }
     }
 
@@ -135,7 +144,7 @@ impl Op {
         match self {
             Op::AllReduce => 2.0 * (nf - 1.0) / nf,
             Op::AllGather | Op::ReduceScatter | Op::AllToAll => (nf - 1.0) / nf,
-            Op::Broadcast | Op::Ps => 1.0,
+            Op::Broadcast | Op::Ps | Op::SendRecv => 1.0,
             Op::TopK => nf - 1.0,
             Op::GTopK => n.next_power_of_two().trailing_zeros() as f64,
         }
@@ -191,6 +200,10 @@ pub enum Algo {
     /// all-gather inside each node. On `ib-hdr-200g` and `ib-ndr-400g`
     /// (Quantum and Quantum-2 switches, SHARPv2 and v3).
     Sharp,
+    /// Point-to-point to the next model-parallel stage ([`Op::SendRecv`]).
+    Next,
+    /// Point-to-point to the previous model-parallel stage.
+    Prev,
 }
 
 impl Algo {
@@ -225,6 +238,8 @@ impl Algo {
             Algo::RecursiveDoubling => "recursive-doubling",
             Algo::Nvls => "nvls",
             Algo::Sharp => "sharp",
+            Algo::Next => "next",
+            Algo::Prev => "prev",
         }
     }
 }
@@ -337,10 +352,25 @@ impl Collective {
     pub fn with_group(self, group: Grouping, cluster: &ClusterSpec) -> Option<Collective> {
         let fits = match group {
             Grouping::Block(k) => k > 0 && cluster.gpus().is_multiple_of(k),
+            Grouping::Stage { size, stage } => {
+                size > 0 && cluster.gpus().is_multiple_of(size) && stage < cluster.gpus() / size
+            }
             _ => true,
         };
-        (fits && (group == Grouping::All || !self.spans_the_cluster()))
-            .then_some(Collective { group, ..self })
+        let allowed = match (self.op, group) {
+            (_, Grouping::All) => self.op != Op::SendRecv,
+            // a stage's own PS workers (servers on every node), without
+            // local aggregation; a point-to-point from one stage to its
+            // neighbour
+            (Op::Ps, Grouping::Stage { .. }) => !self.local_aggregation,
+            (Op::SendRecv, Grouping::Stage { size, stage }) => match self.algo {
+                Algo::Next => stage + 1 < cluster.gpus() / size,
+                _ => stage > 0,
+            },
+            (Op::SendRecv, _) => false,
+            _ => !self.spans_the_cluster(),
+        };
+        (fits && allowed).then_some(Collective { group, ..self })
     }
 
     /// Whether the algorithm is built on the whole cluster's structure
@@ -395,7 +425,7 @@ impl Collective {
             Grouping::All => cluster.gpus(),
             Grouping::IntraNode => cluster.gpus_per_node,
             Grouping::Rail => cluster.nodes,
-            Grouping::Block(k) => k,
+            Grouping::Block(k) | Grouping::Stage { size: k, .. } => k,
         }
     }
 
@@ -516,6 +546,17 @@ impl Collective {
                 group: all,
                 chunk: bytes / n,
             }],
+            (Op::SendRecv, algo) => {
+                let Grouping::Stage { stage, .. } = self.group else {
+                    unreachable!("with_group allows stages only")
+                };
+                let to = if algo == Algo::Next { stage + 1 } else { stage - 1 };
+                vec![Phase::Shift {
+                    from: self.group,
+                    to,
+                    bytes,
+                }]
+            }
             (Op::Ps, algo) => {
                 let shard = bytes / self.servers(cluster) as f64;
                 let overlap = algo == Algo::Overlapped;
@@ -527,6 +568,7 @@ impl Collective {
                 let la = self.local_aggregation && cluster.gpus_per_node > 1;
                 let ps = Phase::Ps {
                     leaders_only: la,
+                    workers: self.group,
                     shard: Shards::Even(shard),
                     overlap,
                     part,

@@ -58,6 +58,16 @@ pub enum Grouping {
     /// … (model-parallel trainers, pipeline neighbours). k divides the
     /// GPU count.
     Block(u32),
+    /// One group alone: block `stage` of `size` consecutive ranks, ranks
+    /// `stage·size .. (stage + 1)·size`; the other GPUs take no part. The
+    /// GPUs of one model-parallel stage, which dtsim places stage-major
+    /// (see `train::planner::mp`): a stage's data-parallel collective.
+    Stage {
+        /// Ranks in the block (the trainers).
+        size: u32,
+        /// Which block.
+        stage: u32,
+    },
 }
 
 /// One phase of a collective.
@@ -141,6 +151,10 @@ pub enum Phase {
     Ps {
         /// Whether only GPU 0 of each node is a worker (local aggregation).
         leaders_only: bool,
+        /// The GPUs that are workers: all ([`Grouping::All`]) or one
+        /// model-parallel stage's ([`Grouping::Stage`], never with
+        /// `leaders_only`).
+        workers: Grouping,
         /// Bytes per worker-server pair in each direction.
         shard: Shards,
         /// Push and pull concurrently.
@@ -227,6 +241,19 @@ pub enum Phase {
         part: f64,
         /// Pieces each part is cut into.
         chunks: u32,
+    },
+    /// Point-to-point between two blocks of ranks: the member at index i
+    /// of `from` (a [`Grouping::Stage`]) sends `bytes` to the member at
+    /// index i of block `to` of the same size, in one step (every
+    /// model-parallel trainer handing its activations, or their gradients,
+    /// from one stage to the next at once).
+    Shift {
+        /// The senders.
+        from: Grouping,
+        /// The receivers' block.
+        to: u32,
+        /// Bytes per send.
+        bytes: f64,
     },
     /// Pairwise AlltoAllv over all GPUs: s − 1 steps; in step k rank i
     /// sends `matrix[i·s + j]` bytes to rank j = (i + k + 1) mod s. With
@@ -599,7 +626,16 @@ impl Program {
             Grouping::All => self.gpus,
             Grouping::IntraNode => self.gpus_per_node,
             Grouping::Rail => self.nodes,
-            Grouping::Block(k) => k,
+            Grouping::Block(k) | Grouping::Stage { size: k, .. } => k,
+        }
+    }
+
+    /// Whether GPU `gpu` belongs to a group of `g` (every GPU does, but
+    /// for [`Grouping::Stage`]).
+    fn in_group(&self, gpu: u32, g: Grouping) -> bool {
+        match g {
+            Grouping::Stage { size, stage } => self.rank(gpu) / size == stage,
+            _ => true,
         }
     }
 
@@ -617,6 +653,7 @@ impl Program {
                 ceil_log2(self.group_size(group))
             }
             Phase::Pairwise { group, .. } => self.group_size(group).saturating_sub(1),
+            Phase::Shift { .. } => 1,
             Phase::RecursiveDoubling { group, .. } => {
                 let (_, log, fold) = doubling(self.group_size(group));
                 log + 2 * fold as u32
@@ -1098,7 +1135,20 @@ impl Program {
                 let r = self.rank(gpu);
                 (r / k, r % k)
             }
+            Grouping::Stage { size, stage } => {
+                let r = self.rank(gpu);
+                debug_assert_eq!(r / size, stage, "GPU {gpu} is not of stage {stage}");
+                (0, r - stage * size)
+            }
         }
+    }
+
+    /// The GPU a [`Phase::Shift`] from member `idx` of `from` sends to.
+    fn shift_peer(&self, from: Grouping, to: u32, idx: u32) -> u32 {
+        let Grouping::Stage { size, .. } = from else {
+            unreachable!("a shift's senders are a stage")
+        };
+        self.gpu(to * size + idx)
     }
 
     /// The GPU at `index` of group `id`.
@@ -1109,6 +1159,7 @@ impl Program {
             Grouping::IntraNode => id * gp + index,
             Grouping::Rail => index * gp + id,
             Grouping::Block(k) => self.gpu(id * k + index),
+            Grouping::Stage { size, stage } => self.gpu((stage + id) * size + index),
         }
     }
 
@@ -1154,7 +1205,9 @@ impl Program {
                 Grouping::All => !self.scattered,
                 Grouping::IntraNode | Grouping::Rail => true,
                 Grouping::Block(k) => !self.scattered && self.gpus_per_node.is_multiple_of(k),
+                Grouping::Stage { .. } => false,
             },
+            Phase::Shift { .. } => false,
             Phase::BinomialReduce { .. }
             | Phase::BinomialBcast { .. }
             | Phase::RecursiveDoubling { .. }
@@ -1165,8 +1218,10 @@ impl Program {
             | Phase::TreeBcast { .. }
             | Phase::Nvls { .. }
             | Phase::Sharp { .. } => false,
-            Phase::Ps { shard, .. } => {
-                matches!(shard, Shards::Even(_)) && self.servers.is_multiple_of(self.nodes)
+            Phase::Ps { shard, workers, .. } => {
+                matches!(shard, Shards::Even(_))
+                    && self.servers.is_multiple_of(self.nodes)
+                    && *workers == Grouping::All
             }
         })
     }
@@ -1207,12 +1262,18 @@ impl Program {
         (i, step - self.phase_start[i])
     }
 
-    fn is_worker(&self, p: Participant, leaders_only: bool) -> bool {
-        p < self.gpus && (!leaders_only || p.is_multiple_of(self.gpus_per_node))
+    fn is_worker(&self, p: Participant, leaders_only: bool, group: Grouping) -> bool {
+        p < self.gpus
+            && (!leaders_only || p.is_multiple_of(self.gpus_per_node))
+            && self.in_group(p, group)
     }
 
-    fn workers(&self, leaders_only: bool) -> u32 {
-        if leaders_only { self.nodes } else { self.gpus }
+    fn workers(&self, leaders_only: bool, group: Grouping) -> u32 {
+        if leaders_only {
+            self.nodes
+        } else {
+            self.group_size(group)
+        }
     }
 
     /// Channels a ring phase in `group` runs in (see [`Phase::Ring`]):
@@ -1265,6 +1326,7 @@ impl Program {
                     nic: Some(local + j * gp),
                 }));
             }
+            _ if !self.in_group(p, group) => {}
             _ => {
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
@@ -1285,6 +1347,7 @@ impl Program {
         match &self.phases[i] {
             Phase::Ps {
                 leaders_only,
+                workers,
                 shard,
                 overlap,
                 part,
@@ -1299,11 +1362,13 @@ impl Program {
                     PsPart::Pull => (false, false, k == 0),
                 };
                 // a worker's index among the workers
+                let workers = *workers;
                 let index = |w: Participant| if leaders_only { self.node_of(w) } else { w };
                 let servers = self.servers;
-                if self.is_worker(p, leaders_only) && ready {
+                let worker = |w| self.is_worker(w, leaders_only, workers);
+                if worker(p) && ready {
                     out.extend((0..servers).map(|j| Send::to(self.gpus + j, 0.0)));
-                } else if self.is_worker(p, leaders_only) && push {
+                } else if worker(p) && push {
                     out.extend(
                         (0..servers)
                             .map(|j| Send::to(self.gpus + j, shard.of(index(p), j, servers))),
@@ -1312,7 +1377,7 @@ impl Program {
                     let j = p - self.gpus;
                     out.extend(
                         (0..self.gpus)
-                            .filter(|&w| self.is_worker(w, leaders_only))
+                            .filter(|&w| worker(w))
                             .map(|w| Send::to(w, shard.of(index(w), j, servers))),
                     );
                 }
@@ -1326,6 +1391,12 @@ impl Program {
                 let block = (idx + s - k % s) % s;
                 let to = self.member(0, (idx + 1) % s, Grouping::All);
                 out.push(Send::to(to, blocks[block as usize]));
+            }
+            &Phase::Shift { from, to, bytes } => {
+                if p < self.gpus && self.in_group(p, from) {
+                    let (_, idx) = self.locate(p, from);
+                    out.push(Send::to(self.shift_peer(from, to, idx), bytes));
+                }
             }
             Phase::PairwiseV { matrix } => {
                 if p >= self.gpus {
@@ -1362,6 +1433,7 @@ impl Program {
                     Phase::RecursiveDoubling { group, bytes } => (group, bytes),
                     Phase::Ring { .. }
                     | Phase::Ps { .. }
+                    | Phase::Shift { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
@@ -1372,6 +1444,9 @@ impl Program {
                         unreachable!()
                     }
                 };
+                if !self.in_group(p, group) {
+                    return;
+                }
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
                 // (destination index, multiple of `bytes`)
@@ -1401,6 +1476,7 @@ impl Program {
         match self.phases[i] {
             Phase::Ps {
                 leaders_only,
+                workers,
                 overlap,
                 part,
                 ..
@@ -1412,13 +1488,20 @@ impl Program {
                     PsPart::Push => (k == 0, false),
                     PsPart::Pull => (false, k == 0),
                 };
-                if self.is_worker(p, leaders_only) && pull {
+                if self.is_worker(p, leaders_only, workers) && pull {
                     self.servers
                 } else if p >= self.gpus && push {
-                    self.workers(leaders_only)
+                    self.workers(leaders_only, workers)
                 } else {
                     0
                 }
+            }
+            Phase::Shift { from, to, .. } => {
+                let Grouping::Stage { size, .. } = from else {
+                    unreachable!("a shift's senders are a stage")
+                };
+                let to = Grouping::Stage { size, stage: to };
+                (p < self.gpus && self.in_group(p, to)) as u32
             }
             // every rank receives one message in every step
             Phase::RingV { .. } | Phase::PairwiseV { .. } => (p < self.gpus) as u32,
@@ -1438,6 +1521,7 @@ impl Program {
                     | Phase::Pairwise { group, .. }
                     | Phase::RecursiveDoubling { group, .. } => group,
                     Phase::Ps { .. }
+                    | Phase::Shift { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
@@ -1448,6 +1532,9 @@ impl Program {
                         unreachable!()
                     }
                 };
+                if !self.in_group(p, group) {
+                    return 0;
+                }
                 let s = self.group_size(group);
                 let (_, idx) = self.locate(p, group);
                 let d = 1u32 << k.min(31);
@@ -1587,6 +1674,51 @@ mod tests {
                         .filter(|k| (nodes * g).is_multiple_of(*k))
                         .map(Grouping::Block),
                 );
+                // one model-parallel stage's GPUs alone, first and last
+                for k in [1, 2, 3, 4].into_iter().filter(|k| (nodes * g).is_multiple_of(*k)) {
+                    let stages = nodes * g / k;
+                    groups.push(Grouping::Stage { size: k, stage: 0 });
+                    groups.push(Grouping::Stage {
+                        size: k,
+                        stage: stages - 1,
+                    });
+                    if stages > 1 {
+                        check_balance(
+                            &spec,
+                            vec![Phase::Shift {
+                                from: Grouping::Stage { size: k, stage: 0 },
+                                to: 1,
+                                bytes: 1.0,
+                            }],
+                            0,
+                        );
+                        check_balance(
+                            &spec,
+                            vec![Phase::Shift {
+                                from: Grouping::Stage {
+                                    size: k,
+                                    stage: stages - 1,
+                                },
+                                to: stages - 2,
+                                bytes: 1.0,
+                            }],
+                            0,
+                        );
+                        for part in [PsPart::Push, PsPart::Pull, PsPart::PushPull] {
+                            check_balance(
+                                &spec,
+                                vec![Phase::Ps {
+                                    leaders_only: false,
+                                    workers: Grouping::Stage { size: k, stage: 1 },
+                                    shard: Shards::Even(1.0),
+                                    overlap: false,
+                                    part,
+                                }],
+                                nodes,
+                            );
+                        }
+                    }
+                }
                 for group in groups {
                     check_balance(
                         &spec,
@@ -1624,6 +1756,7 @@ mod tests {
                             &spec,
                             vec![Phase::Ps {
                                 leaders_only,
+                                workers: Grouping::All,
                                 shard: Shards::Even(1.0),
                                 overlap,
                                 part,
@@ -1632,6 +1765,59 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// A stage's group is its block of ranks alone (others send and expect
+    /// nothing), in scattered placement too; a shift pairs member i of one
+    /// stage with member i of the other; a stage's PS workers are its GPUs.
+    #[test]
+    fn a_stage_runs_alone() {
+        for placement in [
+            crate::cluster::Placement::Contiguous,
+            crate::cluster::Placement::Scattered,
+        ] {
+            let mut spec = ClusterSpec::flat(3, 1e9, 0.0);
+            spec.gpus_per_node = 4;
+            spec.placement = placement;
+            let stage = Grouping::Stage { size: 4, stage: 1 };
+            let prog = Program::new(
+                &spec,
+                vec![Phase::Ring {
+                    group: stage,
+                    steps: 3,
+                    chunk: 1.0,
+                }],
+                0,
+            );
+            let mut out = Vec::new();
+            let members: Vec<u32> = (4..8).map(|r| spec.gpu_of_rank(r)).collect();
+            for p in 0..12 {
+                out.clear();
+                prog.sends(p, 0, &mut out);
+                if members.contains(&p) {
+                    assert_eq!(out.len(), 1, "{p}");
+                    assert!(members.contains(&out[0].to), "{p} → {}", out[0].to);
+                } else {
+                    assert!(out.is_empty(), "{p} sends though outside the stage");
+                }
+            }
+            let prog = Program::new(
+                &spec,
+                vec![Phase::Shift {
+                    from: stage,
+                    to: 2,
+                    bytes: 7.0,
+                }],
+                0,
+            );
+            for r in 4..8 {
+                out.clear();
+                prog.sends(spec.gpu_of_rank(r), 0, &mut out);
+                assert_eq!(out.len(), 1);
+                assert_eq!(out[0].to, spec.gpu_of_rank(r + 4));
+                assert_eq!(out[0].bytes, 7.0);
             }
         }
     }

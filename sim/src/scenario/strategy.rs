@@ -36,13 +36,7 @@ pub(super) fn validate_strategy(
     let s = &raw.strategy;
     let d = Strategy::default();
     refuse_inert(s, sparse)?;
-    let mp = count(s.mp_stages, "strategy.mp_stages", Some(1), 1)?;
-    if mp > 1 {
-        return Err(invalid(
-            "strategy.mp_stages",
-            "model-parallel stages are not supported yet (they arrive with DCT-MP)",
-        ));
-    }
+    let mp_stages = count(s.mp_stages, "strategy.mp_stages", Some(1), 1)?;
     let algo = match &s.allreduce {
         None => Algo::Ring,
         Some(name) => {
@@ -200,7 +194,30 @@ pub(super) fn validate_strategy(
             ));
         }
     };
+    let mp_sparsity = match s.mp_sparsity {
+        None => 0.0,
+        Some(_) if mp_stages < 2 => {
+            return Err(invalid(
+                "strategy.mp_sparsity",
+                "means nothing here: DCT-MP compresses what flows between model-parallel stages, and `mp_stages` is 1 (set `mp_stages` to 2 or more, or remove the key)",
+            ));
+        }
+        Some(e) if e.is_finite() && (0.0..1.0).contains(&e) => e,
+        Some(e) => {
+            return Err(invalid(
+                "strategy.mp_sparsity",
+                format!(
+                    "must be the fraction of each activation row left out, in [0, 1), got {e}"
+                ),
+            ));
+        }
+    };
+    if mp_stages > 1 {
+        mp_refusals(dense, s, sparse.is_some())?;
+    }
     Ok(Strategy {
+        mp_stages,
+        mp_sparsity,
         dct_sparsity,
         dct_lifespan,
         density,
@@ -214,6 +231,43 @@ pub(super) fn validate_strategy(
         local_aggregation: s.local_aggregation.unwrap_or(d.local_aggregation),
         ps_servers,
     })
+}
+
+/// What model parallelism (`mp_stages` > 1) does not combine with: Top-k
+/// and gTop-k (their whole-model selection assumes one GPU holds the whole
+/// gradient), models with embedding tables, AllReduce algorithms built on
+/// the whole cluster's structure (tree, hierarchical, NVLS, SHARP: a
+/// stage's data-parallel group is a strided subset of it), and local
+/// aggregation (a stage's PS workers push on their own).
+fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
+    let key = "strategy.mp_stages";
+    if sparse {
+        return Err(invalid(
+            key,
+            "model parallelism with embedding tables is not modelled (the tables' sparse synchronisation assumes every GPU holds the whole model); use `mp_stages = 1`",
+        ));
+    }
+    match dense {
+        DenseMethod::TopK | DenseMethod::GTopK => Err(invalid(
+            key,
+            format!(
+                "model parallelism with `dense = \"{}\"` is not modelled (its selection runs over the whole model's gradient on one GPU); use `allreduce`, `ps` or `dct` across the trainers",
+                if dense == DenseMethod::TopK { "topk" } else { "gtopk" }
+            ),
+        )),
+        DenseMethod::AllReduce(a) if !matches!(a, Algo::Ring | Algo::Binomial) => Err(invalid(
+            "strategy.allreduce",
+            format!(
+                "`{}` is built on the whole cluster's structure, and with `mp_stages` > 1 each stage synchronises over its own GPUs: use `ring` or `binomial`",
+                a.name()
+            ),
+        )),
+        DenseMethod::Ps | DenseMethod::Dct if s.local_aggregation == Some(true) => Err(invalid(
+            "strategy.local_aggregation",
+            "with `mp_stages` > 1 each stage's GPUs push to the servers on their own: local aggregation is not modelled (remove the key)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The `[strategy]` keys that `dense` does not read, each with why, as
@@ -292,7 +346,8 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
     if !matches!(
         dense,
         DenseMethod::TopK | DenseMethod::GTopK | DenseMethod::Dct
-    ) && drop("model.kernel_profile")
+    ) && raw.strategy.mp_sparsity.unwrap_or(0.0) == 0.0
+        && drop("model.kernel_profile")
     {
         raw.model.kernel_profile = None;
     }
@@ -318,7 +373,6 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
 /// sparse part (`sparse`). `strategy.mp_stages = 1` is not among them: it
 /// is the default and means what it says.
 fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
-    const COMPRESSION: &str = "arrives with the compression issue";
     // the keys about embeddings, for a model that has none
     let about_embeddings = [
         (
@@ -348,18 +402,7 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
             ),
         ));
     }
-    let inert = [(
-        "strategy.mp_sparsity",
-        s.mp_sparsity.is_some(),
-        format!("DCT-MP (model-parallel stages with activation masks) {COMPRESSION}"),
-    )];
-    match inert.into_iter().find(|(_, given, _)| *given) {
-        Some((key, _, why)) => Err(invalid(
-            key,
-            format!("has no effect yet: {why}; remove the key"),
-        )),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -406,20 +449,25 @@ forward = "5ms"
 backward = "10ms"
 "#;
 
-    /// Every key that is accepted by the parser but simulated by nothing
-    /// yet is refused, naming the key, its line, and what it waits for.
+    /// `mp_sparsity` is a fraction in [0, 1) and means something only with
+    /// two stages or more; each refusal names the key and its line.
     #[test]
-    fn keys_without_effect_are_refused_with_key_and_line() {
-        let cases = [("mp_sparsity = 0.0", "strategy.mp_sparsity", "DCT-MP")];
-        for (set, key, why) in cases {
-            let text = format!("{GOOD}[strategy]\nschedule = \"fifo\"\n{set}\n");
+    fn mp_sparsity_needs_stages_and_a_fraction() {
+        let text = format!("{GOOD}[strategy]\nschedule = \"fifo\"\nmp_sparsity = 0.5\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.mp_sparsity"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "mp_sparsity")), "{e}");
+        assert!(e.message.contains("means nothing here"), "{e}");
+        assert!(e.message.contains("mp_stages"), "{e}");
+        for bad in ["1.0", "-0.1", "nan"] {
+            let text = format!("{GOOD}[strategy]\nmp_stages = 2\nmp_sparsity = {bad}\n");
             let e = err(&text);
-            assert_eq!(e.key.as_deref(), Some(key), "{e}");
-            assert_eq!(e.line, Some(line(&text, set)), "{e}");
-            assert!(e.message.contains("has no effect yet"), "{e}");
-            assert!(e.message.contains("remove the key"), "{e}");
-            assert!(e.message.contains(why), "{e}");
+            assert_eq!(e.key.as_deref(), Some("strategy.mp_sparsity"), "{e}");
+            assert!(e.message.contains("[0, 1)"), "{e}");
         }
+        let s = strategy_of(GOOD, "mp_stages = 2\nmp_sparsity = 0.9");
+        assert_eq!((s.mp_stages, s.mp_sparsity), (2, 0.9));
+        assert_eq!(strategy_of(GOOD, "").mp_stages, 1);
     }
 
     /// The sparse keys mean nothing for a model without sparse parts: the
@@ -695,15 +743,38 @@ backward = "10ms"
         assert!(e.message.contains("embedding tables"), "{e}");
     }
 
-    /// One model-parallel stage is the default and is accepted; more wait
-    /// for DCT-MP.
+    /// What model parallelism does not combine with is refused, naming
+    /// the key at fault and its line: Top-k and gTop-k, AllReduce
+    /// algorithms built on the whole cluster, local aggregation, and a
+    /// stage count that does not divide the GPUs or exceeds the layers.
     #[test]
-    fn one_model_parallel_stage_is_accepted() {
-        let one = format!("{GOOD}[strategy]\nmp_stages = 1\n");
-        assert!(super::super::load_str(&one, "f.toml", "f").is_ok());
-        let e = err(&one.replace("mp_stages = 1", "mp_stages = 2"));
-        assert_eq!(e.key.as_deref(), Some("strategy.mp_stages"));
-        assert_eq!(e.line, Some(line(&one, "mp_stages")));
-        assert!(e.message.contains("DCT-MP"), "{e}");
+    fn model_parallel_refusals_name_key_and_line() {
+        let with = |extra: &str| format!("{GOOD}[strategy]\nmp_stages = 2\n{extra}\n");
+        for (extra, key, says) in [
+            ("dense = \"topk\"", "strategy.mp_stages", "not modelled"),
+            ("dense = \"gtopk\"", "strategy.mp_stages", "not modelled"),
+            ("allreduce = \"tree\"", "strategy.allreduce", "`ring` or `binomial`"),
+            (
+                "dense = \"ps\"\nlocal_aggregation = true",
+                "strategy.local_aggregation",
+                "on their own",
+            ),
+        ] {
+            let text = with(extra);
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{extra}: {e}");
+            assert!(e.message.contains(says), "{extra}: {e}");
+            let first = extra.lines().last().unwrap();
+            let at = if key == "strategy.mp_stages" { "mp_stages" } else { first };
+            assert_eq!(e.line, Some(line(&text, at)), "{extra}: {e}");
+        }
+        // GOOD has 8 GPUs
+        let text = format!("{GOOD}[strategy]\nmp_stages = 3\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.mp_stages"), "{e}");
+        assert!(e.message.contains("divide"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "mp_stages")), "{e}");
+        let ok = strategy_of(GOOD, "mp_stages = 2\ndense = \"dct\"");
+        assert_eq!(ok.mp_stages, 2);
     }
 }

@@ -84,6 +84,7 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes, model.has_sparse())?;
     let model = kernel_profile(raw, model, &strategy, dir)?;
+    model_parallel(&model, &strategy, cluster.gpus())?;
     // each table against the partitions and the column split asked for
     let gpus = cluster.gpus();
     for (i, l) in model.layers.iter().enumerate() {
@@ -339,6 +340,55 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
 /// `model.kernel_profile`: the kernel models of a calibration profile
 /// (a path relative to the scenario's directory, `dir`) in place of the
 /// device's defaults, for the kernels the dense method inserts.
+/// `strategy.mp_stages` S against the cluster and the model: S divides
+/// the GPUs (GPUs / S trainers) and is at most the layers (a stage owns a
+/// layer at least); with DCT-MP (`mp_sparsity` > 0) each activation that
+/// crosses a split must be whole fp32 rows of the batch (its per-row mask
+/// needs the row width d = bytes / (4 · batch)).
+fn model_parallel(
+    model: &Model,
+    strategy: &crate::strategy::Strategy,
+    gpus: u32,
+) -> Result<(), Invalid> {
+    let s = strategy.mp_stages;
+    let key = "strategy.mp_stages";
+    if s < 2 {
+        return Ok(());
+    }
+    if !gpus.is_multiple_of(s) {
+        return Err(invalid(
+            key,
+            format!("{s} stages a trainer must divide the cluster's {gpus} GPUs"),
+        ));
+    }
+    let layers = model.layers.len();
+    if s as usize > layers {
+        return Err(invalid(
+            key,
+            format!(
+                "{s} stages for a model of {layers} layers: each stage owns a layer at least"
+            ),
+        ));
+    }
+    if strategy.mp_sparsity > 0.0 {
+        let split = crate::train::planner::mp::stage_split(model, s);
+        let row = 4 * model.batch_per_gpu as u64;
+        for &b in &split[1..s as usize] {
+            let last = &model.layers[b as usize - 1];
+            if last.activation_bytes == 0 || !last.activation_bytes.is_multiple_of(row) {
+                return Err(invalid(
+                    "strategy.mp_sparsity",
+                    format!(
+                        "DCT-MP masks each row of the activation that layer `{}` hands to the next stage, and its {} bytes are not whole fp32 rows of the batch of {} (a multiple of {row} bytes; set the layer's `activation_bytes`)",
+                        last.name, last.activation_bytes, model.batch_per_gpu
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn kernel_profile(
     raw: &RawScenario,
     model: Model,
@@ -355,11 +405,13 @@ fn kernel_profile(
         DenseMethod::TopK => &[Kernel::TopK],
         DenseMethod::GTopK => &[Kernel::TopK, Kernel::Merge],
         DenseMethod::Dct => &[Kernel::Threshold, Kernel::Mask],
+        // DCT-MP's row thresholds and masks
+        _ if strategy.mp_sparsity > 0.0 => &[Kernel::Threshold, Kernel::Mask],
         _ => {
             return Err(invalid(
                 key,
                 format!(
-                    "means nothing here: the dense method `{}` inserts no kernels (Top-k, gTop-k and DCT-DP do); remove the key",
+                    "means nothing here: the dense method `{}` inserts no kernels (Top-k, gTop-k, DCT-DP and DCT-MP do); remove the key",
                     strategy.dense_name()
                 ),
             ));

@@ -23,6 +23,8 @@
 //! **Modes.** [`Mode::Representative`] follows GPU 0 alone and lets it
 //! stand for all: exact when every GPU computes the same, because
 //! communication is decided group-wide and ends for all ranks at once.
+//! With model-parallel stages ([`Plan::stages`] S > 1) it follows trainer
+//! 0, one GPU of each stage, each standing for its stage's GPUs.
 //! [`Mode::EveryGpu`] runs every GPU's stream (stragglers). A plan's
 //! iteration state is kept only while some task of it is unfinished, so
 //! memory does not grow with the number of iterations.
@@ -142,7 +144,10 @@ struct Engine<'a> {
     cfg: &'a TrainConfig,
     plan: &'a Plan,
     kind: Vec<Kind>,
-    order: Vec<TaskId>,
+    /// Each stage's compute tasks in stream order.
+    orders: Vec<Vec<TaskId>>,
+    /// The stage of each simulated GPU's stream.
+    stream_stage: Vec<u32>,
     dependents: Dependents,
     gpus: u32,
     nodes: u32,
@@ -179,9 +184,18 @@ pub fn run(
     opts: Options,
 ) -> Result<(RunResult, Option<Timeline>), SimError> {
     let mode = Mode::of(cfg, opts);
+    let stages = plan.stages.max(1);
     let (gpus, nodes) = match mode {
-        Mode::Representative => (1, 1),
+        Mode::Representative => (stages, 1),
         Mode::EveryGpu => (cfg.cluster.gpus(), cfg.cluster.nodes),
+    };
+    // stage-major placement: rank r is stage r / trainers
+    let trainers = cfg.cluster.gpus() / stages;
+    let stream_stage: Vec<u32> = match mode {
+        Mode::Representative => (0..stages).collect(),
+        Mode::EveryGpu => (0..gpus)
+            .map(|g| cfg.cluster.rank_of_gpu(g) / trainers)
+            .collect(),
     };
     let stop = cfg.warmup_iterations + cfg.iterations;
     let kind = plan
@@ -193,8 +207,11 @@ pub fn run(
             Work::Comm { .. } => Kind::Comm,
         })
         .collect();
-    let order = plan.compute_order();
-    assert!(!order.is_empty(), "a plan needs a compute task");
+    let orders = plan.stage_orders();
+    assert!(
+        orders.iter().all(|o| !o.is_empty()),
+        "every stage needs a compute task"
+    );
     let timeline = opts.trace.then(|| Timeline {
         gpus,
         tasks: plan
@@ -217,7 +234,8 @@ pub fn run(
         cfg,
         plan,
         kind,
-        order,
+        orders,
+        stream_stage,
         dependents: plan.dependents(),
         gpus,
         nodes,
@@ -283,10 +301,21 @@ impl Engine<'_> {
         }
     }
 
+    /// Simulated GPUs that run each compute task (those of its stage).
+    fn gpus_per_stage(&self) -> u32 {
+        self.gpus / self.orders.len() as u32
+    }
+
+    /// The compute task at `pos` of GPU `g`'s stream.
+    fn task_at(&self, g: u32, pos: u32) -> TaskId {
+        self.orders[self.stream_stage[g as usize] as usize][pos as usize]
+    }
+
     /// Simulated GPUs on a simulated node.
     fn gpus_on_node(&self) -> u32 {
         match self.mode {
-            Mode::Representative => 1,
+            // the simulated GPUs (one per stage) all stand on node 0
+            Mode::Representative => self.gpus,
             Mode::EveryGpu => self.cfg.cluster.gpus_per_node,
         }
     }
@@ -369,8 +398,21 @@ impl Engine<'_> {
         if s.pos == 0 && !s.entered {
             self.enter(g, s.iter);
             self.streams[g as usize].entered = true;
+            if self.stream_stage[g as usize] > 0 {
+                // a later model-parallel stage: an iteration begins with
+                // stage 0's first task (the instants the window is
+                // measured between), so this stream is only counted in;
+                // at the window's end it stops here, as its next task
+                // waits for stage 0's activation of an iteration that is
+                // not run
+                self.start_count[s.iter as usize] += 1;
+                if s.iter == self.stop {
+                    self.streams[g as usize].state = StreamState::Stopped;
+                    return;
+                }
+            }
         }
-        let task = self.order[s.pos as usize];
+        let task = self.task_at(g, s.pos);
         if let Some(on) = self.unmet(g, s.iter, task) {
             if s.state == StreamState::Idle {
                 self.streams[g as usize].state = StreamState::Blocked { since: now, on };
@@ -389,7 +431,7 @@ impl Engine<'_> {
                 end: now,
             });
         }
-        if s.pos == 0 {
+        if s.pos == 0 && self.stream_stage[g as usize] == 0 {
             let i = s.iter as usize;
             self.start_max[i] = self.start_max[i].max(now);
             self.start_count[i] += 1;
@@ -445,7 +487,7 @@ impl Engine<'_> {
         let StreamState::Running { since } = s.state else {
             unreachable!("a compute task ended on an idle stream")
         };
-        let task = self.order[s.pos as usize];
+        let task = self.task_at(g, s.pos);
         let Kind::Compute(kind) = self.kind[task as usize] else {
             unreachable!()
         };
@@ -468,7 +510,7 @@ impl Engine<'_> {
         let st = &mut self.streams[g as usize];
         st.state = StreamState::Idle;
         st.pos += 1;
-        if st.pos as usize == self.order.len() {
+        if st.pos as usize == self.orders[self.stream_stage[g as usize] as usize].len() {
             st.pos = 0;
             st.iter += 1;
             st.entered = false;
@@ -503,20 +545,22 @@ impl Engine<'_> {
     fn fresh_state(&self) -> IterState {
         let n = self.plan.tasks.len();
         let nodes = self.nodes as usize;
+        let per_stage = self.gpus_per_stage();
         let mut pending = vec![0u32; n];
         let mut node_pending = vec![0u32; n * nodes];
         let mut left = 0u64;
         for (t, task) in self.plan.tasks.iter().enumerate() {
             let same_iter = task.deps.iter().filter(|d| d.back == 0);
             match self.kind[t] {
-                Kind::Compute(_) => left += self.gpus as u64,
+                Kind::Compute(_) => left += per_stage as u64,
                 Kind::Comm => {
                     left += 1;
                     // every GPU enters, then each dependency's completions
+                    // (a compute task's on the GPUs of its stage)
                     pending[t] = self.gpus
                         + same_iter
                             .map(|d| match self.kind[d.task as usize] {
-                                Kind::Compute(_) => self.gpus,
+                                Kind::Compute(_) => per_stage,
                                 Kind::Comm => 1,
                                 Kind::Cpu => self.nodes,
                             })

@@ -207,8 +207,10 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         / iters;
     let msgs = r.sent.iter().filter(|m| in_window(m.start)).count() as f64 / iters;
     let gpus = cfg.cluster.gpus();
+    // a trainer of S model-parallel stages processes one batch
+    let trainers = gpus / cfg.strategy.mp_stages.max(1);
     let throughput =
-        gpus as f64 * cfg.model.batch_per_gpu as f64 * cfg.model.words_per_sample / iter_s;
+        trainers as f64 * cfg.model.batch_per_gpu as f64 * cfg.model.words_per_sample / iter_s;
     RunResult {
         scenario: cfg.name.clone(),
         nodes: cfg.cluster.nodes,
@@ -236,7 +238,11 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         events: r.events,
         comm_by_channel,
         partition_search: None,
-        kernels: super::planner::compressed::kernel_uses(cfg),
+        kernels: {
+            let mut k = super::planner::compressed::kernel_uses(cfg);
+            k.extend(super::planner::mp::kernel_uses(cfg));
+            k
+        },
     }
 }
 

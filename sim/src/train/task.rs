@@ -156,6 +156,13 @@ pub struct Plan {
     /// model's rows): in iteration i a task listed here carries entry
     /// i mod len; its `work` holds iteration 0's.
     pub per_iteration: BTreeMap<TaskId, PerIteration>,
+    /// Model-parallel stages S (1: every GPU runs every compute task).
+    /// With S > 1 the GPUs are GPUs / S trainers of S stages, placed
+    /// stage-major (rank r is stage r / (GPUs / S)); a compute task runs on
+    /// the GPUs of its stage only ([`Plan::stage`]), in plan order.
+    pub stages: u32,
+    /// The stage of each task (compute tasks'; empty when `stages` is 1).
+    pub stage: Vec<u32>,
 }
 
 /// A task's work, iteration by iteration.
@@ -225,11 +232,25 @@ impl Plan {
         }
     }
 
-    /// The compute tasks in stream order.
+    /// The stage task `t` belongs to (0 with one stage).
+    pub fn stage_of(&self, t: TaskId) -> u32 {
+        self.stage.get(t as usize).copied().unwrap_or(0)
+    }
+
+    /// The compute tasks in stream order (of every stage, in plan order).
     pub fn compute_order(&self) -> Vec<TaskId> {
         (0..self.tasks.len() as TaskId)
             .filter(|&t| matches!(self.tasks[t as usize].work, Work::Compute { .. }))
             .collect()
+    }
+
+    /// Each stage's compute tasks in stream order.
+    pub fn stage_orders(&self) -> Vec<Vec<TaskId>> {
+        let mut orders = vec![Vec::new(); self.stages.max(1) as usize];
+        for t in self.compute_order() {
+            orders[self.stage_of(t) as usize].push(t);
+        }
+        orders
     }
 
     /// For every task, the tasks that depend on it, with the dependency's
@@ -276,6 +297,18 @@ impl Plan {
                     "task {t}: only compute tasks wait on the previous iteration"
                 );
                 let on = &self.tasks[d.task as usize];
+                if matches!(task.work, Work::Compute { .. })
+                    && matches!(on.work, Work::Compute { .. })
+                {
+                    // a stream waits on its own stage's compute only (by
+                    // stream order); across stages through a transfer
+                    assert_eq!(
+                        self.stage_of(t as TaskId),
+                        self.stage_of(d.task),
+                        "task {t} waits on compute task {} of another stage",
+                        d.task
+                    );
+                }
                 if d.back == 0
                     && matches!(task.work, Work::Compute { .. })
                     && matches!(on.work, Work::Compute { .. })
@@ -294,6 +327,15 @@ impl Plan {
                 );
             }
         }
+        assert!(
+            self.stage.is_empty() || self.stage.len() == n,
+            "a stage for every task, or none"
+        );
+        assert!(
+            self.stage.iter().all(|&s| s < self.stages.max(1)),
+            "a task of a stage past the plan's {}",
+            self.stages
+        );
         for (i, c) in self.channels.iter().enumerate() {
             assert!(
                 !self.channels[..i].iter().any(|d| d.name == c.name),
@@ -316,10 +358,11 @@ impl Plan {
         // same-iteration edges plus stream order
         let mut indeg = vec![0u32; n];
         let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let order = self.compute_order();
-        for w in order.windows(2) {
-            edges[w[0] as usize].push(w[1] as usize);
-            indeg[w[1] as usize] += 1;
+        for order in self.stage_orders() {
+            for w in order.windows(2) {
+                edges[w[0] as usize].push(w[1] as usize);
+                indeg[w[1] as usize] += 1;
+            }
         }
         for (t, task) in self.tasks.iter().enumerate() {
             for d in task.deps.iter().filter(|d| d.back == 0) {

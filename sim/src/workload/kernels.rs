@@ -68,6 +68,10 @@ impl Kernel {
 /// dtsim's own CPU measurements ([`CPU_PROFILE`]), not a GPU's.
 pub const CPU_DEVICES: [&str; 1] = ["xeon-18c"];
 
+/// The cores of each CPU device ([`CPU_DEVICES`], in order): `xeon-18c`'s
+/// 18 (DCT §3.3: "Intel 18-core 2GHz processors").
+pub const CPU_DEVICE_CORES: [u32; 1] = [18];
+
 /// The profile the CPU devices' kernel costs come from: `dtsim calibrate
 /// kernels --backend cpu` on one core of CI's machine (an Intel Xeon,
 /// 2 cores), committed as `calibration/profiles/cpu-ci-xeon-1core.toml`.
@@ -174,6 +178,13 @@ pub struct KernelCosts {
     pub threshold: KernelCost,
     /// DCT's mask (m elements, k kept).
     pub mask: KernelCost,
+    /// Independent rows a kernel can run at once (DCT-MP's per-row
+    /// thresholds and masks over a batch): a CPU device's cores, whose
+    /// costs are one core's measurement (`xeon-18c`: 18, DCT §3.3's
+    /// "Intel 18-core 2GHz processors"); 1 for a GPU, whose costs are
+    /// already the whole device's (memory traffic, a selection over the
+    /// whole input).
+    pub row_parallelism: u32,
 }
 
 impl KernelCosts {
@@ -207,7 +218,7 @@ impl KernelCosts {
     /// read an element, 8 written a kept one).
     pub fn preset(gpu: &str) -> KernelCosts {
         if CPU_DEVICES.contains(&gpu) {
-            return cpu_defaults();
+            return cpu_defaults(gpu);
         }
         let base = topk_p102_100();
         let (b_s, source) = if gpu == "p102-100" {
@@ -258,14 +269,22 @@ impl KernelCosts {
             merge,
             threshold,
             mask,
+            row_parallelism: 1,
         }
     }
 }
 
 /// A CPU device's kernel costs: [`CPU_PROFILE`]'s fits, read once.
-fn cpu_defaults() -> KernelCosts {
+fn cpu_defaults(device: &str) -> KernelCosts {
     static COSTS: std::sync::OnceLock<KernelCosts> = std::sync::OnceLock::new();
-    COSTS.get_or_init(read_cpu_profile).clone()
+    let i = CPU_DEVICES
+        .iter()
+        .position(|d| *d == device)
+        .expect("a CPU device");
+    KernelCosts {
+        row_parallelism: CPU_DEVICE_CORES[i],
+        ..COSTS.get_or_init(read_cpu_profile).clone()
+    }
 }
 
 /// [`CPU_PROFILE`]'s fits as kernel costs.
@@ -295,6 +314,7 @@ fn read_cpu_profile() -> KernelCosts {
         merge: fit(Kernel::Merge.profile_names()),
         threshold: fit(Kernel::Threshold.profile_names()),
         mask: fit(Kernel::Mask.profile_names()),
+        row_parallelism: 1,
     }
 }
 

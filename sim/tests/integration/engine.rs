@@ -167,6 +167,8 @@ fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
         channels,
         host_cores: 1,
         per_iteration: Default::default(),
+        stages: 1,
+        stage: Vec::new(),
     };
     plan.check();
     plan
@@ -287,6 +289,8 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
         }],
         host_cores: 1,
         per_iteration: Default::default(),
+        stages: 1,
+        stage: Vec::new(),
     };
     plan.check();
     for net in [NetModel::Analytical, NetModel::Flow] {
@@ -359,6 +363,8 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
             channels: vec![],
             host_cores: cores,
             per_iteration: Default::default(),
+            stages: 1,
+            stage: Vec::new(),
         };
         plan.check();
         for every_gpu in [false, true] {

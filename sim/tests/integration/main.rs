@@ -6,6 +6,7 @@ mod cases;
 mod compressed;
 mod dct;
 mod engine;
+mod mp;
 mod properties;
 mod sparse;
 mod topology;

@@ -173,6 +173,8 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
             partition: 0,
         }],
         host_cores: 1,
+        stages: 1,
+        stage: Vec::new(),
         per_iteration: Default::default(),
     }
 }

@@ -218,6 +218,8 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
             partition: st.partition,
         }],
         host_cores: 1,
+        stages: 1,
+        stage: Vec::new(),
         per_iteration,
     }
 }

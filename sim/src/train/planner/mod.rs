@@ -14,7 +14,10 @@
 //!   the compute stream;
 //! * [`dct`]: DCT-DP (the DCT paper), each layer's gradient masked by a
 //!   threshold re-sorted every life-span L, pushed sparse to parameter
-//!   servers.
+//!   servers;
+//! * [`mp`]: model parallelism (`mp_stages` > 1), with DCT-MP's masked
+//!   activations between stages and any of the dense methods above but
+//!   Top-k and gTop-k across the trainers (hybrid DP × MP).
 //!
 //! Both send each layer's gradient as soon as its backward pass ends, and
 //! the next iteration's forward pass of a layer waits for that layer's
@@ -29,6 +32,7 @@ pub mod allreduce;
 pub mod compressed;
 pub mod dct;
 mod draws;
+pub mod mp;
 pub mod ps;
 pub mod sparse;
 
@@ -41,6 +45,7 @@ use crate::workload::Layer;
 /// The plan for `cfg`'s strategy.
 pub fn plan(cfg: &TrainConfig) -> Plan {
     let plan = match cfg.strategy.dense {
+        _ if cfg.strategy.mp_stages > 1 => mp::plan(cfg),
         DenseMethod::AllReduce(_) => allreduce::plan(cfg),
         DenseMethod::Ps => ps::plan(cfg),
         DenseMethod::TopK | DenseMethod::GTopK => compressed::plan(cfg),
@@ -170,6 +175,8 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
             partition: st.partition,
         }],
         host_cores: 1,
+        stages: 1,
+        stage: Vec::new(),
         per_iteration: Default::default(),
     };
     sparse::add(cfg, &mut plan, fwd, bwd);

@@ -1,0 +1,276 @@
+//! Model parallelism, DCT-MP and hybrid DP × MP (the DCT paper, §2.2 and
+//! §3.3): the chain's closed form, DCT-A1's MP bytes on the wire, every
+//! GPU against the representative trainer, and DCT-B2's MP half on the
+//! paper scenario (`scenarios/papers/dct/mp-sparsity.toml`).
+
+use super::assert_close;
+use sim::collective::program::Grouping;
+use sim::collective::{Algo, Collective, Op};
+use sim::scenario::{load_file, load_str};
+use sim::train::planner::mp::{split_bytes, stage_split};
+use sim::train::{Options, RunResult, simulate, simulate_with};
+use std::path::Path;
+
+/// A four-layer MLP of distinct compute times, with activations of whole
+/// fp32 rows of its batch of 32 (d = 256, 512, 128, 64 a sample), on
+/// `nodes` × `gpn` GPUs, with `[strategy]` lines `extra`.
+fn mlp(nodes: u32, gpn: u32, net: &str, extra: &str) -> String {
+    format!(
+        r#"
+name = "mlp"
+iterations = 4
+[cluster]
+nodes = {nodes}
+gpus_per_node = {gpn}
+network = "ib-edr-100g"
+intra = "nvlink3"
+model = "{net}"
+[model]
+batch_per_gpu = 32
+gpu = "v100"
+[[model.layers]]
+name = "a"
+params = 100000
+forward = "1ms"
+backward = "2ms"
+activation_bytes = {a}
+[[model.layers]]
+name = "b"
+params = 200000
+forward = "1.5ms"
+backward = "3ms"
+activation_bytes = {b}
+[[model.layers]]
+name = "c"
+params = 50000
+forward = "0.5ms"
+backward = "1ms"
+activation_bytes = {c}
+[[model.layers]]
+name = "d"
+params = 300000
+forward = "2ms"
+backward = "4ms"
+activation_bytes = {d}
+[strategy]
+{extra}
+"#,
+        a = 32 * 256 * 4,
+        b = 32 * 512 * 4,
+        c = 32 * 128 * 4,
+        d = 32 * 64 * 4,
+    )
+}
+
+fn run(text: &str) -> RunResult {
+    let p = load_str(text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+    simulate(&p[0].config).unwrap()
+}
+
+/// One trainer of two stages on two GPUs of a node, no data parallelism:
+/// the iteration is the whole model's compute, one after the other,
+/// plus the activation's transfer and its gradient's, each the
+/// point-to-point's α-β time; with DCT-MP plus the split's kernels, and
+/// the compressed sizes. The layers split {a, b} | {c, d} (7.5 ms each;
+/// any other split has a stage of 9 ms or more), so layer b's activation
+/// (d = 512) crosses.
+/// Tolerance: each task's duration is rounded to a picosecond.
+#[test]
+fn one_trainer_is_the_chain_of_its_stages() {
+    for eta in [0.0, 0.9] {
+        let extra = if eta > 0.0 {
+            format!("mp_stages = 2\nmp_sparsity = {eta}")
+        } else {
+            "mp_stages = 2".into()
+        };
+        let text = mlp(1, 2, "analytical", &extra);
+        let p = load_str(&text, "t.toml", "t").unwrap();
+        let cfg = &p[0].config;
+        assert_eq!(stage_split(&cfg.model, 2), vec![0, 2, 4]);
+        let r = simulate(cfg).unwrap();
+        // (1 + 2) + (1.5 + 3) + (0.5 + 1) + (2 + 4) ms
+        let compute = 15e-3;
+        let (fwd, bwd, d, k) = split_bytes(32 * 512 * 4, 32, eta);
+        assert_eq!(d, 512);
+        let send = |s: u32, algo| {
+            Collective {
+                algo,
+                group: Grouping::Stage { size: 1, stage: s },
+                ..Collective::new(Op::SendRecv)
+            }
+            .analytical(&cfg.cluster)
+        };
+        let transfers = send(0, Algo::Next).time(fwd as f64) + send(1, Algo::Prev).time(bwd as f64);
+        let kernels = if eta > 0.0 {
+            let c = &cfg.model.kernels;
+            let rows = |kc: &sim::workload::kernels::KernelCost| {
+                (kc.time(d as f64, k as f64) - kc.a_s) * 32.0 + kc.a_s
+            };
+            rows(&c.threshold) + 2.0 * rows(&c.mask)
+        } else {
+            0.0
+        };
+        assert_close(
+            r.iteration_time_s,
+            compute + transfers + kernels,
+            1e-9,
+            &format!("η = {eta}"),
+        );
+        // a GPU computes its stage: the mean over the two is half
+        assert_close(r.compute_s, compute / 2.0, 1e-9, "compute per GPU");
+        if eta > 0.0 {
+            assert_close(r.compression_s, kernels / 2.0, 1e-9, "kernels per GPU");
+        } else {
+            assert_eq!(r.compression_s, 0.0);
+        }
+        // one trainer's batch an iteration
+        assert_close(r.throughput, 32.0 / r.iteration_time_s, 1e-12, "throughput");
+        // what crosses the split, averaged over the two GPUs
+        assert_close(
+            r.bytes_sent_per_gpu,
+            (fwd + bwd) as f64 / 2.0,
+            1e-12,
+            "bytes",
+        );
+    }
+}
+
+/// DCT-A1's MP half for dtsim's declared encoding, on the wire of a run:
+/// at a DLRM split (d = 256 a sample, a batch of 128) and η = 95%, each
+/// row keeps 256 − ⌊243.2⌋ = 13 values; forward 13·4 bytes of values and
+/// a 32-byte bitmap a row (smaller than 13 indices' 52), backward the
+/// values alone; uncompressed, 1,024 bytes a row each way.
+#[test]
+fn dct_a1_mp_bytes_on_the_wire() {
+    let text = |eta: &str| {
+        format!(
+            r#"
+name = "a1"
+iterations = 2
+[cluster]
+nodes = 2
+gpus_per_node = 1
+network = "eth-10g"
+model = "analytical"
+[model]
+batch_per_gpu = 128
+gpu = "xeon-18c"
+[[model.layers]]
+name = "bottom"
+params = 0
+forward = "1ms"
+backward = "2ms"
+activation_bytes = {act}
+[[model.layers]]
+name = "top"
+params = 0
+forward = "1ms"
+backward = "2ms"
+[strategy]
+mp_stages = 2
+{eta}
+"#,
+            act = 128 * 256 * 4
+        )
+    };
+    let dense = run(&text(""));
+    assert_eq!(dense.bytes_sent_per_gpu, (2 * 128 * 1024) as f64 / 2.0);
+    let sparse = run(&text("mp_sparsity = 0.95"));
+    let (fwd, bwd) = (128 * (13 * 4 + 32), 128 * 13 * 4);
+    assert_eq!(sparse.bytes_sent_per_gpu, (fwd + bwd) as f64 / 2.0);
+    // values-only: the backward is 1/(1 − η) = 20× smaller, within the
+    // rounding of 256·5% = 12.8 kept to 13
+    assert_close(
+        (128 * 1024) as f64 / bwd as f64,
+        20.0 * 12.8 / 13.0,
+        1e-12,
+        "20×",
+    );
+}
+
+/// The representative trainer (one GPU of each stage) stands for every
+/// GPU: simulating all of them gives the same iteration, for the hybrid's
+/// dense methods, in both network models, in contiguous and scattered
+/// placement.
+#[test]
+fn every_gpu_agrees_with_the_representative_trainer() {
+    for net in ["analytical", "flow"] {
+        for extra in [
+            "mp_stages = 2",
+            "mp_stages = 4\nallreduce = \"binomial\"",
+            "mp_stages = 2\ndense = \"ps\"\nps_servers = 2",
+            "mp_stages = 2\ndense = \"dct\"\ndct_lifespan = 2\nmp_sparsity = 0.9",
+        ] {
+            for placement in ["contiguous", "scattered"] {
+                let text = mlp(2, 4, net, extra)
+                    .replace("[model]", &format!("placement = \"{placement}\"\n[model]"));
+                let p = load_str(&text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+                let cfg = &p[0].config;
+                let one = simulate(cfg).unwrap();
+                let (all, _) = simulate_with(
+                    cfg,
+                    Options {
+                        every_gpu: true,
+                        ..Options::default()
+                    },
+                )
+                .unwrap();
+                assert_close(
+                    all.iteration_time_s,
+                    one.iteration_time_s,
+                    1e-9,
+                    &format!("{net} {placement} {extra}"),
+                );
+                assert_close(all.compute_s, one.compute_s, 1e-9, "compute");
+            }
+        }
+    }
+}
+
+/// Hybrid: with 4 trainers the stages synchronise; that costs time the
+/// single trainer does not pay (the last stage's synchronisation is
+/// exposed before the next forward pass reaches it, at the least), and
+/// each stage's channel carries its own layers only.
+#[test]
+fn trainers_synchronise_each_stage_on_its_own_channel() {
+    let one = run(&mlp(1, 2, "flow", "mp_stages = 2"));
+    let four = run(&mlp(2, 4, "flow", "mp_stages = 2"));
+    assert!(four.iteration_time_s > one.iteration_time_s);
+    assert_eq!(
+        four.comm_by_channel.keys().collect::<Vec<_>>(),
+        ["activations", "stage 0", "stage 1"]
+    );
+    assert!(one.comm_by_channel.keys().eq(["activations"]));
+    // stage 1 holds layers c and d: 350,000 parameters against 300,000
+    assert!(four.comm_by_channel["stage 1"] > four.comm_by_channel["stage 0"]);
+}
+
+/// DCT-B2, its MP half (Table 5), on the paper scenario's stand-in model:
+/// the time gains over η = 0 at η = 75, 90, 95% are strictly increasing.
+/// The saturation CASES asks for (Δ(90→95) < 0.25·Δ(75→90); the paper's
+/// 6.91 and 0.48 points) is NOT reproduced: a trainer that runs one batch
+/// through its stages at a time saves every byte it does not send, and
+/// the kept fraction falls 25% → 10% → 5%, so the second step saves about
+/// a third of the first. Pinned at the model's value (0.31, ±0.01: a
+/// change of the model moves it, deliberately); docs/reproductions.md
+/// explains (the paper's trainers overlap communication with other
+/// hogwild threads' compute, which dtsim does not model).
+#[test]
+fn dct_b2_mp_gains_increase() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/papers/dct/mp-sparsity.toml");
+    let points = load_file(&path).unwrap();
+    let time = |eta: f64| {
+        let p = points
+            .iter()
+            .find(|p| p.config.strategy.mp_sparsity == eta)
+            .unwrap_or_else(|| panic!("no point η = {eta}"));
+        simulate(&p.config).unwrap().iteration_time_s
+    };
+    let t0 = time(0.0);
+    let gain = |eta| 100.0 * (t0 - time(eta)) / t0;
+    let (g75, g90, g95) = (gain(0.75), gain(0.9), gain(0.95));
+    assert!(0.0 < g75 && g75 < g90 && g90 < g95, "{g75} {g90} {g95}");
+    let ratio = (g95 - g90) / (g90 - g75);
+    assert!((ratio - 0.31).abs() < 0.01, "Δ ratio {ratio}");
+}
