@@ -50,6 +50,10 @@
 //! * `dct-dlrm`: 1,000 iterations of DCT-DP on DCT's DLRM
 //!   (`scenarios/papers/dct/dp-sparsity.toml` at η = 95%, L = 1000, 2
 //!   servers), flow model: one life-span with its sort.
+//! * `dct-hybrid`: one iteration (no warm-up) of DCT §3.3's hybrid, DCT-MP
+//!   at 90% between 12 stages and DCT-DP at 99% across 64 trainers
+//!   (`scenarios/papers/dct/hybrid.toml`: 768 CPU machines, 8 servers),
+//!   flow model: every transfer on the shared network.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules).
 //! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
@@ -258,7 +262,7 @@ ps_partitions = 128
                 .map(|p| simulate(&p.config).unwrap().events)
                 .sum()
         }
-        "gtopk-vgg16" | "dct-dlrm" => {
+        "gtopk-vgg16" | "dct-dlrm" | "dct-hybrid" => {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
             let (file, fix): (&str, &[(&str, &str)]) = if workload == "gtopk-vgg16" {
                 (
@@ -274,6 +278,20 @@ ps_partitions = 128
                             "\"strategy.dense\" = [\"allreduce\", \"topk\", \"gtopk\"]",
                             "\"strategy.dense\" = [\"gtopk\"]",
                         ),
+                    ],
+                )
+            } else if workload == "dct-hybrid" {
+                assert_eq!(gpus, 768, "the hybrid scenario's 64 trainers × 12 stages");
+                (
+                    "scenarios/papers/dct/hybrid.toml",
+                    &[
+                        (
+                            "name = \"dct-hybrid\"\nwarmup_iterations = 1",
+                            "name = \"b\"\nwarmup_iterations = 0",
+                        ),
+                        ("iterations = 1000", "iterations = 1"),
+                        ("[0.0, 0.99]", "[0.99]"),
+                        ("[0.0, 0.9]", "[0.9]"),
                     ],
                 )
             } else {
@@ -409,6 +427,7 @@ fn main() {
     for g in [16, 64] {
         jobs.push(("dct-dlrm", g));
     }
+    jobs.push(("dct-hybrid", 768));
     jobs.push(("sweep", 0));
     for n in [2_000, 10_000, 100_000] {
         jobs.push(("sweep-parquet", n));

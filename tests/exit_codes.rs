@@ -136,3 +136,36 @@ fn a_closed_standard_output_ends_quietly_with_0() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stderr(&o), "", "a closed pipe is not an error");
 }
+
+/// Model parallelism's bad input, through the command line: stages that
+/// do not divide the GPUs, DCT-MP without stages, stages beside Top-k;
+/// each exit 2 with file, line and key.
+#[test]
+fn model_parallel_bad_input_exits_2_with_file_line_and_key() {
+    let cases = [
+        ("mp_stages = 3", "strategy.mp_stages", "divide"),
+        ("mp_sparsity = 0.9", "strategy.mp_sparsity", "mp_stages"),
+        (
+            "mp_stages = 2\ndense = \"topk\"",
+            "strategy.mp_stages",
+            "not modelled",
+        ),
+    ];
+    for (i, (extra, key, says)) in cases.into_iter().enumerate() {
+        let text = format!("{SMALL}[strategy]\n{extra}\n");
+        let f = scratch(&format!("mp{i}.toml"), &text);
+        let o = dtsim(&["run", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        let err = stderr(&o);
+        let line = text
+            .lines()
+            .position(|l| l.starts_with(key.trim_start_matches("strategy.")))
+            .unwrap()
+            + 1;
+        assert!(
+            err.starts_with(&format!("error: {}:{line}: `{key}`", f.display())),
+            "{extra}: {err}"
+        );
+        assert!(err.contains(says), "{extra}: {err}");
+    }
+}

@@ -487,3 +487,35 @@ fn a_straggler_trace_shows_each_gpus_own_passes() {
     let per_gpu: Vec<usize> = (0..8).map(|p| messages(&t, p).len()).collect();
     assert!(per_gpu.iter().all(|&n| n == timeline.comm.len() && n > 0));
 }
+
+/// With model-parallel stages the engine follows one GPU a stage (trainer
+/// 0's), and the trace shows each GPU its own stage's passes: in
+/// stage-major placement GPUs 0–1 (stage 0) the first layer, GPUs 2–3
+/// (stage 1) the second, each only its own.
+#[test]
+fn a_model_parallel_trace_shows_each_gpu_its_stage() {
+    let text = comm_bound(2, "gpus_per_node = 2", "mp_stages = 2")
+        .replace("[strategy]", "[[model.layers]]\nname = \"head\"\nparams = 1000\nforward = \"1ms\"\nbackward = \"2ms\"\n[strategy]")
+        .replace("name = \"big\"", "name = \"big\"\nactivation_bytes = 4096");
+    let cfg = config(&text);
+    let (_, timeline) = simulate_traced(&cfg).unwrap();
+    assert_eq!(timeline.gpus, 2, "one GPU a stage");
+    let t = chrome_trace(&cfg, &timeline, 4);
+    let passes = |pid: u64| -> std::collections::BTreeSet<String> {
+        t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["tid"] == 0 && e["cat"] == "compute")
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let want = |layer: &str| -> std::collections::BTreeSet<String> {
+        [format!("fwd {layer}"), format!("bwd {layer}")]
+            .into_iter()
+            .collect()
+    };
+    for (pid, layer) in [(0, "big"), (1, "big"), (2, "head"), (3, "head")] {
+        assert_eq!(passes(pid), want(layer), "GPU {pid}");
+    }
+}

@@ -191,9 +191,18 @@ impl Shown<'_> {
 /// What GPU `g` shows, in the trace's order: its compute tasks, its
 /// stalls, then every message (collectives of all GPUs). When the engine
 /// followed one representative GPU (`Timeline::gpus` = 1), the
-/// representative's compute spans and stalls stand for every GPU's.
-pub(crate) fn shown_spans(timeline: &Timeline, g: u32) -> impl Iterator<Item = Shown<'_>> {
-    let own = move |gpu: u32| timeline.gpus <= 1 || gpu == g;
+/// representative's compute spans and stalls stand for every GPU's; with
+/// model-parallel stages, it followed one GPU a stage (simulated GPU s
+/// for stage s), whose spans stand for its stage's GPUs.
+pub(crate) fn shown_spans<'a>(
+    timeline: &'a Timeline,
+    cfg: &TrainConfig,
+    g: u32,
+) -> impl Iterator<Item = Shown<'a>> {
+    let every = timeline.gpus == cfg.cluster.gpus();
+    let stages = cfg.strategy.mp_stages.max(1);
+    let stage = cfg.cluster.rank_of_gpu(g) / (cfg.cluster.gpus() / stages).max(1);
+    let own = move |gpu: u32| if every { gpu == g } else { gpu == stage };
     let compute = timeline.compute.iter().filter(move |c| own(c.gpu));
     let stalls = timeline.stalls.iter().filter(move |s| own(s.gpu));
     compute
@@ -391,7 +400,7 @@ fn trace_events<E>(
             )?;
         }
         let links = gpu_links(&topo, g);
-        for span in shown_spans(timeline, g) {
+        for span in shown_spans(timeline, cfg, g) {
             let tid = span.tid();
             match span {
                 Shown::Compute(c) => {

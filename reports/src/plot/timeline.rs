@@ -160,7 +160,7 @@ impl Gantt {
             trace::shown_gpus(cfg, max_gpus)
         };
         for g in 0..shown {
-            for shown in trace::shown_spans(timeline, g) {
+            for shown in trace::shown_spans(timeline, cfg, g) {
                 let ((start, end), style) = match shown {
                     Shown::Compute(c) => (
                         (c.start, c.end),

@@ -550,7 +550,11 @@ impl Collective {
                 let Grouping::Stage { stage, .. } = self.group else {
                     unreachable!("with_group allows stages only")
                 };
-                let to = if algo == Algo::Next { stage + 1 } else { stage - 1 };
+                let to = if algo == Algo::Next {
+                    stage + 1
+                } else {
+                    stage - 1
+                };
                 vec![Phase::Shift {
                     from: self.group,
                     to,

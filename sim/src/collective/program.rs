@@ -1675,7 +1675,10 @@ mod tests {
                         .map(Grouping::Block),
                 );
                 // one model-parallel stage's GPUs alone, first and last
-                for k in [1, 2, 3, 4].into_iter().filter(|k| (nodes * g).is_multiple_of(*k)) {
+                for k in [1, 2, 3, 4]
+                    .into_iter()
+                    .filter(|k| (nodes * g).is_multiple_of(*k))
+                {
                     let stages = nodes * g / k;
                     groups.push(Grouping::Stage { size: k, stage: 0 });
                     groups.push(Grouping::Stage {

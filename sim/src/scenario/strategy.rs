@@ -206,9 +206,7 @@ pub(super) fn validate_strategy(
         Some(e) => {
             return Err(invalid(
                 "strategy.mp_sparsity",
-                format!(
-                    "must be the fraction of each activation row left out, in [0, 1), got {e}"
-                ),
+                format!("must be the fraction of each activation row left out, in [0, 1), got {e}"),
             ));
         }
     };
@@ -252,7 +250,11 @@ fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), 
             key,
             format!(
                 "model parallelism with `dense = \"{}\"` is not modelled (its selection runs over the whole model's gradient on one GPU); use `allreduce`, `ps` or `dct` across the trainers",
-                if dense == DenseMethod::TopK { "topk" } else { "gtopk" }
+                if dense == DenseMethod::TopK {
+                    "topk"
+                } else {
+                    "gtopk"
+                }
             ),
         )),
         DenseMethod::AllReduce(a) if !matches!(a, Algo::Ring | Algo::Binomial) => Err(invalid(
@@ -753,7 +755,11 @@ backward = "10ms"
         for (extra, key, says) in [
             ("dense = \"topk\"", "strategy.mp_stages", "not modelled"),
             ("dense = \"gtopk\"", "strategy.mp_stages", "not modelled"),
-            ("allreduce = \"tree\"", "strategy.allreduce", "`ring` or `binomial`"),
+            (
+                "allreduce = \"tree\"",
+                "strategy.allreduce",
+                "`ring` or `binomial`",
+            ),
             (
                 "dense = \"ps\"\nlocal_aggregation = true",
                 "strategy.local_aggregation",
@@ -765,7 +771,11 @@ backward = "10ms"
             assert_eq!(e.key.as_deref(), Some(key), "{extra}: {e}");
             assert!(e.message.contains(says), "{extra}: {e}");
             let first = extra.lines().last().unwrap();
-            let at = if key == "strategy.mp_stages" { "mp_stages" } else { first };
+            let at = if key == "strategy.mp_stages" {
+                "mp_stages"
+            } else {
+                first
+            };
             assert_eq!(e.line, Some(line(&text, at)), "{extra}: {e}");
         }
         // GOOD has 8 GPUs

@@ -365,9 +365,7 @@ fn model_parallel(
     if s as usize > layers {
         return Err(invalid(
             key,
-            format!(
-                "{s} stages for a model of {layers} layers: each stage owns a layer at least"
-            ),
+            format!("{s} stages for a model of {layers} layers: each stage owns a layer at least"),
         ));
     }
     if strategy.mp_sparsity > 0.0 {

@@ -512,8 +512,11 @@ mod tests {
                 k.source
             );
         }
+        // DCT-MP's rows spread over the 18 cores; a GPU's cost is whole
+        assert_eq!(c.row_parallelism, 18);
         // a GPU's mask is its memory traffic: 4 bytes in, 8 out per kept
         let g = KernelCosts::preset("rtx3090");
+        assert_eq!(g.row_parallelism, 1);
         assert!((g.mask.time(1e6, 1e3) - (4e6 + 8e3) / 936.2e9).abs() < 1e-15);
     }
 

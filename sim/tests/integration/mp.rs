@@ -274,3 +274,59 @@ fn dct_b2_mp_gains_increase() {
     let ratio = (g95 - g90) / (g90 - g75);
     assert!((ratio - 0.31).abs() < 0.01, "Δ ratio {ratio}");
 }
+
+/// DCT §3.3's hybrid on its scenario (`scenarios/papers/dct/hybrid.toml`,
+/// 64 trainers × 12 stages), shortened to two measured iterations (no
+/// sort falls in them; the sort's share over a life-span of 1,000 is
+/// tested by DCT-B1): both compressions together beat either alone, and
+/// DCT-DP's gain, across trainers bound by the servers, is the larger.
+#[test]
+fn the_hybrid_beats_each_compression_alone() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/papers/dct/hybrid.toml");
+    let points = load_file(&path).unwrap();
+    assert_eq!(points.len(), 4);
+    let time = |dp: f64, mp: f64| {
+        let p = points
+            .iter()
+            .find(|p| p.config.strategy.dct_sparsity == dp && p.config.strategy.mp_sparsity == mp)
+            .unwrap();
+        let mut cfg = p.config.clone();
+        cfg.iterations = 2;
+        simulate(&cfg).unwrap().iteration_time_s
+    };
+    let base = time(0.0, 0.0);
+    let (mp, dp, both) = (time(0.0, 0.9), time(0.99, 0.0), time(0.99, 0.9));
+    assert!(
+        both < mp && both < dp && mp < base && dp < base,
+        "{base} {mp} {dp} {both}"
+    );
+    assert!(base - dp > base - mp);
+}
+
+/// Validation against the model: more stages than layers, and DCT-MP over
+/// an activation that is not whole fp32 rows of the batch (naming the
+/// layer whose activation crosses), each on its key and line.
+#[test]
+fn stages_are_validated_against_the_model() {
+    let text = mlp(2, 4, "analytical", "mp_stages = 8");
+    let e = load_str(&text, "t.toml", "t").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("strategy.mp_stages"), "{e}");
+    assert!(
+        e.message.contains("8 stages for a model of 4 layers"),
+        "{e}"
+    );
+    let line = |t: &str, start: &str| t.lines().position(|l| l.starts_with(start)).unwrap() + 1;
+    assert_eq!(e.line, Some(line(&text, "mp_stages")));
+    let text = mlp(2, 4, "analytical", "mp_stages = 2\nmp_sparsity = 0.5").replace(
+        &format!("activation_bytes = {}", 32 * 512 * 4),
+        "activation_bytes = 65537",
+    );
+    let e = load_str(&text, "t.toml", "t").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("strategy.mp_sparsity"), "{e}");
+    assert!(e.message.contains("layer `b`"), "{e}");
+    assert!(e.message.contains("65537 bytes"), "{e}");
+    assert_eq!(e.line, Some(line(&text, "mp_sparsity")));
+    // uncompressed, any size crosses
+    let text = text.replace("mp_sparsity = 0.5", "");
+    assert!(load_str(&text, "t.toml", "t").is_ok());
+}

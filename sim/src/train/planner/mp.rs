@@ -157,7 +157,10 @@ fn split_kernels(cfg: &TrainConfig, bytes: u64) -> (f64, f64) {
     let (_, _, d, k) = split_bytes(bytes, cfg.model.batch_per_gpu, cfg.strategy.mp_sparsity);
     let c = &cfg.model.kernels;
     let mask = rows_time(&c.mask, b, d, k, c.row_parallelism);
-    (rows_time(&c.threshold, b, d, k, c.row_parallelism) + mask, mask)
+    (
+        rows_time(&c.threshold, b, d, k, c.row_parallelism) + mask,
+        mask,
+    )
 }
 
 /// The kernels DCT-MP inserts, an iteration summed over a trainer's
