@@ -421,6 +421,35 @@ def nmt():
     return out
 
 
+# Criteo Kaggle's 26 categorical features: rows of each table, C1..C26 in column order
+# (facebookresearch/dlrm tools/visualize.py, the Kaggle script's data; docs/research/dlrm.md §1).
+DLRM_KAGGLE_ROWS = [1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683, 8351593, 3194,
+                    27, 14992, 5461306, 10, 5652, 2173, 4, 7046547, 18, 15, 286181, 105, 142572]
+
+
+def dlrm():
+    """DCT Sec. 3.1's DLRM on Criteo Kaggle (facebookresearch/dlrm, bench/dlrm_s_criteo_kaggle.sh
+    with DCT's top MLP): bottom MLP 13-512-256-64-16 over the 13 dense features, 26 embedding
+    tables of dimension 16 (one categorical value a sample each), the dot interaction of the 27
+    16-vectors (the 351 pairs below the diagonal, with the bottom output: 367 wide), top MLP
+    367-512-256-128-1. A sample is one click record."""
+    out = []
+    fin = 13
+    for i, fout in enumerate([512, 256, 64, 16]):
+        p, m = linear(fin, fout)
+        out.append(Entry("bot%d" % (i + 1), p, m, fout))
+        fin = fout
+    for i, rows in enumerate(DLRM_KAGGLE_ROWS):
+        out.append(Entry("emb_C%d" % (i + 1), 0, 0, 16, emb=(rows, 16), tok=(1.0, 0)))
+    out.append(Entry("interaction", 0, 27 * 27 * 16, 27 * 26 // 2 + 16))
+    fin = 367
+    for i, fout in enumerate([512, 256, 128, 1]):
+        p, m = linear(fin, fout)
+        out.append(Entry("top%d" % (i + 1), p, m, fout))
+        fin = fout
+    return out
+
+
 GNMT8_VOCAB = 32_320  # NVIDIA DLE GNMT v2: shared BPE vocabulary of 32,317, padded to a multiple of 8
 GNMT8_TOKENS_PER_SIDE = 47.5 / 2  # Lambda's GNMT logs: tok/s x s/iter / batch = 47.3 (2080 Ti), 47.8 (3090)
 
@@ -504,6 +533,8 @@ NLP_PUBLISHED = {
                         src="EmbRace Table 1: 1067.5 MB model, 263.4 MB embeddings (ours 1067.8: +0.03%)"),
     "bert_base": dict(kind="mib", model=417.7, emb=89.4, tol=0.0005,
                       src="EmbRace Table 1: 417.7 MB model, 89.4 MB embeddings"),
+    "dlrm": dict(kind="exact", dense=508_753, sparse=33_762_577 * 16,
+                 src="docs/research/dlrm.md: 508,753 dense (bottom 155,984 + DCT's top 352,769) and 33,762,577 x 16 sparse elements"),
 }
 
 
@@ -519,7 +550,10 @@ def check_nlp(name, entries):
     dense = sum(e.params for e in entries)
     sparse = sum(e.emb[0] * e.emb[1] for e in entries if e.emb)
     pub = NLP_PUBLISHED[name]
-    if pub["kind"] == "elements":
+    if pub["kind"] == "exact":
+        got = [(dense, pub["dense"]), (sparse, pub["sparse"])]
+        ok = all(g == w for g, w in got)
+    elif pub["kind"] == "elements":
         # Table 1's figures are millions rounded to one decimal
         got = [(dense / 1e6, pub["dense"] / 1e6), (sparse / 1e6, pub["sparse"] / 1e6)]
         ok = all(round(g, 1) == w for g, w in got)
@@ -554,6 +588,10 @@ NLP_META = {
                         words=1.0, unit="tokens/s"),
     "bert_base": dict(density=0.403, density_src="EmbRace Sec. 4.1.2: 59.7% average sparsity at 32 sequences per GPU",
                       words=1.0, unit="sequences/s"),
+    # no measured density: 0 makes each table's density follow the batch (a row per sample,
+    # counted distinct: min(1, batch / rows), an upper bound; Model::from_preset)
+    "dlrm": dict(density=0.0, density_src="none measured: each table's min(1, batch / rows), every sample's row counted distinct (an upper bound)",
+                 words=1.0, unit="samples/s"),
 }
 
 
@@ -693,6 +731,13 @@ def throughputs():
                 True, "%d x %d / %d = %.1f" % (rn50, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0], v))
         cifar_by_r1(gpu, rn50)
     nlp_throughputs(add, T)
+    # DLRM on DCT's CPU machines (docs/models.md §8): 6 FLOP a MAC an iteration at 51.75 GFLOP/s
+    macs = sum(e.macs for e in dlrm())
+    v = 51.75e9 / (6 * macs)
+    T["dlrm"] = []
+    add("dlrm", "xeon-18c", 128, v,
+        "DERIVED: 51.75 GFLOP/s (DLRM paper Sec. 5.2 CPU rate x 18/40 cores, docs/models.md Sec. 8) / 6 FLOP a MAC x %d MACs a sample" % macs,
+        True, "51.75e9 / (6 x %d) = %.1f" % (macs, v))
     return T
 
 
@@ -790,6 +835,7 @@ NLP = [
     ("gnmt8", "WMT16 En-De BPE, sentence pairs", gnmt8, "GNMT8"),
     ("transformer", "WMT14 En-De BPE, tokens", transformer, "TRANSFORMER"),
     ("bert_base", "SQuAD v1.1, 384-token sequences", bert_base, "BERT_BASE"),
+    ("dlrm", "Criteo Kaggle, click records", dlrm, "DLRM"),
 ]
 
 
@@ -878,7 +924,8 @@ pub struct PresetModel {
     /// Measured throughputs, one per GPU.
     pub throughputs: &'static [GpuThroughput],
     /// Fraction of each embedding table's rows one GPU touches per iteration, at the batch the
-    /// source measured it (0 for a model without tables).
+    /// source measured it (0 for a model without tables; 0 for a model with tables: each
+    /// table's own, min(1, batch x tokens_per_sample / vocab), from the batch).
     pub density: f64,
     /// Where `density` comes from ("" for a model without tables).
     pub density_source: &'static str,
@@ -901,6 +948,7 @@ pub struct PresetModel {
         "gnmt8": "EmbRace's GNMT-8: NVIDIA DLE PyTorch GNMT v2, vocabulary 32,320. A sample is a sentence pair.",
         "transformer": "EmbRace's Transformer: Transformer-big (NVIDIA DLE PyTorch Transformer), vocabulary 33,712, untied output projection. A sample is one token of a max-tokens batch.",
         "bert_base": "EmbRace's BERT-base: bert-base-uncased with pooler and SQuAD span head; the word embedding is the sparse table. A sample is a 384-token sequence.",
+        "dlrm": "DCT's DLRM (Sec. 3.1) on Criteo Kaggle: bottom MLP 13-512-256-64-16, 26 tables of dimension 16 (facebookresearch/dlrm's Kaggle sizes), dot interaction (367 wide), top MLP 367-512-256-128-1. A sample is one click record.",
     }
     short = {
         "resnet50": "ResNet-50 (torchvision, ImageNet 224x224): 18 entries.",
@@ -915,6 +963,7 @@ pub struct PresetModel {
         "gnmt8": "GNMT-8 (EmbRace, WMT16 En-De): 8 entries, two embedding tables.",
         "transformer": "Transformer-big (EmbRace, WMT14 En-De): 15 entries, two embedding tables.",
         "bert_base": "BERT-base (EmbRace, SQuAD v1.1): 14 entries, one embedding table.",
+        "dlrm": "DLRM (DCT, Criteo Kaggle): 4 + 4 FC entries, 26 embedding tables, the interaction.",
     }
     for name, inp, _, const in tables:
         entries = tables_entries[name]
@@ -943,7 +992,7 @@ pub struct PresetModel {
             const, name, inp, const, const, float(meta["density"]), meta["density_src"], float(meta["words"]), meta["unit"]))
         o.append("")
     o.append("/// The built-in models, looked up by `name` from scenario files.")
-    o.append("pub const PRESETS: &[PresetModel] = &[RESNET50, INCEPTION_V3, VGG16, ALEXNET, RESNET20, LM, NMT, GNMT8, TRANSFORMER, BERT_BASE];")
+    o.append("pub const PRESETS: &[PresetModel] = &[RESNET50, INCEPTION_V3, VGG16, ALEXNET, RESNET20, LM, NMT, GNMT8, TRANSFORMER, BERT_BASE, DLRM];")
     o.append("")
     o.append("/// Extra models, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the")
     o.append("/// gTop-k paper actually trained (its Table IV 'VGG-16' row; the ImageNet `vgg16` preset is a")

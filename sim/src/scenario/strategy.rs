@@ -58,7 +58,7 @@ pub(super) fn validate_strategy(
     let dense = match s.dense.as_deref().unwrap_or("allreduce") {
         "allreduce" => DenseMethod::AllReduce(algo),
         "ps" => DenseMethod::Ps,
-        m @ ("topk" | "gtopk" | "dct") if sparse => {
+        m @ ("topk" | "gtopk") if sparse => {
             return Err(invalid(
                 "strategy.dense",
                 format!(
@@ -93,7 +93,11 @@ pub(super) fn validate_strategy(
         (Some(name), _) => {
             Some(SparseMethod::parse(name).map_err(|e| invalid("strategy.sparse", e))?)
         }
-        (None, true) if dense == DenseMethod::Ps => Some(SparseMethod::Ps),
+        // TensorFlow-style parameter servers hold every variable: PS's and
+        // DCT-DP's tables go to the servers too
+        (None, true) if matches!(dense, DenseMethod::Ps | DenseMethod::Dct) => {
+            Some(SparseMethod::Ps)
+        }
         (None, true) => Some(SparseMethod::AllGather),
         (None, false) => None,
     };
@@ -450,6 +454,21 @@ params = 1000000
 forward = "5ms"
 backward = "10ms"
 "#;
+
+    /// DCT-DP beside embedding tables: the tables go to the same servers by
+    /// default (`sparse = "ps"`), another sparse method may be asked for,
+    /// and model parallelism beside tables is refused.
+    #[test]
+    fn dct_takes_tables_to_its_servers() {
+        let s = strategy_of(SPARSE, "dense = \"dct\"");
+        assert_eq!(s.sparse, Some(crate::strategy::SparseMethod::Ps));
+        let s = strategy_of(SPARSE, "dense = \"dct\"\nsparse = \"allgather\"");
+        assert_eq!(s.sparse, Some(crate::strategy::SparseMethod::AllGather));
+        let text = format!("{SPARSE}[strategy]\ndense = \"dct\"\nmp_stages = 2\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.mp_stages"), "{e}");
+        assert!(e.message.contains("embedding tables"), "{e}");
+    }
 
     /// `mp_sparsity` is a fraction in [0, 1) and means something only with
     /// two stages or more; each refusal names the key and its line.

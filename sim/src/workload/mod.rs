@@ -183,7 +183,14 @@ impl Model {
                     embedding: l.embedding.map(|t| Embedding {
                         vocab: t.vocab,
                         dim: t.dim,
-                        rows: Rows::Density(p.density),
+                        rows: Rows::Density(if p.density > 0.0 {
+                            p.density
+                        } else {
+                            // no measured density: the batch's rows, each
+                            // counted distinct (an upper bound)
+                            let rows = batch as f64 * t.tokens_per_sample + t.sampled as f64;
+                            (rows / t.vocab as f64).clamp(f64::MIN_POSITIVE, 1.0)
+                        }),
                     }),
                 }
             })

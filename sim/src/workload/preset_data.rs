@@ -61,7 +61,8 @@ pub struct PresetModel {
     /// Measured throughputs, one per GPU.
     pub throughputs: &'static [GpuThroughput],
     /// Fraction of each embedding table's rows one GPU touches per iteration, at the batch the
-    /// source measured it (0 for a model without tables).
+    /// source measured it (0 for a model without tables; 0 for a model with tables: each
+    /// table's own, min(1, batch x tokens_per_sample / vocab), from the batch).
     pub density: f64,
     /// Where `density` comes from ("" for a model without tables).
     pub density_source: &'static str,
@@ -1270,6 +1271,394 @@ const BERT_BASE_THROUGHPUTS: &[GpuThroughput] = &[
     },
 ];
 
+/// DCT's DLRM (Sec. 3.1) on Criteo Kaggle: bottom MLP 13-512-256-64-16, 26 tables of dimension 16 (facebookresearch/dlrm's Kaggle sizes), dot interaction (367 wide), top MLP 367-512-256-128-1. A sample is one click record.
+/// Totals: 508_753 params, 518_672 forward MACs per sample.
+const DLRM_LAYERS: &[PresetLayer] = &[
+    PresetLayer {
+        name: "bot1",
+        params: 7_168,
+        fwd_macs: 6_656,
+        activation_elems: 512,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "bot2",
+        params: 131_328,
+        fwd_macs: 131_072,
+        activation_elems: 256,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "bot3",
+        params: 16_448,
+        fwd_macs: 16_384,
+        activation_elems: 64,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "bot4",
+        params: 1_040,
+        fwd_macs: 1_024,
+        activation_elems: 16,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "emb_C1",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 1_460,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C2",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 583,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C3",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 10_131_227,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C4",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 2_202_608,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C5",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 305,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C6",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 24,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C7",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 12_517,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C8",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 633,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C9",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 3,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C10",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 93_145,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C11",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 5_683,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C12",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 8_351_593,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C13",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 3_194,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C14",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 27,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C15",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 14_992,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C16",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 5_461_306,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C17",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 10,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C18",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 5_652,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C19",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 2_173,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C20",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 4,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C21",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 7_046_547,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C22",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 18,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C23",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 15,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C24",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 286_181,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C25",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 105,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "emb_C26",
+        params: 0,
+        fwd_macs: 0,
+        activation_elems: 16,
+        embedding: Some(PresetTable {
+            vocab: 142_572,
+            dim: 16,
+            tokens_per_sample: 1.0,
+            sampled: 0,
+        }),
+    },
+    PresetLayer {
+        name: "interaction",
+        params: 0,
+        fwd_macs: 11_664,
+        activation_elems: 367,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "top1",
+        params: 188_416,
+        fwd_macs: 187_904,
+        activation_elems: 512,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "top2",
+        params: 131_328,
+        fwd_macs: 131_072,
+        activation_elems: 256,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "top3",
+        params: 32_896,
+        fwd_macs: 32_768,
+        activation_elems: 128,
+        embedding: None,
+    },
+    PresetLayer {
+        name: "top4",
+        params: 129,
+        fwd_macs: 128,
+        activation_elems: 1,
+        embedding: None,
+    },
+];
+
+/// Single-GPU training throughputs of `dlrm` (see docs/models.md for full citations and arithmetic).
+const DLRM_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
+    gpu: "xeon-18c",
+    batch: 128,
+    samples_per_s: 16629.0,
+    source: "DERIVED: 51.75 GFLOP/s (DLRM paper Sec. 5.2 CPU rate x 18/40 cores, docs/models.md Sec. 8) / 6 FLOP a MAC x 518672 MACs a sample",
+}];
+
 /// CIFAR-10 VGG-16 as actually trained in the gTop-k paper (authors' models/vgg.py): 13 conv3x3+BN, ONE fc 512x10. Not in PRESETS; provided for reproducing gTop-k Table IV.
 /// Totals: 14_728_266 params, 313_201_664 forward MACs per sample.
 const VGG16_CIFAR_LAYERS: &[PresetLayer] = &[
@@ -1574,6 +1963,18 @@ const BERT_BASE: PresetModel = PresetModel {
     throughput_unit: "sequences/s",
 };
 
+/// DLRM (DCT, Criteo Kaggle): 4 + 4 FC entries, 26 embedding tables, the interaction.
+const DLRM: PresetModel = PresetModel {
+    name: "dlrm",
+    input: "Criteo Kaggle, click records",
+    layers: DLRM_LAYERS,
+    throughputs: DLRM_THROUGHPUTS,
+    density: 0.0,
+    density_source: "none measured: each table's min(1, batch / rows), every sample's row counted distinct (an upper bound)",
+    words_per_sample: 1.0,
+    throughput_unit: "samples/s",
+};
+
 /// VGG-16 for CIFAR-10 as trained by gTop-k (BN, one FC): 13 conv + 1 FC entries.
 const VGG16_CIFAR: PresetModel = PresetModel {
     name: "vgg16_cifar",
@@ -1610,6 +2011,7 @@ pub const PRESETS: &[PresetModel] = &[
     GNMT8,
     TRANSFORMER,
     BERT_BASE,
+    DLRM,
 ];
 
 /// Extra models, NOT in [`PRESETS`]: the CIFAR-10 VGG-16 (BN, one FC, 14.7M params) that the

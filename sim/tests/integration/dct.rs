@@ -240,3 +240,46 @@ dct_lifespan = 4
         "per iteration",
     );
 }
+
+/// The `dlrm` preset (DCT §3.1's DLRM with Criteo Kaggle's 26 tables)
+/// under DCT-DP: the model's sizes (docs/research/dlrm.md: 508,753 dense
+/// parameters, 33,762,577 rows of 16), each table's density from the
+/// batch (min(1, 128 / rows): the 3-row table whole, the 10.1M-row one
+/// 128 rows), the tables pushed and pulled sparse on the servers beside
+/// the FC layers' DCT pushes (one channel: the same servers), and DCT's
+/// compression still paying with the tables' traffic on top.
+#[test]
+fn dlrm_preset_with_its_tables_under_dct() {
+    let runs = run_file("scenarios/papers/dct/dlrm-tables.toml");
+    let cfg = &runs[0].0.config;
+    let m = &cfg.model;
+    assert_eq!(m.layers.len(), 4 + 26 + 1 + 4);
+    assert_eq!(m.params(), 508_753);
+    assert_eq!(m.sparse_params(), 33_762_577 * 16);
+    let rows = |name: &str| {
+        let l = m.layers.iter().find(|l| l.name == name).unwrap();
+        let e = l.embedding.as_ref().unwrap();
+        e.rows_per_gpu()
+    };
+    assert_eq!(rows("emb_C9"), 3);
+    assert_eq!(rows("emb_C3"), 128);
+    assert_eq!(cfg.strategy.sparse, Some(sim::strategy::SparseMethod::Ps));
+    let plan = planner::plan(cfg);
+    assert_eq!(
+        plan.channels.len(),
+        1,
+        "tables and layers on the same servers"
+    );
+    let sparse_tasks = plan
+        .tasks
+        .iter()
+        .filter(|t| {
+            matches!(t.work, Work::Comm { .. })
+                && t.layer
+                    .is_some_and(|l| m.layers[l as usize].embedding.is_some())
+        })
+        .count();
+    assert!(sparse_tasks >= 26, "{sparse_tasks}");
+    let t = |eta: f64| at(&runs, &[("dct_sparsity", eta)]);
+    assert!(t(0.95) < t(0.0), "{} {}", t(0.95), t(0.0));
+}

@@ -208,7 +208,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
     }
     debug_assert_eq!(tasks.len(), next as usize);
     let st = &cfg.strategy;
-    Plan {
+    let mut plan = Plan {
         tasks,
         channels: vec![ChannelSpec {
             name: "communication".into(),
@@ -221,7 +221,11 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         stages: 1,
         stage: Vec::new(),
         per_iteration,
-    }
+    };
+    // the embedding tables, by the sparse method (DCT thresholds the dense
+    // layers only, §3.1)
+    super::sparse::add(cfg, &mut plan, |l| l, |l| bwd[l as usize]);
+    plan
 }
 
 #[cfg(test)]

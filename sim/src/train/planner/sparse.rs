@@ -100,7 +100,8 @@ pub fn add(
         return;
     }
     let p = cfg.model.gradient_precision;
-    let dense_ps = cfg.strategy.dense == DenseMethod::Ps;
+    // DCT-DP pushes to and pulls from the same servers
+    let dense_ps = matches!(cfg.strategy.dense, DenseMethod::Ps | DenseMethod::Dct);
     let own_channel = (method == SparseMethod::Ps) != dense_ps;
     let channel: ChannelId = if own_channel {
         let dense = &plan.channels[0];
