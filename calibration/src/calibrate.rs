@@ -262,8 +262,8 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
 
 /// Fits a kernel's cost in the form its algorithm has
 /// ([`sim::workload::kernels::Form::of`]: `a + b·m·log2(m)` for the
-/// threshold by sorting, `a + b·m` for a selection-based threshold and for
-/// the merge, `a + b·m + c·k` for Top-k and masking), on relative error;
+/// threshold by a comparison sort, `a + b·m` for a selection-based
+/// threshold, the CUDA backend's radix sort and the merge, `a + b·m + c·k` for Top-k and masking), on relative error;
 /// a `a + b·m + c·k` kernel measured at one density falls back to
 /// `a + b·m`. No coefficient comes out negative: where the free fit's
 /// would, the fit goes through the origin (a = 0), and a `c` that stays
@@ -796,7 +796,7 @@ mod tests {
             &'a str,
             [f64; 3],
         );
-        let cases: [Case; 5] = [
+        let cases: [Case; 6] = [
             (
                 "threshold_sort",
                 &[0.01, 0.05],
@@ -810,6 +810,13 @@ mod tests {
                 &|m, _| 1e-5 + 4e-9 * m,
                 "a + b*m",
                 [1e-5, 4e-9, 0.0],
+            ),
+            (
+                "threshold_radix_sort",
+                &[0.01, 0.05],
+                &|m, _| 3e-5 + 1e-10 * m,
+                "a + b*m",
+                [3e-5, 1e-10, 0.0],
             ),
             (
                 "merge",

@@ -100,7 +100,7 @@ pub fn devices() -> Result<Vec<DeviceInfo>, BackendError> {
 ///   Checked bit for bit.
 ///
 /// then, for each density `d` (η = 1 − d, `kept = m − ⌊m·η⌋` as in
-/// [`cpu::threshold_rank`]), three rows:
+/// [`cpu::threshold_rank`]), five rows:
 /// * "topk": exact Top-k with k = kept, indices ascending, ties in |v| to
 ///   the lower index, NaN largest: the same result as [`cpu::topk`] (no
 ///   difference in tie rule). Radix select over the bits of |v| (four
@@ -117,6 +117,19 @@ pub fn devices() -> Result<Vec<DeviceInfo>, BackendError> {
 ///   on the CPU), writing (index, value) pairs in index order: per-tile
 ///   counts, one-block scan, per-tile scatter. Checked with
 ///   [`cpu::check_mask`].
+/// * "threshold_radix_sort": DCT-DP's threshold by sorting, as DCT
+///   describes it (copy and sort), on the GPU: the magnitudes' bits sorted
+///   ascending by a stable LSD radix sort (four 8-bit passes of histogram,
+///   scan and scatter: 13 launches), the key at rank ⌊m·η⌋ picked. A radix
+///   sort is linear in m, so its fitted form is a + b·m, not the
+///   comparison sort's m·log m. Checked with [`cpu::check_threshold`].
+/// * "merge": gTop-k's merge of two Top-k sets of `kept` drawn from two
+///   fresh gradients of m (row `m` = the 2·kept candidates, as the CPU
+///   backend writes it): both sets placed in merge order by binary search,
+///   the duplicates' values summed and their second copies dropped (a
+///   compaction), the union's size read back to the host, then the radix
+///   Top-k over the union's values and a gather. Checked with
+///   [`cpu::check_merge`].
 ///
 /// Each kernel gets [`WARMUP`] untimed runs and `repeats` timed runs, each
 /// on a fresh [`random_gradient`] (seeds 0, 1, 2, … over the call, as in
@@ -143,7 +156,7 @@ pub fn time_kernels(
         let gpu = Gpu::open(0)?;
         let kernels = Kernels::compile(&gpu)?;
         let mut seeds = 0u64..;
-        let mut rows = Vec::with_capacity(sizes.len() * (1 + 3 * densities.len()));
+        let mut rows = Vec::with_capacity(sizes.len() * (1 + 5 * densities.len()));
         for &m in sizes {
             let mut buf = Buffers::new(&gpu, m)?;
             let copy = time_copy(&gpu, &kernels, &mut buf, repeats, &mut seeds)?;
@@ -171,6 +184,17 @@ pub fn time_kernels(
                 rows.push(row("threshold_select", select));
                 let mask = time_mask(&gpu, &kernels, &mut buf, sparsity, repeats, &mut seeds)?;
                 rows.push(row("mask", mask));
+                let sort =
+                    time_threshold_sort(&gpu, &kernels, &mut buf, sparsity, repeats, &mut seeds)?;
+                rows.push(row("threshold_radix_sort", sort));
+                let merge = time_merge(&gpu, &kernels, m, kept, repeats, &mut seeds)?;
+                rows.push(KernelTiming {
+                    kernel: "merge",
+                    m: 2 * kept,
+                    k_or_kept: kept,
+                    density,
+                    timing: merge,
+                });
             }
         }
         Ok(rows)
@@ -580,6 +604,14 @@ struct Kernels {
     scan_counts: CudaFunction,
     mask_scatter: CudaFunction,
     copy_f32: CudaFunction,
+    magnitudes: CudaFunction,
+    radix_histogram: CudaFunction,
+    radix_scatter: CudaFunction,
+    pick_rank: CudaFunction,
+    merge_place: CudaFunction,
+    flag_count: CudaFunction,
+    flag_scatter: CudaFunction,
+    gather_pairs: CudaFunction,
     /// Blocks for the grid-stride copy: 8 per multiprocessor.
     copy_blocks: u32,
 }
@@ -619,6 +651,14 @@ impl Kernels {
             scan_counts: load("scan_counts")?,
             mask_scatter: load("mask_scatter")?,
             copy_f32: load("copy_f32")?,
+            magnitudes: load("magnitudes")?,
+            radix_histogram: load("radix_histogram")?,
+            radix_scatter: load("radix_scatter")?,
+            pick_rank: load("pick_rank")?,
+            merge_place: load("merge_place")?,
+            flag_count: load("flag_count")?,
+            flag_scatter: load("flag_scatter")?,
+            gather_pairs: load("gather_pairs")?,
             copy_blocks: u32::try_from(sms.max(1)).unwrap_or(1).saturating_mul(8),
         })
     }
@@ -713,6 +753,129 @@ impl Kernels {
                 .arg(&mut b.idx)
                 .arg(&mut b.vals)
                 .launch(grid(b.tiles, BLOCK))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues DCT-DP's threshold by sorting: the magnitudes of `b.x` as
+    /// keys, sorted ascending by four stable 8-bit radix passes (ping-pong
+    /// between `s.keys` and `s.tmp`, ending in `s.keys`), then the key at
+    /// `rank` into `s.picked`.
+    fn enqueue_sort_threshold(
+        &self,
+        st: &CudaStream,
+        b: &Buffers,
+        s: &mut SortBuffers,
+        rank: u32,
+    ) -> Result<(), DriverError> {
+        let blocks = b.m.div_ceil(BLOCK).clamp(1, self.copy_blocks);
+        let digits = 256 * b.tiles;
+        // SAFETY: see `enqueue_select`; `keys` and `tmp` hold m keys,
+        // `counts` and `base` 256 per tile, `picked` one; magnitudes and
+        // gather loops take any grid, radix kernels one block of BLOCK
+        // (= 256, a thread a digit) per tile.
+        unsafe {
+            st.launch_builder(&self.magnitudes)
+                .arg(&b.x)
+                .arg(&b.m)
+                .arg(&mut s.keys)
+                .launch(grid(blocks, BLOCK))?;
+            for pass in 0u32..4 {
+                let shift = 8 * pass;
+                let (from, to) = if pass % 2 == 0 {
+                    (&s.keys, &mut s.tmp)
+                } else {
+                    (&s.tmp, &mut s.keys)
+                };
+                st.launch_builder(&self.radix_histogram)
+                    .arg(from)
+                    .arg(&b.m)
+                    .arg(&shift)
+                    .arg(&b.tiles)
+                    .arg(&mut s.counts)
+                    .launch(grid(b.tiles, BLOCK))?;
+                st.launch_builder(&self.scan_counts)
+                    .arg(&s.counts)
+                    .arg(&digits)
+                    .arg(&mut s.base)
+                    .arg(&mut s.total)
+                    .launch(grid(1, SCAN_THREADS))?;
+                st.launch_builder(&self.radix_scatter)
+                    .arg(from)
+                    .arg(&b.m)
+                    .arg(&shift)
+                    .arg(&b.tiles)
+                    .arg(&s.base)
+                    .arg(to)
+                    .launch(grid(b.tiles, BLOCK))?;
+            }
+            st.launch_builder(&self.pick_rank)
+                .arg(&s.keys)
+                .arg(&rank)
+                .arg(&mut s.picked)
+                .launch(grid(1, 32))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues the first half of gTop-k's merge: the union of the two
+    /// sets of `mb` into `mb.u_idx`, `mb.u_val` (its size into
+    /// `mb.total`).
+    fn enqueue_union(&self, st: &CudaStream, mb: &mut MergeBuffers) -> Result<(), DriverError> {
+        let n = 2 * mb.k;
+        let tiles = n.div_ceil(TILE as u32);
+        // SAFETY: see `enqueue_select`; the sets hold k pairs each, the
+        // merge and union arrays 2k, the per-tile arrays ⌈2k / TILE⌉.
+        unsafe {
+            st.launch_builder(&self.merge_place)
+                .arg(&mb.a_idx)
+                .arg(&mb.a_val)
+                .arg(&mb.k)
+                .arg(&mb.b_idx)
+                .arg(&mb.b_val)
+                .arg(&mb.k)
+                .arg(&mut mb.m_idx)
+                .arg(&mut mb.m_val)
+                .arg(&mut mb.keep)
+                .launch(grid(n.div_ceil(BLOCK), BLOCK))?;
+            st.launch_builder(&self.flag_count)
+                .arg(&mb.keep)
+                .arg(&n)
+                .arg(&mut mb.counts)
+                .launch(grid(tiles, BLOCK))?;
+            st.launch_builder(&self.scan_counts)
+                .arg(&mb.counts)
+                .arg(&tiles)
+                .arg(&mut mb.base)
+                .arg(&mut mb.total)
+                .launch(grid(1, SCAN_THREADS))?;
+            st.launch_builder(&self.flag_scatter)
+                .arg(&mb.keep)
+                .arg(&mb.m_idx)
+                .arg(&mb.m_val)
+                .arg(&n)
+                .arg(&mb.base)
+                .arg(&mut mb.u_idx)
+                .arg(&mut mb.union.x)
+                .launch(grid(tiles, BLOCK))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues the gather of the `k` winners at union places
+    /// `mb.union.out` into `mb.out_idx`, `mb.out_val`.
+    fn enqueue_gather(&self, st: &CudaStream, mb: &mut MergeBuffers) -> Result<(), DriverError> {
+        let blocks = mb.k.div_ceil(BLOCK).clamp(1, self.copy_blocks);
+        // SAFETY: see `enqueue_select`; gather_pairs is a grid-stride loop.
+        unsafe {
+            st.launch_builder(&self.gather_pairs)
+                .arg(&mb.union.out)
+                .arg(&mb.k)
+                .arg(&mb.u_idx)
+                .arg(&mb.union.x)
+                .arg(&mut mb.out_idx)
+                .arg(&mut mb.out_val)
+                .launch(grid(blocks, BLOCK))?;
         }
         Ok(())
     }
@@ -878,6 +1041,94 @@ impl Buffers {
     }
 }
 
+/// Device buffers of the sort-based threshold at one size (beside a
+/// [`Buffers`] whose `x` is the input).
+struct SortBuffers {
+    /// Keys, sorted in place by the end.
+    keys: CudaSlice<u32>,
+    /// The other half of the ping-pong.
+    tmp: CudaSlice<u32>,
+    /// Per (digit, tile), digit-major: the tile's keys of the digit.
+    counts: CudaSlice<u32>,
+    /// Per (digit, tile): where they go.
+    base: CudaSlice<u32>,
+    /// All keys (the scan's total; unused).
+    total: CudaSlice<u32>,
+    /// The key at the threshold's rank.
+    picked: CudaSlice<u32>,
+}
+
+impl SortBuffers {
+    /// For `b`'s size: about 8·m bytes.
+    fn new(gpu: &Gpu, b: &Buffers) -> Result<SortBuffers, BackendError> {
+        let m = b.m as usize;
+        let digits = 256 * b.tiles as usize;
+        Ok(SortBuffers {
+            keys: gpu.zeros(m)?,
+            tmp: gpu.zeros(m)?,
+            counts: gpu.zeros(digits)?,
+            base: gpu.zeros(digits)?,
+            total: gpu.zeros(1)?,
+            picked: gpu.zeros(1)?,
+        })
+    }
+}
+
+/// Device buffers of gTop-k's merge of two sets of `k` pairs.
+struct MergeBuffers {
+    /// Pairs a set.
+    k: u32,
+    a_idx: CudaSlice<u32>,
+    a_val: CudaSlice<f32>,
+    b_idx: CudaSlice<u32>,
+    b_val: CudaSlice<f32>,
+    /// The 2k pairs in merge order, and which are kept.
+    m_idx: CudaSlice<u32>,
+    m_val: CudaSlice<f32>,
+    keep: CudaSlice<u32>,
+    /// Per tile of the 2k: kept pairs, and where they start.
+    counts: CudaSlice<u32>,
+    base: CudaSlice<u32>,
+    /// The union's size.
+    total: CudaSlice<u32>,
+    /// The union's indices; its values are `union.x`.
+    u_idx: CudaSlice<u32>,
+    /// The Top-k buffers over the union's values (`m` set to the union's
+    /// size before the selection).
+    union: Buffers,
+    /// The merge's result.
+    out_idx: CudaSlice<u32>,
+    out_val: CudaSlice<f32>,
+}
+
+impl MergeBuffers {
+    /// For two sets of `k` (`1 ≤ 2k ≤ u32::MAX`): about 60·k bytes.
+    fn new(gpu: &Gpu, k: usize) -> Result<MergeBuffers, BackendError> {
+        let n = 2 * k;
+        let tiles = n.div_ceil(TILE);
+        Ok(MergeBuffers {
+            k: u32::try_from(k)
+                .ok()
+                .filter(|k| k.checked_mul(2).is_some())
+                .ok_or_else(|| BackendError::Failed(format!("merge of {k} too large")))?,
+            a_idx: gpu.zeros(k)?,
+            a_val: gpu.zeros(k)?,
+            b_idx: gpu.zeros(k)?,
+            b_val: gpu.zeros(k)?,
+            m_idx: gpu.zeros(n)?,
+            m_val: gpu.zeros(n)?,
+            keep: gpu.zeros(n)?,
+            counts: gpu.zeros(tiles)?,
+            base: gpu.zeros(tiles)?,
+            total: gpu.zeros(1)?,
+            u_idx: gpu.zeros(n)?,
+            union: Buffers::new(gpu, n)?,
+            out_idx: gpu.zeros(k)?,
+            out_val: gpu.zeros(k)?,
+        })
+    }
+}
+
 /// Uploads a fresh gradient (seed from `seeds`) into `b.x`; returns it.
 fn upload_fresh(
     gpu: &Gpu,
@@ -1020,6 +1271,123 @@ fn time_mask(
         let idx = gpu.download(&b.idx, total)?;
         let vals = gpu.download(&b.vals, total)?;
         cpu::check_mask(&values, tau, &idx, &vals).map_err(mismatch)?;
+        if run >= WARMUP {
+            samples.push(t);
+        }
+    }
+    Ok(Timing::from_samples(&samples))
+}
+
+/// Times DCT-DP's threshold by sorting (the magnitudes radix-sorted on the
+/// GPU, the key at the threshold's rank picked) at each input's sparsity,
+/// checked against [`cpu::check_threshold`]. See [`time_kernels`].
+fn time_threshold_sort(
+    gpu: &Gpu,
+    k: &Kernels,
+    b: &mut Buffers,
+    sparsity: f64,
+    repeats: u32,
+    seeds: &mut impl Iterator<Item = u64>,
+) -> Result<Timing, BackendError> {
+    let mut s = SortBuffers::new(gpu, b)?;
+    let (start, stop) = (gpu.timing_event()?, gpu.timing_event()?);
+    // ≤ m − 1 for m ≥ 1, so it fits the u32 size
+    let rank = cpu::threshold_rank(b.m as usize, sparsity) as u32;
+    let mut samples = Vec::with_capacity(repeats as usize);
+    for run in 0..WARMUP + repeats {
+        let values = upload_fresh(gpu, b, seeds)?;
+        start
+            .record(&gpu.stream)
+            .map_err(failed("recording an event"))?;
+        k.enqueue_sort_threshold(&gpu.stream, b, &mut s, rank)
+            .map_err(failed("launching the radix sort kernels"))?;
+        stop.record(&gpu.stream)
+            .map_err(failed("recording an event"))?;
+        let t = elapsed_s(&start, &stop)?;
+        let picked = gpu.download(&s.picked, 1)?[0];
+        cpu::check_threshold(&values, sparsity, f32::from_bits(picked)).map_err(mismatch)?;
+        if run >= WARMUP {
+            samples.push(t);
+        }
+    }
+    Ok(Timing::from_samples(&samples))
+}
+
+/// Times gTop-k's merge of two Top-k sets of `kept` out of gradients of
+/// `m` (fresh each run, as [`crate::timing::time_kernels`] draws them),
+/// checked against [`cpu::check_merge`]. The union's size is read back to
+/// the host between the union and the selection (inside the timed span,
+/// as an implementation that sizes the selection by it must).
+fn time_merge(
+    gpu: &Gpu,
+    k: &Kernels,
+    m: usize,
+    kept: usize,
+    repeats: u32,
+    seeds: &mut impl Iterator<Item = u64>,
+) -> Result<Timing, BackendError> {
+    let mut mb = MergeBuffers::new(gpu, kept)?;
+    let (start, stop) = (gpu.timing_event()?, gpu.timing_event()?);
+    let mut set = || {
+        let g = random_gradient(m, seeds.next().unwrap_or(0));
+        let mut idx = Vec::new();
+        cpu::topk(&g, kept, &mut idx);
+        let val: Vec<f32> = idx.iter().map(|&i| g[i as usize]).collect();
+        (idx, val)
+    };
+    let mut samples = Vec::with_capacity(repeats as usize);
+    for run in 0..WARMUP + repeats {
+        let (a, b) = (set(), set());
+        let up = |gpu: &Gpu, v: &[u32], d: &mut CudaSlice<u32>| {
+            gpu.stream
+                .memcpy_htod(v, d)
+                .map_err(failed("copying the sets to the GPU"))
+        };
+        up(gpu, &a.0, &mut mb.a_idx)?;
+        up(gpu, &b.0, &mut mb.b_idx)?;
+        gpu.stream
+            .memcpy_htod(&a.1, &mut mb.a_val)
+            .map_err(failed("copying the sets to the GPU"))?;
+        gpu.stream
+            .memcpy_htod(&b.1, &mut mb.b_val)
+            .map_err(failed("copying the sets to the GPU"))?;
+        start
+            .record(&gpu.stream)
+            .map_err(failed("recording an event"))?;
+        k.enqueue_union(&gpu.stream, &mut mb)
+            .map_err(failed("launching the merge kernels"))?;
+        let union = gpu.download(&mb.total, 1)?[0];
+        if union as usize > 2 * kept || (union as usize) < kept {
+            return Err(BackendError::Failed(format!(
+                "GPU kernel `merge` found a union of {union} pairs from two sets of {kept}"
+            )));
+        }
+        let keep = (union as usize).min(kept);
+        if union as usize > kept {
+            mb.union.m = union;
+            mb.union.tiles = (union as usize).div_ceil(TILE) as u32;
+            k.enqueue_select(&gpu.stream, &mut mb.union, kept as u32)
+                .map_err(failed("launching the merge's selection"))?;
+            k.enqueue_compact(&gpu.stream, &mut mb.union)
+                .map_err(failed("launching the merge's selection"))?;
+            k.enqueue_gather(&gpu.stream, &mut mb)
+                .map_err(failed("launching the merge's gather"))?;
+        }
+        stop.record(&gpu.stream)
+            .map_err(failed("recording an event"))?;
+        let t = elapsed_s(&start, &stop)?;
+        let (idx, val) = if union as usize > kept {
+            (
+                gpu.download(&mb.out_idx, keep)?,
+                gpu.download(&mb.out_val, keep)?,
+            )
+        } else {
+            (
+                gpu.download(&mb.u_idx, keep)?,
+                gpu.download(&mb.union.x, keep)?,
+            )
+        };
+        cpu::check_merge((&a.0, &a.1), (&b.0, &b.1), kept, &idx, &val).map_err(mismatch)?;
         if run >= WARMUP {
             samples.push(t);
         }

@@ -338,3 +338,211 @@ extern "C" __global__ void copy_f32(const float* __restrict__ src, float* __rest
     for (u64 i = t; i < n4; i += stride) d4[i] = s4[i];
     for (u64 i = n4 * 4u + t; i < m; i += stride) dst[i] = src[i];
 }
+
+// ---------------------------------------------------------------------------
+// DCT-DP's threshold by sorting: |v| copied as keys (their bits, see
+// magnitude_bits) and sorted ascending by a stable LSD radix sort of four
+// 8-bit passes; the threshold is the key at rank floor(n*eta)
+// (cpu::threshold_by_sort). Each pass:
+//
+//   radix_histogram   per tile, the 256 digit counts, digit-major:
+//                     counts[d * nb + tile]
+//   scan_counts       exclusive scan of the 256 * nb counts: where each
+//                     tile's elements of each digit start
+//   radix_scatter     per tile, each element to its place, in index order
+//                     within its digit (stable)
+//
+// radix_scatter takes a tile in rounds of BLOCK elements, one a thread:
+// each warp finds the lanes that share a thread's digit with eight ballots
+// (one a bit), a thread's rank among them is the lanes below it, and the
+// warps before it add their counts of the digit (shared memory); a running
+// count per digit carries the rounds. BLOCK must be 256, one thread a
+// digit.
+// ---------------------------------------------------------------------------
+
+#define WARPS (BLOCK / 32u)
+#define FULL_MASK 0xFFFFFFFFu
+
+// keys[i] = the bits of |x[i]|. Grid-stride loop.
+extern "C" __global__ void magnitudes(const float* __restrict__ x, u32 m, u32* __restrict__ keys) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        keys[i] = magnitude_bits(x[i]);
+    }
+}
+
+// Per tile: how many of its keys have each value of the digit at `shift`;
+// written digit-major, counts[d * nb + tile], so that one exclusive scan
+// gives every (digit, tile) its first output position.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+radix_histogram(const u32* __restrict__ keys, u32 m, u32 shift, u32 nb,
+                u32* __restrict__ counts) {
+    __shared__ u32 local[256];
+    for (u32 i = threadIdx.x; i < 256u; i += blockDim.x) local[i] = 0u;
+    __syncthreads();
+    const u64 start = (u64)blockIdx.x * TILE;
+    for (u32 j = threadIdx.x; j < TILE; j += blockDim.x) {
+        const u64 i = start + j;
+        if (i < m) atomicAdd(&local[(keys[i] >> shift) & 0xFFu], 1u);
+    }
+    __syncthreads();
+    for (u32 d = threadIdx.x; d < 256u; d += blockDim.x) counts[d * nb + blockIdx.x] = local[d];
+}
+
+// Per tile: every key to out[base[d * nb + tile] + its rank among the
+// tile's keys of digit d that come before it].
+extern "C" __global__ void __launch_bounds__(BLOCK)
+radix_scatter(const u32* __restrict__ keys, u32 m, u32 shift, u32 nb,
+              const u32* __restrict__ base, u32* __restrict__ out) {
+    __shared__ u32 next[256];          // next output position of each digit
+    __shared__ u32 warp_count[WARPS][256];
+    const u32 t = threadIdx.x;
+    const u32 lane = t & 31u;
+    const u32 warp = t >> 5;
+    next[t] = base[t * nb + blockIdx.x];
+    const u64 start = (u64)blockIdx.x * TILE;
+    for (u32 round = 0u; round < ITEMS; ++round) {
+        const u64 i = start + (u64)round * BLOCK + t;
+        const bool valid = i < m;
+        const u32 key = valid ? keys[i] : 0u;
+        const u32 d = (key >> shift) & 0xFFu;
+        for (u32 w = 0u; w < WARPS; ++w) warp_count[w][t] = 0u;
+        __syncthreads();
+        // the lanes of this warp with a valid key of the same digit
+        u32 peers = __ballot_sync(FULL_MASK, valid);
+        for (u32 b = 0u; b < 8u; ++b) {
+            const u32 bit = (d >> b) & 1u;
+            const u32 ones = __ballot_sync(FULL_MASK, bit != 0u);
+            peers &= bit ? ones : ~ones;
+        }
+        const u32 below = __popc(peers & ((1u << lane) - 1u));
+        // the lowest of the peers writes the warp's count of the digit
+        if (valid && below == 0u) warp_count[warp][d] = __popc(peers);
+        __syncthreads();
+        if (valid) {
+            u32 before = 0u;
+            for (u32 w = 0u; w < warp; ++w) before += warp_count[w][d];
+            out[next[d] + before + below] = key;
+        }
+        __syncthreads();
+        u32 all = 0u;
+        for (u32 w = 0u; w < WARPS; ++w) all += warp_count[w][t];
+        next[t] += all;
+        __syncthreads();
+    }
+}
+
+// out[0] = keys[rank]: the threshold's bits once the keys are sorted.
+extern "C" __global__ void pick_rank(const u32* __restrict__ keys, u32 rank, u32* __restrict__ out) {
+    if (threadIdx.x == 0u && blockIdx.x == 0u) out[0] = keys[rank];
+}
+
+// ---------------------------------------------------------------------------
+// gTop-k's merge of two sparse sets (cpu::merge): the sum of two sets of
+// (index, value) pairs, indices ascending and distinct within a set, and
+// of that sum the k pairs of largest magnitude (ties to the lower index),
+// in index order.
+//
+//   merge_place      every pair to its place in the merge of the two
+//                    sequences (a's pair first where both hold an index);
+//                    a's pair takes the sum, b's copy is flagged dropped
+//   flag_count       per tile, the pairs kept
+//   scan_counts      where each tile's kept pairs start; the union's size
+//   flag_scatter     the union, in index order
+//   (the Top-k kernels over the union's values, if it holds more than k)
+//   gather_pairs     the winners' (index, value) pairs
+// ---------------------------------------------------------------------------
+
+// The first position in sorted `v` of n whose value is >= x (strict:
+// > x with `strict`).
+__device__ __forceinline__ u32 search(const u32* __restrict__ v, u32 n, u32 x, bool strict) {
+    u32 lo = 0u, hi = n;
+    while (lo < hi) {
+        const u32 mid = lo + (hi - lo) / 2u;
+        const bool left = strict ? v[mid] <= x : v[mid] < x;
+        if (left) lo = mid + 1u; else hi = mid;
+    }
+    return lo;
+}
+
+// One thread a pair of either set (na + nb threads in all): a[i] goes to
+// i + (b's indices below it), b[j] to j + (a's indices up to it), so the
+// places are a permutation of 0 .. na + nb and equal indices are adjacent,
+// a's first. keep[p] is 0 for b's copy of an index a holds.
+extern "C" __global__ void merge_place(const u32* __restrict__ a_idx, const float* __restrict__ a_val, u32 na,
+                                       const u32* __restrict__ b_idx, const float* __restrict__ b_val, u32 nb,
+                                       u32* __restrict__ m_idx, float* __restrict__ m_val,
+                                       u32* __restrict__ keep) {
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < na) {
+        const u32 x = a_idx[t];
+        const u32 lb = search(b_idx, nb, x, false);
+        const bool both = lb < nb && b_idx[lb] == x;
+        const u32 p = (u32)t + lb;
+        m_idx[p] = x;
+        m_val[p] = both ? a_val[t] + b_val[lb] : a_val[t];
+        keep[p] = 1u;
+    } else if (t < (u64)na + nb) {
+        const u32 j = (u32)(t - na);
+        const u32 x = b_idx[j];
+        const u32 ub = search(a_idx, na, x, true);
+        const bool both = ub > 0u && a_idx[ub - 1u] == x;
+        const u32 p = j + ub;
+        m_idx[p] = x;
+        m_val[p] = b_val[j];
+        keep[p] = both ? 0u : 1u;
+    }
+}
+
+// Per tile: the kept places.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+flag_count(const u32* __restrict__ keep, u32 n, u32* __restrict__ count) {
+    __shared__ u32 kept;
+    if (threadIdx.x == 0u) kept = 0u;
+    __syncthreads();
+    const u64 start = (u64)blockIdx.x * TILE;
+    u32 mine = 0u;
+    for (u32 j = threadIdx.x; j < TILE; j += blockDim.x) {
+        const u64 i = start + j;
+        if (i < n) mine += keep[i];
+    }
+    if (mine != 0u) atomicAdd(&kept, mine);
+    __syncthreads();
+    if (threadIdx.x == 0u) count[blockIdx.x] = kept;
+}
+
+// Per tile: the kept pairs, in order, from base[tile] on. Each thread
+// takes ITEMS consecutive places.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+flag_scatter(const u32* __restrict__ keep, const u32* __restrict__ m_idx,
+             const float* __restrict__ m_val, u32 n, const u32* __restrict__ base,
+             u32* __restrict__ u_idx, float* __restrict__ u_val) {
+    __shared__ u32 sh[BLOCK];
+    const u64 first = (u64)blockIdx.x * TILE + (u64)threadIdx.x * ITEMS;
+    u32 mine = 0u;
+    for (u32 j = 0u; j < ITEMS; ++j) {
+        const u64 i = first + j;
+        if (i < n) mine += keep[i];
+    }
+    u32 pos = base[blockIdx.x] + block_exclusive_scan(mine, sh);
+    for (u32 j = 0u; j < ITEMS; ++j) {
+        const u64 i = first + j;
+        if (i < n && keep[i] != 0u) {
+            u_idx[pos] = m_idx[i];
+            u_val[pos] = m_val[i];
+            ++pos;
+        }
+    }
+}
+
+// out[j] = the pair at union place pos[j], for j < k. Grid-stride loop.
+extern "C" __global__ void gather_pairs(const u32* __restrict__ pos, u32 k,
+                                        const u32* __restrict__ u_idx, const float* __restrict__ u_val,
+                                        u32* __restrict__ out_idx, float* __restrict__ out_val) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < k; j += stride) {
+        const u32 p = pos[j];
+        out_idx[j] = u_idx[p];
+        out_val[j] = u_val[p];
+    }
+}

@@ -52,13 +52,14 @@ impl crate::names::Named for Kernel {
 impl Kernel {
     /// The names a calibration profile may give this kernel's model, the
     /// preferred first: DCT's threshold is its sort (`threshold_sort`, the
-    /// paper's algorithm), or else a selection (`threshold_select`, what
-    /// the CUDA backend times).
+    /// paper's algorithm: a comparison sort on the CPU backend,
+    /// `threshold_radix_sort` on the CUDA backend), or else a selection
+    /// (`threshold_select`).
     pub fn profile_names(self) -> &'static [&'static str] {
         match self {
             Kernel::TopK => &["topk"],
             Kernel::Merge => &["merge"],
-            Kernel::Threshold => &["threshold_sort", "threshold_select"],
+            Kernel::Threshold => &["threshold_sort", "threshold_radix_sort", "threshold_select"],
             Kernel::Mask => &["mask"],
         }
     }
@@ -126,12 +127,14 @@ impl Form {
 
     /// The form of kernel `kernel` (a name `dtsim calibrate kernels`
     /// writes): by its algorithm, not by its name's words. A threshold
-    /// found by selection (`threshold_select`, CPU and CUDA) is linear;
-    /// only the sort is m·log m.
+    /// found by selection (`threshold_select`, CPU and CUDA) or by a radix
+    /// sort (`threshold_radix_sort`, CUDA) is linear; only the comparison
+    /// sort (`threshold_sort`, CPU) is m·log m.
     pub fn of(kernel: &str) -> Form {
         match kernel {
             "threshold_sort" => Form::MLogM,
-            "threshold_select" | "merge" | "membw" => Form::PerElement,
+            // a radix sort is linear in m, as a selection is
+            "threshold_select" | "threshold_radix_sort" | "merge" | "membw" => Form::PerElement,
             _ => Form::Linear,
         }
     }

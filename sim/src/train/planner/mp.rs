@@ -34,8 +34,8 @@
 //! matrix (B the batch, d = `activation_bytes` / (4·B) fp32 elements a
 //! sample). Each row keeps its d − ⌊d·η⌋ largest magnitudes
 //! (Algorithm 2's τ_i), found by a threshold kernel over every row and
-//! applied by a mask kernel [K] before X_s; the backward pass applies the
-//! same mask to the gradient [K] before G_s. dtsim's declared encoding:
+//! applied by a mask kernel (`[K]`) before X_s; the backward pass applies the
+//! same mask to the gradient (`[K]`) before G_s. dtsim's declared encoding:
 //! forward, the kept values (4 bytes) plus the mask as a bitmap of
 //! ⌈d/8⌉ bytes a row or as 4-byte indices, whichever is smaller; backward,
 //! the kept values alone (the receiver holds the mask). The receiver's
