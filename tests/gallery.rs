@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 9] = [
+const GALLERY: [(&str, &str); 12] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -36,6 +36,9 @@ const GALLERY: [(&str, &str); 9] = [
         "gtopk-table4-vgg16",
         "scenarios/papers/gtopk/table4-vgg16.toml",
     ),
+    ("dct-dp-sparsity", "scenarios/papers/dct/dp-sparsity.toml"),
+    ("dct-mp-sparsity", "scenarios/papers/dct/mp-sparsity.toml"),
+    ("ring-lm-40gpu", "scenarios/papers/ring/lm-40gpu.toml"),
 ];
 
 #[test]

@@ -489,9 +489,10 @@ fn a_straggler_trace_shows_each_gpus_own_passes() {
 }
 
 /// With model-parallel stages the engine follows one GPU a stage (trainer
-/// 0's), and the trace shows each GPU its own stage's passes: in
-/// stage-major placement GPUs 0–1 (stage 0) the first layer, GPUs 2–3
-/// (stage 1) the second, each only its own.
+/// 0's), and the trace shows trainer 0's GPUs, each with its own stage's
+/// passes and only the messages it takes part in: in stage-major
+/// placement GPU 0 is stage 0 (the first layer) and GPU 2 stage 1 (the
+/// second); neither shows the other stage's synchronisation.
 #[test]
 fn a_model_parallel_trace_shows_each_gpu_its_stage() {
     let text = comm_bound(2, "gpus_per_node = 2", "mp_stages = 2")
@@ -515,7 +516,21 @@ fn a_model_parallel_trace_shows_each_gpu_its_stage() {
             .into_iter()
             .collect()
     };
-    for (pid, layer) in [(0, "big"), (1, "big"), (2, "head"), (3, "head")] {
+    for (pid, layer) in [(0, "big"), (2, "head")] {
         assert_eq!(passes(pid), want(layer), "GPU {pid}");
     }
+    assert!(passes(1).is_empty(), "trainer 1's GPU is not shown");
+    // channels: activations (track 1), stage 0 (2), stage 1 (3)
+    assert_eq!(timeline.channels, ["activations", "stage 0", "stage 1"]);
+    let tracks = |pid: u64| -> std::collections::BTreeSet<u64> {
+        t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["cat"] == "communication")
+            .map(|e| e["tid"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(tracks(0), [1, 2].into_iter().collect());
+    assert_eq!(tracks(2), [1, 3].into_iter().collect());
 }

@@ -15,7 +15,8 @@ done
 # the papers' setups (docs/reproductions.md): name, then scenario
 for pair in parallax-table2:parallax/table2 embrace-fig7-gnmt8:embrace/fig7-gnmt8 \
     embrace-fig9-gnmt8:embrace/fig9-gnmt8 embrace-fig4a:embrace/fig4a \
-    gtopk-table4-vgg16:gtopk/table4-vgg16; do
+    gtopk-table4-vgg16:gtopk/table4-vgg16 dct-dp-sparsity:dct/dp-sparsity \
+    dct-mp-sparsity:dct/mp-sparsity ring-lm-40gpu:ring/lm-40gpu; do
     name=${pair%%:*}
     rm -rf "docs/gallery/$name"
     ./target/release/dtsim report "scenarios/papers/${pair#*:}.toml" -o "docs/gallery/$name"

@@ -55,7 +55,8 @@
 use serde_json::{Map, Value, json};
 use sim::SimTime;
 use sim::cluster::{LinkId, Topology};
-use sim::collective::Collective;
+use sim::collective::program::Grouping;
+use sim::collective::{Algo, Collective, Op};
 use sim::train::task::ComputeKind;
 use sim::train::timeline::{CommSpan, ComputeSpan, Stall};
 use sim::train::{Timeline, TrainConfig};
@@ -162,10 +163,38 @@ pub(crate) fn iteration_starts_us(timeline: &Timeline) -> Vec<f64> {
     timeline.iteration_starts.iter().map(|&t| us(t)).collect()
 }
 
-/// GPUs a trace of at most `max_gpus` GPUs shows: the first ones, at
-/// least one.
-pub(crate) fn shown_gpus(cfg: &TrainConfig, max_gpus: u32) -> u32 {
-    cfg.cluster.gpus().min(max_gpus.max(1))
+/// GPUs a trace of at most `max_gpus` GPUs shows, at least one: the
+/// first ones; with model-parallel stages, trainer 0's GPUs, one a stage
+/// in stage order (in stage-major placement the first GPUs are all of
+/// stage 0).
+pub(crate) fn shown_gpus(cfg: &TrainConfig, max_gpus: u32) -> Vec<u32> {
+    let n = cfg.cluster.gpus().min(max_gpus.max(1));
+    let stages = cfg.strategy.mp_stages.max(1);
+    if stages > 1 {
+        let trainers = cfg.cluster.gpus() / stages;
+        (0..stages.min(n))
+            .map(|s| cfg.cluster.gpu_of_rank(s * trainers))
+            .collect()
+    } else {
+        (0..n).collect()
+    }
+}
+
+/// Whether the GPU of rank `rank` takes part in message `m`: every GPU in
+/// every collective, but with model-parallel stages a stage's
+/// synchronisation (its GPUs only) and a transfer between two stages
+/// (theirs).
+fn takes_part(rank: u32, m: &CommSpan) -> bool {
+    let Grouping::Stage { size, stage } = m.collective.group else {
+        return true;
+    };
+    let mine = rank / size.max(1);
+    let other = match (m.collective.op, m.collective.algo) {
+        (Op::SendRecv, Algo::Next) => Some(stage + 1),
+        (Op::SendRecv, _) => stage.checked_sub(1),
+        _ => None,
+    };
+    mine == stage || other == Some(mine)
 }
 
 /// A span that a GPU's tracks show.
@@ -189,7 +218,8 @@ impl Shown<'_> {
 }
 
 /// What GPU `g` shows, in the trace's order: its compute tasks, its
-/// stalls, then every message (collectives of all GPUs). When the engine
+/// stalls, then every message it takes part in (collectives of all GPUs;
+/// with model-parallel stages, its stage's and its transfers). When the engine
 /// followed one representative GPU (`Timeline::gpus` = 1), the
 /// representative's compute spans and stalls stand for every GPU's; with
 /// model-parallel stages, it followed one GPU a stage (simulated GPU s
@@ -205,6 +235,7 @@ pub(crate) fn shown_spans<'a>(
     let own = move |gpu: u32| if every { gpu == g } else { gpu == stage };
     let compute = timeline.compute.iter().filter(move |c| own(c.gpu));
     let stalls = timeline.stalls.iter().filter(move |s| own(s.gpu));
+    let rank = cfg.cluster.rank_of_gpu(g);
     compute
         .map(Shown::Compute)
         .chain(stalls.map(Shown::Stall))
@@ -213,6 +244,7 @@ pub(crate) fn shown_spans<'a>(
                 .comm
                 .iter()
                 .enumerate()
+                .filter(move |(_, m)| takes_part(rank, m))
                 .map(|(i, m)| Shown::Message(i, m)),
         )
 }
@@ -271,12 +303,13 @@ fn utilisation(bytes: f64, secs: f64, cap: f64) -> f64 {
 /// collective `coll` (from its step program; the peers do not depend on
 /// the message size). Sends to a parameter server's host have no GPU to
 /// point at and are left out.
-fn gpu_peers(cfg: &TrainConfig, coll: &Collective, shown: u32) -> Vec<Vec<u32>> {
+fn gpu_peers(cfg: &TrainConfig, coll: &Collective, shown: &[u32]) -> Vec<Vec<u32>> {
     let prog = coll.program(&cfg.cluster, 1048576.0);
     let gpus = cfg.cluster.gpus();
     let mut sends = Vec::new();
-    (0..shown)
-        .map(|g| {
+    shown
+        .iter()
+        .map(|&g| {
             let mut to = std::collections::BTreeSet::new();
             if g < prog.participants() {
                 for step in 0..prog.steps() {
@@ -285,7 +318,9 @@ fn gpu_peers(cfg: &TrainConfig, coll: &Collective, shown: u32) -> Vec<Vec<u32>> 
                     to.extend(
                         sends
                             .iter()
-                            .filter(|s| s.bytes > 0.0 && s.to < gpus && s.to < shown && s.to != g)
+                            .filter(|s| {
+                                s.bytes > 0.0 && s.to < gpus && shown.contains(&s.to) && s.to != g
+                            })
                             .map(|s| s.to),
                     );
                 }
@@ -365,7 +400,7 @@ fn trace_events<E>(
             colls.push(CollectiveInfo {
                 coll: m.collective,
                 per_byte: m.collective.link_bytes(&cfg.cluster, 1.0),
-                peers: gpu_peers(cfg, &m.collective, shown),
+                peers: gpu_peers(cfg, &m.collective, &shown),
             });
         }
     }
@@ -387,7 +422,7 @@ fn trace_events<E>(
         }
     };
     let mut arrow: u64 = 0;
-    for g in 0..shown {
+    for (pos, &g) in shown.iter().enumerate() {
         emit(
             json!({"ph": "M", "name": "process_name", "pid": g, "args": {"name": process_name(cfg, g)}}),
         )?;
@@ -465,7 +500,7 @@ fn trace_events<E>(
                     }))?;
                     // an arrow to the copy of the message on each GPU this one sends
                     // to (among those shown)
-                    for &to in &ci.peers[g as usize] {
+                    for &to in &ci.peers[pos] {
                         let id = arrow;
                         arrow += 1;
                         emit(
@@ -510,7 +545,7 @@ fn trace_events<E>(
     Ok(json!({
         "scenario": cfg.name,
         "gpus": gpus,
-        "gpus_shown": shown,
+        "gpus_shown": shown.len(),
         "gpus_simulated": timeline.gpus,
         "channels": timeline.channels,
         "collective": format!("{}/{}", coll.op.name(), coll.algo.name()),

@@ -446,7 +446,7 @@ fn a_timeline_draws_gpu_tracks_for_two_iterations() {
             "GPU 1 (node 0) communication",
             "Forward pass",
             "Backward pass",
-            "Waiting for parameters",
+            "Waiting for communication",
             "Communication",
             "iteration 1",
             "iteration 2",

@@ -101,7 +101,7 @@ impl SpanStyle {
             SpanStyle::Backward => "Backward pass",
             SpanStyle::Kernel => "Compression (inserted kernels)",
             SpanStyle::Compute => "Compute",
-            SpanStyle::Stall => "Waiting for parameters",
+            SpanStyle::Stall => "Waiting for communication",
             SpanStyle::Communication => "Communication",
             SpanStyle::Other => "Other",
         }
@@ -155,11 +155,11 @@ impl Gantt {
         // when one GPU was simulated for all, every GPU's rows are its rows:
         // they are drawn once, not repeated
         let shown = if timeline.gpus == 1 {
-            1
+            vec![0]
         } else {
             trace::shown_gpus(cfg, max_gpus)
         };
-        for g in 0..shown {
+        for g in shown {
             for shown in trace::shown_spans(timeline, cfg, g) {
                 let ((start, end), style) = match shown {
                     Shown::Compute(c) => (
