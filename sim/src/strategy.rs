@@ -148,6 +148,10 @@ pub struct Strategy {
     /// DCT-MP: the sparsity η of the activations and their gradients
     /// between stages (`strategy.mp_sparsity`; default 0, uncompressed).
     pub mp_sparsity: f64,
+    /// Model parallelism: the micro-batches M a trainer's batch is cut
+    /// into and pipelined through its stages, GPipe's schedule
+    /// (`strategy.mp_microbatches`; default 1, no pipelining).
+    pub mp_microbatches: u32,
 }
 
 impl Default for Strategy {
@@ -167,6 +171,7 @@ impl Default for Strategy {
             dct_lifespan: 1000,
             mp_stages: 1,
             mp_sparsity: 0.0,
+            mp_microbatches: 1,
         }
     }
 }

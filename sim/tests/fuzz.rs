@@ -86,6 +86,7 @@ const KEYS: &[&str] = &[
     "kernel_profile",
     "mp_stages",
     "mp_sparsity",
+    "mp_microbatches",
     "sweep",
     "cluster",
     "strategy",

@@ -341,17 +341,24 @@ pub struct RawStrategy {
         skip_serializing_if = "Option::is_none"
     )]
     pub dct_lifespan: Option<i64>,
-    /// Model-parallel stages; default 1, the only value accepted until
-    /// DCT-MP.
+    /// Model-parallel stages; default 1 (data parallelism alone).
     #[serde(
         default,
         deserialize_with = "whole",
         skip_serializing_if = "Option::is_none"
     )]
     pub mp_stages: Option<i64>,
-    /// DCT-MP sparsity, in [0, 1); refused until the compression issue.
+    /// DCT-MP sparsity, in [0, 1) (default 0); with `mp_stages` > 1 only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mp_sparsity: Option<f64>,
+    /// Micro-batches a trainer's batch is cut into, pipelined through the
+    /// stages (GPipe); default 1; with `mp_stages` > 1 only.
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub mp_microbatches: Option<i64>,
     /// EmbRace prior/delayed rows; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_scheduling: Option<bool>,

@@ -17,6 +17,9 @@ use crate::limits::MAX_PARTITIONS;
 use crate::names::{Named, unknown};
 use crate::strategy::{DenseMethod, Partitions, Schedule, SparseMethod, Strategy};
 
+/// The most micro-batches a trainer's batch may be cut into.
+const MAX_MICROBATCHES: u32 = 4096;
+
 /// The dense methods `strategy.dense` names.
 const DENSE_METHODS: [&str; 5] = ["allreduce", "ps", "topk", "gtopk", "dct"];
 
@@ -214,12 +217,31 @@ pub(super) fn validate_strategy(
             ));
         }
     };
+    let mp_microbatches = match s.mp_microbatches {
+        None => 1,
+        Some(_) if mp_stages < 2 => {
+            return Err(invalid(
+                "strategy.mp_microbatches",
+                "means nothing here: micro-batches are pipelined through model-parallel stages, and `mp_stages` is 1 (set `mp_stages` to 2 or more, or remove the key)",
+            ));
+        }
+        Some(_) => count(s.mp_microbatches, "strategy.mp_microbatches", Some(1), 1)?,
+    };
+    if mp_microbatches > MAX_MICROBATCHES {
+        return Err(invalid(
+            "strategy.mp_microbatches",
+            format!(
+                "{mp_microbatches} micro-batches is more than the {MAX_MICROBATCHES} dtsim accepts"
+            ),
+        ));
+    }
     if mp_stages > 1 {
         mp_refusals(dense, s, sparse.is_some())?;
     }
     Ok(Strategy {
         mp_stages,
         mp_sparsity,
+        mp_microbatches,
         dct_sparsity,
         dct_lifespan,
         density,

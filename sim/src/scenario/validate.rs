@@ -368,6 +368,16 @@ fn model_parallel(
             format!("{s} stages for a model of {layers} layers: each stage owns a layer at least"),
         ));
     }
+    let mb = strategy.mp_microbatches;
+    if !model.batch_per_gpu.is_multiple_of(mb) {
+        return Err(invalid(
+            "strategy.mp_microbatches",
+            format!(
+                "{mb} micro-batches must divide the trainer's batch of {} (`model.batch_per_gpu`)",
+                model.batch_per_gpu
+            ),
+        ));
+    }
     if strategy.mp_sparsity > 0.0 {
         let split = crate::train::planner::mp::stage_split(model, s);
         let row = 4 * model.batch_per_gpu as u64;

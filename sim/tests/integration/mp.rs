@@ -330,3 +330,164 @@ fn stages_are_validated_against_the_model() {
     let text = text.replace("mp_sparsity = 0.5", "");
     assert!(load_str(&text, "t.toml", "t").is_ok());
 }
+
+/// GPipe: with M micro-batches a stage runs every micro-batch's forward
+/// pass, then their backward passes in reverse, each a 1/M share of the
+/// layer's time, and hands each micro-batch's activation (1/M of the
+/// bytes) on over its split's own channel. The engine's iteration equals
+/// an independent replay of that schedule: a task starts when its stage
+/// is free and its input has arrived; a split's transfers go one at a
+/// time. Three stages of unequal compute on three GPUs of a node, no data
+/// parallelism; tolerance: each task's duration is rounded to a
+/// picosecond.
+#[test]
+fn micro_batches_follow_gpipe() {
+    let text = |mb: u32| {
+        format!(
+            r#"
+name = "gpipe"
+iterations = 3
+[cluster]
+nodes = 1
+gpus_per_node = 3
+network = "ib-edr-100g"
+intra = "pcie3-x16"
+model = "analytical"
+[model]
+batch_per_gpu = 32
+gpu = "v100"
+[[model.layers]]
+name = "a"
+params = 1000
+forward = "4ms"
+backward = "8ms"
+activation_bytes = 4000000
+[[model.layers]]
+name = "b"
+params = 1000
+forward = "3ms"
+backward = "6ms"
+activation_bytes = 2000000
+[[model.layers]]
+name = "c"
+params = 1000
+forward = "5ms"
+backward = "10ms"
+[strategy]
+mp_stages = 3
+mp_microbatches = {mb}
+"#
+        )
+    };
+    for mb in [1u32, 2, 4, 8] {
+        let p = load_str(&text(mb), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+        let cfg = &p[0].config;
+        let r = simulate(cfg).unwrap();
+        let m = mb as f64;
+        let (fwd, bwd) = (
+            [4e-3 / m, 3e-3 / m, 5e-3 / m],
+            [8e-3 / m, 6e-3 / m, 10e-3 / m],
+        );
+        let act = [4e6 / m, 2e6 / m];
+        let t = |s: u32, algo, bytes: f64| {
+            Collective {
+                algo,
+                group: Grouping::Stage { size: 1, stage: s },
+                ..Collective::new(Op::SendRecv)
+            }
+            .analytical(&cfg.cluster)
+            .time(bytes)
+        };
+        // forward: free[s] when stage s is next free; link[s] when split
+        // s's forward channel is
+        let mut free = [0.0f64; 3];
+        let mut link = [0.0f64; 2];
+        for _ in 0..mb {
+            let mut arrive = 0.0f64;
+            for s in 0..3 {
+                let start = free[s].max(arrive);
+                free[s] = start + fwd[s];
+                if s < 2 {
+                    let go = free[s].max(link[s]);
+                    link[s] = go + t(s as u32, Algo::Next, act[s]);
+                    arrive = link[s];
+                }
+            }
+        }
+        // backward, micro-batches in reverse; back[s] is split s's
+        // backward channel (stage s + 1 to s)
+        let mut back = [0.0f64; 2];
+        for _ in 0..mb {
+            let mut arrive = 0.0f64;
+            for s in (0..3).rev() {
+                let start = free[s].max(arrive);
+                free[s] = start + bwd[s];
+                if s > 0 {
+                    let go = free[s].max(back[s - 1]);
+                    back[s - 1] = go + t(s as u32, Algo::Prev, act[s - 1]);
+                    arrive = back[s - 1];
+                }
+            }
+        }
+        assert_close(r.iteration_time_s, free[0], 1e-9, &format!("M = {mb}"));
+        if mb > 1 {
+            assert_eq!(
+                r.comm_by_channel.keys().collect::<Vec<_>>(),
+                [
+                    "activations 0→1",
+                    "activations 1→2",
+                    "gradients 1→0",
+                    "gradients 2→1"
+                ]
+            );
+        }
+    }
+}
+
+/// Micro-batches shorten a compute-bound chain towards its slowest stage:
+/// the pipelined iteration is faster than the un-pipelined one, and every
+/// GPU agrees with the representative trainer with micro-batches and
+/// data parallelism together. Bad values are refused on their key.
+#[test]
+fn micro_batches_pipeline_and_are_validated() {
+    let one = run(&mlp(2, 4, "flow", "mp_stages = 2"));
+    let four = run(&mlp(2, 4, "flow", "mp_stages = 2\nmp_microbatches = 4"));
+    assert!(four.iteration_time_s < one.iteration_time_s);
+    let text = mlp(
+        2,
+        4,
+        "flow",
+        "mp_stages = 2\nmp_microbatches = 4\nmp_sparsity = 0.9",
+    );
+    let p = load_str(&text, "t.toml", "t").unwrap();
+    let rep = simulate(&p[0].config).unwrap();
+    let (all, _) = simulate_with(
+        &p[0].config,
+        Options {
+            every_gpu: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert_close(
+        all.iteration_time_s,
+        rep.iteration_time_s,
+        1e-9,
+        "every GPU",
+    );
+    let line = |t: &str, start: &str| t.lines().position(|l| l.starts_with(start)).unwrap() + 1;
+    for (extra, says) in [
+        ("mp_microbatches = 2", "means nothing here"),
+        (
+            "mp_stages = 2\nmp_microbatches = 5",
+            "divide the trainer's batch of 32",
+        ),
+        ("mp_stages = 2\nmp_microbatches = 0", "from 1"),
+    ] {
+        let text = mlp(2, 4, "flow", extra);
+        let e = load_str(&text, "t.toml", "t").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("strategy.mp_microbatches"), "{e}");
+        assert!(e.message.contains(says), "{extra}: {e}");
+        assert_eq!(e.line, Some(line(&text, "mp_microbatches")));
+    }
+}

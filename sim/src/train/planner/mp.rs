@@ -150,15 +150,23 @@ fn rows_time(c: &KernelCost, rows: u64, n: u64, k: u64, parallel: u32) -> f64 {
     ((one - c.a_s) * waves as f64 + c.a_s).max(0.0)
 }
 
-/// DCT-MP's kernels at a split: forward (the rows' thresholds and the
+/// A micro-batch's rows (the trainer's batch over M; validation makes M
+/// divide it).
+fn micro_rows(cfg: &TrainConfig) -> u32 {
+    cfg.model.batch_per_gpu / cfg.strategy.mp_microbatches.max(1)
+}
+
+/// DCT-MP's kernels at a split whose activation is `bytes` for the whole
+/// batch, for one micro-batch: forward (the rows' thresholds and the
 /// mask) and backward (the mask on the gradient), seconds.
 fn split_kernels(cfg: &TrainConfig, bytes: u64) -> (f64, f64) {
-    let b = cfg.model.batch_per_gpu as u64;
-    let (_, _, d, k) = split_bytes(bytes, cfg.model.batch_per_gpu, cfg.strategy.mp_sparsity);
+    let rows = micro_rows(cfg);
+    let mb = cfg.strategy.mp_microbatches.max(1) as u64;
+    let (_, _, d, k) = split_bytes(bytes / mb, rows, cfg.strategy.mp_sparsity);
     let c = &cfg.model.kernels;
-    let mask = rows_time(&c.mask, b, d, k, c.row_parallelism);
+    let mask = rows_time(&c.mask, rows as u64, d, k, c.row_parallelism);
     (
-        rows_time(&c.threshold, b, d, k, c.row_parallelism) + mask,
+        rows_time(&c.threshold, rows as u64, d, k, c.row_parallelism) + mask,
         mask,
     )
 }
@@ -172,13 +180,13 @@ pub fn kernel_uses(cfg: &TrainConfig) -> Vec<KernelUse> {
     }
     let split = stage_split(&cfg.model, s);
     let (mut thr, mut mask) = (0.0, 0.0);
-    let b = cfg.model.batch_per_gpu as u64;
     let c = &cfg.model.kernels;
+    let mb = cfg.strategy.mp_microbatches.max(1) as f64;
     for w in split.windows(2).take(s as usize - 1) {
         let bytes = cfg.model.layers[w[1] as usize - 1].activation_bytes;
-        let (_, _, d, k) = split_bytes(bytes, cfg.model.batch_per_gpu, cfg.strategy.mp_sparsity);
-        thr += rows_time(&c.threshold, b, d, k, c.row_parallelism);
-        mask += 2.0 * rows_time(&c.mask, b, d, k, c.row_parallelism);
+        let (fwd, bwd) = split_kernels(cfg, bytes);
+        thr += mb * (fwd - bwd);
+        mask += mb * 2.0 * bwd;
     }
     vec![
         KernelUse {
@@ -256,6 +264,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
     let model = &cfg.model;
     let st = &cfg.strategy;
     let s_count = st.mp_stages;
+    let mb = st.mp_microbatches.max(1);
     let trainers = cfg.cluster.gpus() / s_count;
     let split = stage_split(model, s_count);
     let eta = st.mp_sparsity;
@@ -280,161 +289,209 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
             ..base
         }
     };
+    // channels: with one micro-batch no two transfers overlap, and one
+    // `activations` channel carries them all; with several, each split has
+    // a channel a direction (a stage sends micro-batch m + 1 while the next
+    // forwards micro-batch m), then one per stage's synchronisation
+    let fwd_ch = |s: u32| if mb == 1 { 0 } else { s };
+    let bwd_ch = |s: u32| if mb == 1 { 0 } else { s_count - 1 + (s - 1) };
+    let transfer_channels = if mb == 1 { 1 } else { 2 * (s_count - 1) };
+    let sync_ch = |s: u32| transfer_channels + s;
+    // one micro-batch: the layer's time and bytes over M
+    let part = |t: SimTime| SimTime(t.0 / mb as u64);
+    let rows = micro_rows(cfg);
+    let tag = |m: u32| {
+        if mb == 1 {
+            String::new()
+        } else {
+            format!(" mb{m}")
+        }
+    };
     let value = model.gradient_precision.bytes();
     let c = &model.kernels;
     let mut b = Builder {
         tasks: Vec::new(),
         stage: Vec::new(),
     };
-    // forward passes, stage by stage, each split's transfer after its
-    // stage's last layer; the synchronisation a forward pass waits for is
-    // filled in when that task exists
-    let mut fwd = vec![0 as TaskId; model.layers.len()];
-    let mut arrived: Option<TaskId> = None;
-    for s in 0..s_count {
-        let range = split[s as usize]..split[s as usize + 1];
-        for l in range.clone() {
-            let layer = &model.layers[l as usize];
-            let mut t = super::forward_task(l, layer, None);
-            if let Some(x) = arrived.take() {
-                t.deps.push(Dep { task: x, back: 0 });
+    // forward passes, micro-batch by micro-batch, stage by stage, each
+    // split's transfer after its stage's last layer (GPipe's order: a
+    // stage runs every micro-batch's forward pass, then their backward
+    // passes in reverse); the synchronisation a first forward pass waits
+    // for is filled in when that task exists
+    let mut first_fwd = vec![0 as TaskId; model.layers.len()];
+    for m in 0..mb {
+        let mut arrived: Option<TaskId> = None;
+        for s in 0..s_count {
+            let range = split[s as usize]..split[s as usize + 1];
+            let mut last_fwd = 0;
+            for l in range.clone() {
+                let layer = &model.layers[l as usize];
+                let mut t = super::forward_task(l, layer, None);
+                if mb > 1 {
+                    t.label = Label::Named(format!("fwd {}{}", layer.name, tag(m)));
+                    t.work = Work::Compute {
+                        kind: ComputeKind::Forward,
+                        duration: part(layer.forward),
+                    };
+                }
+                if let Some(x) = arrived.take() {
+                    t.deps.push(Dep { task: x, back: 0 });
+                }
+                last_fwd = b.push(t, s);
+                if m == 0 {
+                    first_fwd[l as usize] = last_fwd;
+                }
             }
-            fwd[l as usize] = b.push(t, s);
-        }
-        if s + 1 < s_count {
-            let last = range.end - 1;
-            let bytes = model.layers[last as usize].activation_bytes;
-            let (fb, _, _, _) = split_bytes(bytes, model.batch_per_gpu, eta);
-            let mut after = fwd[last as usize];
-            if eta > 0.0 {
-                let (k, _) = split_kernels(cfg, bytes);
-                after = b.push(
-                    kernel_task(format!("DCT-MP mask {s}→{}", s + 1), last, k),
-                    s,
-                );
-            }
-            let x = comm_task(
-                Label::Named(format!("activation {s}→{}", s + 1)),
-                last,
-                0,
-                transfer(s, Algo::Next),
-                fb,
-                after,
-            );
-            arrived = Some(b.push(x, s));
-        }
-    }
-    // backward passes from the last stage down, each layer's
-    // synchronisation after it, each split's gradient after the first
-    // layer of the stage above it
-    let mut synced: Vec<Option<TaskId>> = vec![None; model.layers.len()];
-    let mut per_iteration = std::collections::BTreeMap::new();
-    let mut returned: Option<TaskId> = None;
-    for s in (0..s_count).rev() {
-        let range = split[s as usize]..split[s as usize + 1];
-        let ch = 1 + s; // stage s's synchronisation channel
-        for l in range.clone().rev() {
-            let layer = &model.layers[l as usize];
-            let mut t = super::backward_task(l, layer);
-            if let Some(g) = returned.take() {
-                t.deps.push(Dep { task: g, back: 0 });
-            }
-            let bw = b.push(t, s);
-            if !sync || layer.params == 0 {
-                continue;
-            }
-            let n = layer.params;
-            synced[l as usize] = Some(if dct {
-                let mut after = bw;
-                if st.dct_sparsity > 0.0 {
-                    let (nf, k) = (n as f64, kept(n, st.dct_sparsity) as f64);
-                    let mask = c.mask.time(nf, k);
-                    let sort = c.threshold.time(nf, k);
+            if s + 1 < s_count {
+                let last = range.end - 1;
+                let bytes = model.layers[last as usize].activation_bytes / mb as u64;
+                let (fb, _, _, _) = split_bytes(bytes, rows, eta);
+                let mut after = last_fwd;
+                if eta > 0.0 {
+                    let (k, _) = split_kernels(cfg, bytes * mb as u64);
                     after = b.push(
-                        kernel_task(format!("{} DCT threshold", layer.name), l, mask),
+                        kernel_task(format!("DCT-MP mask {s}→{}{}", s + 1, tag(m)), last, k),
                         s,
                     );
-                    per_iteration.insert(
-                        after,
-                        PerIteration::Periodic {
-                            every: st.dct_lifespan,
-                            first: SimTime::from_secs(sort + mask),
-                        },
+                }
+                let x = comm_task(
+                    Label::Named(format!("activation {s}→{}{}", s + 1, tag(m))),
+                    last,
+                    fwd_ch(s),
+                    transfer(s, Algo::Next),
+                    fb,
+                    after,
+                );
+                arrived = Some(b.push(x, s));
+            }
+        }
+    }
+    // backward passes, micro-batches in reverse, from the last stage down,
+    // each split's gradient after the first layer of the stage above it;
+    // a layer's synchronisation after its last micro-batch's backward pass
+    // (micro-batch 0's: the gradients accumulate)
+    let mut synced: Vec<Option<TaskId>> = vec![None; model.layers.len()];
+    let mut per_iteration = std::collections::BTreeMap::new();
+    for m in (0..mb).rev() {
+        let mut returned: Option<TaskId> = None;
+        for s in (0..s_count).rev() {
+            let range = split[s as usize]..split[s as usize + 1];
+            let ch = sync_ch(s);
+            let mut first_bwd = 0;
+            for l in range.clone().rev() {
+                let layer = &model.layers[l as usize];
+                let mut t = super::backward_task(l, layer);
+                if mb > 1 {
+                    t.label = Label::Named(format!("bwd {}{}", layer.name, tag(m)));
+                    t.work = Work::Compute {
+                        kind: ComputeKind::Backward,
+                        duration: part(layer.backward),
+                    };
+                }
+                if let Some(g) = returned.take() {
+                    t.deps.push(Dep { task: g, back: 0 });
+                }
+                let bw = b.push(t, s);
+                first_bwd = bw;
+                if m != 0 || !sync || layer.params == 0 {
+                    continue;
+                }
+                let n = layer.params;
+                synced[l as usize] = Some(if dct {
+                    let mut after = bw;
+                    if st.dct_sparsity > 0.0 {
+                        let (nf, k) = (n as f64, kept(n, st.dct_sparsity) as f64);
+                        let mask = c.mask.time(nf, k);
+                        let sort = c.threshold.time(nf, k);
+                        after = b.push(
+                            kernel_task(format!("{} DCT threshold", layer.name), l, mask),
+                            s,
+                        );
+                        per_iteration.insert(
+                            after,
+                            PerIteration::Periodic {
+                                every: st.dct_lifespan,
+                                first: SimTime::from_secs(sort + mask),
+                            },
+                        );
+                    }
+                    let p = b.push(
+                        comm_task(
+                            Label::Named(format!("{} DCT push", layer.name)),
+                            l,
+                            ch,
+                            dp(s, Some(Algo::Push)),
+                            push_bytes(n, st.dct_sparsity, value),
+                            after,
+                        ),
+                        s,
+                    );
+                    b.push(
+                        comm_task(
+                            Label::Parameters,
+                            l,
+                            ch,
+                            dp(s, Some(Algo::Pull)),
+                            n * value,
+                            p,
+                        ),
+                        s,
+                    )
+                } else {
+                    b.push(
+                        comm_task(Label::Parameters, l, ch, dp(s, None), n * value, bw),
+                        s,
+                    )
+                });
+            }
+            if s > 0 {
+                let first = range.start;
+                // the gradient of the activation stage s − 1 handed up
+                let bytes = model.layers[first as usize - 1].activation_bytes / mb as u64;
+                let (_, bb, _, _) = split_bytes(bytes, rows, eta);
+                let mut after = first_bwd;
+                if eta > 0.0 {
+                    let (_, k) = split_kernels(cfg, bytes * mb as u64);
+                    after = b.push(
+                        kernel_task(format!("DCT-MP mask {s}→{}{}", s - 1, tag(m)), first, k),
+                        s,
                     );
                 }
-                let p = b.push(
-                    comm_task(
-                        Label::Named(format!("{} DCT push", layer.name)),
-                        l,
-                        ch,
-                        dp(s, Some(Algo::Push)),
-                        push_bytes(n, st.dct_sparsity, value),
-                        after,
-                    ),
-                    s,
+                let g = comm_task(
+                    Label::Named(format!("gradient {s}→{}{}", s - 1, tag(m))),
+                    first,
+                    bwd_ch(s),
+                    transfer(s, Algo::Prev),
+                    bb,
+                    after,
                 );
-                b.push(
-                    comm_task(
-                        Label::Parameters,
-                        l,
-                        ch,
-                        dp(s, Some(Algo::Pull)),
-                        n * value,
-                        p,
-                    ),
-                    s,
-                )
-            } else {
-                b.push(
-                    comm_task(Label::Parameters, l, ch, dp(s, None), n * value, bw),
-                    s,
-                )
-            });
-        }
-        if s > 0 {
-            let first = range.start;
-            // the gradient of the activation stage s − 1 handed up
-            let bytes = model.layers[first as usize - 1].activation_bytes;
-            let (_, bb, _, _) = split_bytes(bytes, model.batch_per_gpu, eta);
-            let mut after = b.tasks.len() as TaskId - 1;
-            // the last compute task of this stage: its first layer's
-            // backward pass (synchronisation tasks may follow it)
-            while !matches!(b.tasks[after as usize].work, Work::Compute { .. })
-                || b.stage[after as usize] != s
-            {
-                after -= 1;
+                returned = Some(b.push(g, s));
             }
-            if eta > 0.0 {
-                let (_, k) = split_kernels(cfg, bytes);
-                after = b.push(
-                    kernel_task(format!("DCT-MP mask {s}→{}", s - 1), first, k),
-                    s,
-                );
-            }
-            let g = comm_task(
-                Label::Named(format!("gradient {s}→{}", s - 1)),
-                first,
-                0,
-                transfer(s, Algo::Prev),
-                bb,
-                after,
-            );
-            returned = Some(b.push(g, s));
         }
     }
-    // the next iteration's forward pass of a layer waits for its
-    // synchronised parameters
+    // the next iteration's first forward pass of a layer waits for its
+    // synchronised parameters (the later micro-batches follow it on the
+    // stream)
     for (l, s) in synced.iter().enumerate() {
         if let Some(task) = *s {
-            b.tasks[fwd[l] as usize].deps.push(Dep { task, back: 1 });
+            b.tasks[first_fwd[l] as usize]
+                .deps
+                .push(Dep { task, back: 1 });
         }
     }
-    let mut channels = vec![ChannelSpec {
-        name: "activations".into(),
+    let mut channels = Vec::new();
+    let plain = |name: String| ChannelSpec {
+        name,
         schedule: Schedule::Fifo,
         fusion: 0,
         partition: 0,
-    }];
+    };
+    if mb == 1 {
+        channels.push(plain("activations".into()));
+    } else {
+        channels.extend((0..s_count - 1).map(|s| plain(format!("activations {s}→{}", s + 1))));
+        channels.extend((1..s_count).map(|s| plain(format!("gradients {s}→{}", s - 1))));
+    }
     if sync {
         channels.extend((0..s_count).map(|s| ChannelSpec {
             name: format!("stage {s}"),
