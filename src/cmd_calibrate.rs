@@ -138,6 +138,22 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     };
     if let Some(p) = profile {
         calibrate::write_profile(&p, &output)?;
+        // what the logs did not say, or said among other things
+        for f in &p.fits {
+            if let Some(how) = &f.ranks_inferred {
+                eprintln!("{} `{}`: {how}", f.source, f.op);
+            }
+            if f.skipped_lines > 0 {
+                eprintln!(
+                    "{} `{}`: skipped {} line{} that {} not the benchmark's (`dtsim validate --verbose` lists them)",
+                    f.source,
+                    f.op,
+                    f.skipped_lines,
+                    if f.skipped_lines == 1 { "" } else { "s" },
+                    if f.skipped_lines == 1 { "is" } else { "are" }
+                );
+            }
+        }
         eprintln!("wrote {}", output.display());
     }
     Ok(())

@@ -35,6 +35,10 @@ pub struct ValidateArgs {
     /// exceeds this (1 = a factor of 2 either way).
     #[arg(long)]
     max_median_log2_ratio: Option<f64>,
+    /// List every line of the logs that was skipped as not the
+    /// benchmark's (launcher, Slurm, Open MPI help, NCCL debug lines).
+    #[arg(long)]
+    verbose: bool,
 }
 
 pub fn run(a: ValidateArgs) -> Result<(), CliError> {
@@ -55,7 +59,7 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
             let line = serde_json::to_string(v).map_err(|e| CliError::Other(e.to_string()))?;
             print_line(line)?;
         } else {
-            print_line(table(v))?;
+            print_line(table(v, a.verbose))?;
         }
     }
     for line in calibrate::check_limits(&results, &limits)? {
@@ -64,8 +68,9 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// One validation as the human table shows it (ends with a blank line).
-fn table(v: &Validation) -> String {
+/// One validation as the human table shows it (ends with a blank line):
+/// with `verbose`, every skipped line of its log.
+fn table(v: &Validation, verbose: bool) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(
@@ -79,6 +84,31 @@ fn table(v: &Validation) -> String {
         v.regimes.len(),
         if v.regimes.len() == 1 { "" } else { "s" }
     );
+    if let Some(how) = &v.ranks_inferred {
+        let _ = writeln!(s, "  ranks: {how}");
+    }
+    match (v.skipped_lines.len(), verbose) {
+        (0, _) => {}
+        (n, false) => {
+            let _ = writeln!(
+                s,
+                "  skipped {n} line{} that {} not the benchmark's (--verbose lists them)",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" }
+            );
+        }
+        (n, true) => {
+            let _ = writeln!(
+                s,
+                "  skipped {n} line{} that {} not the benchmark's:",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" }
+            );
+            for l in &v.skipped_lines {
+                let _ = writeln!(s, "    line {}: {}", l.line, l.text);
+            }
+        }
+    }
     for r in &v.regimes {
         // R² is undefined below 3 points or when the times do not vary
         let r2 = if r.r2.is_finite() {

@@ -1226,3 +1226,77 @@ ps_partitions = "auto"
         "{out}"
     );
 }
+
+/// A log as a cluster prints it: the nccl-tests output with its rank lines
+/// cut (captured without its header), Open MPI's help aggregation between
+/// the column titles and the rows, and Slurm and NCCL lines among the
+/// rows. `dtsim validate` infers the ranks (and says so, from which rows),
+/// counts the skipped lines, lists them with `--verbose` and in its JSON;
+/// `dtsim calibrate net` records both in the profile and says them.
+#[test]
+fn a_log_as_a_cluster_prints_it() {
+    let text = std::fs::read_to_string(fixture(
+        "nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt",
+    ))
+    .unwrap();
+    let mut noisy = String::new();
+    let mut rows = 0;
+    for l in text.lines() {
+        if l.trim_start().starts_with("#  Rank") {
+            continue;
+        }
+        noisy.push_str(l);
+        noisy.push('\n');
+        if l.contains("(B)") {
+            noisy.push_str("[node-a:4123] 15 more processes have sent help message help-mpi-btl-openib.txt / no active ports found\n");
+            noisy.push_str("[node-a:4123] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages\n");
+        }
+        if l.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+            rows += 1;
+            if rows == 10 {
+                noisy.push_str("srun: Warning: can't honor --ntasks-per-node set to 8\n");
+                noisy.push_str(
+                    "node-a:4130:4130 [0] NCCL INFO comm 0x5555 rank 0 nranks 16 - Init COMPLETE\n",
+                );
+            }
+        }
+    }
+    let f = common::scratch_file("cli-logs", "noisy_allreduce.txt", &noisy);
+    let path = f.to_str().unwrap();
+    let o = dtsim(&["validate", "--nccl-tests", path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("on 16 ranks"), "{out}");
+    assert!(
+        out.contains("ranks: 16 ranks inferred from busbw/algbw"),
+        "{out}"
+    );
+    assert!(
+        out.contains("skipped 4 lines that are not the benchmark's (--verbose lists them)"),
+        "{out}"
+    );
+    let o = dtsim(&["validate", "--nccl-tests", path, "--verbose"]);
+    let out = stdout(&o);
+    assert!(out.contains("orte_base_help_aggregate"), "{out}");
+    assert!(out.contains("NCCL INFO comm"), "{out}");
+    let o = dtsim(&["validate", "--nccl-tests", path, "--json"]);
+    let v: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(v["ranks"], 16);
+    assert_eq!(v["skipped_lines"].as_array().unwrap().len(), 4);
+    assert!(v["ranks_inferred"].as_str().unwrap().contains("inferred"));
+    let prof = common::fresh_dir("cli-logs", "profile").join("p.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        path,
+        "-o",
+        prof.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("16 ranks inferred"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("skipped 4 lines"), "{}", stderr(&o));
+    let saved = std::fs::read_to_string(&prof).unwrap();
+    assert!(saved.contains("skipped_lines = 4"), "{saved}");
+    assert!(saved.contains("ranks_inferred"), "{saved}");
+}

@@ -144,6 +144,8 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
             })
             .collect(),
         screened_out_bytes: screened.iter().map(|p| p.0).collect(),
+        ranks_inferred: None,
+        skipped_lines: 0,
     }
 }
 
@@ -236,7 +238,11 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
         let pts = sim_points(log, ranks);
         let (f, screened) = fit_measurements(model, &pts)
             .map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
-        entries.push(fit_entry(src, &log.op, ranks, &f, &screened));
+        entries.push(FitEntry {
+            ranks_inferred: log.ranks_inferred.clone(),
+            skipped_lines: log.skipped.len() as u64,
+            ..fit_entry(src, &log.op, ranks, &f, &screened)
+        });
         measurements.extend(pts.iter().map(|&(size_bytes, time_s)| MeasurementEntry {
             op: log.op.clone(),
             size_bytes,

@@ -66,6 +66,22 @@ pub struct Validation {
     /// symmetric measure (1 = off by a factor of 2 either way), where the
     /// relative error of an under-prediction can never exceed 100%.
     pub median_abs_log2_ratio: f64,
+    /// How the rank count was inferred, where the log did not state it
+    /// ([`Log::ranks_inferred`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks_inferred: Option<String>,
+    /// Lines of the log the parser skipped as not the benchmark's
+    /// (launcher, Slurm, Open MPI help, NCCL debug lines).
+    pub skipped_lines: Vec<SkippedLine>,
+}
+
+/// A skipped log line, for results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkippedLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// The line.
+    pub text: String,
 }
 
 /// Why a validation could not be made.
@@ -153,6 +169,8 @@ fn summarise(
                 .collect(),
         ),
         points,
+        ranks_inferred: None,
+        skipped_lines: Vec::new(),
     }
 }
 
@@ -218,15 +236,26 @@ pub fn validate_log(
     let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
     let (f, _) =
         fit_measurements(model, &fit_pts).map_err(|e| ValidateError::Fit(log.op.clone(), e))?;
-    Ok(summarise(
-        source,
-        log.tool.name(),
-        &log.op,
-        ranks,
-        "every other size",
-        &f,
-        &held,
-    ))
+    Ok(Validation {
+        ranks_inferred: log.ranks_inferred.clone(),
+        skipped_lines: log
+            .skipped
+            .iter()
+            .map(|s| SkippedLine {
+                line: s.line,
+                text: s.text.clone(),
+            })
+            .collect(),
+        ..summarise(
+            source,
+            log.tool.name(),
+            &log.op,
+            ranks,
+            "every other size",
+            &f,
+            &held,
+        )
+    })
 }
 
 /// Fits point-to-point (ping-pong) measurements and predicts a collective

@@ -157,8 +157,15 @@ mod nccl_tests {
         assert_eq!(logs.len(), 1);
         let log = &logs[0];
         assert_eq!(log.op, "allreduce");
-        // The excerpt has no device lines: the log does not say.
-        assert_eq!(log.ranks, None);
+        // The excerpt has no device lines: busbw/algbw tells the 16 ranks
+        // (2 × 8 A100), from the rows whose bandwidths have digits enough.
+        assert_eq!(log.ranks, Some(16));
+        let how = log.ranks_inferred.as_deref().unwrap();
+        assert!(
+            how.starts_with("16 ranks inferred from busbw/algbw"),
+            "{how}"
+        );
+        assert!(how.contains("rows too small to tell"), "{how}");
         assert_eq!(log.rows.len(), 29);
         let (first, last) = (&log.rows[0], &log.rows[28]);
         check_row(first, 4, 8, 164.3, Some(163.3), Some(0.0), Some(0.0));
@@ -206,7 +213,9 @@ mod nccl_tests {
         assert_eq!(logs.len(), 1);
         let log = &logs[0];
         assert_eq!(log.op, "allreduce");
-        assert_eq!(log.ranks, None);
+        // no rank lines: busbw/algbw tells the p5's 8 GPUs
+        assert_eq!(log.ranks, Some(8));
+        assert!(log.ranks_inferred.is_some());
         assert_eq!(log.rows.len(), 32);
         check_row(&log.rows[0], 5, 8, 12.90, Some(12.87), Some(0.0), Some(0.0));
         check_row(
@@ -398,7 +407,10 @@ mod nccl_tests {
         assert_eq!(logs.len(), 1);
         let log = &logs[0];
         assert_eq!(log.op, "alltoall");
-        assert_eq!(log.ranks, None);
+        // no rank lines, and busbw 0.51 against algbw 0.52 admits any n
+        // from 27 up: the footer's six-digit average tells the 64
+        assert_eq!(log.ranks, Some(64));
+        assert!(log.ranks_inferred.as_deref().unwrap().contains("footer"));
         assert_eq!(log.rows.len(), 2);
         check_row(
             &log.rows[0],
@@ -1045,13 +1057,18 @@ mod errors {
             "{err}"
         );
 
-        // An OSU row after trailing text.
+        // An OSU row after a line that is not the benchmark's: the line is
+        // noise (skipped and counted), the row the table's.
         let text = read("osu", "olcf_riker_osu_allgather_4node_16ranks.txt");
         let late = format!("{text}real 0m1s\n2097152              2222.22\n");
-        let err = parse_osu(&late).unwrap_err();
-        assert!(
-            matches!(err, ParseError::StrayRow { line: 27, .. }),
-            "{err}"
+        let log = parse_osu(&late).unwrap();
+        assert_eq!(log.rows.last().unwrap().line, 27);
+        assert_eq!(
+            log.skipped,
+            [calibration::logs::Skipped {
+                line: 26,
+                text: "real 0m1s".into()
+            }]
         );
     }
 
@@ -1204,4 +1221,158 @@ fn quoted_lines_are_printable_and_short() {
         241,
         "240 characters and the ellipsis"
     );
+}
+
+/// Logs as users have them (issue 13): headers cut, launcher, Slurm, Open
+/// MPI and NCCL lines interleaved anywhere, every line prefixed; the rows
+/// parse the same, the noise is counted, and the rank count, when the
+/// header does not give it, comes from the bandwidth columns.
+mod as_users_have_them {
+    use super::*;
+
+    /// Every nccl-tests fixture with its true rank count (from its source
+    /// line) and the ops it holds.
+    const TRUE_RANKS: &[(&str, u32)] = &[
+        ("autodl_1x2_2080ti_pcie_allgather_broadcast.txt", 2),
+        ("autodl_1x2_2080ti_pcie_alltoall.txt", 2),
+        ("aws_2x_p4de_16xA100_efa_allreduce.txt", 16),
+        ("aws_batch_1x_p5_8xH100_nvlink_allreduce.txt", 8),
+        ("dgx_spark_2node_2xGB10_roce200g_allgather.txt", 2),
+        ("gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt", 16),
+        (
+            "llv22_nccl_osx_1x2_gtx1080_old_layout_allgather_broadcast.txt",
+            2,
+        ),
+        (
+            "llv22_nccl_osx_1x2_gtx1080_old_layout_reduce_scatter.txt",
+            2,
+        ),
+        (
+            "nccl_tests_issue78_8node_64xV100_ib_old_layout_alltoall.txt",
+            64,
+        ),
+    ];
+
+    /// Lines real runs interleave with the benchmark's: Open MPI's help
+    /// aggregation, Slurm, NCCL debug output, a shell's timing.
+    const NOISE: &[&str] = &[
+        "[gpu-node-07:41237] 15 more processes have sent help message help-mpi-btl-openib.txt / no active ports found",
+        "[gpu-node-07:41237] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages",
+        "srun: Warning: can't honor --ntasks-per-node set to 8 which doesn't match the requested tasks 16",
+        "gpu-node-07:41250:41250 [0] NCCL INFO Channel 00/32 : 0 1 2 3 4 5 6 7",
+        "gpu-node-07:41250:41301 [0] NCCL WARN NET/IB : Got async event : port error",
+        "slurmstepd: info: Setting TMPDIR to /scratch/job.12345",
+    ];
+
+    fn parse_as(text: &str, name: &str) -> Result<Vec<Log>, ParseError> {
+        parse_nccl_tests_named(text, Some(name))
+    }
+
+    /// (size, time) of every row of every log.
+    fn rows(logs: &[Log]) -> Vec<Vec<(u64, f64)>> {
+        logs.iter()
+            .map(|l| l.rows.iter().map(|r| (r.size_bytes, r.time_s)).collect())
+            .collect()
+    }
+
+    /// The rank count: from the header where it has `# Rank` lines, else
+    /// inferred, on every fixture; and, with the header's rank lines cut,
+    /// inferred equal to it (broadcast's busbw equals its algbw at every
+    /// rank count and tells nothing).
+    #[test]
+    fn the_rank_count_is_the_true_one_with_or_without_the_header() {
+        for &(name, ranks) in TRUE_RANKS {
+            let text = read("nccl-tests", name);
+            let logs = parse_as(&text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for log in &logs {
+                assert_eq!(log.ranks, Some(ranks), "{name} {}", log.op);
+            }
+            let cut: String = text
+                .lines()
+                .filter(|l| {
+                    !l.split_once('#')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with("Rank "))
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let logs = parse_as(&cut, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for log in &logs {
+                if log.op == "broadcast" {
+                    assert_eq!(log.ranks, None, "{name}: broadcast tells nothing");
+                    continue;
+                }
+                assert_eq!(log.ranks, Some(ranks), "{name} {}: cut header", log.op);
+                let how = log.ranks_inferred.as_deref();
+                assert!(
+                    how.is_some_and(|h| h.contains("inferred")),
+                    "{name} {}: {how:?}",
+                    log.op
+                );
+            }
+        }
+    }
+
+    /// Noise inserted before the header, between the header and the rows,
+    /// and between every two rows, with every line prefixed as srun
+    /// `--label` prints it: the same rows, and every inserted line counted
+    /// as skipped.
+    #[test]
+    fn noise_anywhere_is_skipped_and_counted() {
+        for &(name, _) in TRUE_RANKS {
+            let text = read("nccl-tests", name);
+            let clean = parse_as(&text, name).unwrap();
+            let mut noisy = String::new();
+            let mut inserted = 0usize;
+            // a fixture whose lines carry a launcher tag already keeps them
+            let tagged = text.lines().skip(1).any(|l| {
+                l.starts_with('[')
+                    || l.split_once(':')
+                        .is_some_and(|(a, _)| a.trim().parse::<u32>().is_ok())
+            });
+            let tag = if tagged { "" } else { "0: " };
+            for (i, l) in text.lines().enumerate() {
+                // not before the first line: our `# source:` note stays first
+                if i > 0 {
+                    let n = NOISE[i % NOISE.len()];
+                    noisy.push_str(&format!("{tag}{n}\n"));
+                    inserted += 1;
+                }
+                noisy.push_str(&format!("{tag}{l}\n"));
+            }
+            let logs = parse_as(&noisy, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(rows(&logs), rows(&clean), "{name}");
+            let skipped: usize = logs.iter().map(|l| l.skipped.len()).sum();
+            let before: usize = clean.iter().map(|l| l.skipped.len()).sum();
+            assert_eq!(skipped, before + inserted, "{name}");
+            for log in &logs {
+                assert_eq!(
+                    log.ranks,
+                    clean[0]
+                        .ranks
+                        .filter(|_| log.op != "broadcast" || log.ranks.is_some()),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    /// Rows whose busbw/algbw tell different rank counts are refused,
+    /// naming both lines.
+    #[test]
+    fn rows_that_disagree_on_the_ranks_are_refused() {
+        let name = "aws_2x_p4de_16xA100_efa_allreduce.txt";
+        let text = read("nccl-tests", name);
+        // the last row says 41.78 algbw, 78.33 busbw (16 ranks); make it 8
+        // ranks' 73.12
+        let bad = text.replace("41.78   78.33", "41.78   73.12");
+        assert_ne!(bad, text);
+        let err = parse_as(&bad, name).unwrap_err();
+        match &err {
+            ParseError::RanksDisagree {
+                ranks, other_ranks, ..
+            } => assert_eq!((*ranks, *other_ranks), (8, 16), "{err}"),
+            other => panic!("{other}"),
+        }
+        assert!(err.to_string().contains("--ranks"), "{err}");
+    }
 }

@@ -134,6 +134,18 @@ pub struct FitEntry {
     /// (`calibration::fit::screen`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub screened_out_bytes: Vec<u64>,
+    /// How `ranks` was inferred, where the log did not state it (an
+    /// nccl-tests log without `# Rank` lines: from busbw/algbw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_inferred: Option<String>,
+    /// Lines of the log skipped as not the benchmark's (launcher, Slurm,
+    /// Open MPI help, NCCL debug lines).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_lines: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One fitted point's residual.
@@ -318,6 +330,8 @@ mod tests {
                 }],
                 residuals: vec![],
                 screened_out_bytes: vec![],
+                ranks_inferred: Some("16 ranks inferred".into()),
+                skipped_lines: 3,
             }],
             ..Profile::default()
         };

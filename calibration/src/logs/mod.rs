@@ -31,8 +31,15 @@
 //!   empty `redop` field in alltoall rows.
 //! - **`# source:` lines** (our provenance notes) may appear anywhere; they
 //!   go into every log's `header` and never count as content.
-//! - Noise such as `NCCL INFO` lines, MPI warnings and shell prompts is
-//!   skipped; a non-row line after the rows ends a table.
+//! - Lines that are not the benchmark's, anywhere (launcher and Slurm
+//!   lines, Open MPI's help aggregation, `NCCL INFO`/`WARN` lines, shell
+//!   output), are skipped and kept in [`Log::skipped`]; a failure report
+//!   (`Test NCCL failure`, a signal, a launcher's exit code) inside a table is an error. A table ends at its footer,
+//!   a new run or column-title line, a command line naming a benchmark, or
+//!   the end of the file.
+//! - Without `# Rank` lines, nccl-tests' rank count is inferred from its
+//!   busbw/algbw columns or its `# Avg bus bandwidth` footer
+//!   ([`Log::ranks_inferred`] says how).
 //!
 //! Anything else fails with a [`ParseError`] that names the 1-based line and
 //! quotes it: a row with a missing or extra field, a field that is not a
@@ -125,6 +132,52 @@ pub struct Log {
     /// repeat a size, see [`parse_nccl_tests`]) and strictly increase in OSU
     /// logs.
     pub rows: Vec<Row>,
+    /// How `ranks` was found when the log has no rank lines: nccl-tests'
+    /// busbw/algbw columns (busbw = algbw × 2(n−1)/n for AllReduce,
+    /// × (n−1)/n for AllGather, ReduceScatter and AlltoAll), said with the
+    /// rows that tell it; `None` when the header said, or nothing did.
+    pub ranks_inferred: Option<String>,
+    /// Lines the parser skipped as not the benchmark's (launcher, Slurm,
+    /// Open MPI help and NCCL debug lines, other ranks' and standard
+    /// error's lines), with their 1-based numbers: those before and inside
+    /// this log's table (and after the file's last table, in its last log).
+    pub skipped: Vec<Skipped>,
+}
+
+/// A line a parser skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// 1-based line number.
+    pub line: usize,
+    /// The line, as errors quote it.
+    pub text: String,
+}
+
+/// Substrings (lower case) of lines that report a failed run: a table they
+/// interrupt is an error, not noise.
+pub(crate) const FAILURES: &[&str] = &[
+    "test nccl failure",
+    "test cuda failure",
+    "nccl failure",
+    "cuda failure",
+    "unhandled cuda error",
+    "unhandled system error",
+    "caught signal",
+    "segmentation fault",
+    "bus error",
+    "core dumped",
+    "terminate called",
+    "mpi_abort",
+    "job step aborted",
+    "exited with exit code",
+    "killed",
+    "out of memory",
+];
+
+/// Whether `body` reports a failed run ([`FAILURES`]).
+pub(crate) fn is_failure(body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    FAILURES.iter().any(|f| lower.contains(f))
 }
 
 /// One measurement: one message size.
@@ -282,9 +335,10 @@ pub enum ParseError {
         /// Where it is: before any column-title line, or after a table ended.
         place: &'static str,
     },
-    /// The benchmark's output breaks off: a line that is neither a data row
-    /// nor a table's footer inside an nccl-tests table (such as `Test NCCL
-    /// failure ...`), or a crash report after an OSU table.
+    /// The benchmark's output breaks off: a failure report inside an
+    /// nccl-tests table (such as `Test NCCL failure ...`, a signal, a
+    /// launcher's "exited with exit code"), or a crash report after an OSU
+    /// table.
     #[error(
         "line {line}: the benchmark's output breaks off here (failed run?); expected {expected}: `{text}`"
     )]
@@ -334,6 +388,23 @@ pub enum ParseError {
         /// Its text.
         text: String,
     },
+    /// The busbw/algbw columns of a table with no rank lines tell different
+    /// rank counts in different rows.
+    #[error(
+        "line {line}: this row's busbw/algbw says {ranks} ranks, but line {other_line}'s says          {other_ranks}; expected one rank count per table (give `# Rank` lines or --ranks): `{text}`"
+    )]
+    RanksDisagree {
+        /// The later of the two rows.
+        line: usize,
+        /// Its text.
+        text: String,
+        /// The rank count it tells.
+        ranks: u32,
+        /// The earlier row.
+        other_line: usize,
+        /// The rank count that one tells.
+        other_ranks: u32,
+    },
 }
 
 impl ParseError {
@@ -353,7 +424,8 @@ impl ParseError {
             | ParseError::Interrupted { line, .. }
             | ParseError::UnknownOp { line, .. }
             | ParseError::UnsupportedTest { line, .. }
-            | ParseError::MultipleTests { line, .. } => *line,
+            | ParseError::MultipleTests { line, .. }
+            | ParseError::RanksDisagree { line, .. } => *line,
         }
     }
 
@@ -373,7 +445,8 @@ impl ParseError {
             | ParseError::Interrupted { text, .. }
             | ParseError::UnknownOp { text, .. }
             | ParseError::UnsupportedTest { text, .. }
-            | ParseError::MultipleTests { text, .. } => text,
+            | ParseError::MultipleTests { text, .. }
+            | ParseError::RanksDisagree { text, .. } => text,
         }
     }
 }

@@ -21,8 +21,8 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Launcher, Line, Log, ParseError, Row, Tool, field_f64, field_u64, lines, no_table,
-    op_from_file_name,
+    Launcher, Line, Log, ParseError, Row, Skipped, Tool, field_f64, field_u64, is_failure, lines,
+    no_table, op_from_file_name,
 };
 
 /// The benchmarks this parser supports, for error messages.
@@ -74,6 +74,8 @@ pub fn parse_nccl_tests_named(text: &str, file_name: Option<&str>) -> Result<Vec
         table: None,
         tables_seen: false,
         logs: Vec::new(),
+        skipped: Vec::new(),
+        last_table: 0,
     };
     for line in lines(text) {
         parser.line(line)?;
@@ -81,6 +83,10 @@ pub fn parse_nccl_tests_named(text: &str, file_name: Option<&str>) -> Result<Vec
     parser.finish_table()?;
     if parser.logs.is_empty() {
         return Err(no_table(text, COLUMN_TITLE));
+    }
+    // lines after the last table go to the last log
+    if let Some(last) = parser.logs.last_mut() {
+        last.skipped.append(&mut parser.skipped);
     }
     Ok(parser.logs)
 }
@@ -197,11 +203,15 @@ impl Pending {
     }
 
     /// Records a non-comment line outside a table: kept if it names a
-    /// benchmark (a command line), else ignored.
-    fn other(&mut self, line: &Line<'_>) {
-        if let Some(b) = binary_in(line.body) {
-            self.mentioned = Some((b, line.number, line.text()));
-            self.header.push(line.body.to_string());
+    /// benchmark (a command line); whether it was kept.
+    fn other(&mut self, line: &Line<'_>) -> bool {
+        match binary_in(line.body) {
+            Some(b) => {
+                self.mentioned = Some((b, line.number, line.text()));
+                self.header.push(line.body.to_string());
+                true
+            }
+            None => false,
         }
     }
 
@@ -301,9 +311,21 @@ struct Parser<'a, 'n> {
     tables_seen: bool,
     /// Finished logs.
     logs: Vec<Log>,
+    /// Lines skipped since the last table ended.
+    skipped: Vec<Skipped>,
+    /// Index in `logs` of the last table's first log.
+    last_table: usize,
 }
 
 impl<'a> Parser<'a, '_> {
+    /// Records a line as skipped.
+    fn skip(&mut self, line: &Line<'_>) {
+        self.skipped.push(Skipped {
+            line: line.number,
+            text: line.text(),
+        });
+    }
+
     /// Reads one line.
     fn line(&mut self, line: Line<'a>) -> Result<(), ParseError> {
         if line.body.is_empty() || line.is_source() {
@@ -314,10 +336,12 @@ impl<'a> Parser<'a, '_> {
             .as_ref()
             .is_some_and(|t| line.foreign_to(t.launcher))
         {
+            self.skip(&line);
             return Ok(());
         }
         if is_noise(line.body) {
             self.pending.noise(line.body);
+            self.skip(&line);
             return Ok(());
         }
         if line.is_comment() {
@@ -340,15 +364,23 @@ impl<'a> Parser<'a, '_> {
         }
         if self.table.is_some() {
             if binary_in(line.body).is_none() {
-                return Err(ParseError::Interrupted {
-                    line: line.number,
-                    text: line.text(),
-                    expected: "a data row or the `# Out of bounds values` footer",
-                });
+                // a failure report breaks the run off; any other line
+                // (launcher, Slurm, Open MPI's help aggregation) is noise
+                if is_failure(line.body) {
+                    return Err(ParseError::Interrupted {
+                        line: line.number,
+                        text: line.text(),
+                        expected: "a data row or the `# Out of bounds values` footer",
+                    });
+                }
+                self.skip(&line);
+                return Ok(());
             }
             self.finish_table()?;
         }
-        self.pending.other(&line);
+        if !self.pending.other(&line) {
+            self.skip(&line);
+        }
         Ok(())
     }
 
@@ -357,6 +389,13 @@ impl<'a> Parser<'a, '_> {
         if is_column_title(line.body) {
             self.finish_table()?;
             self.start_table(&line)?;
+            return Ok(());
+        }
+        if let Some(avg) = avg_busbw(line.body) {
+            // the footer after the table's rows (the table ended at `# Out
+            // of bounds values`): it tells the ranks where the rows could not
+            self.finish_table()?;
+            self.footer_ranks(avg);
             return Ok(());
         }
         let Some(table) = &mut self.table else {
@@ -371,8 +410,11 @@ impl<'a> Parser<'a, '_> {
             self.pending.comment(&line);
             return Ok(());
         }
-        if table.segments.is_empty() {
-            table.units(line.body);
+        if table.segments.is_empty() && table.units(line.body) {
+            return Ok(());
+        }
+        if !line.body.trim_start_matches('#').trim().is_empty() {
+            self.skip(&line);
         }
         Ok(())
     }
@@ -435,6 +477,8 @@ impl<'a> Parser<'a, '_> {
             });
         }
         let split = table.segments.len() > 1;
+        self.last_table = self.logs.len();
+        let mut skipped = std::mem::take(&mut self.skipped);
         for segment in table.segments {
             let mut header = table.header.clone();
             if split {
@@ -443,16 +487,88 @@ impl<'a> Parser<'a, '_> {
                     "rows with type {ty}, redop {redop}, root {root} (one table split by type/redop/root)"
                 ));
             }
+            let (ranks, ranks_inferred) = match table.ranks {
+                Some(r) => (Some(r), None),
+                None => match infer_ranks(table.op, &segment.rows)? {
+                    Some((r, how)) => (Some(r), Some(how)),
+                    None => (None, None),
+                },
+            };
             self.logs.push(Log {
                 tool: Tool::NcclTests,
                 op: table.op.to_string(),
-                ranks: table.ranks,
+                ranks,
                 header,
                 rows: segment.rows,
+                ranks_inferred,
+                // the table's own skipped lines go with its first log
+                skipped: std::mem::take(&mut skipped),
             });
         }
         Ok(())
     }
+}
+
+impl Parser<'_, '_> {
+    /// The last table's ranks from its footer's average bus bandwidth,
+    /// where its rows could not tell them ([`footer_ranks`]).
+    fn footer_ranks(&mut self, avg: f64) {
+        let logs = &mut self.logs[self.last_table..];
+        if let [log] = logs
+            && log.ranks.is_none()
+            && let Some((n, how)) = footer_ranks(&log.op, &log.rows, avg)
+        {
+            log.ranks = Some(n);
+            log.ranks_inferred = Some(how);
+        }
+    }
+}
+
+/// The value of an `# Avg bus bandwidth    : 0.507636` footer.
+fn avg_busbw(body: &str) -> Option<f64> {
+    let rest = body.trim_start_matches('#').trim_start();
+    let value = rest.strip_prefix("Avg bus bandwidth")?.trim_start();
+    let value = value.strip_prefix(':')?.split_whitespace().next()?;
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// The ranks a table's footer tells: nccl-tests averages busbw over every
+/// row, out-of-place and in-place, and prints the mean with six decimals;
+/// algbw is size / time, and the times are printed to a few parts in
+/// 10⁴. So the mean busbw over the mean algbw is the bus factor to about
+/// that precision: accepted when it lands within 0.2 of a whole n.
+fn footer_ranks(op: &str, rows: &[Row], avg: f64) -> Option<(u32, String)> {
+    busbw_factor(op, 2)?;
+    let mut algbw = Vec::new();
+    for r in rows {
+        for t in [Some(r.time_s), r.in_place_time_s].into_iter().flatten() {
+            if t > 0.0 {
+                algbw.push(r.size_bytes as f64 / t / 1e9);
+            }
+        }
+    }
+    if algbw.is_empty() {
+        return None;
+    }
+    let f = avg / (algbw.iter().sum::<f64>() / algbw.len() as f64);
+    let n = match op {
+        "allreduce" if f < 2.0 => 2.0 / (2.0 - f),
+        "allgather" | "reducescatter" | "alltoall" if f < 1.0 => 1.0 / (1.0 - f),
+        _ => return None,
+    };
+    let whole = n.round();
+    ((n - whole).abs() <= 0.2 && (1.0..=f64::from(MAX_INFERRED_RANKS)).contains(&whole)).then(|| {
+        (
+            whole as u32,
+            format!(
+                "{whole} ranks inferred from the footer's average bus bandwidth ({avg} GB/s) over the rows' mean algbw (size/time, {} values): {n:.2}; the log has no `# Rank` lines and its rows' busbw/algbw do not tell",
+                algbw.len()
+            ),
+        )
+    })
 }
 
 /// Reads the columns of a column-title line.
@@ -496,14 +612,15 @@ fn columns(line: &Line<'_>) -> Result<Vec<Column>, ParseError> {
 
 impl Table<'_> {
     /// Reads the units line (`#  (B)  (elements)  (us)  (GB/s) ...`): times
-    /// are in microseconds unless it says `(ms)`.
-    fn units(&mut self, body: &str) {
+    /// are in microseconds unless it says `(ms)`. Whether it was one.
+    fn units(&mut self, body: &str) -> bool {
         let words: Vec<&str> = body.trim_start_matches('#').split_whitespace().collect();
         if words.contains(&"(ms)") {
             self.time_scale = 1e-3;
         } else if words.contains(&"(us)") {
             self.time_scale = 1e-6;
         }
+        words.iter().any(|w| w.starts_with('('))
     }
 
     /// Reads one data row.
@@ -618,6 +735,110 @@ impl Table<'_> {
         });
         Ok(())
     }
+}
+
+/// nccl-tests' bus-bandwidth factor for `n` ranks (busbw = algbw ×
+/// factor), for the collectives whose factor depends on n (broadcast's is
+/// 1 at every n: it tells nothing).
+fn busbw_factor(op: &str, n: u32) -> Option<f64> {
+    let n = f64::from(n);
+    match op {
+        "allreduce" => Some(2.0 * (n - 1.0) / n),
+        "allgather" | "reducescatter" | "alltoall" => Some((n - 1.0) / n),
+        _ => None,
+    }
+}
+
+/// The most ranks an inference considers.
+const MAX_INFERRED_RANKS: u32 = 1 << 20;
+
+/// The rank count a table's busbw/algbw columns tell, with how it was
+/// found, for a table without rank lines. nccl-tests prints both with two
+/// decimals, so each is known within ±0.005 GB/s: a row tells n when
+/// exactly one n ≥ 1 has a factor inside the interval its two values
+/// allow (rows of small bandwidth allow many and tell nothing). Every
+/// telling row must agree, or the log is refused; `None` when no row tells.
+fn infer_ranks(op: &str, rows: &[Row]) -> Result<Option<(u32, String)>, ParseError> {
+    const HALF: f64 = 0.005;
+    busbw_factor(op, 2).map_or(Ok(None), |_| {
+        let mut told: Option<(u32, usize)> = None;
+        let mut lines = Vec::new();
+        let mut vague = 0usize;
+        for r in rows {
+            let (Some(alg), Some(bus)) = (r.algbw_gbps, r.busbw_gbps) else {
+                continue;
+            };
+            if alg - HALF <= 0.0 {
+                vague += 1;
+                continue;
+            }
+            let (lo, hi) = ((bus - HALF).max(0.0) / (alg + HALF), (bus + HALF) / (alg - HALF));
+            // the factor grows with n towards 2 (AllReduce) or 1, so the n
+            // whose factor lies in [lo, hi] are those from n_of(lo) to
+            // n_of(hi), n_of inverting it
+            let limit = if op == "allreduce" { 2.0 } else { 1.0 };
+            let n_of = |f: f64| {
+                if f >= limit {
+                    f64::INFINITY
+                } else if op == "allreduce" {
+                    2.0 / (2.0 - f)
+                } else {
+                    1.0 / (1.0 - f)
+                }
+            };
+            let (first, last) = (n_of(lo).ceil().max(1.0), n_of(hi).floor());
+            if !(last - first).is_finite() || last - first >= 1.0 || last < first {
+                if last < first {
+                    // no n fits: a row busbw/algbw cannot come from
+                    return Err(ParseError::BadValue {
+                        line: r.line,
+                        text: format!("busbw {bus} with algbw {alg}"),
+                        column: "busbw".into(),
+                        value: format!("{bus}"),
+                        expected: "busbw = algbw × 2(n−1)/n (AllReduce) or × (n−1)/n for some rank count n",
+                    });
+                }
+                vague += 1;
+                continue;
+            }
+            let n = first as u32;
+            if n > MAX_INFERRED_RANKS {
+                vague += 1;
+                continue;
+            }
+            match told {
+                Some((m, at)) if m != n => {
+                    return Err(ParseError::RanksDisagree {
+                        line: r.line,
+                        text: format!("busbw {bus} GB/s, algbw {alg} GB/s"),
+                        ranks: n,
+                        other_line: at,
+                        other_ranks: m,
+                    });
+                }
+                Some(_) => {}
+                None => told = Some((n, r.line)),
+            }
+            lines.push(r.line);
+        }
+        Ok(told.map(|(n, _)| {
+            let (a, b) = (lines[0], lines[lines.len() - 1]);
+            let rows = if a == b {
+                format!("the row at line {a}")
+            } else {
+                format!("{} rows at lines {a}–{b}", lines.len())
+            };
+            let vague = if vague > 0 {
+                format!("; {vague} rows too small to tell")
+            } else {
+                String::new()
+            };
+            (
+                n,
+                format!("{n} ranks inferred from busbw/algbw ({rows} agree{vague}); the log has no `# Rank` lines"),
+            )
+        }))
+    })
 }
 
 /// A `BadValue` error.

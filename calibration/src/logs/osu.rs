@@ -20,8 +20,8 @@
 //! it is an error.
 
 use super::{
-    Launcher, Line, Log, ParseError, Row, Tool, field_f64, field_u64, lines, no_table,
-    op_from_file_name,
+    Launcher, Line, Log, ParseError, Row, Skipped, Tool, field_f64, field_u64, is_failure, lines,
+    no_table, op_from_file_name,
 };
 
 /// The benchmarks this parser supports, for error messages.
@@ -72,13 +72,20 @@ pub fn parse_osu_named(text: &str, file_name: Option<&str>) -> Result<Log, Parse
     let mut title: Option<(Result<&'static str, String>, usize, String)> = None;
     let mut command: Option<(Result<&'static str, String>, usize, String)> = None;
     let mut table: Option<Table<'_>> = None;
-    let mut ended = false;
+    let mut skipped = Vec::new();
+    let mut skip = |line: &Line<'_>| {
+        skipped.push(Skipped {
+            line: line.number,
+            text: line.text(),
+        })
+    };
 
     for line in lines(text) {
         if line.body.is_empty() || line.is_source() {
             continue;
         }
         if table.as_ref().is_some_and(|t| line.foreign_to(t.launcher)) {
+            skip(&line);
             continue;
         }
         if line.is_comment() {
@@ -107,6 +114,8 @@ pub fn parse_osu_named(text: &str, file_name: Option<&str>) -> Result<Log, Parse
                     continue;
                 }
                 header.push(line.body.to_string());
+            } else if !line.body.trim_start_matches('#').trim().is_empty() {
+                skip(&line);
             }
             continue;
         }
@@ -119,36 +128,34 @@ pub fn parse_osu_named(text: &str, file_name: Option<&str>) -> Result<Log, Parse
                         place: "before any column-title line",
                     });
                 }
-                Some(_) if ended => {
-                    return Err(ParseError::StrayRow {
-                        line: line.number,
-                        text: line.text(),
-                        place: "after the end of the table",
-                    });
-                }
                 Some(t) => t.row(&line)?,
             }
             continue;
         }
         match &table {
+            // a failure report breaks the run off; any other line
+            // (launcher, Slurm, Open MPI's help aggregation) is noise,
+            // between rows too
             Some(t) if !t.rows.is_empty() => {
-                ended = true;
                 let lower = line.body.to_ascii_lowercase();
-                if CRASH.iter().any(|c| lower.contains(c)) {
+                if CRASH.iter().any(|c| lower.contains(c)) || is_failure(line.body) {
                     return Err(ParseError::Interrupted {
                         line: line.number,
                         text: line.text(),
                         expected: "no failure report after the last row",
                     });
                 }
+                skip(&line);
             }
-            Some(_) => {}
+            Some(_) => skip(&line),
             None => {
                 if let Some(op) = binary_in(line.body) {
                     command = Some((op, line.number, line.text()));
                     header.push(line.body.to_string());
                 } else if line.body.starts_with("$ ") {
                     header.push(line.body.to_string());
+                } else {
+                    skip(&line);
                 }
             }
         }
@@ -205,6 +212,8 @@ pub fn parse_osu_named(text: &str, file_name: Option<&str>) -> Result<Log, Parse
         ranks: matches!(op, "latency" | "bw").then_some(2),
         header,
         rows: table.rows,
+        ranks_inferred: None,
+        skipped,
     })
 }
 
