@@ -143,6 +143,18 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
             if let Some(how) = &f.ranks_inferred {
                 eprintln!("{} `{}`: {how}", f.source, f.op);
             }
+            if !f.screened_out_bytes.is_empty() {
+                eprintln!(
+                    "{} `{}`: kept out of the fit as measurement anomalies (throughput under 60% of the best at a smaller size): {} B",
+                    f.source,
+                    f.op,
+                    f.screened_out_bytes
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" B, ")
+                );
+            }
             if f.skipped_lines > 0 {
                 eprintln!(
                     "{} `{}`: skipped {} line{} that {} not the benchmark's (`dtsim validate --verbose` lists them)",

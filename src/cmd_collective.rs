@@ -12,11 +12,11 @@ const DEFAULT_NETWORK: &str = "ib-edr-100g";
 use sim::collective::single::{self, Request};
 use sim::names::Named;
 use sim::net::NetModel;
-use sim::units::{Count, HumanBytes, parse_bytes};
+use sim::units::{Count, HumanBytes, HumanRate, parse_bytes};
 use sim::workload::Precision;
 
 /// Arguments of `dtsim collective`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CollectiveArgs {
     /// allreduce, allgather, reducescatter, broadcast, alltoall, ps, topk
     /// (Top-k AllGather) or gtopk (gTop-k tree).
@@ -27,7 +27,10 @@ pub struct CollectiveArgs {
     gpus: u32,
     /// Buffer size in bytes, or with a unit ("64MiB"); nccl-tests' meaning
     /// (allgather: the whole output; alltoall: one GPU's send buffer;
-    /// topk, gtopk: the dense gradient that is sparsified).
+    /// topk, gtopk: the dense gradient that is sparsified). Several sizes:
+    /// a comma-separated list ("1KiB,4KiB"), a range doubling from MIN to
+    /// MAX ("8:1GiB", as nccl-tests' -b -e -f 2) or with another factor
+    /// ("1KiB:1MiB:4"); a line (or JSON object) per size.
     #[arg(long)]
     size: String,
     /// topk, gtopk: the fraction ρ of gradient elements each GPU sends,
@@ -124,8 +127,65 @@ struct Output<'a> {
     payload_bytes: Option<u64>,
 }
 
+/// The most sizes one call takes.
+const MAX_SIZES: usize = 4096;
+
+/// The sizes `--size` names: a list of sizes or ranges ([`CollectiveArgs`]).
+fn sizes(text: &str) -> Result<Vec<u64>, CliError> {
+    let bad = |m: String| CliError::Input(format!("--size: {m}"));
+    let one = |t: &str| parse_bytes(t.trim()).map_err(|e| bad(e.to_string()));
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let fields: Vec<&str> = part.split(':').collect();
+        match fields[..] {
+            [s] => out.push(one(s)?),
+            [lo, hi] | [lo, hi, _] => {
+                let (lo, hi) = (one(lo)?, one(hi)?);
+                let factor: u64 = match fields.get(2) {
+                    Some(f) => f.trim().parse().ok().filter(|f| *f >= 2).ok_or_else(|| {
+                        bad(format!(
+                            "the factor of `{part}` must be a whole number of 2 or more"
+                        ))
+                    })?,
+                    None => 2,
+                };
+                if lo == 0 || lo > hi {
+                    return Err(bad(format!(
+                        "the range `{part}` must go from a positive size up to a larger one"
+                    )));
+                }
+                let mut s = lo;
+                while s <= hi && out.len() <= MAX_SIZES {
+                    out.push(s);
+                    s = match s.checked_mul(factor) {
+                        Some(n) => n,
+                        None => break,
+                    };
+                }
+            }
+            _ => {
+                return Err(bad(format!(
+                    "`{part}` is neither a size nor MIN:MAX[:FACTOR]"
+                )));
+            }
+        }
+        if out.len() > MAX_SIZES {
+            return Err(bad(format!("more than {MAX_SIZES} sizes")));
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
-    let size = parse_bytes(&a.size).map_err(|e| CliError::Input(format!("--size: {e}")))?;
+    for size in sizes(&a.size)? {
+        one(&a, size)?;
+    }
+    Ok(())
+}
+
+/// One size of [`run`].
+fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
+    let a = a.clone();
     let req = Request {
         op: a.op,
         algo: a.algo,
@@ -195,7 +255,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         None => HumanBytes(size as f64).to_string(),
     };
     print_line(format_args!(
-        "{} ({}, {} model) of {what} on {} ({} x {}, {}): {:.6} ms, algbw {:.3} GB/s, busbw {:.3} GB/s, {} sent per GPU",
+        "{} ({}, {} model) of {what} on {} ({} x {}, {}): {:.6} ms, algbw {}, busbw {}, {} sent per GPU",
         out.op,
         out.algo,
         out.model,
@@ -204,8 +264,8 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
         c.gpus_per_node,
         out.network,
         t.time_s * 1e3 + 0.0,
-        out.algbw_gbps,
-        out.busbw_gbps,
+        HumanRate(out.algbw_gbps * 1e9),
+        HumanRate(out.busbw_gbps * 1e9),
         HumanBytes(t.bytes_sent_per_gpu)
     ))
 }

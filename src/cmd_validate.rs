@@ -109,6 +109,15 @@ fn table(v: &Validation, verbose: bool) -> String {
             }
         }
     }
+    for p in &v.screened {
+        let _ = writeln!(
+            s,
+            "  screened out of the fit: {} B ({:.2} us): {}",
+            p.size_bytes,
+            p.measured_s * 1e6,
+            p.reason
+        );
+    }
     for r in &v.regimes {
         // R² is undefined below 3 points or when the times do not vary
         let r2 = if r.r2.is_finite() {
@@ -117,7 +126,7 @@ fn table(v: &Validation, verbose: bool) -> String {
             format!("n/a ({} points)", r.points)
         };
         let bw = match r.bandwidth() {
-            Some(b) => format!("bandwidth {:.2} GB/s", b / 1e9),
+            Some(b) => format!("bandwidth {}", sim::units::HumanRate(b)),
             None => "latency only (time flat in size)".into(),
         };
         let _ = writeln!(

@@ -1300,3 +1300,105 @@ fn a_log_as_a_cluster_prints_it() {
     assert!(saved.contains("skipped_lines = 4"), "{saved}");
     assert!(saved.contains("ranks_inferred"), "{saved}");
 }
+
+/// `dtsim collective` over several sizes in one call, on a calibration
+/// profile's network: a JSON object per size, the range doubling from MIN
+/// to MAX (or by the factor given) and the list in its order; bad ranges
+/// are refused with exit 2; slow rates print with their digits.
+#[test]
+fn collective_over_a_range_of_sizes_on_a_profile() {
+    let prof = fixture("profiles/mpi-4ranks-ci-vm.toml");
+    let sizes = |spec: &str| -> Vec<u64> {
+        let o = dtsim(&[
+            "collective",
+            "--op",
+            "allreduce",
+            "--gpus",
+            "4",
+            "--network",
+            &prof,
+            "--size",
+            spec,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                assert!(v["time_s"].as_f64().unwrap() > 0.0);
+                v["size_bytes"].as_u64().unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(sizes("1KiB:8KiB"), [1024, 2048, 4096, 8192]);
+    assert_eq!(sizes("1KiB:1MiB:32"), [1024, 32768, 1048576]);
+    assert_eq!(sizes("64MiB,8"), [64 << 20, 8]);
+    for bad in ["8:4", "1KiB:1MiB:1", "1:2:3:4", "0:8"] {
+        let o = dtsim(&[
+            "collective",
+            "--op",
+            "allreduce",
+            "--gpus",
+            "4",
+            "--size",
+            bad,
+        ]);
+        assert_bad(&o, &["--size"]);
+    }
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "allreduce",
+        "--gpus",
+        "4",
+        "--bandwidth",
+        "1Mbps",
+        "--size",
+        "1MiB",
+    ]);
+    assert!(stdout(&o).contains("kB/s"), "{}", stdout(&o));
+}
+
+/// A measurement anomaly in a fitted size (the 2 MiB row five times too
+/// slow, its bandwidths with it) is kept out of the fit and listed with
+/// why, in the table and the JSON, and by `calibrate net`.
+#[test]
+fn screened_points_are_listed_with_the_reason() {
+    let text = std::fs::read_to_string(fixture(
+        "nccl-tests/aws_batch_1x_p5_8xH100_nvlink_allreduce.txt",
+    ))
+    .unwrap();
+    let slow = text.replace(
+        "2097152        524288     float     sum      -1    43.45   48.27   84.47",
+        "2097152        524288     float     sum      -1   217.25    9.65   16.89",
+    );
+    assert_ne!(slow, text);
+    let f = common::scratch_file("cli-logs", "slow_allreduce.txt", &slow);
+    let path = f.to_str().unwrap();
+    let o = dtsim(&["validate", "--nccl-tests", path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("screened out of the fit: 2097152 B (217.25 us): its throughput, 9.65 GB/s, is under 60% of the best"),
+        "{out}"
+    );
+    let o = dtsim(&["validate", "--nccl-tests", path, "--json"]);
+    let v: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(v["screened"][0]["size_bytes"], 2097152);
+    let prof = common::fresh_dir("cli-logs", "screened").join("p.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        path,
+        "-o",
+        prof.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("kept out of the fit as measurement anomalies"),
+        "{}",
+        stderr(&o)
+    );
+}

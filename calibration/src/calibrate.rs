@@ -607,6 +607,8 @@ pub fn collectives(
             });
         }
     }
+    let mut notes = notes;
+    notes.extend(library_settings(std::env::vars()));
     Ok(Some(Profile {
         provenance: who.provenance(
             "collectives",
@@ -619,6 +621,21 @@ pub fn collectives(
         measurements,
         ..Profile::default()
     }))
+}
+
+/// The communication library's settings among environment variables
+/// `vars`, as provenance notes: Open MPI's MCA parameters (`OMPI_MCA_*`,
+/// which force its collective algorithms), NCCL's (`NCCL_*`: `NCCL_ALGO`,
+/// `NCCL_PROTO`, …), UCX's, Intel MPI's and MPICH's, sorted, so that a
+/// profile says which algorithms the library was told to use.
+pub fn library_settings(vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
+    const PREFIXES: [&str; 5] = ["OMPI_MCA_", "NCCL_", "UCX_", "I_MPI_", "MPICH_"];
+    let mut out: Vec<String> = vars
+        .filter(|(k, _)| PREFIXES.iter().any(|p| k.starts_with(p)))
+        .map(|(k, v)| format!("library setting: {k}={v}"))
+        .collect();
+    out.sort();
+    out
 }
 
 /// What `dtsim validate` was given.
@@ -875,6 +892,27 @@ mod tests {
         assert!(wrong > 0.01, "{wrong}");
     }
     use super::*;
+
+    /// The library's settings are kept, sorted; other variables are not.
+    #[test]
+    fn library_settings_are_recorded() {
+        let vars = [
+            ("PATH", "/bin"),
+            ("OMPI_MCA_coll_tuned_allreduce_algorithm", "4"),
+            ("NCCL_ALGO", "Ring"),
+            ("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),
+            ("HOME", "/root"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        assert_eq!(
+            library_settings(vars.into_iter()),
+            [
+                "library setting: NCCL_ALGO=Ring",
+                "library setting: OMPI_MCA_coll_tuned_allreduce_algorithm=4",
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+            ]
+        );
+    }
 
     #[test]
     fn sizes_double_from_min_to_max() {

@@ -371,6 +371,27 @@ pub fn fit_measurements(
     Ok((fit(model, &kept, MAX_REGIMES, MIN_POINTS)?, dropped))
 }
 
+/// Why [`screen`] kept each of `dropped` out of a fit of `points`: its
+/// throughput against the best at a smaller size, in words.
+pub fn screen_reasons(points: &[(u64, f64)], dropped: &[(u64, f64)]) -> Vec<String> {
+    dropped
+        .iter()
+        .map(|&(m, t)| {
+            let best = points
+                .iter()
+                .filter(|p| p.0 < m && p.1 > 0.0)
+                .map(|p| p.0 as f64 / p.1)
+                .fold(0.0f64, f64::max);
+            let thr = if t > 0.0 { m as f64 / t } else { 0.0 };
+            format!(
+                "its throughput, {}, is under 60% of the best at a smaller size, {} (a measurement anomaly: swapping, a competing job, a throttled link)",
+                sim::units::HumanRate(thr),
+                sim::units::HumanRate(best)
+            )
+        })
+        .collect()
+}
+
 /// Separates measurement anomalies from a size sweep: a point of at least
 /// 1 MiB whose throughput (size/time) is below 60% of the best throughput
 /// at any smaller size. Bandwidth does not fall by half as messages grow;

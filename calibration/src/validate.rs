@@ -73,6 +73,21 @@ pub struct Validation {
     /// Lines of the log the parser skipped as not the benchmark's
     /// (launcher, Slurm, Open MPI help, NCCL debug lines).
     pub skipped_lines: Vec<SkippedLine>,
+    /// Fitted sizes kept out of the fit as measurement anomalies
+    /// ([`crate::fit::screen`]), each with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub screened: Vec<ScreenedPoint>,
+}
+
+/// A point kept out of a fit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScreenedPoint {
+    /// Size, bytes.
+    pub size_bytes: u64,
+    /// Measured time, seconds.
+    pub measured_s: f64,
+    /// Why.
+    pub reason: String,
 }
 
 /// A skipped log line, for results.
@@ -171,6 +186,7 @@ fn summarise(
         points,
         ranks_inferred: None,
         skipped_lines: Vec::new(),
+        screened: Vec::new(),
     }
 }
 
@@ -234,9 +250,19 @@ pub fn validate_log(
     }
     let fit_pts: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
     let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
-    let (f, _) =
+    let (f, dropped) =
         fit_measurements(model, &fit_pts).map_err(|e| ValidateError::Fit(log.op.clone(), e))?;
+    let screened = crate::fit::screen_reasons(&fit_pts, &dropped)
+        .into_iter()
+        .zip(&dropped)
+        .map(|(reason, &(size_bytes, measured_s))| ScreenedPoint {
+            size_bytes,
+            measured_s,
+            reason,
+        })
+        .collect();
     Ok(Validation {
+        screened,
         ranks_inferred: log.ranks_inferred.clone(),
         skipped_lines: log
             .skipped

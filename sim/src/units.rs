@@ -184,6 +184,33 @@ impl fmt::Display for HumanBytes {
     }
 }
 
+/// Formats a rate in bytes per second in decimal units (as nccl-tests and
+/// network vendors count: GB/s = 10⁹ B/s), the unit chosen so that three
+/// significant digits show: "12.3 GB/s", "4.56 MB/s", "789 B/s" (a
+/// 5 MB/s link printed as GB/s with two decimals would read 0.00).
+pub struct HumanRate(pub f64);
+
+impl fmt::Display for HumanRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0 + 0.0;
+        if !v.is_finite() {
+            return write!(f, "{v} B/s");
+        }
+        let (x, unit) = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")]
+            .into_iter()
+            .find(|(s, _)| v.abs() >= *s)
+            .map_or((v, "B/s"), |(s, u)| (v / s, u));
+        let decimals = if x.abs() >= 100.0 {
+            0
+        } else if x.abs() >= 10.0 {
+            1
+        } else {
+            2
+        };
+        write!(f, "{x:.decimals$} {unit}")
+    }
+}
+
 /// `n` things, in words: "1 GPU", "2 GPUs", "0 points" (English plural
 /// by a trailing "s", which every noun the tool counts takes).
 pub struct Count<'a>(pub u64, pub &'a str);
@@ -198,6 +225,19 @@ impl fmt::Display for Count<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Three significant digits whatever the rate: a slow link is not
+    /// "0.00 GB/s".
+    #[test]
+    fn rates_show_their_digits() {
+        let s = |v: f64| HumanRate(v).to_string();
+        assert_eq!(s(12.34e9), "12.3 GB/s");
+        assert_eq!(s(4.567e6), "4.57 MB/s");
+        assert_eq!(s(123.4e6), "123 MB/s");
+        assert_eq!(s(789.0), "789 B/s");
+        assert_eq!(s(1.5e12), "1.50 TB/s");
+        assert_eq!(s(0.0), "0.00 B/s");
+    }
 
     #[test]
     fn counts_are_singular_only_for_one() {
