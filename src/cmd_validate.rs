@@ -17,9 +17,15 @@ pub struct ValidateArgs {
     #[arg(long, num_args = 1..)]
     osu: Vec<PathBuf>,
     /// A profile written by `dtsim calibrate collectives`: its ping-pong
-    /// fit predicts its measured collectives.
+    /// fit predicts its measured collectives (or, with --predict, its
+    /// collectives' fits predict another profile's).
     #[arg(long)]
     measurements: Option<PathBuf>,
+    /// A second profile: each of its collectives predicted from the fit
+    /// of the same operation in --measurements (at the nearest rank
+    /// count), every point held out.
+    #[arg(long, requires = "measurements")]
+    predict: Option<PathBuf>,
     /// Ranks of collective logs that do not say (OSU collectives), 2 to
     /// 1048576.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=sim::limits::MAX_GPUS as i64))]
@@ -52,6 +58,7 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         osu: a.osu,
         measurements: a.measurements,
         ranks: a.ranks,
+        predict: a.predict,
     };
     let results = calibrate::validate(&req)?;
     for v in &results {

@@ -1402,3 +1402,26 @@ fn screened_points_are_listed_with_the_reason() {
         stderr(&o)
     );
 }
+
+/// `dtsim validate --measurements A --predict B`: each of B's collectives
+/// predicted from A's fit of the same operation, every point held out;
+/// `--predict` alone is refused (exit 2).
+#[test]
+fn validate_predicts_one_profile_from_another() {
+    let p = fixture("profiles/mpi-4ranks-ci-vm.toml");
+    let o = dtsim(&["validate", "--measurements", &p, "--predict", &p, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ops: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["fitted_on"], "4 ranks");
+            assert!(!v["points"].as_array().unwrap().is_empty());
+            v["op"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(ops, ["allgather", "allreduce", "alltoall", "broadcast"]);
+    let o = dtsim(&["validate", "--predict", &p]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--measurements"), "{}", stderr(&o));
+}

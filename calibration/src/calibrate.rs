@@ -504,18 +504,20 @@ pub fn doubling_sizes(min_size: u64, max_size: u64) -> Result<Vec<u64>, Calibrat
 pub struct OpSeries {
     /// The operation.
     pub op: String,
-    /// Its ranks (its first measurement's).
+    /// Its ranks (every measurement of a series has the same).
     pub ranks: u32,
     /// (size, time) points, in the order measured.
     pub points: Vec<(u64, f64)>,
 }
 
-/// Measurements `(op, ranks, size, time)` grouped by operation, in name
-/// order.
+/// Measurements `(op, ranks, size, time)` grouped by operation and rank
+/// count, in that order.
 pub fn by_op<'a>(rows: impl IntoIterator<Item = (&'a str, u32, u64, f64)>) -> Vec<OpSeries> {
-    let mut out: std::collections::BTreeMap<&str, OpSeries> = Default::default();
+    // by operation and rank count: a profile may hold one operation
+    // measured at several rank counts, each a series of its own
+    let mut out: std::collections::BTreeMap<(&str, u32), OpSeries> = Default::default();
     for (op, ranks, size, time) in rows {
-        out.entry(op)
+        out.entry((op, ranks))
             .or_insert_with(|| OpSeries {
                 op: op.to_string(),
                 ranks,
@@ -650,10 +652,28 @@ pub struct ValidateRequest {
     pub measurements: Option<PathBuf>,
     /// Ranks of collective logs that do not say.
     pub ranks: Option<u32>,
+    /// A second profile whose measurements are predicted by fits of
+    /// `measurements`' (other rank counts, other sizes): `dtsim validate
+    /// --measurements A.toml --predict B.toml`.
+    pub predict: Option<PathBuf>,
+}
+
+/// Reads a profile's measurements, grouped ([`by_op`]).
+fn profile_series(p: &Path) -> Result<Vec<OpSeries>, CalibrateError> {
+    let src = p.display().to_string();
+    let text = std::fs::read_to_string(p).map_err(|e| input(format!("{src}: cannot read: {e}")))?;
+    let prof = Profile::from_toml(&text).map_err(|e| input(format!("{src}: {e}")))?;
+    Ok(by_op(
+        prof.measurements
+            .iter()
+            .map(|m| (m.op.as_str(), m.ranks, m.size_bytes, m.time_s)),
+    ))
 }
 
 /// Validates every log, and every collective of the profile against its
-/// ping-pong fit, in that order.
+/// ping-pong fit, in that order; with `predict`, each collective of that
+/// profile against a fit of the same operation in `measurements` instead
+/// ([`crate::validate::validate_across`]).
 pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError> {
     if req.nccl_tests.is_empty() && req.osu.is_empty() && req.measurements.is_none() {
         return Err(input(
@@ -665,6 +685,33 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
     logs.extend(read_logs(&req.osu)?);
     for (src, log) in &logs {
         results.push(validate_log(log, src, req.ranks).map_err(|e| input(format!("{src}: {e}")))?);
+    }
+    if let (Some(a), Some(b)) = (&req.measurements, &req.predict) {
+        let (from, to) = (profile_series(a)?, profile_series(b)?);
+        let src = format!("{} → {}", a.display(), b.display());
+        for target in to.iter().filter(|g| g.op != "pingpong") {
+            // the same operation, at the nearest rank count
+            let fitted = from
+                .iter()
+                .filter(|g| g.op == target.op)
+                .min_by_key(|g| g.ranks.abs_diff(target.ranks))
+                .ok_or_else(|| {
+                    input(format!(
+                        "{}: has no `{}` measurements to predict {}'s from",
+                        a.display(),
+                        target.op,
+                        b.display()
+                    ))
+                })?;
+            results.push(
+                crate::validate::validate_across(fitted, target, &src)
+                    .map_err(|e| input(format!("{src}: {e}")))?,
+            );
+        }
+        return Ok(results);
+    }
+    if req.predict.is_some() {
+        return Err(input("--predict needs --measurements: the profile to fit"));
     }
     if let Some(p) = &req.measurements {
         let src = p.display().to_string();
@@ -892,6 +939,27 @@ mod tests {
         assert!(wrong > 0.01, "{wrong}");
     }
     use super::*;
+
+    /// One operation at two rank counts is two series, each with its own
+    /// ranks and points, not one labelled with the first's.
+    #[test]
+    fn series_are_split_by_rank_count() {
+        let rows = [
+            ("allreduce", 4, 1024, 2e-5),
+            ("allreduce", 2, 1024, 1e-5),
+            ("allreduce", 4, 2048, 3e-5),
+            ("pingpong", 2, 8, 1e-6),
+        ];
+        let s = by_op(rows);
+        let got: Vec<(&str, u32, usize)> = s
+            .iter()
+            .map(|g| (g.op.as_str(), g.ranks, g.points.len()))
+            .collect();
+        assert_eq!(
+            got,
+            [("allreduce", 2, 1), ("allreduce", 4, 2), ("pingpong", 2, 1)]
+        );
+    }
 
     /// The library's settings are kept, sorted; other variables are not.
     #[test]

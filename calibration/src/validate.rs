@@ -284,6 +284,49 @@ pub fn validate_log(
     })
 }
 
+/// Fits `fitted`'s measurements of an operation (on its rank count) and
+/// predicts `target`'s (the same operation, on its own rank count and
+/// sizes) with the simulator: the link's fitted α and B per regime, the
+/// operation's step structure at the target's ranks. A regime is chosen by
+/// the size of the messages each step sends (the buffer × F/S), so that a
+/// protocol switch the library makes at a message size lands at the right
+/// buffer size at the other rank count. Every target point is held out.
+pub fn validate_across(
+    fitted: &crate::calibrate::OpSeries,
+    target: &crate::calibrate::OpSeries,
+    source: &str,
+) -> Result<Validation, ValidateError> {
+    let op = &fitted.op;
+    let from =
+        Model::for_op(op, fitted.ranks).ok_or_else(|| ValidateError::UnknownOp(op.clone()))?;
+    let to = Model::for_op(op, target.ranks).ok_or_else(|| ValidateError::UnknownOp(op.clone()))?;
+    let (f, _) =
+        fit_measurements(from, &fitted.points).map_err(|e| ValidateError::Fit(op.clone(), e))?;
+    let per_step = |m: &Model| {
+        let st = m.structure();
+        if st.steps > 0.0 {
+            st.bytes / st.steps
+        } else {
+            1.0
+        }
+    };
+    let fit = Fit {
+        model: to,
+        regime_scale: per_step(&to) / per_step(&from),
+        segments: f.segments.clone(),
+        residuals: f.residuals.clone(),
+    };
+    Ok(summarise(
+        source,
+        "profile",
+        op,
+        target.ranks,
+        &format!("{} ranks", fitted.ranks),
+        &fit,
+        &target.points,
+    ))
+}
+
 /// Fits point-to-point (ping-pong) measurements and predicts a collective
 /// measured on `ranks` ranks with the simulator: the check `.ci/run` makes
 /// with MPI.

@@ -138,3 +138,52 @@ fn impossible_rank_counts_are_refused() {
     log.ranks = Some(16);
     assert_eq!(ranks_of(&log, None).unwrap(), 16);
 }
+
+/// Fit at one rank count, predict another: measurements made by the
+/// simulator's own ring AllReduce and binomial broadcast at 4 ranks (a
+/// known α and B, two protocol regimes switching at 64 KiB messages)
+/// predict the same collectives at 8 and 16 ranks exactly: each regime is
+/// chosen by the size of the messages its steps send, where the switch
+/// is.
+#[test]
+fn a_fit_at_one_rank_count_predicts_another() {
+    use calibration::calibrate::OpSeries;
+    use calibration::fit::Model;
+    use calibration::validate::validate_across;
+    let (a1, b1, a2, b2) = (5e-6, 2e9, 12e-6, 10e9);
+    let series = |op: &str, ranks: u32| {
+        let m = Model::for_op(op, ranks).unwrap();
+        let st = m.structure();
+        let per_step = st.bytes / st.steps;
+        let points = (10..=26)
+            .map(|k| {
+                let size = 1u64 << k;
+                // the library switches protocol at 64 KiB messages
+                let (a, b) = if size as f64 * per_step < 65536.0 {
+                    (a1, b1)
+                } else {
+                    (a2, b2)
+                };
+                (size, m.predict(size as f64, a, b))
+            })
+            .collect();
+        OpSeries {
+            op: op.into(),
+            ranks,
+            points,
+        }
+    };
+    for op in ["allreduce", "broadcast"] {
+        let four = series(op, 4);
+        for n in [8, 16] {
+            let v = validate_across(&four, &series(op, n), "synthetic").unwrap();
+            assert_eq!((v.ranks, v.points.len()), (n, 17));
+            assert_eq!(v.fitted_on, "4 ranks");
+            assert!(
+                v.max_abs_error < 1e-6,
+                "{op} at {n}: max error {}",
+                v.max_abs_error
+            );
+        }
+    }
+}
