@@ -42,7 +42,8 @@ pub struct CollectiveArgs {
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
     /// Algorithm: allreduce ring|tree|hierarchical|binomial|nvls|sharp;
-    /// broadcast ring|binomial; alltoall pairwise; ps
+    /// broadcast ring|binomial|ompi-binomial (Open MPI's: every child at
+    /// once); alltoall pairwise; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
     algo: Option<String>,

@@ -45,10 +45,12 @@ pub enum Model {
     PointToPoint,
     /// A collective of the simulator over `ranks` ranks, one per node.
     Collective {
-        /// The simulator's collective (default algorithm).
+        /// The simulator's collective.
         op: Op,
         /// Ranks.
         ranks: u32,
+        /// The algorithm ([`fitted_collective`]'s).
+        algo: Algo,
     },
 }
 
@@ -58,7 +60,11 @@ impl Model {
     pub fn for_op(op: &str, ranks: u32) -> Option<Model> {
         match op {
             "latency" | "bw" | "pingpong" => Some(Model::PointToPoint),
-            other => Op::from_name(other).map(|op| Model::Collective { op, ranks }),
+            other => Op::from_name(other).map(|op| Model::Collective {
+                op,
+                ranks,
+                algo: fitted_collective(op).algo,
+            }),
         }
     }
 
@@ -76,7 +82,9 @@ impl Model {
     pub fn predict(&self, bytes: f64, alpha: f64, bandwidth: f64) -> f64 {
         match self {
             Model::PointToPoint => alpha + bytes / bandwidth,
-            Model::Collective { op, .. } => fitted_collective(*op)
+            Model::Collective { op, algo, .. } => fitted_collective(*op)
+                .with_algo(*algo)
+                .expect("a model's algorithm is its operation's")
                 .analytical(&self.cluster(alpha, bandwidth))
                 .time(bytes),
         }
@@ -426,10 +434,7 @@ mod tests {
     /// F falls with the size, would miss it.
     #[test]
     fn broadcast_is_fitted_as_a_linear_model() {
-        let m = Model::Collective {
-            op: Op::Broadcast,
-            ranks: 8,
-        };
+        let m = Model::for_op("broadcast", 8).unwrap();
         let s = m.structure();
         assert!(
             (s.steps - 3.0).abs() < 1e-9 && (s.bytes - 3.0).abs() < 1e-9,
@@ -442,10 +447,7 @@ mod tests {
 
     #[test]
     fn structure_of_a_ring_is_the_closed_form() {
-        let m = Model::Collective {
-            op: Op::AllReduce,
-            ranks: 8,
-        };
+        let m = Model::for_op("allreduce", 8).unwrap();
         let s = m.structure();
         assert!((s.steps - 14.0).abs() < 1e-9);
         assert!((s.bytes - 14.0 / 8.0).abs() < 1e-12);
@@ -460,10 +462,7 @@ mod tests {
 
     #[test]
     fn recovers_alpha_and_beta_exactly() {
-        let m = Model::Collective {
-            op: Op::AllReduce,
-            ranks: 16,
-        };
+        let m = Model::for_op("allreduce", 16).unwrap();
         let pts: Vec<(u64, f64)> = (10..28)
             .map(|p| {
                 let b = 1u64 << p;

@@ -120,7 +120,7 @@ impl Op {
                 Algo::Sharp,
             ],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
-            Op::Broadcast => &[Algo::Ring, Algo::Binomial],
+            Op::Broadcast => &[Algo::Ring, Algo::Binomial, Algo::OmpiBinomial],
             Op::AllToAll => &[Algo::Pairwise],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
             Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
@@ -200,6 +200,12 @@ pub enum Algo {
     /// all-gather inside each node. On `ib-hdr-200g` and `ib-ndr-400g`
     /// (Quantum and Quantum-2 switches, SHARPv2 and v3).
     Sharp,
+    /// Broadcast as Open MPI's binomial tree runs it (coll tuned's
+    /// `binomial`, unsegmented): each rank sends to all its children at
+    /// once once it has the buffer, so a rank's sends share its link
+    /// ([`program::Phase::BinomialBcastAll`]). The textbook binomial
+    /// (`binomial`) sends to one child a step.
+    OmpiBinomial,
     /// Point-to-point to the next model-parallel stage ([`Op::SendRecv`]).
     Next,
     /// Point-to-point to the previous model-parallel stage.
@@ -208,7 +214,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 12] = [
+    pub const ALL: [Algo; 13] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -221,6 +227,7 @@ impl Algo {
         Algo::RecursiveDoubling,
         Algo::Nvls,
         Algo::Sharp,
+        Algo::OmpiBinomial,
     ];
 
     /// Name on the command line and in results.
@@ -238,6 +245,7 @@ impl Algo {
             Algo::RecursiveDoubling => "recursive-doubling",
             Algo::Nvls => "nvls",
             Algo::Sharp => "sharp",
+            Algo::OmpiBinomial => "ompi-binomial",
             Algo::Next => "next",
             Algo::Prev => "prev",
         }
@@ -540,6 +548,9 @@ impl Collective {
                     part,
                     chunks: program::pipeline_chunks(part),
                 }]
+            }
+            (Op::Broadcast, Algo::OmpiBinomial) => {
+                vec![Phase::BinomialBcastAll { group: all, bytes }]
             }
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
             (Op::AllToAll, _) => vec![Phase::Pairwise {

@@ -115,6 +115,19 @@ pub enum Phase {
         /// Bytes per send.
         bytes: f64,
     },
+    /// Binomial-tree broadcast from member 0 as Open MPI runs it
+    /// (`ompi_coll_base_bcast_intra_binomial`, unsegmented: its generic
+    /// tree broadcast posts a send to every child at once, then waits):
+    /// member i's children are i + 2^j for every 2^j > i (below s); member
+    /// i receives in step popcount(i) − 1 and sends to all its children in
+    /// step popcount(i), so the root's ⌈log2 s⌉ sends share its link in
+    /// the first step. As many steps as the largest popcount below s.
+    BinomialBcastAll {
+        /// Groups.
+        group: Grouping,
+        /// Bytes per send.
+        bytes: f64,
+    },
     /// Pairwise exchange: s−1 steps; in step j member i sends `chunk` to
     /// member (i + j) mod s.
     Pairwise {
@@ -495,6 +508,21 @@ impl NodeTrees {
     }
 }
 
+/// The largest popcount of a number below `s`: the steps of
+/// [`Phase::BinomialBcastAll`] over `s` members.
+fn max_popcount_below(s: u32) -> u32 {
+    if s <= 1 {
+        return 0;
+    }
+    let top = s - 1;
+    let bits = 32 - top.leading_zeros();
+    if top.count_ones() == bits {
+        bits
+    } else {
+        bits - 1
+    }
+}
+
 fn ceil_log2(s: u32) -> u32 {
     if s <= 1 {
         0
@@ -649,6 +677,7 @@ impl Program {
                     0
                 }
             }
+            Phase::BinomialBcastAll { group, .. } => max_popcount_below(self.group_size(group)),
             Phase::BinomialReduce { group, .. } | Phase::BinomialBcast { group, .. } => {
                 ceil_log2(self.group_size(group))
             }
@@ -1210,6 +1239,7 @@ impl Program {
             Phase::Shift { .. } => false,
             Phase::BinomialReduce { .. }
             | Phase::BinomialBcast { .. }
+            | Phase::BinomialBcastAll { .. }
             | Phase::RecursiveDoubling { .. }
             | Phase::RingV { .. }
             | Phase::PairwiseV { .. }
@@ -1392,6 +1422,22 @@ impl Program {
                 let to = self.member(0, (idx + 1) % s, Grouping::All);
                 out.push(Send::to(to, blocks[block as usize]));
             }
+            &Phase::BinomialBcastAll { group, bytes } => {
+                if p >= self.gpus || !self.in_group(p, group) {
+                    return;
+                }
+                let s = self.group_size(group);
+                let (id, idx) = self.locate(p, group);
+                if idx.count_ones() == k {
+                    let first = 32 - idx.leading_zeros();
+                    out.extend(
+                        (first..32)
+                            .map(|j| idx as u64 + (1u64 << j))
+                            .take_while(|&c| c < s as u64)
+                            .map(|c| Send::to(self.member(id, c as u32, group), bytes)),
+                    );
+                }
+            }
             &Phase::Shift { from, to, bytes } => {
                 if p < self.gpus && self.in_group(p, from) {
                     let (_, idx) = self.locate(p, from);
@@ -1434,6 +1480,7 @@ impl Program {
                     Phase::Ring { .. }
                     | Phase::Ps { .. }
                     | Phase::Shift { .. }
+                    | Phase::BinomialBcastAll { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
@@ -1496,6 +1543,13 @@ impl Program {
                     0
                 }
             }
+            Phase::BinomialBcastAll { group, .. } => {
+                if p >= self.gpus || !self.in_group(p, group) {
+                    return 0;
+                }
+                let (_, idx) = self.locate(p, group);
+                (idx > 0 && idx.count_ones() == k + 1) as u32
+            }
             Phase::Shift { from, to, .. } => {
                 let Grouping::Stage { size, .. } = from else {
                     unreachable!("a shift's senders are a stage")
@@ -1522,6 +1576,7 @@ impl Program {
                     | Phase::RecursiveDoubling { group, .. } => group,
                     Phase::Ps { .. }
                     | Phase::Shift { .. }
+                    | Phase::BinomialBcastAll { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
@@ -1736,6 +1791,11 @@ mod tests {
                     check_balance(&spec, vec![Phase::BinomialBcast { group, bytes: 1.0 }], 0);
                     check_balance(
                         &spec,
+                        vec![Phase::BinomialBcastAll { group, bytes: 1.0 }],
+                        0,
+                    );
+                    check_balance(
+                        &spec,
                         vec![Phase::Pairwise {
                             group,
                             chunk: 1.0 / n,
@@ -1769,6 +1829,66 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Open MPI's binomial broadcast: every member but the root receives
+    /// exactly once, from its parent (itself without its highest bit), in
+    /// the step before it sends to all its children; steps are the largest
+    /// popcount below s. On a flat network of one link class its α-β time
+    /// is Σ over steps of (α + the busiest sender's children × m/B): for
+    /// 8 members 3α + (3 + 2 + 1)·m/B, for 5 members 2α + (3 + 1)·m/B, where
+    /// the textbook binomial takes ⌈log2 s⌉ (α + m/B).
+    #[test]
+    fn ompi_binomial_broadcast_sends_to_all_children_at_once() {
+        assert_eq!(
+            (1..=9).map(max_popcount_below).collect::<Vec<_>>(),
+            [0, 1, 1, 2, 2, 2, 2, 3, 3]
+        );
+        for s in 1..=40u32 {
+            let spec = ClusterSpec::flat(s, 1e9, 0.0);
+            let prog = Program::new(
+                &spec,
+                vec![Phase::BinomialBcastAll {
+                    group: Grouping::All,
+                    bytes: 1.0,
+                }],
+                0,
+            );
+            let mut got = vec![0u32; s as usize];
+            let mut out = Vec::new();
+            for step in 0..prog.steps() {
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    for send in &out {
+                        let child = send.to;
+                        // the parent is the child without its highest bit
+                        let parent = child & !(1 << (31 - child.leading_zeros()));
+                        assert_eq!(p, parent, "s = {s}: {p} → {child}");
+                        assert_eq!(step + 1, child.count_ones(), "s = {s}: child {child}");
+                        got[child as usize] += 1;
+                    }
+                }
+            }
+            assert!(
+                got[0] == 0 && got[1..].iter().all(|&n| n == 1),
+                "s = {s}: {got:?}"
+            );
+        }
+        let (alpha, bw, m) = (3e-6, 1e9, 8e6);
+        for (s, steps, loads) in [(8u32, 3.0, 6.0), (5, 2.0, 4.0)] {
+            let spec = ClusterSpec::flat(s, bw, alpha);
+            let c = crate::collective::Collective {
+                algo: crate::collective::Algo::OmpiBinomial,
+                ..crate::collective::Collective::new(crate::collective::Op::Broadcast)
+            };
+            let t = c.analytical(&spec).time(m);
+            let want = steps * alpha + loads * m / bw;
+            assert!(
+                (t - want).abs() <= 1e-9 * want,
+                "s = {s}: {t} against {want}"
+            );
         }
     }
 
