@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# An emulated Ethernet cluster on one Linux machine, for calibrating dtsim
+# across hosts as a user would (issue 13): N network namespaces ("hosts")
+# behind a bridge, each host's link shaped by tc (netem: a rate and a
+# one-way delay; where the kernel has no netem, tbf: the rate alone), Open MPI across them with the textbook algorithms forced
+# (docs/calibration.md), `dtsim calibrate collectives --backend mpi` at two
+# rank counts, then the smaller count's fits predicting the larger's
+# measurements (`dtsim validate --measurements A --predict B`).
+#
+# Needs root (namespaces, tc), Open MPI, and dtsim built with MPI:
+#
+#   cargo build --release --features mpi
+#   sudo scripts/emulated-cluster.sh            # 4 and 8 hosts, 1 Gbit/s, 50 us
+#   sudo HOSTS="2 4" RATE=10gbit DELAY=20us scripts/emulated-cluster.sh
+#
+# Outputs (OUT, default /tmp/dtsim-emulated): profile-<N>.toml for each
+# rank count, validate-<A>-to-<B>.txt and .json. Everything it creates
+# (namespaces dtsimN, bridge dtsimbr0) is removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HOSTS=${HOSTS:-"4 8"}
+RATE=${RATE:-1gbit}
+DELAY=${DELAY:-50us}
+OUT=${OUT:-/tmp/dtsim-emulated}
+DTSIM=${DTSIM:-$PWD/target/release/dtsim}
+MIN_SIZE=${MIN_SIZE:-64KiB}
+MAX_SIZE=${MAX_SIZE:-4MiB}
+REPEATS=${REPEATS:-5}
+BR=dtsimbr0
+SUBNET=10.77.0
+
+max=0
+for n in $HOSTS; do [ "$n" -gt "$max" ] && max=$n; done
+[ "$max" -ge 2 ] || { echo "HOSTS must name rank counts of 2 or more" >&2; exit 2; }
+[ -x "$DTSIM" ] || { echo "$DTSIM: build it with: cargo build --release --features mpi" >&2; exit 2; }
+command -v mpirun >/dev/null || { echo "mpirun not found: install Open MPI" >&2; exit 2; }
+
+teardown() {
+    for i in $(seq 0 $((max - 1))); do
+        ip netns del "dtsim$i" 2>/dev/null || true
+        ip link del "dv$i" 2>/dev/null || true
+    done
+    ip link del "$BR" 2>/dev/null || true
+}
+trap teardown EXIT
+teardown
+
+# the hosts: a veth pair each, the host side on the bridge, the namespace
+# side shaped (egress: rate and delay on every packet a host sends)
+ip link add "$BR" type bridge
+ip link set "$BR" up
+for i in $(seq 0 $((max - 1))); do
+    ns="dtsim$i"
+    ip netns add "$ns"
+    ip link add "dv$i" type veth peer name eth0 netns "$ns"
+    ip link set "dv$i" master "$BR"
+    ip link set "dv$i" up
+    ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    if ! ip netns exec "$ns" tc qdisc add dev eth0 root netem rate "$RATE" delay "$DELAY" 2>/dev/null; then
+        # no netem in this kernel (containers often lack sch_netem): the
+        # rate alone, by a token bucket; the delay is the stack's own
+        [ "$i" = 0 ] && echo "netem unavailable: shaping the rate with tbf, no added delay" >&2
+        ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$RATE" burst 64kb latency 100ms
+    fi
+done
+
+# Open MPI starts its daemons with this "remote shell": the host is the
+# namespace whose address it names
+mkdir -p "$OUT"
+agent="$OUT/netns-agent.sh"
+cat > "$agent" <<'EOF'
+#!/bin/sh
+# usage (as Open MPI calls ssh): netns-agent.sh [options] HOST COMMAND...
+while [ "${1#-}" != "$1" ]; do shift; done
+host=$1; shift
+i=${host##*.}
+exec ip netns exec "dtsim$((i - 1))" sh -c "$*"
+EOF
+chmod +x "$agent"
+
+for n in $HOSTS; do
+    hosts=$(seq -s, -f "$SUBNET.%g" 1 "$n")
+    echo "=== $n hosts ($RATE, $DELAY one way): calibrate collectives"
+    ip netns exec dtsim0 mpirun --allow-run-as-root --oversubscribe -np "$n" \
+        --host "$hosts" \
+        --mca plm_rsh_agent "$agent" \
+        --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET.0/24" \
+        --mca oob_tcp_if_include "$SUBNET.0/24" \
+        --mca coll_tuned_use_dynamic_rules 1 \
+        --mca coll_tuned_allreduce_algorithm 4 \
+        --mca coll_tuned_allgather_algorithm 4 \
+        --mca coll_tuned_alltoall_algorithm 2 \
+        --mca coll_tuned_bcast_algorithm 6 \
+        "$DTSIM" calibrate collectives --backend mpi \
+        --min-size "$MIN_SIZE" --max-size "$MAX_SIZE" --repeats "$REPEATS" \
+        -o "$OUT/profile-$n.toml"
+done
+
+set -- $HOSTS
+first=$1
+for n in "$@"; do
+    [ "$n" = "$first" ] && continue
+    echo "=== fit at $first ranks, predict $n"
+    # a fit that fails (a collective whose times do not grow over the
+    # sizes, on a noisy machine) is reported, and the harness goes on
+    "$DTSIM" validate --measurements "$OUT/profile-$first.toml" \
+        --predict "$OUT/profile-$n.toml" > "$OUT/validate-$first-to-$n.txt" ||
+        echo "validate failed: see above" >&2
+    cat "$OUT/validate-$first-to-$n.txt"
+    "$DTSIM" validate --measurements "$OUT/profile-$first.toml" \
+        --predict "$OUT/profile-$n.toml" --json > "$OUT/validate-$first-to-$n.json" || true
+done
+echo "=== done: $OUT"
