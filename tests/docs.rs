@@ -52,6 +52,14 @@ const NOT_RUN: &[(&str, &str)] = &[
         "mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4 --mca coll_tuned_alltoall_algorithm 2 --mca coll_tuned_bcast_algorithm 6 ...",
         "a fragment: the flags to add to your own mpirun line",
     ),
+    (
+        "cargo build --release --features mpi",
+        "minutes of build with OpenMPI; .ci/run builds it (with cuda) and runs the harness below",
+    ),
+    (
+        "sudo HOSTS=\"4 8\" RATE=1gbit DELAY=50us scripts/emulated-cluster.sh",
+        "needs root and network namespaces; .ci/run runs a small version where they are allowed",
+    ),
 ];
 
 /// Inputs the pages name, and the real files they are here.
