@@ -49,7 +49,8 @@ pub enum Model {
         op: Op,
         /// Ranks.
         ranks: u32,
-        /// The algorithm ([`fitted_collective`]'s).
+        /// The algorithm: the operation's default, but the binomial tree
+        /// for broadcast (a fit needs a structure linear in the size).
         algo: Algo,
     },
 }

@@ -148,6 +148,11 @@ pub struct Strategy {
     /// DCT-MP: the sparsity η of the activations and their gradients
     /// between stages (`strategy.mp_sparsity`; default 0, uncompressed).
     pub mp_sparsity: f64,
+    /// Model parallelism: the stages' layer ranges placed by hand, as the
+    /// index of the last layer of every stage but the last, ascending
+    /// (`strategy.mp_splits`, given by layer name); empty: balanced by
+    /// compute (`train::planner::mp::stage_split`).
+    pub mp_splits: Vec<u32>,
     /// Model parallelism: the micro-batches M a trainer's batch is cut
     /// into and pipelined through its stages, GPipe's schedule
     /// (`strategy.mp_microbatches`; default 1, no pipelining).
@@ -172,6 +177,7 @@ impl Default for Strategy {
             mp_stages: 1,
             mp_sparsity: 0.0,
             mp_microbatches: 1,
+            mp_splits: Vec::new(),
         }
     }
 }

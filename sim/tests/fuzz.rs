@@ -87,6 +87,7 @@ const KEYS: &[&str] = &[
     "mp_stages",
     "mp_sparsity",
     "mp_microbatches",
+    "mp_splits",
     "sweep",
     "cluster",
     "strategy",

@@ -351,6 +351,10 @@ pub struct RawStrategy {
     /// DCT-MP sparsity, in [0, 1) (default 0); with `mp_stages` > 1 only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mp_sparsity: Option<f64>,
+    /// Layers after which a model-parallel stage ends, by name, in forward
+    /// order (default: stages balanced by compute).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mp_splits: Option<Vec<String>>,
     /// Micro-batches a trainer's batch is cut into, pipelined through the
     /// stages (GPipe); default 1; with `mp_stages` > 1 only.
     #[serde(

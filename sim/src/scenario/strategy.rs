@@ -39,7 +39,27 @@ pub(super) fn validate_strategy(
     let s = &raw.strategy;
     let d = Strategy::default();
     refuse_inert(s, sparse)?;
-    let mp_stages = count(s.mp_stages, "strategy.mp_stages", Some(1), 1)?;
+    let mut mp_stages = count(s.mp_stages, "strategy.mp_stages", Some(1), 1)?;
+    if let Some(splits) = &s.mp_splits {
+        // S − 1 splits make S stages; given both, they must agree
+        let implied = splits.len() as u32 + 1;
+        if splits.is_empty() {
+            return Err(invalid(
+                "strategy.mp_splits",
+                "names no layer: list the layers after which a stage ends (or remove the key for stages balanced by compute)",
+            ));
+        }
+        if s.mp_stages.is_some() && mp_stages != implied {
+            return Err(invalid(
+                "strategy.mp_splits",
+                format!(
+                    "{} splits make {implied} stages, and `mp_stages` is {mp_stages}",
+                    splits.len()
+                ),
+            ));
+        }
+        mp_stages = implied;
+    }
     let algo = match &s.allreduce {
         None => Algo::Ring,
         Some(name) => {
@@ -242,6 +262,8 @@ pub(super) fn validate_strategy(
         mp_stages,
         mp_sparsity,
         mp_microbatches,
+        // the names are resolved against the model (`validate::model_parallel`)
+        mp_splits: Vec::new(),
         dct_sparsity,
         dct_lifespan,
         density,

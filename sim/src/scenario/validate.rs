@@ -84,7 +84,7 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     let model = validate_model(raw)?;
     let strategy = validate_strategy(raw, nodes, model.has_sparse())?;
     let model = kernel_profile(raw, model, &strategy, dir)?;
-    model_parallel(&model, &strategy, cluster.gpus())?;
+    let strategy = model_parallel(raw, &model, strategy, cluster.gpus())?;
     // each table against the partitions and the column split asked for
     let gpus = cluster.gpus();
     for (i, l) in model.layers.iter().enumerate() {
@@ -345,15 +345,46 @@ fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
 /// layer at least); with DCT-MP (`mp_sparsity` > 0) each activation that
 /// crosses a split must be whole fp32 rows of the batch (its per-row mask
 /// needs the row width d = bytes / (4 · batch)).
+///
+/// `strategy.mp_splits` names the layers after which stages end: each must
+/// be a layer of the model, in forward order, not the last; resolved here
+/// into the strategy's layer indices.
 fn model_parallel(
+    raw: &RawScenario,
     model: &Model,
-    strategy: &crate::strategy::Strategy,
+    mut strategy: crate::strategy::Strategy,
     gpus: u32,
-) -> Result<(), Invalid> {
+) -> Result<crate::strategy::Strategy, Invalid> {
     let s = strategy.mp_stages;
     let key = "strategy.mp_stages";
     if s < 2 {
-        return Ok(());
+        return Ok(strategy);
+    }
+    if let Some(names) = &raw.strategy.mp_splits {
+        let key = "strategy.mp_splits";
+        let mut at = Vec::with_capacity(names.len());
+        for name in names {
+            let Some(i) = model.layers.iter().position(|l| &l.name == name) else {
+                let known: Vec<&str> = model.layers.iter().map(|l| l.name.as_str()).collect();
+                return Err(invalid(key, crate::names::unknown("layer", name, &known)));
+            };
+            if i + 1 == model.layers.len() {
+                return Err(invalid(
+                    key,
+                    format!("`{name}` is the model's last layer: no stage can follow it"),
+                ));
+            }
+            if at.last().is_some_and(|&p| p >= i as u32) {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "`{name}` does not come after the split before it: list the layers in forward order, each once"
+                    ),
+                ));
+            }
+            at.push(i as u32);
+        }
+        strategy.mp_splits = at;
     }
     if !gpus.is_multiple_of(s) {
         return Err(invalid(
@@ -379,7 +410,7 @@ fn model_parallel(
         ));
     }
     if strategy.mp_sparsity > 0.0 {
-        let split = crate::train::planner::mp::stage_split(model, s);
+        let split = crate::train::planner::mp::stages_of(model, &strategy);
         let row = 4 * model.batch_per_gpu as u64;
         for &b in &split[1..s as usize] {
             let last = &model.layers[b as usize - 1];
@@ -394,7 +425,7 @@ fn model_parallel(
             }
         }
     }
-    Ok(())
+    Ok(strategy)
 }
 
 fn kernel_profile(

@@ -491,3 +491,44 @@ fn micro_batches_pipeline_and_are_validated() {
         assert_eq!(e.line, Some(line(&text, "mp_microbatches")));
     }
 }
+
+/// Splits placed by hand (`mp_splits`, as DCT places its after chosen
+/// layers): the stages are the named layers' ranges, not the balanced
+/// ones, so layer a's activation (d = 256) crosses where the balance
+/// would send b's (d = 512); `mp_stages` follows from the splits. Bad
+/// names are refused on the key and its line, naming the known layers.
+#[test]
+fn splits_placed_by_hand() {
+    let text = mlp(1, 2, "analytical", "mp_splits = [\"a\"]");
+    let p = load_str(&text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+    let cfg = &p[0].config;
+    assert_eq!(cfg.strategy.mp_stages, 2);
+    assert_eq!(cfg.strategy.mp_splits, [0]);
+    assert_eq!(
+        sim::train::planner::mp::stages_of(&cfg.model, &cfg.strategy),
+        [0, 1, 4]
+    );
+    let r = simulate(cfg).unwrap();
+    // a's activation, forward and back, over the two GPUs
+    assert_eq!(r.bytes_sent_per_gpu, (2 * 32 * 256 * 4) as f64 / 2.0);
+    let balanced = run(&mlp(1, 2, "analytical", "mp_stages = 2"));
+    assert_eq!(balanced.bytes_sent_per_gpu, (2 * 32 * 512 * 4) as f64 / 2.0);
+    let line = |t: &str, start: &str| t.lines().position(|l| l.starts_with(start)).unwrap() + 1;
+    for (extra, says) in [
+        (
+            "mp_splits = [\"bb\"]",
+            "unknown layer `bb`; known: a, b, c, d",
+        ),
+        ("mp_splits = [\"d\"]", "last layer"),
+        ("mp_splits = [\"c\", \"a\"]", "forward order"),
+        ("mp_splits = [\"a\", \"a\"]", "forward order"),
+        ("mp_splits = []", "names no layer"),
+        ("mp_stages = 3\nmp_splits = [\"a\"]", "make 2 stages"),
+    ] {
+        let text = mlp(1, 4, "analytical", extra);
+        let e = load_str(&text, "t.toml", "t").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("strategy.mp_splits"), "{extra}: {e}");
+        assert!(e.message.contains(says), "{extra}: {e}");
+        assert_eq!(e.line, Some(line(&text, "mp_splits")), "{extra}");
+    }
+}

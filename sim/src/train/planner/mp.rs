@@ -123,6 +123,18 @@ pub fn stage_split(model: &Model, s: u32) -> Vec<u32> {
     split
 }
 
+/// The stages' layer ranges for `strategy`: the splits it places by hand
+/// (`mp_splits`), or [`stage_split`]'s balance by compute.
+pub fn stages_of(model: &Model, strategy: &crate::strategy::Strategy) -> Vec<u32> {
+    if strategy.mp_splits.is_empty() {
+        return stage_split(model, strategy.mp_stages);
+    }
+    std::iter::once(0)
+        .chain(strategy.mp_splits.iter().map(|&l| l + 1))
+        .chain(std::iter::once(model.layers.len() as u32))
+        .collect()
+}
+
 /// What crosses one split: (forward bytes, backward bytes, d elements a
 /// row, kept elements a row), for an activation of `bytes` over a batch of
 /// `batch` rows at sparsity η. At η = 0 both directions carry the
@@ -178,7 +190,7 @@ pub fn kernel_uses(cfg: &TrainConfig) -> Vec<KernelUse> {
     if s < 2 || cfg.strategy.mp_sparsity <= 0.0 {
         return Vec::new();
     }
-    let split = stage_split(&cfg.model, s);
+    let split = stages_of(&cfg.model, &cfg.strategy);
     let (mut thr, mut mask) = (0.0, 0.0);
     let c = &cfg.model.kernels;
     let mb = cfg.strategy.mp_microbatches.max(1) as f64;
@@ -266,7 +278,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
     let s_count = st.mp_stages;
     let mb = st.mp_microbatches.max(1);
     let trainers = cfg.cluster.gpus() / s_count;
-    let split = stage_split(model, s_count);
+    let split = stages_of(model, st);
     let eta = st.mp_sparsity;
     let sync = trainers > 1;
     let dct = st.dense == DenseMethod::Dct;
