@@ -108,6 +108,17 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             ms(r.exposed_comm_s),
             HumanBytes(r.bytes_sent_per_gpu).to_string()
         ))?;
+        if let Some(mp) = &p.model_parallel {
+            print_line(format_args!(
+                "  model parallel: {} stages ({}), {} trainer{}, {} micro-batch{}",
+                mp.stages.len(),
+                mp.stages.join(" | "),
+                mp.trainers,
+                if mp.trainers == 1 { "" } else { "s" },
+                mp.microbatches,
+                if mp.microbatches == 1 { "" } else { "es" }
+            ))?;
+        }
         for k in &r.kernels {
             print_line(format_args!(
                 "  {}: {:.2} ms an iteration ({})",

@@ -1425,3 +1425,61 @@ fn validate_predicts_one_profile_from_another() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--measurements"), "{}", stderr(&o));
 }
+
+/// A model-parallel run says how it split the model: a line under the
+/// point (stages by their layers, trainers, micro-batches) and a
+/// `model_parallel` object in its JSON; a data-parallel run has neither.
+#[test]
+fn a_model_parallel_run_says_how_it_split_the_model() {
+    let text = r#"name = "mp"
+iterations = 2
+[cluster]
+nodes = 2
+gpus_per_node = 4
+network = "ib-edr-100g"
+[model]
+batch_per_gpu = 8
+gpu = "v100"
+[[model.layers]]
+name = "a"
+params = 1000
+forward = "1ms"
+backward = "2ms"
+activation_bytes = 4096
+[[model.layers]]
+name = "b"
+params = 1000
+forward = "1ms"
+backward = "2ms"
+activation_bytes = 4096
+[[model.layers]]
+name = "c"
+params = 1000
+forward = "2ms"
+backward = "4ms"
+[strategy]
+mp_stages = 2
+mp_microbatches = 2
+"#;
+    let f = scenario("mp-split.toml", text);
+    let o = dtsim(&["run", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("  model parallel: 2 stages (a..b | c), 4 trainers, 2 micro-batches"),
+        "{}",
+        stdout(&o)
+    );
+    let o = dtsim(&["run", f.to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        v["model_parallel"]["stages"],
+        serde_json::json!(["a..b", "c"])
+    );
+    assert_eq!(v["model_parallel"]["trainers"], 4);
+    let dp = scenario(
+        "dp.toml",
+        &text.replace("mp_stages = 2\nmp_microbatches = 2\n", ""),
+    );
+    let o = dtsim(&["run", dp.to_str().unwrap(), "--json"]);
+    assert!(!stdout(&o).contains("model_parallel"), "{}", stdout(&o));
+}

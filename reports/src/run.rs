@@ -67,6 +67,20 @@ pub struct PointResult {
     /// Swept key → value.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub sweep: BTreeMap<String, toml::Value>,
+    /// With model-parallel stages, how the model was split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_parallel: Option<ModelParallel>,
+}
+
+/// How a point's trainers are split into model-parallel stages.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelParallel {
+    /// Each stage's layers, "first..last".
+    pub stages: Vec<String>,
+    /// Trainers (GPUs / stages).
+    pub trainers: u32,
+    /// Micro-batches a trainer's batch is pipelined in.
+    pub microbatches: u32,
 }
 
 impl PointResult {
@@ -201,9 +215,16 @@ impl Iterator for Runs {
                 Some(r) => r,
                 None => simulate(&p.config).map_err(|e| self.point_error(e))?,
             };
+            let st = &p.config.strategy;
+            let model_parallel = (st.mp_stages > 1).then(|| ModelParallel {
+                stages: sim::train::planner::mp::stage_layers(&p.config.model, st),
+                trainers: p.config.cluster.gpus() / st.mp_stages,
+                microbatches: st.mp_microbatches,
+            });
             Ok(PointResult {
                 result,
                 sweep: p.sweep,
+                model_parallel,
             })
         })())
     }

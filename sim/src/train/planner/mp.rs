@@ -135,6 +135,22 @@ pub fn stages_of(model: &Model, strategy: &crate::strategy::Strategy) -> Vec<u32
         .collect()
 }
 
+/// Each stage's layers by name, "first..last" (or the one layer), for
+/// results.
+pub fn stage_layers(model: &Model, strategy: &crate::strategy::Strategy) -> Vec<String> {
+    stages_of(model, strategy)
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0] as usize, w[1] as usize - 1);
+            if a == b {
+                model.layers[a].name.clone()
+            } else {
+                format!("{}..{}", model.layers[a].name, model.layers[b].name)
+            }
+        })
+        .collect()
+}
+
 /// What crosses one split: (forward bytes, backward bytes, d elements a
 /// row, kept elements a row), for an activation of `bytes` over a batch of
 /// `batch` rows at sparsity η. At η = 0 both directions carry the
