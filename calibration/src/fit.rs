@@ -91,6 +91,17 @@ impl Model {
         }
     }
 
+    /// Bytes each step sends per byte of buffer, F/S (1 for a model of no
+    /// steps): what a regime fitted by message size is chosen by.
+    pub fn bytes_per_step(&self) -> f64 {
+        let st = self.structure();
+        if st.steps > 0.0 {
+            st.bytes / st.steps
+        } else {
+            1.0
+        }
+    }
+
     /// S and F of `T(m) = S·α + F·m/B`, read off the simulator by evaluating
     /// its model at unit latency and bandwidth.
     pub fn structure(&self) -> Structure {

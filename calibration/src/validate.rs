@@ -302,17 +302,9 @@ pub fn validate_across(
     let to = Model::for_op(op, target.ranks).ok_or_else(|| ValidateError::UnknownOp(op.clone()))?;
     let (f, _) =
         fit_measurements(from, &fitted.points).map_err(|e| ValidateError::Fit(op.clone(), e))?;
-    let per_step = |m: &Model| {
-        let st = m.structure();
-        if st.steps > 0.0 {
-            st.bytes / st.steps
-        } else {
-            1.0
-        }
-    };
     let fit = Fit {
         model: to,
-        regime_scale: per_step(&to) / per_step(&from),
+        regime_scale: to.bytes_per_step() / from.bytes_per_step(),
         segments: f.segments.clone(),
         residuals: f.residuals.clone(),
     };
@@ -342,14 +334,9 @@ pub fn validate_from_pingpong(
     let model = Model::for_op(op, ranks).ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
     // the same regimes, now driving the collective's model, each chosen by
     // the size of the messages the collective sends (m·F/S per step)
-    let st = model.structure();
     let f = Fit {
         model,
-        regime_scale: if st.steps > 0.0 {
-            st.bytes / st.steps
-        } else {
-            1.0
-        },
+        regime_scale: model.bytes_per_step(),
         segments: p2p.segments.clone(),
         residuals: p2p.residuals.clone(),
     };

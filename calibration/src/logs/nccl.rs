@@ -541,7 +541,7 @@ fn avg_busbw(body: &str) -> Option<f64> {
 /// 10⁴. So the mean busbw over the mean algbw is the bus factor to about
 /// that precision: accepted when it lands within 0.2 of a whole n.
 fn footer_ranks(op: &str, rows: &[Row], avg: f64) -> Option<(u32, String)> {
-    busbw_factor(op, 2)?;
+    ranks_from_factor(op, 0.0)?;
     let mut algbw = Vec::new();
     for r in rows {
         for t in [Some(r.time_s), r.in_place_time_s].into_iter().flatten() {
@@ -554,11 +554,7 @@ fn footer_ranks(op: &str, rows: &[Row], avg: f64) -> Option<(u32, String)> {
         return None;
     }
     let f = avg / (algbw.iter().sum::<f64>() / algbw.len() as f64);
-    let n = match op {
-        "allreduce" if f < 2.0 => 2.0 / (2.0 - f),
-        "allgather" | "reducescatter" | "alltoall" if f < 1.0 => 1.0 / (1.0 - f),
-        _ => return None,
-    };
+    let n = ranks_from_factor(op, f).filter(|n| n.is_finite())?;
     let whole = n.round();
     ((n - whole).abs() <= 0.2 && (1.0..=f64::from(MAX_INFERRED_RANKS)).contains(&whole)).then(|| {
         (
@@ -737,16 +733,19 @@ impl Table<'_> {
     }
 }
 
-/// nccl-tests' bus-bandwidth factor for `n` ranks (busbw = algbw ×
-/// factor), for the collectives whose factor depends on n (broadcast's is
+/// The rank count n whose nccl-tests bus-bandwidth factor is `f` (busbw =
+/// algbw × f): the inverse of `sim::collective::Op::busbw_factor`, 2(n−1)/n
+/// for AllReduce and (n−1)/n for AllGather, ReduceScatter and AlltoAll, so
+/// n = c/(c − f) with c their limit, 2 or 1 (infinite from f = c on). `None`
+/// for the collectives whose factor does not depend on n (broadcast's is
 /// 1 at every n: it tells nothing).
-fn busbw_factor(op: &str, n: u32) -> Option<f64> {
-    let n = f64::from(n);
-    match op {
-        "allreduce" => Some(2.0 * (n - 1.0) / n),
-        "allgather" | "reducescatter" | "alltoall" => Some((n - 1.0) / n),
-        _ => None,
-    }
+fn ranks_from_factor(op: &str, f: f64) -> Option<f64> {
+    let c = match op {
+        "allreduce" => 2.0,
+        "allgather" | "reducescatter" | "alltoall" => 1.0,
+        _ => return None,
+    };
+    Some(if f >= c { f64::INFINITY } else { c / (c - f) })
 }
 
 /// The most ranks an inference considers.
@@ -760,68 +759,63 @@ const MAX_INFERRED_RANKS: u32 = 1 << 20;
 /// telling row must agree, or the log is refused; `None` when no row tells.
 fn infer_ranks(op: &str, rows: &[Row]) -> Result<Option<(u32, String)>, ParseError> {
     const HALF: f64 = 0.005;
-    busbw_factor(op, 2).map_or(Ok(None), |_| {
-        let mut told: Option<(u32, usize)> = None;
-        let mut lines = Vec::new();
-        let mut vague = 0usize;
-        for r in rows {
-            let (Some(alg), Some(bus)) = (r.algbw_gbps, r.busbw_gbps) else {
-                continue;
-            };
-            if alg - HALF <= 0.0 {
-                vague += 1;
-                continue;
-            }
-            let (lo, hi) = ((bus - HALF).max(0.0) / (alg + HALF), (bus + HALF) / (alg - HALF));
-            // the factor grows with n towards 2 (AllReduce) or 1, so the n
-            // whose factor lies in [lo, hi] are those from n_of(lo) to
-            // n_of(hi), n_of inverting it
-            let limit = if op == "allreduce" { 2.0 } else { 1.0 };
-            let n_of = |f: f64| {
-                if f >= limit {
-                    f64::INFINITY
-                } else if op == "allreduce" {
-                    2.0 / (2.0 - f)
-                } else {
-                    1.0 / (1.0 - f)
-                }
-            };
-            let (first, last) = (n_of(lo).ceil().max(1.0), n_of(hi).floor());
-            if !(last - first).is_finite() || last - first >= 1.0 || last < first {
-                if last < first {
-                    // no n fits: a row busbw/algbw cannot come from
-                    return Err(ParseError::BadValue {
-                        line: r.line,
-                        text: format!("busbw {bus} with algbw {alg}"),
-                        column: "busbw".into(),
-                        value: format!("{bus}"),
-                        expected: "busbw = algbw × 2(n−1)/n (AllReduce) or × (n−1)/n for some rank count n",
-                    });
-                }
-                vague += 1;
-                continue;
-            }
-            let n = first as u32;
-            if n > MAX_INFERRED_RANKS {
-                vague += 1;
-                continue;
-            }
-            match told {
-                Some((m, at)) if m != n => {
-                    return Err(ParseError::RanksDisagree {
-                        line: r.line,
-                        text: format!("busbw {bus} GB/s, algbw {alg} GB/s"),
-                        ranks: n,
-                        other_line: at,
-                        other_ranks: m,
-                    });
-                }
-                Some(_) => {}
-                None => told = Some((n, r.line)),
-            }
-            lines.push(r.line);
+    if ranks_from_factor(op, 0.0).is_none() {
+        return Ok(None);
+    }
+    let mut told: Option<(u32, usize)> = None;
+    let mut lines = Vec::new();
+    let mut vague = 0usize;
+    for r in rows {
+        let (Some(alg), Some(bus)) = (r.algbw_gbps, r.busbw_gbps) else {
+            continue;
+        };
+        if alg - HALF <= 0.0 {
+            vague += 1;
+            continue;
         }
-        Ok(told.map(|(n, _)| {
+        let (lo, hi) = (
+            (bus - HALF).max(0.0) / (alg + HALF),
+            (bus + HALF) / (alg - HALF),
+        );
+        // the factor grows with n, so the n whose factor lies in
+        // [lo, hi] are those from n_of(lo) to n_of(hi)
+        let n_of = |f: f64| ranks_from_factor(op, f).unwrap_or(f64::INFINITY);
+        let (first, last) = (n_of(lo).ceil().max(1.0), n_of(hi).floor());
+        if !(last - first).is_finite() || last - first >= 1.0 || last < first {
+            if last < first {
+                // no n fits: a row busbw/algbw cannot come from
+                return Err(ParseError::BadValue {
+                    line: r.line,
+                    text: format!("busbw {bus} with algbw {alg}"),
+                    column: "busbw".into(),
+                    value: format!("{bus}"),
+                    expected: "busbw = algbw × 2(n−1)/n (AllReduce) or × (n−1)/n for some rank count n",
+                });
+            }
+            vague += 1;
+            continue;
+        }
+        let n = first as u32;
+        if n > MAX_INFERRED_RANKS {
+            vague += 1;
+            continue;
+        }
+        match told {
+            Some((m, at)) if m != n => {
+                return Err(ParseError::RanksDisagree {
+                    line: r.line,
+                    text: format!("busbw {bus} GB/s, algbw {alg} GB/s"),
+                    ranks: n,
+                    other_line: at,
+                    other_ranks: m,
+                });
+            }
+            Some(_) => {}
+            None => told = Some((n, r.line)),
+        }
+        lines.push(r.line);
+    }
+    Ok(told.map(|(n, _)| {
             let (a, b) = (lines[0], lines[lines.len() - 1]);
             let rows = if a == b {
                 format!("the row at line {a}")
@@ -838,7 +832,6 @@ fn infer_ranks(op: &str, rows: &[Row]) -> Result<Option<(u32, String)>, ParseErr
                 format!("{n} ranks inferred from busbw/algbw ({rows} agree{vague}); the log has no `# Rank` lines"),
             )
         }))
-    })
 }
 
 /// A `BadValue` error.
