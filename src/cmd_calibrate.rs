@@ -5,6 +5,7 @@ use crate::error::CliError;
 use calibration::calibrate::{
     self, CollectiveBackend, CollectiveRequest, KernelBackend, KernelRequest, NetRequest, Requester,
 };
+use calibration::fit::Shape;
 use clap::{Args, Subcommand};
 use sim::names::Named;
 use std::path::PathBuf;
@@ -38,6 +39,12 @@ struct NetArgs {
     /// 1048576.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=sim::limits::MAX_GPUS as i64))]
     ranks: Option<u32>,
+    /// How each operation's time is fitted over sizes: the fastest of up
+    /// to three protocols, or up to eight size regimes [default:
+    /// protocols for NCCL's measurements, which switch to the faster
+    /// protocol; regimes for MPI's, which switch at a size].
+    #[arg(long = "fit", value_parser = crate::named::<Shape>())]
+    shape: Option<Shape>,
     /// The profile to write.
     #[arg(short, long)]
     output: PathBuf,
@@ -112,6 +119,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 nccl_tests: n.nccl_tests,
                 osu: n.osu,
                 ranks: n.ranks,
+                shape: n.shape,
             };
             (Some(calibrate::net(&req, &who)?), n.output)
         }

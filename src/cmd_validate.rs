@@ -3,8 +3,10 @@
 
 use crate::error::{CliError, print_line};
 use calibration::calibrate::{self, Limits, ValidateRequest, percent as pct};
+use calibration::fit::Shape;
 use calibration::validate::{LARGE_BYTES, Validation};
 use clap::Args;
+use sim::names::Named;
 use std::path::PathBuf;
 
 /// Arguments of `dtsim validate`.
@@ -30,6 +32,12 @@ pub struct ValidateArgs {
     /// 1048576.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=sim::limits::MAX_GPUS as i64))]
     ranks: Option<u32>,
+    /// How each operation's time is fitted over sizes: the fastest of up
+    /// to three protocols, or up to eight size regimes [default:
+    /// protocols for NCCL's measurements, which switch to the faster
+    /// protocol; regimes for MPI's, which switch at a size].
+    #[arg(long = "fit", value_parser = crate::named::<Shape>())]
+    shape: Option<Shape>,
     /// One JSON object per collective on stdout.
     #[arg(long)]
     json: bool,
@@ -59,6 +67,7 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         measurements: a.measurements,
         ranks: a.ranks,
         predict: a.predict,
+        shape: a.shape,
     };
     let results = calibrate::validate(&req)?;
     for v in &results {
@@ -80,15 +89,17 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
 fn table(v: &Validation, verbose: bool) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
+    let protocols = v.shape == Shape::Protocols.name();
     let _ = writeln!(
         s,
-        "{} · {} {} on {} ranks · fitted on {} ({} regime{})",
+        "{} · {} {} on {} ranks · fitted on {} ({} {}{})",
         v.source,
         v.tool,
         v.op,
         v.ranks,
         v.fitted_on,
         v.regimes.len(),
+        if protocols { "protocol" } else { "regime" },
         if v.regimes.len() == 1 { "" } else { "s" }
     );
     if let Some(how) = &v.ranks_inferred {
@@ -136,27 +147,46 @@ fn table(v: &Validation, verbose: bool) -> String {
             Some(b) => format!("bandwidth {}", sim::units::HumanRate(b)),
             None => "latency only (time flat in size)".into(),
         };
-        let _ = writeln!(
-            s,
-            "  regime {}..{} B: alpha {:.2} us, {bw}, R² {r2}",
-            r.min_bytes,
-            r.max_bytes,
-            r.alpha_s * 1e6,
-        );
+        match &r.protocol {
+            Some(name) => {
+                let fastest = match r.points {
+                    0 => "fastest at none of the fitted sizes".to_string(),
+                    n => format!(
+                        "fastest at {n} of the fitted sizes ({}..{} B), R² {r2}",
+                        r.min_bytes, r.max_bytes
+                    ),
+                };
+                let _ = writeln!(
+                    s,
+                    "  protocol {name}: alpha {:.2} us, {bw}; {fastest}",
+                    r.alpha_s * 1e6,
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "  regime {}..{} B: alpha {:.2} us, {bw}, R² {r2}",
+                    r.min_bytes,
+                    r.max_bytes,
+                    r.alpha_s * 1e6,
+                );
+            }
+        }
     }
     let _ = writeln!(
         s,
-        "  {:>14} {:>14} {:>14} {:>8}",
+        "  {:>14} {:>14} {:>14} {:>8}  via",
         "size (B)", "measured (us)", "predicted (us)", "error"
     );
     for p in &v.points {
         let _ = writeln!(
             s,
-            "  {:>14} {:>14.2} {:>14.2} {:>8}",
+            "  {:>14} {:>14.2} {:>14.2} {:>8}  {}",
             p.size_bytes,
             p.measured_s * 1e6,
             p.predicted_s * 1e6,
-            pct(p.error)
+            pct(p.error),
+            p.via
         );
     }
     // a blank line after each validation

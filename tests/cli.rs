@@ -663,14 +663,17 @@ fn validate_json_per_point_on_an_nccl_tests_log() {
 
 #[test]
 fn validate_table_says_latency_only_and_undefined_r2_in_words() {
-    // this log's small sizes are flat in time (β fitted as 0) and some of
-    // its regimes have only 2 points (R² undefined)
+    // fitted by size regimes, this log's small sizes are flat in time (β
+    // fitted as 0) and some of its regimes have only 2 points (R²
+    // undefined)
     let o = dtsim(&[
         "validate",
         "--nccl-tests",
         &fixture("nccl-tests/aws_2x_p4de_16xA100_efa_allreduce.txt"),
         "--ranks",
         "16",
+        "--fit",
+        "regimes",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);

@@ -9,7 +9,7 @@
 //! ([`network_from`]) and the kernels' cost forms ([`kernel_model`]) live
 //! here, beside the calibrations that use them.
 
-use crate::fit::{Fit, Model, fit_linear_relative, fit_measurements};
+use crate::fit::{Fit, Library, Model, Shape, fit_linear_relative, fit_measurements};
 use crate::logs::{self, Log, LogFileError};
 use crate::profile::{
     FitEntry, KernelEntry, KernelModel, MeasurementEntry, NetworkEntry, Profile, Provenance,
@@ -134,6 +134,11 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
         op: op.to_string(),
         ranks,
         median_abs_residual: f.median_abs_residual(),
+        shape: Some(f.shape.name().to_string()),
+        algorithm: match f.model {
+            Model::Collective { algo, .. } => Some(algo.name().to_string()),
+            Model::PointToPoint => None,
+        },
         segments: f.segments.clone(),
         residuals: f
             .residuals
@@ -161,7 +166,8 @@ pub struct SourcedFit {
 }
 
 /// The network entry a scenario uses: per-link latency from the
-/// smallest-size regime and bandwidth from the largest-size regime that has
+/// smallest-size regime (a protocol fit: the lowest-latency protocol) and
+/// bandwidth from the largest-size regime (the highest-bandwidth protocol) that has
 /// one (latency-only regimes have none). Point-to-point fits (OSU
 /// latency/bw, ping-pong) describe a single link and are preferred; a
 /// collective's fit describes the effective link of a flat N-rank cluster,
@@ -179,7 +185,7 @@ pub fn network_from(fits: &[SourcedFit]) -> Result<Option<NetworkEntry>, Calibra
             latency_s: l.fit.segments[0].alpha_s,
             bandwidth_bps: bandwidth,
             derived_from: format!(
-                "point to point: latency of the smallest-size regime of {}, bandwidth of the largest-size regime of {}",
+                "point to point: latency of the smallest-size regime (or lowest-latency protocol) of {}, bandwidth of the largest-size regime (or highest-bandwidth protocol) of {}",
                 l.source, b.source
             ),
         })
@@ -194,7 +200,7 @@ pub fn network_from(fits: &[SourcedFit]) -> Result<Option<NetworkEntry>, Calibra
             latency_s: fit.segments[0].alpha_s,
             bandwidth_bps: b,
             derived_from: format!(
-                "{op} of {source} on {ranks} ranks, through the simulator's {op} model on a flat cluster of {ranks} single-GPU nodes: the effective per-link latency (smallest-size regime) and bandwidth (largest-size regime); a NIC's figures only if every rank had a node of its own"
+                "{op} of {source} on {ranks} ranks, through the simulator's {op} model on a flat cluster of {ranks} single-GPU nodes: the effective per-link latency (smallest-size regime, or lowest-latency protocol) and bandwidth (largest-size regime, or highest-bandwidth protocol); a NIC's figures only if every rank had a node of its own"
             ),
         })
     } else {
@@ -217,6 +223,9 @@ pub struct NetRequest {
     pub osu: Vec<PathBuf>,
     /// Ranks of collective logs that do not say.
     pub ranks: Option<u32>,
+    /// How each operation's time is fitted over sizes (`None`: as the
+    /// library's measurements are, [`Library::default_shape`]).
+    pub shape: Option<Shape>,
 }
 
 /// Fits every log (per operation and size regime), keeps the measurements,
@@ -236,7 +245,8 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
         let model = Model::for_op(&log.op, ranks)
             .ok_or_else(|| in_src(ValidateError::UnknownOp(log.op.clone())))?;
         let pts = sim_points(log, ranks);
-        let (f, screened) = fit_measurements(model, &pts)
+        let library = Library::of_tool(log.tool.name());
+        let (f, screened) = fit_measurements(model, &pts, req.shape, library)
             .map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
         entries.push(FitEntry {
             ranks_inferred: log.ranks_inferred.clone(),
@@ -594,7 +604,8 @@ pub fn collectives(
         let Some(model) = Model::for_op(&op, ranks) else {
             continue;
         };
-        if let Ok((f, screened)) = fit_measurements(model, &pts) {
+        let library = Library::of_tool(backend);
+        if let Ok((f, screened)) = fit_measurements(model, &pts, None, library) {
             entries.push(fit_entry(
                 &format!("{backend} measurement"),
                 &op,
@@ -629,11 +640,27 @@ pub fn collectives(
 /// `vars`, as provenance notes: Open MPI's MCA parameters (`OMPI_MCA_*`,
 /// which force its collective algorithms), NCCL's (`NCCL_*`: `NCCL_ALGO`,
 /// `NCCL_PROTO`, …), UCX's, Intel MPI's and MPICH's, sorted, so that a
-/// profile says which algorithms the library was told to use.
+/// profile says which algorithms the library was told to use. The
+/// parameters Open MPI's launcher sets in every process it starts (its
+/// runtime's `orte_*`, `ess_*`, `pmix`, `plm_*`, working directory,
+/// oversubscription) say nothing about the library's algorithms and are
+/// left out.
 pub fn library_settings(vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
     const PREFIXES: [&str; 5] = ["OMPI_MCA_", "NCCL_", "UCX_", "I_MPI_", "MPICH_"];
+    const LAUNCHER: [&str; 9] = [
+        "OMPI_MCA_orte_",
+        "OMPI_MCA_ess_",
+        "OMPI_MCA_pmix",
+        "OMPI_MCA_plm_",
+        "OMPI_MCA_initial_wdir",
+        "OMPI_MCA_shmem_RUNTIME_QUERY_hint",
+        "OMPI_MCA_mpi_oversubscribe",
+        "OMPI_MCA_rmaps_base_oversubscribe",
+        "OMPI_MCA_mpi_yield_when_idle",
+    ];
     let mut out: Vec<String> = vars
         .filter(|(k, _)| PREFIXES.iter().any(|p| k.starts_with(p)))
+        .filter(|(k, _)| !LAUNCHER.iter().any(|p| k.starts_with(p)))
         .map(|(k, v)| format!("library setting: {k}={v}"))
         .collect();
     out.sort();
@@ -656,17 +683,29 @@ pub struct ValidateRequest {
     /// `measurements`' (other rank counts, other sizes): `dtsim validate
     /// --measurements A.toml --predict B.toml`.
     pub predict: Option<PathBuf>,
+    /// How each operation's time is fitted over sizes (`None`: as the
+    /// library's measurements are, [`Library::default_shape`]).
+    pub shape: Option<Shape>,
 }
 
-/// Reads a profile's measurements, grouped ([`by_op`]).
-fn profile_series(p: &Path) -> Result<Vec<OpSeries>, CalibrateError> {
+/// Reads a profile's measurements, grouped ([`by_op`]), with the library
+/// that made them (NCCL if its sources say so, else MPI).
+fn profile_series(p: &Path) -> Result<(Vec<OpSeries>, Library), CalibrateError> {
     let src = p.display().to_string();
     let text = std::fs::read_to_string(p).map_err(|e| input(format!("{src}: cannot read: {e}")))?;
     let prof = Profile::from_toml(&text).map_err(|e| input(format!("{src}: {e}")))?;
-    Ok(by_op(
-        prof.measurements
-            .iter()
-            .map(|m| (m.op.as_str(), m.ranks, m.size_bytes, m.time_s)),
+    let library = if prof.provenance.sources.iter().any(|s| s.contains("nccl")) {
+        Library::Nccl
+    } else {
+        Library::Mpi
+    };
+    Ok((
+        by_op(
+            prof.measurements
+                .iter()
+                .map(|m| (m.op.as_str(), m.ranks, m.size_bytes, m.time_s)),
+        ),
+        library,
     ))
 }
 
@@ -684,10 +723,13 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
     let mut logs = read_logs(&req.nccl_tests)?;
     logs.extend(read_logs(&req.osu)?);
     for (src, log) in &logs {
-        results.push(validate_log(log, src, req.ranks).map_err(|e| input(format!("{src}: {e}")))?);
+        results.push(
+            validate_log(log, src, req.ranks, req.shape)
+                .map_err(|e| input(format!("{src}: {e}")))?,
+        );
     }
     if let (Some(a), Some(b)) = (&req.measurements, &req.predict) {
-        let (from, to) = (profile_series(a)?, profile_series(b)?);
+        let ((from, library), (to, _)) = (profile_series(a)?, profile_series(b)?);
         let src = format!("{} → {}", a.display(), b.display());
         for target in to.iter().filter(|g| g.op != "pingpong") {
             // the same operation, at the nearest rank count
@@ -704,7 +746,7 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
                     ))
                 })?;
             results.push(
-                crate::validate::validate_across(fitted, target, &src)
+                crate::validate::validate_across(fitted, target, &src, req.shape, library)
                     .map_err(|e| input(format!("{src}: {e}")))?,
             );
         }
@@ -735,7 +777,7 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
         }
         for g in grouped.iter().filter(|g| g.op != "pingpong") {
             results.push(
-                validate_from_pingpong(&ping, &g.op, g.ranks, &g.points, &src)
+                validate_from_pingpong(&ping, &g.op, g.ranks, &g.points, &src, req.shape)
                     .map_err(|e| input(format!("{src}: {e}")))?,
             );
         }
@@ -970,12 +1012,17 @@ mod tests {
             ("NCCL_ALGO", "Ring"),
             ("OMPI_MCA_coll_tuned_use_dynamic_rules", "1"),
             ("HOME", "/root"),
+            ("OMPI_MCA_orte_launch", "1"),
+            ("OMPI_MCA_ess_base_jobid", "1087307777"),
+            ("OMPI_MCA_pmix", "^s1,s2,cray,isolated"),
+            ("OMPI_MCA_btl", "tcp,self"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
         assert_eq!(
             library_settings(vars.into_iter()),
             [
                 "library setting: NCCL_ALGO=Ring",
+                "library setting: OMPI_MCA_btl=tcp,self",
                 "library setting: OMPI_MCA_coll_tuned_allreduce_algorithm=4",
                 "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
             ]

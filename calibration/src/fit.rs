@@ -16,13 +16,28 @@
 //!
 //! NCCL and MPI switch protocol and algorithm with the message size (NCCL's
 //! LL, LL128 and Simple protocols; MPI's eager and rendezvous), so one line
-//! misfits small messages by 2–3×. The sizes are therefore cut into up to
-//! three contiguous regimes, each with its own (α, β), by segmented least
-//! squares (dynamic programming over breakpoints) with a penalty per regime
-//! (BIC, `n·ln(SSE/n) + (3k−1)·ln n` for k regimes of α, β and a break, with
-//! SSE floored at 0.1% RMS
-//! relative error, below which differences are timer noise), so a regime is
-//! added only where it pays.
+//! misfits small messages by 2–3×. Two shapes model that ([`Shape`]):
+//!
+//! * **Protocols** (the default), NCCL's own shape: the library runs the
+//!   fastest of a few protocols, each a line `S·αₚ + F·m/Bₚ` of the same
+//!   algorithm with its own latency and bandwidth, so the time is their
+//!   lower envelope `T(m) = minₚ (S·αₚ + F·m/Bₚ)` (NCCL's `tuning.cc`
+//!   computes a latency and a bandwidth per algorithm and protocol and
+//!   takes the fastest). Up to three protocols, 2 parameters each; where
+//!   one protocol gives way to the next is not a parameter but follows
+//!   from the lines, so a fit holds between and beyond the measured sizes,
+//!   and at another rank count S and F change and the crossovers move
+//!   with them (two protocols cross where each step's message, m·F/S, has
+//!   one size: the library's switch point).
+//! * **Regimes**: the sizes cut into contiguous regimes, each with its own
+//!   (α, β), by segmented least squares (dynamic programming over
+//!   breakpoints); kept as an option for comparison
+//!   (docs/calibration.md says where each shape wins).
+//!
+//! Both choose their number of lines by a penalty (BIC, `n·ln(SSE/n) +
+//! p·ln n` for p parameters: 2 per protocol; 3k − 1 for k regimes of α, β
+//! and a break), with SSE floored at 0.1% RMS relative error, below which
+//! differences are timer noise, so a line is added only where it pays.
 
 use sim::cluster::ClusterSpec;
 use sim::collective::{Algo, Collective, Op};
@@ -134,18 +149,101 @@ fn fitted_collective(op: Op) -> Collective {
 /// defined with the profile format in [`sim::profile`]).
 pub use sim::profile::Segment;
 
+/// How a fit shapes an operation's time over message sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// The fastest of up to three protocols, each a line of the
+    /// algorithm's structure (NCCL's shape; the module's documentation).
+    Protocols,
+    /// Up to eight contiguous size regimes, each its own line.
+    Regimes,
+}
+
+impl Named for Shape {
+    const ALL: &'static [Shape] = &[Shape::Protocols, Shape::Regimes];
+    const WHAT: &'static str = "fit shape";
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Protocols => "protocols",
+            Shape::Regimes => "regimes",
+        }
+    }
+}
+
+/// The communication library a measurement comes from, which names the
+/// protocols of a [`Shape::Protocols`] fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Library {
+    /// NCCL (nccl-tests logs, the NCCL backend): LL, LL128, Simple.
+    Nccl,
+    /// MPI (OSU logs, the MPI and CPU backends): short, eager, rendezvous.
+    Mpi,
+}
+
+impl Library {
+    /// The library of a tool or backend name ("nccl-tests", "nccl",
+    /// "osu", "mpi", …).
+    pub fn of_tool(tool: &str) -> Library {
+        if tool.starts_with("nccl") {
+            Library::Nccl
+        } else {
+            Library::Mpi
+        }
+    }
+
+    /// The shape a fit of this library's measurements takes unless the
+    /// user chooses: NCCL runs the protocol its cost model finds fastest
+    /// (`tuning.cc`), so its times follow the fastest of the protocol
+    /// lines ([`Shape::Protocols`]); an MPI library switches protocol at
+    /// a configured size (the eager limit), not where the next protocol
+    /// becomes faster, so its times jump at the switch and are fitted by
+    /// size ([`Shape::Regimes`]). docs/calibration.md shows each shape
+    /// winning on its library's logs.
+    pub fn default_shape(self) -> Shape {
+        match self {
+            Library::Nccl => Shape::Protocols,
+            Library::Mpi => Shape::Regimes,
+        }
+    }
+
+    /// Names of `k` fitted protocols by ascending bandwidth: a library's
+    /// protocols rank the same way in latency and in bandwidth (NCCL's LL
+    /// has the lowest latency and a quarter to half the bandwidth, LL128
+    /// most of it, Simple all of it at the highest latency; MPI's short
+    /// and eager messages are copied through buffers, rendezvous moves the
+    /// data once after a handshake). Two lines are named after the
+    /// protocols libraries enable everywhere (NCCL's LL128 only on some
+    /// platforms), one line after the bulk protocol.
+    pub fn protocols(self, k: usize) -> &'static [&'static str] {
+        match (self, k) {
+            (Library::Nccl, 1) => &["Simple"],
+            (Library::Nccl, 2) => &["LL", "Simple"],
+            (Library::Nccl, _) => &["LL", "LL128", "Simple"],
+            (Library::Mpi, 1) => &["rendezvous"],
+            (Library::Mpi, 2) => &["eager", "rendezvous"],
+            (Library::Mpi, _) => &["short", "eager", "rendezvous"],
+        }
+    }
+}
+
 /// A fitted cost model of one operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fit {
     /// How the operation maps onto the simulator.
     pub model: Model,
+    /// How the lines make the time: the fastest protocol, or by size.
+    pub shape: Shape,
+    /// How sharply a [`Shape::Protocols`] fit switches from one protocol
+    /// to the next ([`blend`]'s q; ∞: at the lines' crossing).
+    pub sharpness: f64,
     /// Bytes of one point-to-point message per byte of buffer: 1 for fits
     /// of the operation itself (regimes are looked up by buffer size); for
     /// a point-to-point fit driving a collective, the collective's message
     /// size per byte of buffer (1/N for a ring), so that each regime is
     /// chosen by the size of the messages the collective actually sends.
     pub regime_scale: f64,
-    /// Size regimes, by increasing size.
+    /// Size regimes by increasing size, or protocols by increasing
+    /// bandwidth ([`Shape`]).
     pub segments: Vec<Segment>,
     /// Relative residual (predicted − measured)/measured of each fitted
     /// point, by size.
@@ -164,6 +262,9 @@ impl Fit {
     pub fn predict(&self, bytes: u64) -> f64 {
         let m = bytes as f64;
         let at = |s: &Segment| self.model.predict(m, s.alpha_s, s.bandwidth_bps);
+        if self.shape == Shape::Protocols {
+            return blend(self.segments.iter().map(at), self.sharpness);
+        }
         // the size that selects the regime
         let bytes = (m * self.regime_scale).round() as u64;
         let first = &self.segments[0];
@@ -180,6 +281,45 @@ impl Fit {
             }
         }
         at(self.segments.last().expect("a fit has a regime"))
+    }
+
+    /// The protocol line a [`Shape::Protocols`] fit runs `bytes` with:
+    /// the fastest (the first of equals).
+    fn fastest(&self, bytes: u64) -> usize {
+        let m = bytes as f64;
+        let mut best = (0, f64::INFINITY);
+        for (i, s) in self.segments.iter().enumerate() {
+            let t = self.model.predict(m, s.alpha_s, s.bandwidth_bps);
+            if t < best.1 {
+                best = (i, t);
+            }
+        }
+        best.0
+    }
+
+    /// What the fit runs `bytes` with, in words: "ring LL128" (the
+    /// algorithm and the protocol), "pingpong eager", or for regimes
+    /// "regime 2" / "between regimes 2 and 3".
+    pub fn via(&self, bytes: u64) -> String {
+        let algo = match self.model {
+            Model::PointToPoint => "pingpong",
+            Model::Collective { algo, .. } => algo.name(),
+        };
+        if self.shape == Shape::Protocols {
+            let s = &self.segments[self.fastest(bytes)];
+            return format!("{algo} {}", s.protocol.as_deref().unwrap_or("?"));
+        }
+        let bytes = (bytes as f64 * self.regime_scale).round() as u64;
+        let n = self.segments.len();
+        for (i, s) in self.segments.iter().enumerate() {
+            if bytes <= s.max_bytes || i + 1 == n {
+                return format!("{algo} regime {}", i + 1);
+            }
+            if bytes < self.segments[i + 1].min_bytes {
+                return format!("{algo} between regimes {} and {}", i + 1, i + 2);
+            }
+        }
+        unreachable!("a fit has a regime")
     }
 
     /// Median of |residual| over the fitted points.
@@ -352,6 +492,7 @@ pub fn fit(
             bandwidth_bps: 1.0 / b,
             points: seg.len(),
             r2: r2(st, seg, a, b),
+            protocol: None,
         });
     }
     if segments.iter().all(|s| s.bandwidth().is_none()) {
@@ -363,6 +504,397 @@ pub fn fit(
     }
     Ok(Fit {
         model,
+        shape: Shape::Regimes,
+        sharpness: f64::INFINITY,
+        regime_scale: 1.0,
+        segments,
+        residuals,
+    })
+}
+
+/// The most protocols a [`Shape::Protocols`] fit uses: NCCL has three
+/// (LL, LL128, Simple).
+pub const MAX_PROTOCOLS: usize = 3;
+
+/// The sharpnesses q a [`Shape::Protocols`] fit tries: ∞, the plain
+/// minimum, and blends that round each switch from one protocol to the
+/// next ([`blend`]).
+pub const SHARPNESS: [f64; 5] = [f64::INFINITY, 16.0, 8.0, 4.0, 2.0];
+
+/// The time of the fastest of `times`, with the switch rounded by the
+/// sharpness `q`: `(Σ tₚ^(−q))^(−1/q)`, the plain minimum at q = ∞ and at
+/// most 2^(−1/q) below it where two protocols tie. A library does not
+/// switch protocol at one size for every buffer: NCCL also grows the
+/// channels it uses with the size and pipelines chunks of one protocol
+/// while the other's last ones drain, so measured times run below both
+/// lines near a switch; q measures how far.
+pub fn blend(times: impl Iterator<Item = f64> + Clone, q: f64) -> f64 {
+    let low = times.clone().fold(f64::INFINITY, f64::min);
+    if q.is_infinite() || low.is_nan() || low <= 0.0 {
+        return low;
+    }
+    let s: f64 = times.map(|t| (t / low).powf(-q)).sum();
+    low * s.powf(-1.0 / q)
+}
+
+/// Relative SSE of the blended lower envelope of `lines` (α, β pairs)
+/// with sharpness `q` over `pts`.
+fn envelope_sse(st: Structure, pts: &[(f64, f64)], lines: &[(f64, f64)], q: f64) -> f64 {
+    pts.iter()
+        .map(|&(m, t)| {
+            let p = blend(
+                lines.iter().map(|&(a, b)| st.steps * a + st.bytes * m * b),
+                q,
+            );
+            ((p - t) / t).powi(2)
+        })
+        .sum()
+}
+
+/// Solves the small dense system `a·x = b` by Gaussian elimination with
+/// partial pivoting; `None` if it is singular.
+fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    for col in 0..n {
+        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].is_nan() || a[piv][col].abs() <= 1e-300 {
+            return None;
+        }
+        a.swap(col, piv);
+        b.swap(col, piv);
+        let (top, rest) = a.split_at_mut(col + 1);
+        let pivot = &top[col];
+        for (k, row) in rest.iter_mut().enumerate() {
+            let f = row[col] / pivot[col];
+            for (x, &y) in row.iter_mut().zip(pivot).skip(col) {
+                *x -= f * y;
+            }
+            b[col + 1 + k] -= f * b[col];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for r in (0..n).rev() {
+        let s: f64 = (r + 1..n).map(|c| a[r][c] * x[c]).sum();
+        x[r] = (b[r] - s) / a[r][r];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// Refits `lines` for the blend of sharpness `q` by Levenberg–Marquardt
+/// on the relative residuals, over ln α and ln β (which keeps both
+/// positive). Returns the lines and their SSE.
+fn refine_blend(
+    st: Structure,
+    pts: &[(f64, f64)],
+    lines: &[(f64, f64)],
+    q: f64,
+) -> (Vec<(f64, f64)>, f64) {
+    let t_min = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let floor_a = 1e-6 * t_min / st.steps.max(1.0);
+    let mut theta: Vec<f64> = lines
+        .iter()
+        .flat_map(|&(a, b)| [a.max(floor_a).ln(), b.max(1e-30).ln()])
+        .collect();
+    let unpack = |th: &[f64]| -> Vec<(f64, f64)> {
+        th.chunks(2).map(|c| (c[0].exp(), c[1].exp())).collect()
+    };
+    let residuals = |th: &[f64]| -> Vec<f64> {
+        let l = unpack(th);
+        pts.iter()
+            .map(|&(m, t)| {
+                (blend(l.iter().map(|&(a, b)| st.steps * a + st.bytes * m * b), q) - t) / t
+            })
+            .collect()
+    };
+    let cost = |r: &[f64]| r.iter().map(|x| x * x).sum::<f64>();
+    let p = theta.len();
+    let mut r = residuals(&theta);
+    let mut c = cost(&r);
+    let mut lambda = 1e-3;
+    for _ in 0..200 {
+        // numerical Jacobian, central differences in log space
+        let h = 1e-6;
+        let mut jac = vec![vec![0.0; p]; r.len()];
+        for j in 0..p {
+            let (mut up, mut down) = (theta.clone(), theta.clone());
+            up[j] += h;
+            down[j] -= h;
+            let (ru, rd) = (residuals(&up), residuals(&down));
+            for i in 0..r.len() {
+                jac[i][j] = (ru[i] - rd[i]) / (2.0 * h);
+            }
+        }
+        let mut jtj = vec![vec![0.0; p]; p];
+        let mut jtr = vec![0.0; p];
+        for (row, &ri) in jac.iter().zip(&r) {
+            for a in 0..p {
+                jtr[a] -= row[a] * ri;
+                for b in 0..p {
+                    jtj[a][b] += row[a] * row[b];
+                }
+            }
+        }
+        let mut stepped = false;
+        while lambda < 1e12 {
+            let mut damped = jtj.clone();
+            for (k, row) in damped.iter_mut().enumerate() {
+                row[k] += lambda * jtj[k][k].max(1e-12);
+            }
+            if let Some(d) = solve(damped, jtr.clone()) {
+                let next: Vec<f64> = theta.iter().zip(&d).map(|(t, d)| t + d).collect();
+                let rn = residuals(&next);
+                let cn = cost(&rn);
+                if cn < c {
+                    let gain = (c - cn) / c.max(1e-300);
+                    theta = next;
+                    r = rn;
+                    c = cn;
+                    lambda = (lambda / 3.0).max(1e-12);
+                    stepped = gain > 1e-10;
+                    break;
+                }
+            }
+            lambda *= 4.0;
+        }
+        if !stepped {
+            break;
+        }
+    }
+    (unpack(&theta), c)
+}
+
+/// The line of `lines` that is lowest at `m` (the first of equals).
+fn lowest(st: Structure, lines: &[(f64, f64)], m: f64) -> usize {
+    let mut best = (0, f64::INFINITY);
+    for (i, &(a, b)) in lines.iter().enumerate() {
+        let t = st.steps * a + st.bytes * m * b;
+        if t < best.1 {
+            best = (i, t);
+        }
+    }
+    best.0
+}
+
+/// The best lower envelope of `k` lines over sorted `pts`: every split of
+/// the sizes into k contiguous groups of at least [`MIN_POINTS`] points
+/// (the lowest line of an envelope of lines of falling slope runs over a
+/// contiguous range of sizes) gives a line per group; the split whose
+/// envelope has the smallest SSE is kept, then refined by refitting each
+/// line on the points it is lowest at until the SSE stops falling. Lines
+/// lowest at no point are dropped. Returns the lines by falling β
+/// (rising bandwidth).
+fn best_envelope(st: Structure, pts: &[(f64, f64)], k: usize) -> Vec<(f64, f64)> {
+    let n = pts.len();
+    let mut best: (f64, Vec<(f64, f64)>) = (f64::INFINITY, Vec::new());
+    // cuts[0] = 0 < cuts[1] < … < cuts[k] = n, groups of ≥ MIN_POINTS
+    let mut cuts = vec![0usize; k + 1];
+    fn splits(
+        n: usize,
+        k: usize,
+        at: usize,
+        cuts: &mut Vec<usize>,
+        each: &mut dyn FnMut(&[usize]),
+    ) {
+        if at == k {
+            if n - cuts[k - 1] >= MIN_POINTS {
+                cuts[k] = n;
+                each(cuts);
+            }
+            return;
+        }
+        let lo = cuts[at - 1] + MIN_POINTS;
+        let hi = n.saturating_sub(MIN_POINTS * (k - at));
+        for c in lo..=hi {
+            cuts[at] = c;
+            splits(n, k, at + 1, cuts, each);
+        }
+    }
+    splits(n, k, 1, &mut cuts, &mut |c: &[usize]| {
+        let lines: Vec<(f64, f64)> = c
+            .windows(2)
+            .map(|w| {
+                let (a, b, _) = fit_line(st, &pts[w[0]..w[1]]);
+                (a, b)
+            })
+            .collect();
+        let sse = envelope_sse(st, pts, &lines, f64::INFINITY);
+        if sse < best.0 {
+            best = (sse, lines);
+        }
+    });
+    let (mut sse, mut lines) = best;
+    // refine: each line refitted on the points it is lowest at
+    for _ in 0..50 {
+        let mut groups: Vec<Vec<(f64, f64)>> = vec![Vec::new(); lines.len()];
+        for &p in pts {
+            groups[lowest(st, &lines, p.0)].push(p);
+        }
+        let next: Vec<(f64, f64)> = lines
+            .iter()
+            .zip(&groups)
+            .map(|(&l, g)| {
+                if g.len() >= MIN_POINTS {
+                    let (a, b, _) = fit_line(st, g);
+                    (a, b)
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let s = envelope_sse(st, pts, &next, f64::INFINITY);
+        if s < sse * (1.0 - 1e-12) {
+            sse = s;
+            lines = next;
+        } else {
+            break;
+        }
+    }
+    let mut used: Vec<bool> = vec![false; lines.len()];
+    for &p in pts {
+        used[lowest(st, &lines, p.0)] = true;
+    }
+    let mut lines: Vec<(f64, f64)> = lines
+        .into_iter()
+        .zip(used)
+        .filter(|l| l.1)
+        .map(|l| l.0)
+        .collect();
+    lines.sort_by(|a, b| b.1.total_cmp(&a.1));
+    lines
+}
+
+/// The `k` protocol lines of sharpness `q` fitted to `pts`, and their
+/// SSE: infinite when a line is the fastest at none of the points (a
+/// protocol that never runs; in a blend such a line would only bend its
+/// neighbours' switch, which is the sharpness's job).
+fn envelope(st: Structure, pts: &[(f64, f64)], k: usize, q: f64) -> (Vec<(f64, f64)>, f64) {
+    let hard = best_envelope(st, pts, k);
+    let (lines, sse) = if q.is_infinite() {
+        let sse = envelope_sse(st, pts, &hard, q);
+        (hard, sse)
+    } else {
+        refine_blend(st, pts, &hard, q)
+    };
+    let mut used = vec![false; lines.len()];
+    for p in pts {
+        used[lowest(st, &lines, p.0)] = true;
+    }
+    let sse = if lines.len() == k && used.iter().all(|&u| u) {
+        sse
+    } else {
+        f64::INFINITY
+    };
+    (lines, sse)
+}
+
+/// Sum of squared relative errors of each point of `pts` predicted by the
+/// `k` lines of sharpness `q` fitted to the others; infinite where too
+/// few points are left to fit k lines.
+fn leave_one_out(st: Structure, pts: &[(f64, f64)], k: usize, q: f64) -> f64 {
+    if pts.len() <= k * MIN_POINTS {
+        return f64::INFINITY;
+    }
+    (0..pts.len())
+        .map(|i| {
+            let rest: Vec<(f64, f64)> = pts
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, &p)| p)
+                .collect();
+            let (lines, sse) = envelope(st, &rest, k, q);
+            if sse.is_finite() {
+                envelope_sse(st, &pts[i..=i], &lines, q)
+            } else {
+                f64::INFINITY
+            }
+        })
+        .sum()
+}
+
+/// Fits `model` to (size bytes, seconds) points as the fastest of up to
+/// [`MAX_PROTOCOLS`] protocols ([`Shape::Protocols`]), the protocols named
+/// after `library`'s.
+pub fn fit_protocols(
+    model: Model,
+    points: &[(u64, f64)],
+    library: Library,
+) -> Result<Fit, FitError> {
+    let mut pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.1 > 0.0 && p.1.is_finite())
+        .map(|&(m, t)| (m as f64, t))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = pts.len();
+    if n < 2 {
+        return Err(FitError::TooFewPoints(n));
+    }
+    let st = model.structure();
+    let kmax = MAX_PROTOCOLS.min(n / MIN_POINTS).max(1);
+    // each (protocols, sharpness) candidate is scored by how well it
+    // predicts each fitted point when fitted without it (leave-one-out),
+    // the error a user of the fit meets between measured sizes; the
+    // candidate is then fitted on every point
+    let mut best: Option<(f64, usize, f64)> = None;
+    for k in 1..=kmax {
+        for q in SHARPNESS {
+            // one protocol has no switch to round
+            if k == 1 && q.is_finite() {
+                continue;
+            }
+            let score = leave_one_out(st, &pts, k, q);
+            // a richer candidate must predict better by more than noise
+            if best.as_ref().is_none_or(|b| score < b.0 * (1.0 - 1e-9)) {
+                best = Some((score, k, q));
+            }
+        }
+    }
+    let (_, k, sharpness) = best.expect("at least one protocol");
+    let lines = envelope(st, &pts, k, sharpness).0;
+    let mut lines = lines;
+    lines.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let names = library.protocols(lines.len());
+    let mut groups: Vec<Vec<(f64, f64)>> = vec![Vec::new(); lines.len()];
+    for &p in &pts {
+        groups[lowest(st, &lines, p.0)].push(p);
+    }
+    let mut residuals: Vec<(u64, f64)> = pts
+        .iter()
+        .map(|&(m, t)| {
+            let p = blend(
+                lines.iter().map(|&(a, b)| st.steps * a + st.bytes * m * b),
+                sharpness,
+            );
+            (m as u64, (p - t) / t)
+        })
+        .collect();
+    residuals.sort_by_key(|r| r.0);
+    let segments: Vec<Segment> = lines
+        .iter()
+        .zip(&groups)
+        .zip(names)
+        .map(|((&(a, b), g), name)| Segment {
+            min_bytes: g.first().map_or(0, |p| p.0 as u64),
+            max_bytes: g.last().map_or(0, |p| p.0 as u64),
+            alpha_s: a,
+            bandwidth_bps: 1.0 / b,
+            points: g.len(),
+            r2: r2(st, g, a, b),
+            protocol: Some((*name).to_string()),
+        })
+        .collect();
+    if segments.iter().all(|s| s.bandwidth().is_none()) {
+        return Err(FitError::NoBandwidth(format!(
+            "sizes {}..{} bytes",
+            pts[0].0,
+            pts[n - 1].0
+        )));
+    }
+    Ok(Fit {
+        model,
+        shape: Shape::Protocols,
+        sharpness,
         regime_scale: 1.0,
         segments,
         residuals,
@@ -381,14 +913,22 @@ pub const MAX_REGIMES: usize = 8;
 /// See [`MAX_REGIMES`].
 pub const MIN_POINTS: usize = 2;
 
-/// [`fit`] with dtsim's regime settings, after [`screen`]ing anomalies out.
+/// A fit of `shape` ([`fit_protocols`], or [`fit`] with dtsim's regime
+/// settings; `None`: the library's [`Library::default_shape`]), after
+/// [`screen`]ing anomalies out.
 /// Returns the fit and the screened-out points.
 pub fn fit_measurements(
     model: Model,
     points: &[(u64, f64)],
+    shape: Option<Shape>,
+    library: Library,
 ) -> Result<(Fit, Vec<(u64, f64)>), FitError> {
     let (kept, dropped) = screen(points);
-    Ok((fit(model, &kept, MAX_REGIMES, MIN_POINTS)?, dropped))
+    let f = match shape.unwrap_or(library.default_shape()) {
+        Shape::Protocols => fit_protocols(model, &kept, library)?,
+        Shape::Regimes => fit(model, &kept, MAX_REGIMES, MIN_POINTS)?,
+    };
+    Ok((f, dropped))
 }
 
 /// Why [`screen`] kept each of `dropped` out of a fit of `points`: its
@@ -507,6 +1047,94 @@ mod tests {
         assert!(f.segments.len() >= 2, "{f:?}");
         assert!(f.median_abs_residual() < 1e-6);
         assert!((f.predict(1 << 26) - (50e-6 + (1u64 << 26) as f64 / 20e9)).abs() < 1e-9);
+    }
+
+    /// Times of the fastest of three protocols (α per step, B per link)
+    /// of a ring AllReduce on `ranks`, blended with sharpness `q`.
+    fn three_protocols(ranks: u32, q: f64) -> (Model, Vec<(u64, f64)>) {
+        let m = Model::for_op("allreduce", ranks).unwrap();
+        let lines = [(0.8e-6, 4e9), (1.5e-6, 40e9), (6e-6, 90e9)];
+        let pts = (3..=30)
+            .map(|p| {
+                let b = 1u64 << p;
+                let t = blend(lines.iter().map(|&(a, bw)| m.predict(b as f64, a, bw)), q);
+                (b, t)
+            })
+            .collect();
+        (m, pts)
+    }
+
+    /// Data made by a known (algorithm, protocol) model are fitted back
+    /// to its parameters: three protocols, each α and B, and where each
+    /// is the fastest.
+    #[test]
+    fn recovers_three_protocols() {
+        let (m, pts) = three_protocols(8, f64::INFINITY);
+        let f = fit_protocols(m, &pts, Library::Nccl).unwrap();
+        assert_eq!(f.segments.len(), 3, "{f:?}");
+        assert!(f.sharpness.is_infinite());
+        for (s, (a, bw, name)) in f.segments.iter().zip([
+            (0.8e-6, 4e9, "LL"),
+            (1.5e-6, 40e9, "LL128"),
+            (6e-6, 90e9, "Simple"),
+        ]) {
+            assert!((s.alpha_s - a).abs() / a < 1e-6, "{s:?}");
+            assert!((s.bandwidth_bps - bw).abs() / bw < 1e-6, "{s:?}");
+            assert_eq!(s.protocol.as_deref(), Some(name));
+        }
+        assert!(f.median_abs_residual() < 1e-9);
+        // LL and LL128 cross where 14·0.7 µs = 1.75·m·(1/4e9 − 1/40e9):
+        // m = 24.9 KB; LL128 and Simple where 14·4.5 µs = 1.75·m·(1/40e9
+        // − 1/90e9): m = 2.59 MB
+        assert_eq!(f.via(16 << 10), "ring LL");
+        assert_eq!(f.via(32 << 10), "ring LL128");
+        assert_eq!(f.via(2 << 20), "ring LL128");
+        assert_eq!(f.via(4 << 20), "ring Simple");
+    }
+
+    /// A switch rounded by the sharpness (q = 4) is fitted back too: the
+    /// sharpness and every line.
+    #[test]
+    fn recovers_a_rounded_switch() {
+        let (m, pts) = three_protocols(8, 4.0);
+        let f = fit_protocols(m, &pts, Library::Nccl).unwrap();
+        assert_eq!((f.segments.len(), f.sharpness), (3, 4.0), "{f:?}");
+        for (s, (a, bw)) in f
+            .segments
+            .iter()
+            .zip([(0.8e-6, 4e9), (1.5e-6, 40e9), (6e-6, 90e9)])
+        {
+            assert!((s.alpha_s - a).abs() / a < 1e-4, "{s:?}");
+            assert!((s.bandwidth_bps - bw).abs() / bw < 1e-4, "{s:?}");
+        }
+        assert!(f.median_abs_residual() < 1e-6);
+    }
+
+    /// One straight line is fitted as one protocol: a second would
+    /// predict the points left out no better.
+    #[test]
+    fn one_line_is_one_protocol() {
+        let m = Model::for_op("allgather", 4).unwrap();
+        let pts: Vec<(u64, f64)> = (10..28)
+            .map(|p| (1u64 << p, m.predict((1u64 << p) as f64, 3e-6, 12e9)))
+            .collect();
+        let f = fit_protocols(m, &pts, Library::Mpi).unwrap();
+        assert_eq!(f.segments.len(), 1, "{f:?}");
+        assert_eq!(f.segments[0].protocol.as_deref(), Some("rendezvous"));
+        assert!((f.segments[0].bandwidth_bps - 12e9).abs() / 12e9 < 1e-6);
+    }
+
+    /// The blend is the minimum at q = ∞, 2^(−1/q) of it where two tie,
+    /// and never above the minimum.
+    #[test]
+    fn blend_rounds_the_minimum() {
+        let v = [3.0, 5.0];
+        assert_eq!(blend(v.iter().copied(), f64::INFINITY), 3.0);
+        let tie = blend([2.0, 2.0].iter().copied(), 4.0);
+        assert!((tie - 2.0 * 2f64.powf(-0.25)).abs() < 1e-12);
+        for q in SHARPNESS {
+            assert!(blend(v.iter().copied(), q) <= 3.0);
+        }
     }
 
     #[test]

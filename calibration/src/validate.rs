@@ -13,9 +13,10 @@
 //! with the size (protocol switches, kernel launch, eager-buffer copies)
 //! make small-message time noisy relative to its value.
 
-use crate::fit::{Fit, FitError, Model, Segment, fit_measurements, median};
+use crate::fit::{Fit, FitError, Library, Model, Segment, Shape, fit_measurements, median};
 use crate::logs::Log;
 use serde::Serialize;
+use sim::names::Named;
 
 /// Held-out sizes at or above this count in the "large" summary.
 pub const LARGE_BYTES: u64 = 64 * 1024;
@@ -31,6 +32,9 @@ pub struct Point {
     pub predicted_s: f64,
     /// (predicted − measured) / measured.
     pub error: f64,
+    /// What the fit ran the point with: the algorithm and the protocol
+    /// ("ring LL128"), or the size regime ([`Fit::via`]).
+    pub via: String,
 }
 
 /// The validation of one operation.
@@ -46,7 +50,9 @@ pub struct Validation {
     pub ranks: u32,
     /// What was fitted ("every other size" or "pingpong").
     pub fitted_on: String,
-    /// Fitted regimes.
+    /// The fit's shape ("protocols" or "regimes", [`Shape`]).
+    pub shape: String,
+    /// Fitted lines: protocols by rising bandwidth, or regimes by size.
     pub regimes: Vec<Segment>,
     /// Median |relative residual| over the fitted points.
     pub fit_median_abs_residual: f64,
@@ -144,6 +150,7 @@ fn summarise(
                 measured_s: t,
                 predicted_s: p,
                 error: (p - t) / t,
+                via: f.via(m),
             }
         })
         .collect();
@@ -170,6 +177,7 @@ fn summarise(
         op: op.to_string(),
         ranks,
         fitted_on: fitted_on.to_string(),
+        shape: f.shape.name().to_string(),
         regimes: f.segments.clone(),
         fit_median_abs_residual: f.median_abs_residual(),
         median_abs_error: median(all.clone()),
@@ -193,15 +201,17 @@ fn summarise(
 /// Distinct (size, time) points of a log, by size; a repeated size keeps
 /// its median time.
 pub fn points_of(log: &Log) -> Vec<(u64, f64)> {
-    let mut rows: Vec<(u64, f64)> = log.rows.iter().map(|r| (r.size_bytes, r.time_s)).collect();
+    median_per_size(log.rows.iter().map(|r| (r.size_bytes, r.time_s)).collect())
+}
+
+/// Distinct (size, time) points by size, a repeated size at its median
+/// time; points of no time are dropped.
+fn median_per_size(mut rows: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
     rows.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let mut out: Vec<(u64, f64)> = Vec::new();
-    let mut i = 0;
-    while i < rows.len() {
-        let j = rows[i..].iter().take_while(|r| r.0 == rows[i].0).count() + i;
-        out.push((rows[i].0, median(rows[i..j].iter().map(|r| r.1).collect())));
-        i = j;
-    }
+    let mut out: Vec<(u64, f64)> = rows
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|g| (g[0].0, median(g.iter().map(|r| r.1).collect())))
+        .collect();
     out.retain(|p| p.1 > 0.0);
     out
 }
@@ -237,21 +247,56 @@ pub fn validate_log(
     log: &Log,
     source: &str,
     ranks: Option<u32>,
+    shape: Option<Shape>,
 ) -> Result<Validation, ValidateError> {
     let ranks = ranks_of(log, ranks)?;
-    let model =
-        Model::for_op(&log.op, ranks).ok_or_else(|| ValidateError::UnknownOp(log.op.clone()))?;
     let pts = sim_points(log, ranks);
+    let library = Library::of_tool(log.tool.name());
+    let v = every_other_size(
+        &pts,
+        &log.op,
+        ranks,
+        source,
+        log.tool.name(),
+        shape,
+        library,
+    )?;
+    Ok(Validation {
+        ranks_inferred: log.ranks_inferred.clone(),
+        skipped_lines: log
+            .skipped
+            .iter()
+            .map(|s| SkippedLine {
+                line: s.line,
+                text: s.text.clone(),
+            })
+            .collect(),
+        ..v
+    })
+}
+
+/// Fits every other size of `pts` (distinct sizes, sorted) of `op` on
+/// `ranks` and predicts the others.
+fn every_other_size(
+    pts: &[(u64, f64)],
+    op: &str,
+    ranks: u32,
+    source: &str,
+    tool: &str,
+    shape: Option<Shape>,
+    library: Library,
+) -> Result<Validation, ValidateError> {
+    let model = Model::for_op(op, ranks).ok_or_else(|| ValidateError::UnknownOp(op.into()))?;
     if pts.len() < 4 {
         return Err(ValidateError::TooFewSizes {
-            op: log.op.clone(),
+            op: op.into(),
             n: pts.len(),
         });
     }
     let fit_pts: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
     let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
-    let (f, dropped) =
-        fit_measurements(model, &fit_pts).map_err(|e| ValidateError::Fit(log.op.clone(), e))?;
+    let (f, dropped) = fit_measurements(model, &fit_pts, shape, library)
+        .map_err(|e| ValidateError::Fit(op.into(), e))?;
     let screened = crate::fit::screen_reasons(&fit_pts, &dropped)
         .into_iter()
         .zip(&dropped)
@@ -263,47 +308,53 @@ pub fn validate_log(
         .collect();
     Ok(Validation {
         screened,
-        ranks_inferred: log.ranks_inferred.clone(),
-        skipped_lines: log
-            .skipped
-            .iter()
-            .map(|s| SkippedLine {
-                line: s.line,
-                text: s.text.clone(),
-            })
-            .collect(),
-        ..summarise(
-            source,
-            log.tool.name(),
-            &log.op,
-            ranks,
-            "every other size",
-            &f,
-            &held,
-        )
+        ..summarise(source, tool, op, ranks, "every other size", &f, &held)
     })
+}
+
+/// Fits every other size of a profile's measured series (a repeated size
+/// at its median time) and predicts the others, as [`validate_log`] does
+/// for a log.
+pub fn validate_series(
+    series: &crate::calibrate::OpSeries,
+    source: &str,
+    shape: Option<Shape>,
+    library: Library,
+) -> Result<Validation, ValidateError> {
+    let pts = median_per_size(series.points.clone());
+    let tool = match library {
+        Library::Nccl => "nccl",
+        Library::Mpi => "mpi",
+    };
+    every_other_size(&pts, &series.op, series.ranks, source, tool, shape, library)
 }
 
 /// Fits `fitted`'s measurements of an operation (on its rank count) and
 /// predicts `target`'s (the same operation, on its own rank count and
-/// sizes) with the simulator: the link's fitted α and B per regime, the
-/// operation's step structure at the target's ranks. A regime is chosen by
-/// the size of the messages each step sends (the buffer × F/S), so that a
-/// protocol switch the library makes at a message size lands at the right
-/// buffer size at the other rank count. Every target point is held out.
+/// sizes) with the simulator: the link's fitted α and B per protocol (or
+/// regime), the operation's step structure at the target's ranks. The
+/// fastest protocol at the target's ranks is taken; a regime is chosen by
+/// the size of the messages each step sends (the buffer × F/S). Either
+/// way a protocol switch the library makes at a message size lands at the
+/// right buffer size at the other rank count. Every target point is held
+/// out.
 pub fn validate_across(
     fitted: &crate::calibrate::OpSeries,
     target: &crate::calibrate::OpSeries,
     source: &str,
+    shape: Option<Shape>,
+    library: Library,
 ) -> Result<Validation, ValidateError> {
     let op = &fitted.op;
     let from =
         Model::for_op(op, fitted.ranks).ok_or_else(|| ValidateError::UnknownOp(op.clone()))?;
     let to = Model::for_op(op, target.ranks).ok_or_else(|| ValidateError::UnknownOp(op.clone()))?;
-    let (f, _) =
-        fit_measurements(from, &fitted.points).map_err(|e| ValidateError::Fit(op.clone(), e))?;
+    let (f, _) = fit_measurements(from, &fitted.points, shape, library)
+        .map_err(|e| ValidateError::Fit(op.clone(), e))?;
     let fit = Fit {
         model: to,
+        shape: f.shape,
+        sharpness: f.sharpness,
         regime_scale: to.bytes_per_step() / from.bytes_per_step(),
         segments: f.segments.clone(),
         residuals: f.residuals.clone(),
@@ -328,14 +379,17 @@ pub fn validate_from_pingpong(
     ranks: u32,
     measured: &[(u64, f64)],
     source: &str,
+    shape: Option<Shape>,
 ) -> Result<Validation, ValidateError> {
-    let (p2p, _) = fit_measurements(Model::PointToPoint, pingpong)
+    let (p2p, _) = fit_measurements(Model::PointToPoint, pingpong, shape, Library::Mpi)
         .map_err(|e| ValidateError::Fit("pingpong".into(), e))?;
     let model = Model::for_op(op, ranks).ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
     // the same regimes, now driving the collective's model, each chosen by
     // the size of the messages the collective sends (m·F/S per step)
     let f = Fit {
         model,
+        shape: p2p.shape,
+        sharpness: p2p.sharpness,
         regime_scale: model.bytes_per_step(),
         segments: p2p.segments.clone(),
         residuals: p2p.residuals.clone(),

@@ -26,6 +26,9 @@ fn known_ranks(file: &str) -> Option<u32> {
         ("dgx_spark_2node_2xGB10", 2),
         ("gcp_a3mega_2node_16xH100", 16),
         ("nccl_tests_issue78_8node_64xV100", 64),
+        ("cscs_alps_osu_alltoall_cpu_2node_8ranks", 8),
+        ("nwtnni_collective_osu_allreduce_ring_8node", 8),
+        ("olcf_riker_osu_allgather_4node_16ranks", 16),
     ]
     .iter()
     .find(|(k, _)| file.contains(k))
@@ -39,6 +42,7 @@ const BOUNDS_EXEMPT: [&str; 1] = ["nccl_tests_issue78_8node_64xV100"];
 
 #[test]
 fn every_nccl_tests_fixture_validates_within_bounds() {
+    let shape = None;
     let files = fixtures("nccl-tests");
     assert!(files.len() >= 4);
     let mut checked = 0;
@@ -46,7 +50,7 @@ fn every_nccl_tests_fixture_validates_within_bounds() {
         let name = f.display().to_string();
         let exempt = BOUNDS_EXEMPT.iter().any(|e| name.contains(e));
         for log in parse_file(&f).unwrap() {
-            let v = match validate_log(&log, &name, known_ranks(&name)) {
+            let v = match validate_log(&log, &name, known_ranks(&name), shape) {
                 Ok(v) => v,
                 Err(ValidateError::TooFewSizes { n, .. }) if exempt => {
                     assert!(n < 4);
@@ -148,7 +152,7 @@ fn impossible_rank_counts_are_refused() {
 #[test]
 fn a_fit_at_one_rank_count_predicts_another() {
     use calibration::calibrate::OpSeries;
-    use calibration::fit::Model;
+    use calibration::fit::{Library, Model, Shape};
     use calibration::validate::validate_across;
     let (a1, b1, a2, b2) = (5e-6, 2e9, 12e-6, 10e9);
     let series = |op: &str, ranks: u32| {
@@ -176,7 +180,14 @@ fn a_fit_at_one_rank_count_predicts_another() {
     for op in ["allreduce", "broadcast"] {
         let four = series(op, 4);
         for n in [8, 16] {
-            let v = validate_across(&four, &series(op, n), "synthetic").unwrap();
+            let v = validate_across(
+                &four,
+                &series(op, n),
+                "synthetic",
+                Some(Shape::Regimes),
+                Library::Mpi,
+            )
+            .unwrap();
             assert_eq!((v.ranks, v.points.len()), (n, 17));
             assert_eq!(v.fitted_on, "4 ranks");
             assert!(
@@ -186,4 +197,192 @@ fn a_fit_at_one_rank_count_predicts_another() {
             );
         }
     }
+}
+
+/// Fit at one rank count, predict another, with NCCL's shape: data made by
+/// the fastest of three protocols (each an α per step and a B per link)
+/// of the ring AllReduce and the ring AllGather at 4 ranks predict 8 and
+/// 16 ranks exactly, where the steps' structure moves every switch; and
+/// each point names the protocol that ran it.
+#[test]
+fn a_protocol_fit_at_one_rank_count_predicts_another() {
+    use calibration::calibrate::OpSeries;
+    use calibration::fit::{Library, Model, Shape, blend};
+    use calibration::validate::validate_across;
+    let lines = [(0.8e-6, 4e9), (1.5e-6, 40e9), (6e-6, 90e9)];
+    let series = |op: &str, ranks: u32| {
+        let m = Model::for_op(op, ranks).unwrap();
+        let points = (3..=30)
+            .map(|k| {
+                let size = 1u64 << k;
+                let t = blend(
+                    lines.iter().map(|&(a, b)| m.predict(size as f64, a, b)),
+                    f64::INFINITY,
+                );
+                (size, t)
+            })
+            .collect();
+        OpSeries {
+            op: op.into(),
+            ranks,
+            points,
+        }
+    };
+    for op in ["allreduce", "allgather"] {
+        let four = series(op, 4);
+        for n in [8, 16] {
+            let v = validate_across(
+                &four,
+                &series(op, n),
+                "synthetic",
+                Some(Shape::Protocols),
+                Library::Nccl,
+            )
+            .unwrap();
+            assert_eq!(
+                (v.ranks, v.points.len(), v.shape.as_str()),
+                (n, 28, "protocols")
+            );
+            assert!(
+                v.max_abs_error < 1e-6,
+                "{op} at {n}: max error {}",
+                v.max_abs_error
+            );
+            assert_eq!(v.points[0].via, "ring LL");
+            assert_eq!(v.points.last().unwrap().via, "ring Simple");
+            assert!(v.points.iter().any(|p| p.via == "ring LL128"));
+        }
+    }
+}
+
+/// A percentage for the tables, "—" where there is no value.
+fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}%", 100.0 * x)
+    } else {
+        "—".into()
+    }
+}
+
+/// A table row of one validation.
+fn row(what: &str, v: &calibration::validate::Validation, default: bool) -> String {
+    format!(
+        "| {what} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} |\n",
+        v.op,
+        v.ranks,
+        v.shape,
+        if default { " (default)" } else { "" },
+        v.regimes.len(),
+        pct(v.median_abs_error_large),
+        pct(v.max_abs_error_large),
+        pct(v.median_abs_error_small),
+        pct(v.median_abs_error),
+        pct(v.max_abs_error),
+    )
+}
+
+/// A profile's measured series and the library that made them.
+fn profile_series(file: &str) -> Vec<calibration::calibrate::OpSeries> {
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/profiles"
+    ))
+    .join(file);
+    let prof =
+        calibration::profile::Profile::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap();
+    calibration::calibrate::by_op(
+        prof.measurements
+            .iter()
+            .map(|m| (m.op.as_str(), m.ranks, m.size_bytes, m.time_s)),
+    )
+}
+
+/// The measured profiles of the tables: (file, what the table calls it).
+const PROFILES: [(&str, &str); 3] = [
+    ("mpi-4ranks-ci-vm.toml", "CI VM, Open MPI shared memory"),
+    ("mpi-emulated-2hosts.toml", "emulated cluster, 2 hosts"),
+    ("mpi-emulated-4hosts.toml", "emulated cluster, 4 hosts"),
+];
+
+/// The held-out tables of docs/calibration.md: every fixture log and
+/// measured profile, fitted on every other size by each shape, and the
+/// emulated cluster's 2-host fits predicting its 4-host measurements.
+/// The docs hold exactly this text (`DTSIM_BLESS=1 cargo test -p
+/// calibration --test validate` rewrites it there).
+fn held_out_tables() -> String {
+    use calibration::fit::{Library, Shape};
+    use calibration::validate::{validate_across, validate_series};
+    let mut t = String::from(
+        "| measurements | op | ranks | fit | lines | ≥ 64 KiB median | ≥ 64 KiB max | < 64 KiB median | all median | all max |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for dir in ["nccl-tests", "osu"] {
+        for f in fixtures(dir) {
+            let name = f.display().to_string();
+            let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+            for log in parse_file(&f).unwrap() {
+                let library = Library::of_tool(log.tool.name());
+                for shape in [Shape::Protocols, Shape::Regimes] {
+                    let default = shape == library.default_shape();
+                    match validate_log(&log, &name, known_ranks(&name), Some(shape)) {
+                        Ok(v) => t += &row(&format!("{dir}/{stem}"), &v, default),
+                        Err(ValidateError::TooFewSizes { n, .. }) => {
+                            if default {
+                                t += &format!(
+                                    "| {dir}/{stem} | {} | | {n} sizes: nothing to hold out | | | | | | |\n",
+                                    log.op
+                                );
+                            }
+                        }
+                        Err(e) => panic!("{name}: {e}"),
+                    }
+                }
+            }
+        }
+    }
+    for (file, what) in PROFILES {
+        for s in profile_series(file) {
+            if s.op == "pingpong" {
+                continue;
+            }
+            for shape in [Shape::Protocols, Shape::Regimes] {
+                let v = validate_series(&s, file, Some(shape), Library::Mpi).unwrap();
+                t += &row(what, &v, shape == Library::Mpi.default_shape());
+            }
+        }
+    }
+    t += "\n| emulated cluster: fitted at → predicted | op | ranks | fit | lines | ≥ 64 KiB median | ≥ 64 KiB max | < 64 KiB median | all median | all max |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n";
+    let (two, four) = (profile_series(PROFILES[1].0), profile_series(PROFILES[2].0));
+    for target in four.iter().filter(|s| s.op != "pingpong") {
+        let fitted = two.iter().find(|s| s.op == target.op).unwrap();
+        for shape in [Shape::Protocols, Shape::Regimes] {
+            let v = validate_across(fitted, target, "emulated", Some(shape), Library::Mpi).unwrap();
+            t += &row("2 → 4 hosts", &v, shape == Library::Mpi.default_shape());
+        }
+    }
+    t
+}
+
+#[test]
+fn the_held_out_tables_in_the_docs_are_these() {
+    let doc_path = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/calibration.md"
+    ));
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    let (begin, end) = (
+        "<!-- held-out tables: begin (calibration/tests/validate.rs writes them) -->\n",
+        "<!-- held-out tables: end -->",
+    );
+    let i = doc.find(begin).expect("the begin marker") + begin.len();
+    let j = doc.find(end).expect("the end marker");
+    let table = held_out_tables();
+    if std::env::var_os("DTSIM_BLESS").is_some() {
+        std::fs::write(&doc_path, format!("{}{}{}", &doc[..i], table, &doc[j..])).unwrap();
+        return;
+    }
+    assert_eq!(
+        doc[i..j],
+        table,
+        "docs/calibration.md's held-out tables are stale: DTSIM_BLESS=1 cargo test -p calibration --test validate"
+    );
 }

@@ -99,6 +99,12 @@ pub struct Segment {
     /// Coefficient of determination of the regime's fit in time (not
     /// relative) terms; 1 for a perfect fit, NaN with fewer than 3 points.
     pub r2: f64,
+    /// The protocol this line stands for, in a fit of the fastest of a
+    /// few protocols (`calibration::fit::Shape::Protocols`: "LL", "LL128",
+    /// "Simple" for NCCL; "short", "eager", "rendezvous" for MPI, named
+    /// by rank in bandwidth); absent for a size regime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 impl Segment {
@@ -125,7 +131,17 @@ pub struct FitEntry {
     pub ranks: u32,
     /// Median |relative residual| over the fitted points.
     pub median_abs_residual: f64,
-    /// Size regimes.
+    /// How the time was fitted over sizes: "protocols" (the fastest of a
+    /// few lines, `segments` one per protocol) or "regimes" (`segments` by
+    /// size); absent in profiles written before the choice existed
+    /// (regimes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
+    /// The simulator's algorithm the fit's step structure is that of
+    /// ("ring", "binomial"; absent for point-to-point fits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
+    /// Size regimes, or protocols by rising bandwidth.
     pub segments: Vec<SegmentEntry>,
     /// Relative residual (fitted − measured)/measured of every fitted point.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -320,6 +336,8 @@ mod tests {
                 op: "allreduce".into(),
                 ranks: 16,
                 median_abs_residual: 0.01,
+                shape: Some("protocols".into()),
+                algorithm: Some("ring".into()),
                 segments: vec![Segment {
                     min_bytes: 8,
                     max_bytes: 1 << 20,
@@ -327,6 +345,7 @@ mod tests {
                     bandwidth_bps: 1e10,
                     points: 5,
                     r2: 0.99,
+                    protocol: Some("Simple".into()),
                 }],
                 residuals: vec![],
                 screened_out_bytes: vec![],
@@ -381,6 +400,7 @@ mod tests {
             bandwidth_bps: bw,
             points: 3,
             r2: 1.0,
+            protocol: None,
         };
         assert_eq!(s(1e10).bandwidth(), Some(1e10));
         assert_eq!(s(1e30).bandwidth(), None);
