@@ -40,6 +40,8 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     // the header goes out with the first row, so that an error before it
     // prints no table at all; the label column fits every row's label
     let mut width: Option<(usize, usize, String)> = None;
+    // said under the first point and wherever a point's differ
+    let mut losses: Option<reports::run::Losses> = None;
     for p in runs {
         let p = p?;
         if a.json {
@@ -108,6 +110,10 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             ms(r.exposed_comm_s),
             HumanBytes(r.bytes_sent_per_gpu).to_string()
         ))?;
+        if losses != Some(p.losses) {
+            losses = Some(p.losses);
+            print_line(format_args!("  losses besides bytes: {}", p.losses))?;
+        }
         if let Some(mp) = &p.model_parallel {
             print_line(format_args!(
                 "  model parallel: {} stages ({}), {} trainer{}, {} micro-batch{}",

@@ -1115,7 +1115,19 @@ fn probable_mistakes_are_warned_about_and_run() {
         )),
         "{err}"
     );
-    assert_eq!(stdout(&o).lines().count(), 3, "a header and two rows");
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().count(),
+        4,
+        "a header, two rows and the losses under the first: {out}"
+    );
+    assert!(
+        out.lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("  losses besides bytes: stragglers"),
+        "{out}"
+    );
 }
 
 /// A model with an embedding table runs with each sparse method: the JSON

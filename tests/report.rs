@@ -496,7 +496,8 @@ fn swept(sweep: &str) -> String {
 fn a_nodes_network_model_report_says_what_it_holds_and_compares_like_with_like() {
     let d = dir("nnm");
     let s = d.join("nnm.toml");
-    std::fs::write(&s, nodes_network_model()).unwrap();
+    // the pure model, whose GPUs all run alike (one timeline track each)
+    std::fs::write(&s, format!("ideal = true\n{}", nodes_network_model())).unwrap();
     let out = d.join("out");
     let o = dtsim(&[
         "report",

@@ -14,11 +14,13 @@ mod common;
 
 /// Writes a scenario into the test's scratch directory.
 fn scenario(name: &str, text: &str) -> PathBuf {
-    common::scratch_file("trace-scenarios", name, text)
+    // the model's mechanics: no losses besides bytes (as `config`)
+    common::scratch_file("trace-scenarios", name, &format!("ideal = true\n{text}"))
 }
 
 fn config(text: &str) -> TrainConfig {
-    let points = load_str(text, "t.toml", "t").expect("valid scenario");
+    // the model's mechanics: no losses besides bytes
+    let points = load_str(&format!("ideal = true\n{text}"), "t.toml", "t").expect("valid scenario");
     assert_eq!(points.len(), 1);
     points[0].config.clone()
 }

@@ -70,6 +70,41 @@ pub struct PointResult {
     /// With model-parallel stages, how the model was split.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_parallel: Option<ModelParallel>,
+    /// What the point loses besides bytes (`sim::losses`).
+    pub losses: Losses,
+}
+
+/// A point's losses besides bytes, as its scenario resolved them.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Losses {
+    /// Coefficient of variation of a GPU's per-iteration compute time.
+    pub compute_jitter: f64,
+    /// Seconds each message costs its channel before its transfer.
+    pub message_overhead_s: f64,
+    /// Fraction of the network's per-NIC bandwidth collectives reach.
+    pub nic_efficiency: f64,
+}
+
+impl Losses {
+    /// Whether there are none (the pure α-β bound, `ideal = true`).
+    pub fn none(&self) -> bool {
+        self.compute_jitter == 0.0 && self.message_overhead_s == 0.0 && self.nic_efficiency == 1.0
+    }
+}
+
+impl std::fmt::Display for Losses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.none() {
+            return f.write_str("none (the pure α-β bound)");
+        }
+        write!(
+            f,
+            "stragglers (compute CV {:.2}%), {:.1} µs a message, NIC efficiency {:.0}%",
+            self.compute_jitter * 100.0,
+            self.message_overhead_s * 1e6,
+            self.nic_efficiency * 100.0
+        )
+    }
 }
 
 /// How a point's trainers are split into model-parallel stages.
@@ -221,10 +256,16 @@ impl Iterator for Runs {
                 trainers: p.config.cluster.gpus() / st.mp_stages,
                 microbatches: st.mp_microbatches,
             });
+            let losses = Losses {
+                compute_jitter: p.config.model.compute_jitter,
+                message_overhead_s: st.message_overhead_s,
+                nic_efficiency: p.config.cluster.nic_efficiency,
+            };
             Ok(PointResult {
                 result,
                 sweep: p.sweep,
                 model_parallel,
+                losses,
             })
         })())
     }

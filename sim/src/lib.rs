@@ -35,6 +35,7 @@ pub mod cluster;
 pub mod collective;
 pub mod formulas;
 pub mod limits;
+pub mod losses;
 pub mod names;
 pub mod net;
 pub mod profile;

@@ -157,6 +157,11 @@ pub struct Strategy {
     /// into and pipelined through its stages, GPipe's schedule
     /// (`strategy.mp_microbatches`; default 1, no pipelining).
     pub mp_microbatches: u32,
+    /// Seconds every message occupies its channel before its transfer
+    /// starts: the collective's launch and the framework's bookkeeping
+    /// (`strategy.message_overhead`, `sim::losses`; 0 here, a scenario's
+    /// default is the typical cluster's).
+    pub message_overhead_s: f64,
 }
 
 impl Default for Strategy {
@@ -178,6 +183,7 @@ impl Default for Strategy {
             mp_sparsity: 0.0,
             mp_microbatches: 1,
             mp_splits: Vec::new(),
+            message_overhead_s: 0.0,
         }
     }
 }

@@ -53,6 +53,8 @@ pub enum Field {
     Gpudirect,
     /// `node`.
     Node,
+    /// `nic_efficiency`.
+    NicEfficiency,
 }
 
 impl Field {
@@ -73,6 +75,7 @@ impl Field {
             Field::NicLink => "nic_link",
             Field::Gpudirect => "gpudirect",
             Field::Node => "node",
+            Field::NicEfficiency => "nic_efficiency",
         }
     }
 
@@ -138,6 +141,10 @@ pub struct Description {
     /// Host CPU cores per machine ([`super::DEFAULT_CPU_CORES`] unless
     /// given).
     pub cpu_cores: u32,
+    /// The fraction of the network's per-NIC bandwidth collectives reach,
+    /// in (0, 1] (`sim::losses`); the inter-node bandwidth is multiplied
+    /// by it.
+    pub nic_efficiency: f64,
 }
 
 /// The keys a node preset bundles, each as the user gave it (`None`: not
@@ -229,6 +236,7 @@ impl Description {
             oversubscription: 1.0,
             placement: Placement::Contiguous,
             cpu_cores: super::DEFAULT_CPU_CORES,
+            nic_efficiency: 1.0,
         }
     }
 
@@ -259,6 +267,13 @@ impl Description {
         })?;
         limits::check_oversubscription(self.oversubscription)
             .map_err(|m| invalid(Field::Oversubscription, m))?;
+        let e = self.nic_efficiency;
+        if !(e.is_finite() && e > 0.0 && e <= 1.0) {
+            return Err(invalid(
+                Field::NicEfficiency,
+                format!("must be a fraction of the NIC's bandwidth in (0, 1], got {e}"),
+            ));
+        }
         let nic_link = self.nic_link(&inter, intra)?;
         let gpudirect = match (self.gpudirect, inter.kind) {
             (Some(true), Kind::Tcp) => {
@@ -284,11 +299,17 @@ impl Description {
             nodes: self.nodes,
             gpus_per_node: self.gpus_per_node,
             network: named(&self.network, &self.bandwidth, &self.latency),
-            inter: link(
-                &inter,
-                (Field::Bandwidth, &self.bandwidth),
-                (Field::Latency, &self.latency),
-            )?,
+            inter: {
+                let l = link(
+                    &inter,
+                    (Field::Bandwidth, &self.bandwidth),
+                    (Field::Latency, &self.latency),
+                )?;
+                LinkParams {
+                    bandwidth: l.bandwidth * e,
+                    ..l
+                }
+            },
             intra_name: named(intra_name, &self.intra_bandwidth, &self.intra_latency),
             intra: link(
                 intra,
@@ -302,6 +323,7 @@ impl Description {
             oversubscription: self.oversubscription,
             placement: self.placement,
             cpu_cores: self.cpu_cores,
+            nic_efficiency: self.nic_efficiency,
         })
     }
 

@@ -125,6 +125,10 @@ pub struct ClusterSpec {
     /// CPU cores of each machine's host, for the work parameter servers
     /// do there (`cluster.cpu_cores`).
     pub cpu_cores: u32,
+    /// The fraction of the network's per-NIC bandwidth collectives reach
+    /// (`cluster.nic_efficiency`, `sim::losses`): already applied to
+    /// `inter.bandwidth`, kept to say so.
+    pub nic_efficiency: f64,
 }
 
 /// Host CPU cores per machine when a scenario does not say: Parallax's
@@ -156,6 +160,7 @@ impl ClusterSpec {
             oversubscription: 1.0,
             placement: Placement::Contiguous,
             cpu_cores: DEFAULT_CPU_CORES,
+            nic_efficiency: 1.0,
         }
     }
 
@@ -635,6 +640,7 @@ mod tests {
             oversubscription: over,
             placement: Placement::Contiguous,
             cpu_cores: DEFAULT_CPU_CORES,
+            nic_efficiency: 1.0,
         }
     }
 

@@ -311,6 +311,7 @@ mod tests {
             oversubscription: 1.0,
             placement: Placement::Contiguous,
             cpu_cores: 36,
+            nic_efficiency: 1.0,
         })
     }
 

@@ -104,6 +104,10 @@ pub struct RawScenario {
         skip_serializing_if = "Option::is_none"
     )]
     pub iterations: Option<i64>,
+    /// The pure α-β bound: every loss besides bytes (`sim::losses`)
+    /// defaults to none. Default false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ideal: Option<bool>,
     /// Required.
     #[serde(default)]
     pub cluster: RawCluster,
@@ -173,6 +177,11 @@ pub struct RawCluster {
     /// Default 1.0 (non-blocking).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oversubscription: Option<f64>,
+    /// The fraction of the network's per-NIC bandwidth collectives reach,
+    /// in (0, 1]; default `sim::losses::TYPICAL_NIC_EFFICIENCY` (1.0 with
+    /// `ideal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nic_efficiency: Option<f64>,
     /// Host CPU cores per machine; default 36.
     #[serde(
         default,
@@ -206,7 +215,8 @@ pub struct RawModel {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
     /// Coefficient of variation of each GPU's compute time per iteration
-    /// (stragglers), in [0, 1]; default 0.
+    /// (stragglers), in [0, 1]; default
+    /// `sim::losses::TYPICAL_COMPUTE_JITTER` (0 with `ideal`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute_jitter: Option<f64>,
     /// "fp32" (default), "bf16" or "fp16": the format gradients are
@@ -366,4 +376,8 @@ pub struct RawStrategy {
     /// EmbRace prior/delayed rows; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_scheduling: Option<bool>,
+    /// What each message costs its channel before its transfer ("8.4us");
+    /// default `sim::losses::TYPICAL_MESSAGE_OVERHEAD_S` (0 with `ideal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_overhead: Option<String>,
 }

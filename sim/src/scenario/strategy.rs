@@ -276,6 +276,8 @@ pub(super) fn validate_strategy(
         partition: size(&s.partition, "strategy.partition", d.partition)?,
         local_aggregation: s.local_aggregation.unwrap_or(d.local_aggregation),
         ps_servers,
+        // resolved against `ideal` (`validate::validate`)
+        message_overhead_s: 0.0,
     })
 }
 

@@ -14,9 +14,10 @@ use super::{Invalid, invalid};
 use crate::cluster::Placement;
 use crate::cluster::build::{Description, NodeKeys};
 use crate::limits;
+use crate::losses::Losses;
 use crate::names::Named;
 use crate::net::NetModel;
-use crate::strategy::{Schedule, SparseMethod};
+use crate::strategy::{Schedule, SparseMethod, Strategy};
 use crate::train::TrainConfig;
 use crate::units::{HumanBytes, parse_bytes, parse_duration};
 use crate::workload::{Embedding, Layer, Model, Precision, Rows};
@@ -26,6 +27,7 @@ use std::path::Path;
 /// `cluster.network` is resolved against `dir`.
 pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<TrainConfig, Invalid> {
     let c = &raw.cluster;
+    let losses = Losses::defaults(raw.ideal.unwrap_or(false));
     let nodes = count(c.nodes, "cluster.nodes", None, 1)?;
     let given = |v: Option<i64>, key: &str| v.map(|v| count(Some(v), key, None, 1)).transpose();
     let gpn = given(c.gpus_per_node, "cluster.gpus_per_node")?;
@@ -62,6 +64,7 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             n
         },
         placement,
+        nic_efficiency: c.nic_efficiency.unwrap_or(losses.nic_efficiency),
         ..Description::from_keys(
             nodes,
             NodeKeys {
@@ -81,8 +84,19 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
         .build()
         .map_err(|e| invalid(&format!("cluster.{}", e.field.key()), e.message))?;
 
-    let model = validate_model(raw)?;
-    let strategy = validate_strategy(raw, nodes, model.has_sparse())?;
+    let model = validate_model(raw, losses.compute_jitter)?;
+    let strategy = Strategy {
+        message_overhead_s: match &raw.strategy.message_overhead {
+            None => losses.message_overhead_s,
+            Some(t) => {
+                let key = "strategy.message_overhead";
+                let s = crate::units::parse_seconds(t).map_err(|e| invalid(key, e.to_string()))?;
+                limits::check_latency(s).map_err(|m| invalid(key, m))?;
+                s
+            }
+        },
+        ..validate_strategy(raw, nodes, model.has_sparse())?
+    };
     let model = kernel_profile(raw, model, &strategy, dir)?;
     let strategy = model_parallel(raw, &model, strategy, cluster.gpus())?;
     // each table against the partitions and the column split asked for
@@ -189,10 +203,10 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
 }
 
 /// The model: a preset, or `[[model.layers]]`; and its compute jitter.
-fn validate_model(raw: &RawScenario) -> Result<Model, Invalid> {
+fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Invalid> {
     let m = &raw.model;
     let batch = count(m.batch_per_gpu, "model.batch_per_gpu", None, 1)?;
-    let compute_jitter = compute_jitter(m.compute_jitter)?;
+    let compute_jitter = compute_jitter(m.compute_jitter, default_jitter)?;
     let gradient_precision = match &m.gradient_precision {
         Some(p) => Precision::parse(p).map_err(|e| invalid("model.gradient_precision", e))?,
         None => Precision::default(),
@@ -475,10 +489,11 @@ fn kernel_profile(
     Ok(Model { kernels, ..model })
 }
 
-/// `model.compute_jitter`: a coefficient of variation in [0, 1] (default 0).
-fn compute_jitter(v: Option<f64>) -> Result<f64, Invalid> {
+/// `model.compute_jitter`: a coefficient of variation in [0, 1] (default
+/// `default`: the typical cluster's, or 0 with `ideal`).
+fn compute_jitter(v: Option<f64>, default: f64) -> Result<f64, Invalid> {
     let key = "model.compute_jitter";
-    let c = v.unwrap_or(0.0);
+    let c = v.unwrap_or(default);
     if !(c.is_finite() && c >= 0.0) {
         return Err(invalid(
             key,
@@ -1142,11 +1157,106 @@ density = 0.1
         );
     }
 
-    /// `model.compute_jitter` defaults to 0, is kept for presets and
-    /// custom layers alike, may be swept, and is refused outside [0, 1].
+    /// Every loss besides bytes defaults to the typical cluster's, to none
+    /// with `ideal = true`, and its own key wins over both; `ideal` may be
+    /// swept; impossible values are refused on their key and line.
+    #[test]
+    fn losses_default_to_a_typical_cluster_or_to_none() {
+        use crate::losses::{
+            TYPICAL_COMPUTE_JITTER, TYPICAL_MESSAGE_OVERHEAD_S, TYPICAL_NIC_EFFICIENCY,
+        };
+        let of = |text: &str| {
+            let p = load_str(text, "f.toml", "f").unwrap();
+            let c = &p[0].config;
+            (
+                c.model.compute_jitter,
+                c.strategy.message_overhead_s,
+                c.cluster.nic_efficiency,
+                c.cluster.inter.bandwidth,
+            )
+        };
+        let edr = crate::cluster::presets::inter_node("ib-edr-100g")
+            .unwrap()
+            .bandwidth_bytes_per_s;
+        assert_eq!(
+            of(GOOD),
+            (
+                TYPICAL_COMPUTE_JITTER,
+                TYPICAL_MESSAGE_OVERHEAD_S,
+                TYPICAL_NIC_EFFICIENCY,
+                edr * TYPICAL_NIC_EFFICIENCY
+            )
+        );
+        let ideal = format!("ideal = true\n{GOOD}");
+        assert_eq!(of(&ideal), (0.0, 0.0, 1.0, edr));
+        assert_eq!(of(&format!("ideal = false\n{GOOD}")), of(GOOD));
+        // each key wins over `ideal`
+        let keyed = ideal
+            .replace("[cluster]\n", "[cluster]\nnic_efficiency = 0.8\n")
+            .replace("gpu = \"titan-xp\"", "gpu = \"titan-xp\"\ncompute_jitter = 0.02\n[strategy]\nmessage_overhead = \"25us\"");
+        let (j, o, e, b) = of(&keyed);
+        assert_eq!((j, e), (0.02, 0.8));
+        assert!((o - 25e-6).abs() < 1e-18 && (b - 0.8 * edr).abs() < 1e-6 * edr);
+        // `ideal` swept: both points
+        let swept = format!("{GOOD}\n[sweep]\nideal = [true, false]\n");
+        let p = load_str(&swept, "f.toml", "f").unwrap();
+        let j: Vec<f64> = p.iter().map(|p| p.config.model.compute_jitter).collect();
+        assert_eq!(j, [0.0, TYPICAL_COMPUTE_JITTER]);
+        // impossible values, on their key and line
+        for (table, line, key) in [
+            (
+                "[cluster]\nnic_efficiency = 0\n",
+                4,
+                "cluster.nic_efficiency",
+            ),
+            (
+                "[cluster]\nnic_efficiency = 1.5\n",
+                4,
+                "cluster.nic_efficiency",
+            ),
+            (
+                "[cluster]\nnic_efficiency = nan\n",
+                4,
+                "cluster.nic_efficiency",
+            ),
+        ] {
+            let e = err(&GOOD.replace("[cluster]\n", table));
+            assert_eq!(e.key.as_deref(), Some(key), "{table}: {e}");
+            assert_eq!(e.line, Some(line), "{table}: {e}");
+            assert!(e.message.contains("(0, 1]"), "{e}");
+        }
+        for v in ["-1us", "fast", "20s"] {
+            let e = err(&format!("{GOOD}[strategy]\nmessage_overhead = \"{v}\"\n"));
+            assert_eq!(
+                e.key.as_deref(),
+                Some("strategy.message_overhead"),
+                "{v}: {e}"
+            );
+            assert_eq!(e.line, Some(12), "{v}: {e}");
+        }
+        let e = err(&format!("ideal = 1\n{GOOD}"));
+        assert!(e.to_string().contains("ideal"), "{e}");
+    }
+
+    /// `model.compute_jitter` defaults to the typical cluster's (0 with
+    /// `ideal = true`), is kept for presets and custom layers alike, may
+    /// be swept, and is refused outside [0, 1].
     #[test]
     fn compute_jitter_is_a_coefficient_of_variation() {
         let p = load_str(GOOD, "f.toml", "f").unwrap();
+        assert_eq!(
+            p[0].config.model.compute_jitter,
+            crate::losses::TYPICAL_COMPUTE_JITTER
+        );
+        let p = load_str(
+            &format!(
+                "ideal = true
+{GOOD}"
+            ),
+            "f.toml",
+            "f",
+        )
+        .unwrap();
         assert_eq!(p[0].config.model.compute_jitter, 0.0);
         let with = |v: &str| {
             GOOD.replace(

@@ -73,6 +73,9 @@ enum Event {
     Cpu { node: u32, iter: u32, task: TaskId },
     /// The message on a channel.
     Message { channel: ChannelId },
+    /// The message on a channel has paid its overhead and starts its
+    /// transfer.
+    Launch { channel: ChannelId },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +135,9 @@ struct Msg {
     /// Bytes each GPU sends (known at the start, except on the shared
     /// network, which says at the end).
     per_gpu: f64,
+    /// What it carries, until its transfer starts (it waits out the
+    /// message overhead first).
+    waiting: Option<Payload>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -163,6 +169,8 @@ struct Engine<'a> {
     base: u32,
     hosts: Vec<Host>,
     jitter: Jitter,
+    /// What each message costs its channel before its transfer.
+    overhead: SimTime,
     stop: u32,
     start_max: Vec<SimTime>,
     start_count: Vec<u32>,
@@ -259,6 +267,7 @@ pub fn run(
         base: 0,
         hosts: vec![Host::default(); nodes as usize],
         jitter: Jitter::new(cfg.seed, cfg.model.compute_jitter),
+        overhead: SimTime::from_secs(cfg.strategy.message_overhead_s),
         stop,
         start_max: vec![SimTime::ZERO; stop as usize + 1],
         start_count: vec![0; stop as usize + 1],
@@ -352,6 +361,7 @@ impl Engine<'_> {
                         Event::Compute { gpu } => self.on_compute(gpu),
                         Event::Cpu { node, iter, task } => self.on_cpu(node, iter, task),
                         Event::Message { channel } => self.on_message_end(channel, t),
+                        Event::Launch { channel } => self.launch(channel)?,
                     }
                 } else {
                     break;
@@ -727,18 +737,44 @@ impl Engine<'_> {
                 payload.clone()
             };
             let now = self.now();
-            let started = self.comm.start(now, *collective, &payload)?;
+            let collective = *collective;
             self.msgs[ch] = Some(Msg {
                 pieces,
-                collective: *collective,
+                collective,
                 bytes: total,
                 uniform,
                 start: now,
-                per_gpu: match started {
-                    Started::Ends(_, per_gpu) => per_gpu,
-                    Started::Live(_) => 0.0,
-                },
+                per_gpu: 0.0,
+                waiting: Some(payload),
             });
+            // a message with something to send first occupies its channel
+            // for the overhead (its launch, the framework's bookkeeping)
+            if total > 0 && self.overhead > SimTime::ZERO {
+                self.q.push(
+                    now + self.overhead,
+                    Event::Launch {
+                        channel: ch as ChannelId,
+                    },
+                );
+                continue;
+            }
+            self.launch(ch as ChannelId)?;
+        }
+        Ok(())
+    }
+
+    /// Starts the transfer of the message waiting on channel `ch`.
+    fn launch(&mut self, ch: ChannelId) -> Result<(), SimError> {
+        let ch = ch as usize;
+        let now = self.now();
+        let msg = self.msgs[ch].as_mut().expect("a message on the channel");
+        let payload = msg.waiting.take().expect("a message waiting to start");
+        let collective = msg.collective;
+        let started = self.comm.start(now, collective, &payload)?;
+        if let Started::Ends(_, per_gpu) = started {
+            msg.per_gpu = per_gpu;
+        }
+        {
             match started {
                 Started::Ends(end, _) => {
                     self.q.push(

@@ -289,7 +289,7 @@ gpu = "p102-100"
 dense = "{dense}"
 "#
     );
-    let mut p = load_str(&text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+    let mut p = load_str(&crate::ideal(&text), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
     simulate(&p.remove(0).config).unwrap()
 }
 
@@ -404,7 +404,8 @@ fn a_kernel_profile_replaces_the_defaults() {
         )
     };
     let run = |dense: &str, path: &str| {
-        let mut p = load_str(&text(dense, path), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+        let mut p = load_str(&crate::ideal(&text(dense, path)), "t.toml", "t")
+            .unwrap_or_else(|e| panic!("{e}"));
         simulate(&p.remove(0).config).unwrap()
     };
     let m = 269_722.0;

@@ -205,7 +205,7 @@ backward = "2ms"
 dense = "dct"
 dct_lifespan = 4
 "#;
-    let mut p = load_str(text, "t.toml", "t").unwrap();
+    let mut p = load_str(&crate::ideal(text), "t.toml", "t").unwrap();
     let cfg = p.remove(0).config;
     // the threshold task sorts in iterations 0, 4, 8 and only those
     let plan = planner::plan(&cfg);

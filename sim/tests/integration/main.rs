@@ -16,6 +16,12 @@ use sim::cluster::ClusterSpec;
 use sim::collective::exec::{FlowOutcome, run_flow};
 use sim::collective::{Algo, Collective, Op};
 
+/// `text` with `ideal = true`: the pure model, no losses besides bytes
+/// (`sim::losses`), as the tests of the model's mechanics need it.
+pub fn ideal(text: &str) -> String {
+    format!("ideal = true\n{text}")
+}
+
 /// Relative error of `got` against `want`.
 pub fn rel(got: f64, want: f64) -> f64 {
     ((got - want) / want).abs()

@@ -63,7 +63,7 @@ activation_bytes = {d}
 }
 
 fn run(text: &str) -> RunResult {
-    let p = load_str(text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+    let p = load_str(&crate::ideal(text), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
     simulate(&p[0].config).unwrap()
 }
 
@@ -84,7 +84,7 @@ fn one_trainer_is_the_chain_of_its_stages() {
             "mp_stages = 2".into()
         };
         let text = mlp(1, 2, "analytical", &extra);
-        let p = load_str(&text, "t.toml", "t").unwrap();
+        let p = load_str(&crate::ideal(&text), "t.toml", "t").unwrap();
         let cfg = &p[0].config;
         assert_eq!(stage_split(&cfg.model, 2), vec![0, 2, 4]);
         let r = simulate(cfg).unwrap();
@@ -204,7 +204,8 @@ fn every_gpu_agrees_with_the_representative_trainer() {
             for placement in ["contiguous", "scattered"] {
                 let text = mlp(2, 4, net, extra)
                     .replace("[model]", &format!("placement = \"{placement}\"\n[model]"));
-                let p = load_str(&text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+                let p =
+                    load_str(&crate::ideal(&text), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
                 let cfg = &p[0].config;
                 let one = simulate(cfg).unwrap();
                 let (all, _) = simulate_with(
@@ -380,7 +381,7 @@ mp_microbatches = {mb}
         )
     };
     for mb in [1u32, 2, 4, 8] {
-        let p = load_str(&text(mb), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+        let p = load_str(&crate::ideal(&text(mb)), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
         let cfg = &p[0].config;
         let r = simulate(cfg).unwrap();
         let m = mb as f64;
@@ -459,7 +460,7 @@ fn micro_batches_pipeline_and_are_validated() {
         "flow",
         "mp_stages = 2\nmp_microbatches = 4\nmp_sparsity = 0.9",
     );
-    let p = load_str(&text, "t.toml", "t").unwrap();
+    let p = load_str(&crate::ideal(&text), "t.toml", "t").unwrap();
     let rep = simulate(&p[0].config).unwrap();
     let (all, _) = simulate_with(
         &p[0].config,
@@ -500,7 +501,7 @@ fn micro_batches_pipeline_and_are_validated() {
 #[test]
 fn splits_placed_by_hand() {
     let text = mlp(1, 2, "analytical", "mp_splits = [\"a\"]");
-    let p = load_str(&text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+    let p = load_str(&crate::ideal(&text), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
     let cfg = &p[0].config;
     assert_eq!(cfg.strategy.mp_stages, 2);
     assert_eq!(cfg.strategy.mp_splits, [0]);

@@ -22,7 +22,7 @@ const GNMT8_DENSITY: f64 = 0.103;
 
 /// One scenario point from `text`.
 fn config(text: &str) -> TrainConfig {
-    let mut p = load_str(text, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+    let mut p = load_str(&crate::ideal(text), "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(p.len(), 1);
     p.remove(0).config
 }

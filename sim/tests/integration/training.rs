@@ -125,7 +125,7 @@ backward = "20ms"
 [strategy]
 fusion = 0
 "#;
-    let p = load_str(text, "t.toml", "t").unwrap();
+    let p = load_str(&crate::ideal(text), "t.toml", "t").unwrap();
     let r = simulate(&p[0].config).unwrap();
     let ar = 2.0 * 3.0 / 4.0 * 100e6 / 1.25e9;
     assert!(
@@ -247,4 +247,99 @@ fn baidu_ring_lm_scales_linearly() {
         );
         assert!((r.comm_s * 1e3 - comm_ms).abs() < 0.5, "{}", r.comm_s);
     }
+}
+
+/// Each loss costs what it says, in both network models: on the one-layer
+/// iteration above (nothing overlaps the AllReduce), a message overhead o
+/// adds exactly o to the iteration and to the time the channel is busy;
+/// a NIC efficiency e divides the ring's bandwidth term by e (every ring
+/// step crosses a NIC; there is no latency); and the default losses make
+/// the iteration longer than the pure bound of `ideal = true`.
+#[test]
+fn losses_cost_what_they_say() {
+    let text = |model: &str, extra_cluster: &str, strategy: &str| {
+        format!(
+            r#"
+iterations = 3
+[cluster]
+nodes = 4
+network = "eth-10g"
+bandwidth = "10Gbps"
+latency = "0us"
+intra_latency = "0us"
+model = "{model}"
+{extra_cluster}
+[model]
+batch_per_gpu = 8
+compute_jitter = 0
+[[model.layers]]
+params = 25000000
+forward = "10ms"
+backward = "20ms"
+[strategy]
+fusion = 0
+{strategy}
+"#
+        )
+    };
+    let run = |t: &str| {
+        let p = load_str(t, "t.toml", "t").unwrap_or_else(|e| panic!("{e}"));
+        simulate(&p[0].config).unwrap()
+    };
+    let ar = 2.0 * 3.0 / 4.0 * 100e6 / 1.25e9;
+    for model in ["analytical", "flow"] {
+        let base = run(&crate::ideal(&text(model, "", "")));
+        assert!(
+            (base.iteration_time_s - (0.030 + ar)).abs() < 1e-9,
+            "{model}"
+        );
+        let o = run(&crate::ideal(&text(
+            model,
+            "",
+            "message_overhead = \"50us\"",
+        )));
+        assert!(
+            (o.iteration_time_s - (0.030 + ar + 50e-6)).abs() < 1e-9,
+            "{model}: {}",
+            o.iteration_time_s
+        );
+        assert!(
+            (o.comm_s - (ar + 50e-6)).abs() < 1e-9,
+            "{model}: {}",
+            o.comm_s
+        );
+        let e = run(&crate::ideal(&text(model, "nic_efficiency = 0.8", "")));
+        assert!(
+            (e.iteration_time_s - (0.030 + ar / 0.8)).abs() < 1e-9,
+            "{model}: {}",
+            e.iteration_time_s
+        );
+        // the defaults (here: the message overhead, jitter held at 0)
+        let d = run(&text(model, "", ""));
+        let want = 0.030 + ar + sim::losses::TYPICAL_MESSAGE_OVERHEAD_S;
+        assert!((d.iteration_time_s - want).abs() < 1e-9, "{model}");
+    }
+}
+
+/// `ideal = true` gives the numbers dtsim gave before the losses existed:
+/// the example `vgg16-16gpu-10gbe` (FIFO and priority), pinned to its
+/// gallery table of 2026-11-25 (docs/gallery/vgg16-16gpu-10gbe before
+/// this change), to the last digit printed there.
+#[test]
+fn ideal_gives_the_numbers_of_before_the_losses() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/examples/vgg16-16gpu-10gbe.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let p = load_str(&crate::ideal(&text), "vgg.toml", "vgg16-16gpu-10gbe").unwrap();
+    let got: Vec<f64> = p
+        .iter()
+        .map(|p| simulate(&p.config).unwrap().iteration_time_s)
+        .collect();
+    for (g, want) in got.iter().zip([0.9787883366719999, 0.89090017518]) {
+        assert!((g - want).abs() <= 1e-15 * want, "{g} against {want}");
+    }
+    // and the defaults cost something on the same job
+    let p = load_str(&text, "vgg.toml", "vgg16-16gpu-10gbe").unwrap();
+    let t = simulate(&p[0].config).unwrap().iteration_time_s;
+    assert!(t > got[0], "{t}");
 }
