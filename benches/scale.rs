@@ -54,6 +54,10 @@
 //!   at 90% between 12 stages and DCT-DP at 99% across 64 trainers
 //!   (`scenarios/papers/dct/hybrid.toml`: 768 CPU machines, 8 servers),
 //!   flow model: every transfer on the shared network.
+//! * `uncertainty`: `dtsim run --uncertainty 100` of the example
+//!   `resnet50-48gpu-ib100` (48 GPUs, flow model, the default stragglers):
+//!   100 runs over as many seeds, on every core, and their percentiles
+//!   (events: the runs' total). Issue 14's target: under 5 s.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules).
 //! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
@@ -312,6 +316,27 @@ ps_partitions = 128
             assert_eq!(points.len(), 1);
             simulate(&points[0].config).unwrap().events
         }
+        "uncertainty" => {
+            // `dtsim run --uncertainty 100` of a 48-GPU scenario (issue 14's
+            // target: under 5 s)
+            assert_eq!(gpus, 48, "the example's 8 machines of 6 GPUs");
+            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios/examples/resnet50-48gpu-ib100.toml");
+            let runs = reports::run::start(&reports::run::Request {
+                file,
+                trace: None,
+                trace_gpus: 8,
+                uncertainty: Some(100),
+            })
+            .unwrap();
+            runs.map(|p| {
+                let p = p.unwrap();
+                let n = p.interval.expect("an interval").uncertainty_samples;
+                assert_eq!(n, 100);
+                p.result.events * n as u64
+            })
+            .sum()
+        }
         "sweep" => {
             let points = sim::scenario::load_str(&sweep_grid(125), "sweep.toml", "sweep").unwrap();
             assert_eq!(points.len(), 10_000);
@@ -428,6 +453,7 @@ fn main() {
         jobs.push(("dct-dlrm", g));
     }
     jobs.push(("dct-hybrid", 768));
+    jobs.push(("uncertainty", 48));
     jobs.push(("sweep", 0));
     for n in [2_000, 10_000, 100_000] {
         jobs.push(("sweep-parquet", n));

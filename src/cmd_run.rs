@@ -22,6 +22,13 @@ pub struct RunArgs {
     /// are identical).
     #[arg(long, default_value_t = 8)]
     trace_gpus: u32,
+    /// Simulate each point N times, over the seeds seed, seed + 1, …, and
+    /// give the 5th, 50th and 95th percentiles of the iteration time and
+    /// the throughput (a line under each point; `_p5`, `_p50`, `_p95`
+    /// fields in --json). Stragglers and the token model are what vary
+    /// from seed to seed; a point with neither runs once.
+    #[arg(long, value_name = "N")]
+    uncertainty: Option<u32>,
 }
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
@@ -29,6 +36,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         file: a.file,
         trace: a.trace.clone(),
         trace_gpus: a.trace_gpus,
+        uncertainty: a.uncertainty,
     })?;
     for w in runs.warnings() {
         eprintln!("warning: {w}");
@@ -110,9 +118,26 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             ms(r.exposed_comm_s),
             HumanBytes(r.bytes_sent_per_gpu).to_string()
         ))?;
-        if losses != Some(p.losses) {
-            losses = Some(p.losses);
-            print_line(format_args!("  losses besides bytes: {}", p.losses))?;
+        if let Some(i) = &p.interval {
+            let what = if i.uncertainty_samples == 1 {
+                "the same every run (nothing drawn from the seed)".to_string()
+            } else {
+                format!("over {} seeds", i.uncertainty_samples)
+            };
+            print_line(format_args!(
+                "  p5 / p50 / p95 {what}: iteration {:.2} / {:.2} / {:.2} ms, {} {:.1} / {:.1} / {:.1}",
+                ms(i.iteration_time_s_p5),
+                ms(i.iteration_time_s_p50),
+                ms(i.iteration_time_s_p95),
+                r.throughput_unit,
+                i.throughput_p5,
+                i.throughput_p50,
+                i.throughput_p95
+            ))?;
+        }
+        if losses != Some(p.losses()) {
+            losses = Some(p.losses());
+            print_line(format_args!("  losses besides bytes: {}", p.losses()))?;
         }
         if let Some(mp) = &p.model_parallel {
             print_line(format_args!(

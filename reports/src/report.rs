@@ -270,7 +270,7 @@ const NEEDED: [&str; 9] = [
 
 /// Result columns shown in the setup when every row shares them (named
 /// by [`crate::labels`]).
-const SETTINGS: [&str; 12] = [
+const SETTINGS: [&str; 15] = [
     "scenario",
     "nodes",
     "gpus",
@@ -283,6 +283,9 @@ const SETTINGS: [&str; 12] = [
     "algo",
     "sparse",
     "schedule",
+    "compute_jitter",
+    "message_overhead_s",
+    "nic_efficiency",
 ];
 
 /// Distinct values of a column in order of first appearance (numbers

@@ -734,7 +734,8 @@ mod tests {
         // the fields of RunResult but its map, in order, as
         // docs/scenarios.md lists them
         let documented = "scenario, nodes, gpus, network, net_model, model, gpu, \
-            batch_per_gpu, dense, algo, sparse, schedule, iteration_time_s, throughput, \
+            batch_per_gpu, dense, algo, sparse, schedule, compute_jitter, \
+            message_overhead_s, nic_efficiency, iteration_time_s, throughput, \
             throughput_unit, scaling_efficiency, compute_s, comm_s, exposed_comm_s, \
             compression_s, bytes_sent_per_gpu, messages_per_iteration, events";
         assert_eq!(result_columns().join(", "), documented);

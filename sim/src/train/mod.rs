@@ -96,6 +96,19 @@ pub struct TrainConfig {
     pub strategy: Strategy,
 }
 
+impl TrainConfig {
+    /// Whether a run draws anything from its seed (compute jitter, or
+    /// words of the token model): runs of other seeds then differ.
+    pub fn draws(&self) -> bool {
+        self.model.compute_jitter > 0.0
+            || self.model.layers.iter().any(|l| {
+                l.embedding
+                    .as_ref()
+                    .is_some_and(|e| matches!(e.rows, crate::workload::Rows::Tokens { .. }))
+            })
+    }
+}
+
 /// How the engine runs a plan. The defaults are what `dtsim` uses; the
 /// others exist to check the shortcuts against the long way round (tests,
 /// benchmarks).

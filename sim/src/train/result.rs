@@ -54,6 +54,13 @@ pub struct RunResult {
     pub sparse: String,
     /// Schedule.
     pub schedule: String,
+    /// Losses besides bytes (`sim::losses`): the coefficient of variation
+    /// of a GPU's per-iteration compute time (stragglers).
+    pub compute_jitter: f64,
+    /// Seconds each message occupies its channel before its transfer.
+    pub message_overhead_s: f64,
+    /// The fraction of the network's per-NIC bandwidth collectives reach.
+    pub nic_efficiency: f64,
     /// Seconds per iteration.
     pub iteration_time_s: f64,
     /// Samples (or, for the NLP presets, words or tokens) per second,
@@ -224,6 +231,9 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         algo: cfg.strategy.dense_collective().algo.name().into(),
         sparse: cfg.strategy.sparse_name().into(),
         schedule: cfg.strategy.schedule.name().into(),
+        compute_jitter: cfg.model.compute_jitter,
+        message_overhead_s: cfg.strategy.message_overhead_s,
+        nic_efficiency: cfg.cluster.nic_efficiency,
         iteration_time_s: iter_s,
         throughput,
         throughput_unit: cfg.model.throughput_unit.clone(),

@@ -78,7 +78,7 @@ proptest! {
     /// gives exactly what simulating every GPU gives; and in the flow
     /// model, reusing a collective's isolated result gives exactly what
     /// running every message on the shared network gives, folded onto
-    /// node 0 or not.
+    /// node 0 or not; with or without a per-message overhead.
     #[test]
     fn the_shortcuts_change_no_number(
         nodes in 1u32..5,
@@ -90,6 +90,7 @@ proptest! {
         fusion in prop::sample::select(vec![0u64, 1 << 20, 64 << 20]),
         method in 0usize..4,
         flow in any::<bool>(),
+        overhead in prop::sample::select(vec![0.0f64, 8.4e-6, 3e-4]),
     ) {
         let mut c = ClusterSpec::flat(nodes, bw, lat);
         c.gpus_per_node = g;
@@ -104,6 +105,7 @@ proptest! {
         cfg.strategy.schedule = schedule;
         cfg.strategy.fusion = fusion;
         cfg.strategy.partition = 1 << 20;
+        cfg.strategy.message_overhead_s = overhead;
         cfg.strategy.dense = [
             DenseMethod::AllReduce(Algo::Ring),
             DenseMethod::AllReduce(Algo::Hierarchical),

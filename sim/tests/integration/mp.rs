@@ -200,6 +200,7 @@ fn every_gpu_agrees_with_the_representative_trainer() {
             "mp_stages = 4\nallreduce = \"binomial\"",
             "mp_stages = 2\ndense = \"ps\"\nps_servers = 2",
             "mp_stages = 2\ndense = \"dct\"\ndct_lifespan = 2\nmp_sparsity = 0.9",
+            "mp_stages = 2\ndense = \"ps\"\nps_servers = 2\nmessage_overhead = \"30us\"",
         ] {
             for placement in ["contiguous", "scattered"] {
                 let text = mlp(2, 4, net, extra)
