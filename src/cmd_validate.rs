@@ -102,6 +102,12 @@ fn table(v: &Validation, verbose: bool) -> String {
         if protocols { "protocol" } else { "regime" },
         if v.regimes.len() == 1 { "" } else { "s" }
     );
+    if let Some(q) = v.sharpness {
+        let _ = writeln!(
+            s,
+            "  switches rounded: the fastest protocol blended with the others, (Σ t^-q)^(-1/q), q = {q}"
+        );
+    }
     if let Some(how) = &v.ranks_inferred {
         let _ = writeln!(s, "  ranks: {how}");
     }

@@ -135,6 +135,7 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
         ranks,
         median_abs_residual: f.median_abs_residual(),
         shape: Some(f.shape.name().to_string()),
+        sharpness: f.sharpness.is_finite().then_some(f.sharpness),
         algorithm: match f.model {
             Model::Collective { algo, .. } => Some(algo.name().to_string()),
             Model::PointToPoint => None,
@@ -690,23 +691,53 @@ pub struct ValidateRequest {
 
 /// Reads a profile's measurements, grouped ([`by_op`]), with the library
 /// that made them (NCCL if its sources say so, else MPI).
-fn profile_series(p: &Path) -> Result<(Vec<OpSeries>, Library), CalibrateError> {
+fn profile_series(p: &Path) -> Result<ProfileSeries, CalibrateError> {
     let src = p.display().to_string();
     let text = std::fs::read_to_string(p).map_err(|e| input(format!("{src}: cannot read: {e}")))?;
     let prof = Profile::from_toml(&text).map_err(|e| input(format!("{src}: {e}")))?;
-    let library = if prof.provenance.sources.iter().any(|s| s.contains("nccl")) {
+    // NCCL's measurements: its protocols name a fit's lines, or the
+    // sources say so
+    let nccl_protocol = |f: &FitEntry| {
+        f.segments
+            .iter()
+            .any(|s| matches!(s.protocol.as_deref(), Some("LL" | "LL128" | "Simple")))
+    };
+    let library = if prof.fits.iter().any(nccl_protocol)
+        || prof
+            .provenance
+            .sources
+            .iter()
+            .any(|s| s.to_lowercase().contains("nccl"))
+    {
         Library::Nccl
     } else {
         Library::Mpi
     };
-    Ok((
-        by_op(
+    let shapes = prof
+        .fits
+        .iter()
+        .filter_map(|f| {
+            let shape = f.shape.as_deref().and_then(Shape::from_name)?;
+            Some(((f.op.clone(), f.ranks), shape))
+        })
+        .collect();
+    Ok(ProfileSeries {
+        series: by_op(
             prof.measurements
                 .iter()
                 .map(|m| (m.op.as_str(), m.ranks, m.size_bytes, m.time_s)),
         ),
         library,
-    ))
+        shapes,
+    })
+}
+
+/// A profile's measured series, the library that made them, and the
+/// shape each (operation, ranks) was fitted with.
+struct ProfileSeries {
+    series: Vec<OpSeries>,
+    library: Library,
+    shapes: std::collections::BTreeMap<(String, u32), Shape>,
 }
 
 /// Validates every log, and every collective of the profile against its
@@ -729,7 +760,8 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
         );
     }
     if let (Some(a), Some(b)) = (&req.measurements, &req.predict) {
-        let ((from, library), (to, _)) = (profile_series(a)?, profile_series(b)?);
+        let (from, to) = (profile_series(a)?, profile_series(b)?);
+        let (library, shapes, from, to) = (from.library, from.shapes, from.series, to.series);
         let src = format!("{} → {}", a.display(), b.display());
         for target in to.iter().filter(|g| g.op != "pingpong") {
             // the same operation, at the nearest rank count
@@ -746,8 +778,16 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
                     ))
                 })?;
             results.push(
-                crate::validate::validate_across(fitted, target, &src, req.shape, library)
-                    .map_err(|e| input(format!("{src}: {e}")))?,
+                crate::validate::validate_across(
+                    fitted,
+                    target,
+                    &src,
+                    // the user's shape, else the one the profile was fitted with
+                    req.shape
+                        .or_else(|| shapes.get(&(fitted.op.clone(), fitted.ranks)).copied()),
+                    library,
+                )
+                .map_err(|e| input(format!("{src}: {e}")))?,
             );
         }
         return Ok(results);

@@ -34,9 +34,11 @@
 //!   breakpoints); kept as an option for comparison
 //!   (docs/calibration.md says where each shape wins).
 //!
-//! Both choose their number of lines by a penalty (BIC, `n·ln(SSE/n) +
-//! p·ln n` for p parameters: 2 per protocol; 3k − 1 for k regimes of α, β
-//! and a break), with SSE floored at 0.1% RMS relative error, below which
+//! The regimes choose their number by a penalty (BIC, `n·ln(SSE/n) +
+//! (3k − 1)·ln n` for k regimes of α, β and a break); the protocols choose
+//! theirs, and the rounding, by cross-validation (each fitted size
+//! predicted by a fit without it, up to 16 folds), a richer choice winning
+//! only by more than 0.1% of the score (closer is a tie of rounding). Both floor errors at 0.1% RMS relative error, below which
 //! differences are timer noise, so a line is added only where it pays.
 
 use sim::cluster::ClusterSpec;
@@ -675,6 +677,9 @@ fn lowest(st: Structure, lines: &[(f64, f64)], m: f64) -> usize {
     best.0
 }
 
+/// Cut positions a split search tries at most (per cut).
+const SPLIT_GRID: usize = 48;
+
 /// The best lower envelope of `k` lines over sorted `pts`: every split of
 /// the sizes into k contiguous groups of at least [`MIN_POINTS`] points
 /// (the lowest line of an envelope of lines of falling slope runs over a
@@ -704,9 +709,15 @@ fn best_envelope(st: Structure, pts: &[(f64, f64)], k: usize) -> Vec<(f64, f64)>
         }
         let lo = cuts[at - 1] + MIN_POINTS;
         let hi = n.saturating_sub(MIN_POINTS * (k - at));
-        for c in lo..=hi {
+        // at most about SPLIT_GRID positions a cut: a long sweep (nccl-tests
+        // without -f steps sizes linearly) is searched on a grid, which
+        // the refinement below then moves point by point
+        let stride = n.div_ceil(SPLIT_GRID).max(1);
+        let mut c = lo;
+        while c <= hi {
             cuts[at] = c;
             splits(n, k, at + 1, cuts, each);
+            c += stride;
         }
     }
     splits(n, k, 1, &mut cuts, &mut |c: &[usize]| {
@@ -763,17 +774,22 @@ fn best_envelope(st: Structure, pts: &[(f64, f64)], k: usize) -> Vec<(f64, f64)>
     lines
 }
 
-/// The `k` protocol lines of sharpness `q` fitted to `pts`, and their
-/// SSE: infinite when a line is the fastest at none of the points (a
-/// protocol that never runs; in a blend such a line would only bend its
-/// neighbours' switch, which is the sharpness's job).
-fn envelope(st: Structure, pts: &[(f64, f64)], k: usize, q: f64) -> (Vec<(f64, f64)>, f64) {
-    let hard = best_envelope(st, pts, k);
+/// The `k` protocol lines of sharpness `q` fitted to `pts` from the
+/// plain envelope `hard` ([`best_envelope`]'s), and their SSE: infinite
+/// when a line is the fastest at none of the points (a protocol that never
+/// runs; in a blend such a line would only bend its neighbours' switch,
+/// which is the sharpness's job).
+fn envelope(
+    st: Structure,
+    pts: &[(f64, f64)],
+    hard: &[(f64, f64)],
+    k: usize,
+    q: f64,
+) -> (Vec<(f64, f64)>, f64) {
     let (lines, sse) = if q.is_infinite() {
-        let sse = envelope_sse(st, pts, &hard, q);
-        (hard, sse)
+        (hard.to_vec(), envelope_sse(st, pts, hard, q))
     } else {
-        refine_blend(st, pts, &hard, q)
+        refine_blend(st, pts, hard, q)
     };
     let mut used = vec![false; lines.len()];
     for p in pts {
@@ -787,29 +803,51 @@ fn envelope(st: Structure, pts: &[(f64, f64)], k: usize, q: f64) -> (Vec<(f64, f
     (lines, sse)
 }
 
-/// Sum of squared relative errors of each point of `pts` predicted by the
-/// `k` lines of sharpness `q` fitted to the others; infinite where too
-/// few points are left to fit k lines.
-fn leave_one_out(st: Structure, pts: &[(f64, f64)], k: usize, q: f64) -> f64 {
-    if pts.len() <= k * MIN_POINTS {
-        return f64::INFINITY;
+/// Folds of the cross-validation: each point alone up to this many
+/// points (leave-one-out), this many interleaved folds beyond.
+const FOLDS: usize = 16;
+
+/// Cross-validated SSE of `k` lines at each sharpness of [`SHARPNESS`]:
+/// each size but the smallest and the largest predicted by the fit to the
+/// sizes outside its fold (leave-one-out up to [`FOLDS`] such sizes;
+/// beyond, [`FOLDS`] interleaved folds, every FOLDS-th size in one);
+/// infinite where a fold leaves too few points to fit k lines or a fit
+/// leaves a line unused, or with fewer than 3 points.
+fn cross_validated(st: Structure, pts: &[(f64, f64)], k: usize) -> [f64; SHARPNESS.len()] {
+    let n = pts.len();
+    // the smallest and largest sizes are always fitted: left out, they
+    // would be extrapolated, not predicted between measured sizes, and
+    // one such miss would outweigh every other fold
+    let interior = n.saturating_sub(2);
+    let folds = interior.min(FOLDS);
+    if folds == 0 {
+        return [f64::INFINITY; SHARPNESS.len()];
     }
-    (0..pts.len())
-        .map(|i| {
-            let rest: Vec<(f64, f64)> = pts
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != i)
-                .map(|(_, &p)| p)
-                .collect();
-            let (lines, sse) = envelope(st, &rest, k, q);
-            if sse.is_finite() {
-                envelope_sse(st, &pts[i..=i], &lines, q)
+    let mut score = [0.0; SHARPNESS.len()];
+    for f in 0..folds {
+        let held = |i: usize| i > 0 && i + 1 < n && (i - 1) % folds == f;
+        let (mut out, mut rest) = (Vec::new(), Vec::new());
+        for (i, &p) in pts.iter().enumerate() {
+            if held(i) {
+                out.push(p);
+            } else {
+                rest.push(p);
+            }
+        }
+        if rest.len() < k * MIN_POINTS {
+            return [f64::INFINITY; SHARPNESS.len()];
+        }
+        let hard = best_envelope(st, &rest, k);
+        for (s, &q) in score.iter_mut().zip(&SHARPNESS) {
+            let (lines, sse) = envelope(st, &rest, &hard, k, q);
+            *s += if sse.is_finite() {
+                envelope_sse(st, &out, &lines, q)
             } else {
                 f64::INFINITY
-            }
-        })
-        .sum()
+            };
+        }
+    }
+    score
 }
 
 /// Fits `model` to (size bytes, seconds) points as the fastest of up to
@@ -832,26 +870,48 @@ pub fn fit_protocols(
     }
     let st = model.structure();
     let kmax = MAX_PROTOCOLS.min(n / MIN_POINTS).max(1);
+    let nf = n as f64;
     // each (protocols, sharpness) candidate is scored by how well it
-    // predicts each fitted point when fitted without it (leave-one-out),
-    // the error a user of the fit meets between measured sizes; the
-    // candidate is then fitted on every point
-    let mut best: Option<(f64, usize, f64)> = None;
+    // predicts each fitted size when fitted without it (cross-validation),
+    // the error a user of the fit meets between measured sizes; scores are
+    // floored at 0.1% RMS (timer noise), and a richer candidate (more
+    // protocols, or a rounded switch) must predict better by 0.1% of the
+    // score to be chosen over a simpler one (closer scores are a tie of
+    // rounding, which the simpler candidate wins on every platform)
+    let floor = nf * 1e-6;
+    let mut candidates: Vec<(f64, usize, f64)> = Vec::new();
     for k in 1..=kmax {
-        for q in SHARPNESS {
+        let scores = cross_validated(st, &pts, k);
+        for (&q, &s) in SHARPNESS.iter().zip(&scores) {
             // one protocol has no switch to round
             if k == 1 && q.is_finite() {
                 continue;
             }
-            let score = leave_one_out(st, &pts, k, q);
-            // a richer candidate must predict better by more than noise
-            if best.as_ref().is_none_or(|b| score < b.0 * (1.0 - 1e-9)) {
-                best = Some((score, k, q));
-            }
+            candidates.push((s.max(floor), k, q));
         }
     }
-    let (_, k, sharpness) = best.expect("at least one protocol");
-    let lines = envelope(st, &pts, k, sharpness).0;
+    // simplest first (as enumerated), each replacing the best so far only
+    // by a clear margin; then the full-data fit of the choice, falling
+    // back to the next best where it leaves a protocol unused
+    let mut order: Vec<usize> = Vec::new();
+    for (i, c) in candidates.iter().enumerate() {
+        match order.last() {
+            Some(&b) if c.0 >= candidates[b].0 * 0.999 => {}
+            _ if c.0.is_finite() || order.is_empty() => order.push(i),
+            _ => {}
+        }
+    }
+    let mut chosen = None;
+    for &i in order.iter().rev() {
+        let (_, k, q) = candidates[i];
+        let hard = best_envelope(st, &pts, k);
+        let (lines, sse) = envelope(st, &pts, &hard, k, q);
+        if sse.is_finite() || k == 1 {
+            chosen = Some((lines, q));
+            break;
+        }
+    }
+    let (lines, sharpness) = chosen.unwrap_or_else(|| (best_envelope(st, &pts, 1), f64::INFINITY));
     let mut lines = lines;
     lines.sort_by(|a, b| b.1.total_cmp(&a.1));
     let names = library.protocols(lines.len());

@@ -52,6 +52,10 @@ pub struct Validation {
     pub fitted_on: String,
     /// The fit's shape ("protocols" or "regimes", [`Shape`]).
     pub shape: String,
+    /// A protocol fit's sharpness q ([`crate::fit::blend`]); absent when
+    /// it switches at the lines' crossing (q = ∞) and for regimes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharpness: Option<f64>,
     /// Fitted lines: protocols by rising bandwidth, or regimes by size.
     pub regimes: Vec<Segment>,
     /// Median |relative residual| over the fitted points.
@@ -178,6 +182,7 @@ fn summarise(
         ranks,
         fitted_on: fitted_on.to_string(),
         shape: f.shape.name().to_string(),
+        sharpness: f.sharpness.is_finite().then_some(f.sharpness),
         regimes: f.segments.clone(),
         fit_median_abs_residual: f.median_abs_residual(),
         median_abs_error: median(all.clone()),

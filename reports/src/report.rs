@@ -874,7 +874,12 @@ fn markdown(
         }
         let d = distinct(df, col)?;
         if d.len() == 1 {
-            same.push((labels::in_sentence(&labels::label(col)), d[0].clone()));
+            // a time in the unit that shows its digits ("8.4 µs")
+            let value = match (labels::quantity(col), d[0].parse::<f64>()) {
+                (labels::Quantity::Time, Ok(s)) => sim::units::HumanSeconds(s).to_string(),
+                _ => d[0].clone(),
+            };
+            same.push((labels::in_sentence(&labels::label(col)), value));
         }
     }
     if !same.is_empty() {

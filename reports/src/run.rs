@@ -334,13 +334,18 @@ impl Iterator for Runs {
                 Some(_) if !p.config.draws() => Some(Interval::of(std::slice::from_ref(&result))),
                 Some(n) => {
                     use rayon::prelude::*;
-                    let mut runs: Vec<RunResult> = (1..n as u64)
+                    // every run's result in seed order, so that a failure
+                    // reported is the first seed's, whatever ran first
+                    let all: Vec<_> = (1..n as u64)
                         .into_par_iter()
                         .map(|k| {
                             let mut cfg = p.config.clone();
                             cfg.seed = cfg.seed.wrapping_add(k);
                             simulate(&cfg)
                         })
+                        .collect();
+                    let mut runs: Vec<RunResult> = all
+                        .into_iter()
                         .collect::<Result<_, _>>()
                         .map_err(|e| self.point_error(e))?;
                     runs.push(result.clone());

@@ -9,7 +9,8 @@
 //!   and this coefficient of variation ([`crate::train::jitter`]).
 //! * **Per-message overhead** (`strategy.message_overhead`): every message
 //!   a channel sends (a fused buffer, a bucket, a PS partition's push or
-//!   pull) occupies its channel this long before its transfer starts: the
+//!   pull; a message with nothing to send costs nothing) occupies its
+//!   channel this long before its transfer starts: the
 //!   collective's launch and the framework's bookkeeping.
 //! * **NIC efficiency** (`cluster.nic_efficiency`): the fraction of the
 //!   network's per-NIC bandwidth a collective achieves.

@@ -137,6 +137,10 @@ pub struct FitEntry {
     /// (regimes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<String>,
+    /// How sharply a protocol fit switches from one protocol to the next
+    /// (`calibration::fit::blend`'s q; absent: at the lines' crossing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharpness: Option<f64>,
     /// The simulator's algorithm the fit's step structure is that of
     /// ("ring", "binomial"; absent for point-to-point fits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -337,6 +341,7 @@ mod tests {
                 ranks: 16,
                 median_abs_residual: 0.01,
                 shape: Some("protocols".into()),
+                sharpness: Some(4.0),
                 algorithm: Some("ring".into()),
                 segments: vec![Segment {
                     min_bytes: 8,

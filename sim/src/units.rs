@@ -211,6 +211,32 @@ impl fmt::Display for HumanRate {
     }
 }
 
+/// Formats seconds in the unit that shows their digits: "8.4 µs",
+/// "1.25 ms", "3.00 s", "0 s" (three significant digits, as
+/// [`HumanRate`]).
+pub struct HumanSeconds(pub f64);
+
+impl fmt::Display for HumanSeconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0 + 0.0;
+        if !v.is_finite() || v == 0.0 {
+            return write!(f, "{v} s");
+        }
+        let (x, unit) = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs")]
+            .into_iter()
+            .find(|(s, _)| v.abs() >= *s)
+            .map_or((v / 1e-9, "ns"), |(s, u)| (v / s, u));
+        let decimals = if x.abs() >= 100.0 {
+            0
+        } else if x.abs() >= 10.0 {
+            1
+        } else {
+            2
+        };
+        write!(f, "{x:.decimals$} {unit}")
+    }
+}
+
 /// `n` things, in words: "1 GPU", "2 GPUs", "0 points" (English plural
 /// by a trailing "s", which every noun the tool counts takes).
 pub struct Count<'a>(pub u64, pub &'a str);
@@ -225,6 +251,18 @@ impl fmt::Display for Count<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Three significant digits whatever the time.
+    #[test]
+    fn seconds_show_their_digits() {
+        let s = |v: f64| HumanSeconds(v).to_string();
+        assert_eq!(s(8.4e-6), "8.40 µs");
+        assert_eq!(s(1.25e-3), "1.25 ms");
+        assert_eq!(s(0.34053), "341 ms");
+        assert_eq!(s(3.0), "3.00 s");
+        assert_eq!(s(5e-10), "0.50 ns");
+        assert_eq!(s(0.0), "0 s");
+    }
 
     /// Three significant digits whatever the rate: a slow link is not
     /// "0.00 GB/s".

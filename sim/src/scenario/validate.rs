@@ -91,7 +91,15 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             Some(t) => {
                 let key = "strategy.message_overhead";
                 let s = crate::units::parse_seconds(t).map_err(|e| invalid(key, e.to_string()))?;
-                limits::check_latency(s).map_err(|m| invalid(key, m))?;
+                if s > limits::MAX_LATENCY_S {
+                    return Err(invalid(
+                        key,
+                        format!(
+                            "{t} a message is more than the {} s dtsim accepts",
+                            limits::MAX_LATENCY_S
+                        ),
+                    ));
+                }
                 s
             }
         },
