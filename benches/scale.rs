@@ -55,11 +55,15 @@
 //!   (`scenarios/papers/dct/hybrid.toml`: 768 CPU machines, 8 servers),
 //!   flow model: every transfer on the shared network.
 //! * `uncertainty`: `dtsim run --uncertainty 100` of the example
-//!   `resnet50-48gpu-ib100` (48 GPUs, flow model, the default stragglers):
+//!   `resnet50-48gpu-ib100` (48 GPUs, flow model) with a dedicated
+//!   cluster's stragglers (`compute_jitter = 0.005`):
 //!   100 runs over as many seeds, on every core, and their percentiles
 //!   (events: the runs' total). Issue 14's target: under 5 s.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
-//!   simulated (ResNet-50 etc. over nodes × networks × schedules).
+//!   simulated (ResNet-50 etc. over nodes × networks × schedules), with
+//!   the default losses.
+//! * `sweep-ideal`: the same with `ideal = true` (what `sweep` measured
+//!   before the losses existed).
 //! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
 //!   points) through `dtsim sweep`'s engine: every point validated first,
 //!   then evaluated on all cores, a checkpoint line per point, the table
@@ -320,8 +324,19 @@ ps_partitions = 128
             // `dtsim run --uncertainty 100` of a 48-GPU scenario (issue 14's
             // target: under 5 s)
             assert_eq!(gpus, 48, "the example's 8 machines of 6 GPUs");
-            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            // with a dedicated cluster's stragglers (sim::losses), which
+            // the example leaves off
+            let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("scenarios/examples/resnet50-48gpu-ib100.toml");
+            let text = std::fs::read_to_string(example).unwrap().replacen(
+                "[model]\n",
+                "[model]\ncompute_jitter = 0.005\n",
+                1,
+            );
+            assert!(text.contains("compute_jitter = 0.005"));
+            let file =
+                std::env::temp_dir().join(format!("dtsim-bench-u-{}.toml", std::process::id()));
+            std::fs::write(&file, text).unwrap();
             let runs = reports::run::start(&reports::run::Request {
                 file,
                 trace: None,
@@ -337,8 +352,17 @@ ps_partitions = 128
             })
             .sum()
         }
-        "sweep" => {
-            let points = sim::scenario::load_str(&sweep_grid(125), "sweep.toml", "sweep").unwrap();
+        "sweep" | "sweep-ideal" => {
+            // `sweep-ideal`: the pure model (one GPU followed where all
+            // compute alike); `sweep`: the default losses, whose stragglers
+            // make every GPU simulated
+            let ideal = if workload == "sweep-ideal" {
+                "ideal = true\n"
+            } else {
+                ""
+            };
+            let text = format!("{ideal}{}", sweep_grid(125));
+            let points = sim::scenario::load_str(&text, "sweep.toml", "sweep").unwrap();
             assert_eq!(points.len(), 10_000);
             points
                 .iter()
@@ -454,6 +478,7 @@ fn main() {
     }
     jobs.push(("dct-hybrid", 768));
     jobs.push(("uncertainty", 48));
+    jobs.push(("sweep-ideal", 0));
     jobs.push(("sweep", 0));
     for n in [2_000, 10_000, 100_000] {
         jobs.push(("sweep-parquet", n));
@@ -495,7 +520,7 @@ fn main() {
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let t = times[times.len() / 2];
         let gpus = match w {
-            "sweep" => "10,000 points".to_string(),
+            "sweep" | "sweep-ideal" => "10,000 points".to_string(),
             "sweep-parquet" => format!("{g} points"),
             _ => g.to_string(),
         };

@@ -6,7 +6,8 @@
 //!
 //! * **Stragglers** (`model.compute_jitter`): each GPU's compute time in
 //!   each iteration is its nominal time × a log-normal factor of mean 1
-//!   and this coefficient of variation ([`crate::train::jitter`]).
+//!   and this coefficient of variation ([`crate::train::jitter`]); off
+//!   unless set, for speed ([`Losses::defaults`]).
 //! * **Per-message overhead** (`strategy.message_overhead`): every message
 //!   a channel sends (a fused buffer, a bucket, a PS partition's push or
 //!   pull; a message with nothing to send costs nothing) occupies its
@@ -16,7 +17,8 @@
 //!   network's per-NIC bandwidth a collective achieves.
 
 /// Coefficient of variation of a GPU's per-iteration compute time on a
-/// dedicated cluster: 0.5%. ByteDance's straggler study's healthy jobs vary
+/// dedicated cluster, 0.5%: the value to set for stragglers, which are
+/// not on by default (see [`Losses::defaults`]). ByteDance's straggler study's healthy jobs vary
 /// 0.4–0.7% across data-parallel ranks per step (derived from the traces
 /// of its artifact, docs/models.md §4.1); PyTorch's DDP benchmark on one
 /// DGX-1 V100 bounds a single GPU's at 0.29% (p95/p50 ≤ 1.005,
@@ -57,6 +59,12 @@ pub struct Losses {
 
 impl Losses {
     /// The defaults: a typical dedicated cluster, or none with `ideal`.
+    /// Stragglers are off either way: simulating them means following
+    /// every GPU instead of one, which made a 10,000-point sweep of up to
+    /// 1,000 GPUs 300 times slower (195 s against 0.64 s, docs/benchmarks.md),
+    /// past the sweeps' 10 s target; a scenario turns them on with
+    /// `model.compute_jitter` ([`TYPICAL_COMPUTE_JITTER`] for a dedicated
+    /// cluster).
     pub fn defaults(ideal: bool) -> Losses {
         if ideal {
             Losses {
@@ -68,7 +76,7 @@ impl Losses {
         } else {
             Losses {
                 ideal,
-                compute_jitter: TYPICAL_COMPUTE_JITTER,
+                compute_jitter: 0.0,
                 message_overhead_s: TYPICAL_MESSAGE_OVERHEAD_S,
                 nic_efficiency: TYPICAL_NIC_EFFICIENCY,
             }

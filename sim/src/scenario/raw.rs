@@ -215,8 +215,7 @@ pub struct RawModel {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
     /// Coefficient of variation of each GPU's compute time per iteration
-    /// (stragglers), in [0, 1]; default
-    /// `sim::losses::TYPICAL_COMPUTE_JITTER` (0 with `ideal`).
+    /// (stragglers), in [0, 1]; default 0 (`sim::losses::Losses::defaults`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute_jitter: Option<f64>,
     /// "fp32" (default), "bf16" or "fp16": the format gradients are

@@ -498,7 +498,7 @@ fn kernel_profile(
 }
 
 /// `model.compute_jitter`: a coefficient of variation in [0, 1] (default
-/// `default`: the typical cluster's, or 0 with `ideal`).
+/// `default`, `sim::losses::Losses::defaults`'s).
 fn compute_jitter(v: Option<f64>, default: f64) -> Result<f64, Invalid> {
     let key = "model.compute_jitter";
     let c = v.unwrap_or(default);
@@ -1165,14 +1165,13 @@ density = 0.1
         );
     }
 
-    /// Every loss besides bytes defaults to the typical cluster's, to none
-    /// with `ideal = true`, and its own key wins over both; `ideal` may be
-    /// swept; impossible values are refused on their key and line.
+    /// Every loss besides bytes defaults to the typical cluster's (but
+    /// stragglers, off unless set), to none with `ideal = true`, and its
+    /// own key wins over both; `ideal` may be swept; impossible values are
+    /// refused on their key and line.
     #[test]
     fn losses_default_to_a_typical_cluster_or_to_none() {
-        use crate::losses::{
-            TYPICAL_COMPUTE_JITTER, TYPICAL_MESSAGE_OVERHEAD_S, TYPICAL_NIC_EFFICIENCY,
-        };
+        use crate::losses::{TYPICAL_MESSAGE_OVERHEAD_S, TYPICAL_NIC_EFFICIENCY};
         let of = |text: &str| {
             let p = load_str(text, "f.toml", "f").unwrap();
             let c = &p[0].config;
@@ -1189,7 +1188,7 @@ density = 0.1
         assert_eq!(
             of(GOOD),
             (
-                TYPICAL_COMPUTE_JITTER,
+                0.0,
                 TYPICAL_MESSAGE_OVERHEAD_S,
                 TYPICAL_NIC_EFFICIENCY,
                 edr * TYPICAL_NIC_EFFICIENCY
@@ -1208,8 +1207,11 @@ density = 0.1
         // `ideal` swept: both points
         let swept = format!("{GOOD}\n[sweep]\nideal = [true, false]\n");
         let p = load_str(&swept, "f.toml", "f").unwrap();
-        let j: Vec<f64> = p.iter().map(|p| p.config.model.compute_jitter).collect();
-        assert_eq!(j, [0.0, TYPICAL_COMPUTE_JITTER]);
+        let o: Vec<f64> = p
+            .iter()
+            .map(|p| p.config.strategy.message_overhead_s)
+            .collect();
+        assert_eq!(o, [0.0, TYPICAL_MESSAGE_OVERHEAD_S]);
         // impossible values, on their key and line
         for (table, line, key) in [
             (
@@ -1246,16 +1248,13 @@ density = 0.1
         assert!(e.to_string().contains("ideal"), "{e}");
     }
 
-    /// `model.compute_jitter` defaults to the typical cluster's (0 with
-    /// `ideal = true`), is kept for presets and custom layers alike, may
-    /// be swept, and is refused outside [0, 1].
+    /// `model.compute_jitter` defaults to 0 (stragglers on only where
+    /// asked, `sim::losses::Losses::defaults`), is kept for presets and
+    /// custom layers alike, may be swept, and is refused outside [0, 1].
     #[test]
     fn compute_jitter_is_a_coefficient_of_variation() {
         let p = load_str(GOOD, "f.toml", "f").unwrap();
-        assert_eq!(
-            p[0].config.model.compute_jitter,
-            crate::losses::TYPICAL_COMPUTE_JITTER
-        );
+        assert_eq!(p[0].config.model.compute_jitter, 0.0);
         let p = load_str(
             &format!(
                 "ideal = true
