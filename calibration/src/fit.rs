@@ -414,6 +414,21 @@ fn r2(st: Structure, pts: &[(f64, f64)], a: f64, b: f64) -> f64 {
     }
 }
 
+/// The points a fit can use (a positive, finite time), by size, as
+/// floats; at least two.
+fn usable(points: &[(u64, f64)]) -> Result<Vec<(f64, f64)>, FitError> {
+    let mut pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.1 > 0.0 && p.1.is_finite())
+        .map(|&(m, t)| (m as f64, t))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if pts.len() < 2 {
+        return Err(FitError::TooFewPoints(pts.len()));
+    }
+    Ok(pts)
+}
+
 /// Fits `model` to (size bytes, seconds) points with up to `max_segments`
 /// size regimes of at least `min_points` points each.
 pub fn fit(
@@ -422,16 +437,8 @@ pub fn fit(
     max_segments: usize,
     min_points: usize,
 ) -> Result<Fit, FitError> {
-    let mut pts: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|p| p.1 > 0.0 && p.1.is_finite())
-        .map(|&(m, t)| (m as f64, t))
-        .collect();
-    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let pts = usable(points)?;
     let n = pts.len();
-    if n < 2 {
-        return Err(FitError::TooFewPoints(n));
-    }
     let st = model.structure();
     let min_points = min_points.max(2);
     // cost[i][j]: SSE of one regime over pts[i..j]
@@ -858,16 +865,8 @@ pub fn fit_protocols(
     points: &[(u64, f64)],
     library: Library,
 ) -> Result<Fit, FitError> {
-    let mut pts: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|p| p.1 > 0.0 && p.1.is_finite())
-        .map(|&(m, t)| (m as f64, t))
-        .collect();
-    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let pts = usable(points)?;
     let n = pts.len();
-    if n < 2 {
-        return Err(FitError::TooFewPoints(n));
-    }
     let st = model.structure();
     let kmax = MAX_PROTOCOLS.min(n / MIN_POINTS).max(1);
     let nf = n as f64;
