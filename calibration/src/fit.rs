@@ -414,6 +414,19 @@ fn r2(st: Structure, pts: &[(f64, f64)], a: f64, b: f64) -> f64 {
     }
 }
 
+/// Refuses a fit whose every line is latency-only: the times do not grow
+/// with the size over sorted `pts`.
+fn needs_bandwidth(pts: &[(f64, f64)], segments: &[Segment]) -> Result<(), FitError> {
+    if segments.iter().all(|s| s.bandwidth().is_none()) {
+        return Err(FitError::NoBandwidth(format!(
+            "sizes {}..{} bytes",
+            pts[0].0,
+            pts[pts.len() - 1].0
+        )));
+    }
+    Ok(())
+}
+
 /// The points a fit can use (a positive, finite time), by size, as
 /// floats; at least two.
 fn usable(points: &[(u64, f64)]) -> Result<Vec<(f64, f64)>, FitError> {
@@ -504,13 +517,7 @@ pub fn fit(
             protocol: None,
         });
     }
-    if segments.iter().all(|s| s.bandwidth().is_none()) {
-        return Err(FitError::NoBandwidth(format!(
-            "sizes {}..{} bytes",
-            pts[0].0,
-            pts[n - 1].0
-        )));
-    }
+    needs_bandwidth(&pts, &segments)?;
     Ok(Fit {
         model,
         shape: Shape::Regimes,
@@ -943,13 +950,7 @@ pub fn fit_protocols(
             protocol: Some((*name).to_string()),
         })
         .collect();
-    if segments.iter().all(|s| s.bandwidth().is_none()) {
-        return Err(FitError::NoBandwidth(format!(
-            "sizes {}..{} bytes",
-            pts[0].0,
-            pts[n - 1].0
-        )));
-    }
+    needs_bandwidth(&pts, &segments)?;
     Ok(Fit {
         model,
         shape: Shape::Protocols,
