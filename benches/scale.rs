@@ -150,6 +150,7 @@ fn child(workload: &str, gpus: u32) {
                     fusion: 0,
                     ..Strategy::default()
                 },
+                fitted_losses: None,
             };
             let opts = Options {
                 reuse_isolated: workload != "dp-jitter-live",

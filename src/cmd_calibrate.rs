@@ -25,6 +25,83 @@ enum What {
     Kernels(KernelArgs),
     /// Measure collectives with MPI (under mpirun) or NCCL (local GPUs).
     Collectives(CollectiveArgs),
+    /// Fit the losses besides bytes (stragglers, per-message overhead, NIC
+    /// efficiency) to measured training runs of a scenario's points.
+    Training(TrainingArgs),
+}
+
+#[derive(Debug, Args)]
+struct TrainingArgs {
+    /// The scenario whose points were measured.
+    #[arg(long)]
+    scenario: PathBuf,
+    /// The measured runs: a CSV file with the scenario's swept keys and
+    /// `iteration_time_s` or `throughput` (docs/calibration.md).
+    #[arg(long)]
+    measured: PathBuf,
+    /// The losses to fit, comma-separated: compute_jitter,
+    /// message_overhead, nic_efficiency (the others keep the scenario's
+    /// values).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "compute_jitter,message_overhead,nic_efficiency"
+    )]
+    params: Vec<String>,
+    /// The profile to write.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// `--params` as losses.
+pub(crate) fn loss_params(names: &[String]) -> Result<Vec<sim::losses::Param>, CliError> {
+    let mut out = Vec::new();
+    for n in names {
+        let p = sim::losses::Param::parse(n.trim())
+            .map_err(|m| CliError::Input(format!("--params: {m}")))?;
+        if out.contains(&p) {
+            return Err(CliError::Input(format!("--params: `{n}` is named twice")));
+        }
+        out.push(p);
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The fitted losses, a line each, as `calibrate training` and `validate
+/// --training` print them.
+pub(crate) fn describe_fit(f: &calibration::training::TrainingFit) -> String {
+    use sim::losses::Param;
+    let mut s = String::new();
+    for (i, p) in Param::ALL.iter().enumerate() {
+        let v = f.values[i];
+        let shown = |x: f64| match p {
+            Param::MessageOverhead => format!("{:.2} us", x * 1e6),
+            _ => format!("{:.2}%", x * 100.0),
+        };
+        let how = match f.fitted.iter().position(|n| n == p.name()) {
+            None => "held".to_string(),
+            Some(j) if f.unidentified.contains(&f.fitted[j]) => {
+                "fitted, but no run depends on it: unknown".into()
+            }
+            Some(j) if f.at_bound.contains(&f.fitted[j]) => {
+                "fitted, on a bound of its range".into()
+            }
+            Some(j) if f.standard_errors[j].is_finite() => {
+                format!(
+                    "fitted, ± {} (one standard error)",
+                    shown(f.standard_errors[j])
+                )
+            }
+            Some(_) => "fitted".into(),
+        };
+        s.push_str(&format!("  {:<17} {:>10}  {how}\n", p.name(), shown(v)));
+    }
+    s.push_str(&format!(
+        "  rms of ln(predicted/measured): {:.4} ({} iterations, {} simulations)\n",
+        f.rms_log_residual, f.iterations, f.simulations
+    ));
+    s
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +191,25 @@ fn parse_size(flag: &str, text: &str) -> Result<u64, CliError> {
 pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     let who = requester();
     let (profile, output) = match a.what {
+        What::Training(t) => {
+            let req = calibration::training::TrainingRequest {
+                scenario: t.scenario,
+                measured: t.measured,
+                params: loss_params(&t.params)?,
+            };
+            let (profile, fit) = calibration::training::calibrate(&req, &who)?;
+            eprint!("{}", describe_fit(&fit));
+            for p in &profile.training_points {
+                eprintln!(
+                    "  {}: measured {:.4} s, predicted {:.4} s ({:+.1}%)",
+                    p.point,
+                    p.measured_s,
+                    p.predicted_s,
+                    (p.predicted_s / p.measured_s - 1.0) * 100.0
+                );
+            }
+            (Some(profile), t.output)
+        }
         What::Net(n) => {
             let req = NetRequest {
                 nccl_tests: n.nccl_tests,

@@ -121,6 +121,13 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         if let Some(i) = &p.interval {
             let what = if i.uncertainty_samples == 1 {
                 "the same every run (nothing drawn from the seed)".to_string()
+            } else if p.training_profile.is_some() && p.result.compute_jitter == 0.0 {
+                format!("over {} draws of the fitted losses", i.uncertainty_samples)
+            } else if p.training_profile.is_some() {
+                format!(
+                    "over {} seeds and draws of the fitted losses",
+                    i.uncertainty_samples
+                )
             } else {
                 format!("over {} seeds", i.uncertainty_samples)
             };
@@ -137,7 +144,13 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         }
         if losses != Some(p.losses()) {
             losses = Some(p.losses());
-            print_line(format_args!("  losses besides bytes: {}", p.losses()))?;
+            match &p.training_profile {
+                Some(f) => print_line(format_args!(
+                    "  losses besides bytes: {} (fitted to measured runs: {f})",
+                    p.losses()
+                ))?,
+                None => print_line(format_args!("  losses besides bytes: {}", p.losses()))?,
+            }
         }
         if let Some(mp) = &p.model_parallel {
             print_line(format_args!(

@@ -53,6 +53,27 @@ pub struct ValidateArgs {
     /// benchmark's (launcher, Slurm, Open MPI help, NCCL debug lines).
     #[arg(long)]
     verbose: bool,
+    /// Measured training runs (a CSV file of the scenario's swept keys and
+    /// `iteration_time_s` or `throughput`): fit the losses on part of
+    /// them, predict the rest (needs --scenario).
+    #[arg(long, requires = "scenario", conflicts_with_all = ["nccl_tests", "osu", "measurements"])]
+    training: Option<PathBuf>,
+    /// The scenario whose points --training measured.
+    #[arg(long, requires = "training")]
+    scenario: Option<PathBuf>,
+    /// With --training: fit on the runs whose KEY takes one of these
+    /// values, predict the others (e.g. cluster.nodes=1,2) [default: leave
+    /// each run out in turn].
+    #[arg(long = "fit-on", requires = "training", value_name = "KEY=V1,V2")]
+    fit_on: Option<String>,
+    /// With --training: the losses to fit.
+    #[arg(
+        long,
+        requires = "training",
+        value_delimiter = ',',
+        default_value = "compute_jitter,message_overhead,nic_efficiency"
+    )]
+    params: Vec<String>,
 }
 
 pub fn run(a: ValidateArgs) -> Result<(), CliError> {
@@ -61,6 +82,9 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         max_median_log2_ratio: a.max_median_log2_ratio,
     };
     limits.check()?;
+    if let (Some(measured), Some(scenario)) = (&a.training, &a.scenario) {
+        return training(&a, measured.clone(), scenario.clone());
+    }
     let req = ValidateRequest {
         nccl_tests: a.nccl_tests,
         osu: a.osu,
@@ -207,4 +231,82 @@ fn table(v: &Validation, verbose: bool) -> String {
         v.median_abs_log2_ratio
     );
     s
+}
+
+/// `dtsim validate --training RUNS.csv --scenario FILE`.
+fn training(a: &ValidateArgs, measured: PathBuf, scenario: PathBuf) -> Result<(), CliError> {
+    use calibration::training;
+    if a.max_median_log2_ratio.is_some() {
+        return Err(CliError::Input(
+            "--max-median-log2-ratio is for collectives; with --training give --max-median-error"
+                .into(),
+        ));
+    }
+    let req = training::TrainingValidateRequest {
+        scenario,
+        measured,
+        params: crate::cmd_calibrate::loss_params(&a.params)?,
+        fit_on: a
+            .fit_on
+            .as_deref()
+            .map(training::parse_fit_on)
+            .transpose()?,
+    };
+    let v = training::validate(&req)?;
+    if a.json {
+        let line = serde_json::to_string(&v).map_err(|e| CliError::Other(e.to_string()))?;
+        print_line(line)?;
+    } else {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} · {} · fitted: {}",
+            req.measured.display(),
+            v.split,
+            v.fitted.join(", ")
+        );
+        let width = v
+            .held_out
+            .iter()
+            .map(|h| h.point.len())
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        let _ = writeln!(
+            s,
+            "  {:<width$}  {:>12} {:>12} {:>8}  {:>12} {:>8}",
+            "point", "measured (s)", "predicted", "error", "uncalibrated", "error"
+        );
+        for h in &v.held_out {
+            let _ = writeln!(
+                s,
+                "  {:<width$}  {:>12.5} {:>12.5} {:>8}  {:>12.5} {:>8}",
+                h.point,
+                h.measured_s,
+                h.predicted_s,
+                format!("{:+.1}%", h.error * 100.0),
+                h.uncalibrated_s,
+                format!("{:+.1}%", h.uncalibrated_error * 100.0)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  held out: median |error| {} (max {}); uncalibrated: median {}",
+            pct(v.median_abs_error),
+            pct(v.max_abs_error),
+            pct(v.uncalibrated_median_abs_error)
+        );
+        print_line(s)?;
+    }
+    if let Some(m) = a.max_median_error
+        && v.median_abs_error > m
+    {
+        return Err(CliError::Other(format!(
+            "held-out median |error| {} exceeds --max-median-error {}",
+            pct(v.median_abs_error),
+            pct(m)
+        )));
+    }
+    Ok(())
 }

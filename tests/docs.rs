@@ -82,6 +82,10 @@ const INPUTS: &[(&str, &str)] = &[
     ),
     ("mpi.toml", "tests/fixtures/profiles/mpi-4ranks-ci-vm.toml"),
     (
+        "runs.csv",
+        "tests/fixtures/training/gtopk-release-resnet20.csv",
+    ),
+    (
         "big-grid.toml",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
     ),
@@ -336,10 +340,10 @@ fn every_inline_synopsis_names_real_flags() {
                     ["dtsim", sub, rest @ ..] if SUBCOMMANDS.contains(sub) => (*sub, rest),
                     _ => continue,
                 };
-                // nested subcommands: calibrate net|kernels|collectives, report merge
+                // nested subcommands: calibrate net|kernels|collectives|training, report merge
                 let nested = rest
                     .first()
-                    .filter(|w| ["net", "kernels", "collectives", "merge"].contains(w));
+                    .filter(|w| ["net", "kernels", "collectives", "training", "merge"].contains(w));
                 let key = match nested {
                     Some(n) => format!("{sub} {n}"),
                     None => sub.to_string(),

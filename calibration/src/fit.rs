@@ -569,7 +569,7 @@ fn envelope_sse(st: Structure, pts: &[(f64, f64)], lines: &[(f64, f64)], q: f64)
 
 /// Solves the small dense system `a·x = b` by Gaussian elimination with
 /// partial pivoting; `None` if it is singular.
-fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+pub(crate) fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
     for col in 0..n {
         let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;

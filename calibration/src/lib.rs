@@ -11,4 +11,5 @@ pub mod calibrate;
 pub mod fit;
 pub mod logs;
 pub mod profile;
+pub mod training;
 pub mod validate;

@@ -27,7 +27,7 @@
 
 pub use sim::profile::{
     FitEntry, KernelEntry, KernelModel, MeasurementEntry, NetworkEntry, Profile, ProfileError,
-    Provenance, ResidualEntry, SegmentEntry,
+    Provenance, ResidualEntry, SegmentEntry, TrainingEntry, TrainingPointEntry,
 };
 
 /// The current UTC time as RFC 3339 (seconds), from the system clock.

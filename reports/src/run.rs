@@ -35,8 +35,10 @@ pub const MAX_UNCERTAINTY_SAMPLES: u32 = 10_000;
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Interval {
     /// Runs made (their seeds `seed` … `seed + samples − 1`); 1 when the
-    /// point draws nothing from its seed (no stragglers, no token model),
-    /// whose every run is the same.
+    /// point draws nothing from its seed (no stragglers, no token model,
+    /// no fitted losses with an uncertainty), whose every run is the
+    /// same. With a training profile's fit, each run also draws its losses
+    /// from the fit's estimate (`sim::losses::FittedLosses::draw`).
     pub uncertainty_samples: u32,
     /// 5th percentile of the iteration time, seconds.
     pub iteration_time_s_p5: f64,
@@ -125,6 +127,10 @@ pub struct PointResult {
     /// With `--uncertainty`, the percentiles over repeated runs.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Interval>,
+    /// The training profile whose fitted losses the point took
+    /// (`training_profile`), as the scenario names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub training_profile: Option<String>,
 }
 
 /// A point's losses besides bytes, as its scenario resolved them.
@@ -334,12 +340,23 @@ impl Iterator for Runs {
                 Some(_) if !p.config.draws() => Some(Interval::of(std::slice::from_ref(&result))),
                 Some(n) => {
                     use rayon::prelude::*;
+                    // with a fit's uncertainty every run draws its losses,
+                    // the first too; otherwise the first is the point's own
+                    let fitted = p
+                        .config
+                        .fitted_losses
+                        .as_ref()
+                        .filter(|f| f.covariance.iter().flatten().any(|&c| c != 0.0));
+                    let first = if fitted.is_some() { 0 } else { 1 };
                     // every run's result in seed order, so that a failure
                     // reported is the first seed's, whatever ran first
-                    let all: Vec<_> = (1..n as u64)
+                    let all: Vec<_> = (first..n as u64)
                         .into_par_iter()
                         .map(|k| {
-                            let mut cfg = p.config.clone();
+                            let mut cfg = match fitted {
+                                Some(f) => f.draw(&p.config, k),
+                                None => p.config.clone(),
+                            };
                             cfg.seed = cfg.seed.wrapping_add(k);
                             simulate(&cfg)
                         })
@@ -348,12 +365,15 @@ impl Iterator for Runs {
                         .into_iter()
                         .collect::<Result<_, _>>()
                         .map_err(|e| self.point_error(e))?;
-                    runs.push(result.clone());
+                    if first == 1 {
+                        runs.push(result.clone());
+                    }
                     Some(Interval::of(&runs))
                 }
             };
             Ok(PointResult {
                 result,
+                training_profile: p.config.fitted_losses.as_ref().map(|f| f.profile.clone()),
                 sweep: p.sweep,
                 model_parallel,
                 interval,

@@ -240,6 +240,55 @@ pub struct KernelModel {
     pub median_abs_residual: f64,
 }
 
+/// Losses besides bytes fitted to measured training runs (`dtsim
+/// calibrate training`): the values a scenario that names the profile in
+/// `training_profile` takes in place of `sim::losses`' defaults, and how
+/// sure the fit is of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingEntry {
+    /// The scenario whose points were measured (as given to the command).
+    #[serde(default)]
+    pub scenario: String,
+    /// `model.compute_jitter`: stragglers' coefficient of variation.
+    pub compute_jitter: f64,
+    /// `strategy.message_overhead`, seconds.
+    pub message_overhead_s: f64,
+    /// `cluster.nic_efficiency`.
+    pub nic_efficiency: f64,
+    /// The parameters that were fitted, by their keys' last names
+    /// (`compute_jitter`, `message_overhead`, `nic_efficiency`); the others
+    /// were held at the scenario's values.
+    #[serde(default)]
+    pub fitted: Vec<String>,
+    /// Covariance of the fitted parameters, in `fitted`'s order, in the
+    /// units above (seconds for the overhead): the residual variance of
+    /// ln(predicted/measured) times (JᵀJ)⁻¹ at the optimum. A parameter
+    /// that ended on a bound of its range has row and column 0 (the
+    /// linearisation does not hold there). Empty: no uncertainty known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub covariance: Vec<Vec<f64>>,
+    /// Measured points the fit used.
+    #[serde(default)]
+    pub points: usize,
+    /// Root mean square of ln(predicted/measured) over them at the optimum.
+    #[serde(default)]
+    pub rms_log_residual: f64,
+}
+
+/// One measured training run and the fit's prediction of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingPointEntry {
+    /// The point's keys and values, as the measurements' file gave them
+    /// (`cluster.nodes=4, strategy.dense=allreduce`).
+    pub point: String,
+    /// Measured seconds an iteration.
+    pub measured_s: f64,
+    /// Predicted seconds an iteration with the fitted losses.
+    pub predicted_s: f64,
+}
+
 /// A calibration profile.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -266,6 +315,16 @@ pub struct Profile {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub kernel_models: Vec<KernelModel>,
+    /// Losses fitted to measured training runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<TrainingEntry>,
+    /// The measured training runs behind `training`.
+    #[serde(
+        default,
+        rename = "training_point",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub training_points: Vec<TrainingPointEntry>,
 }
 
 /// Why a profile cannot be used.

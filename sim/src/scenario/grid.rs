@@ -141,9 +141,19 @@ impl Grid {
     /// # Panics
     /// If `i` is not below [`Grid::len`].
     pub fn point(&self, i: usize) -> Result<Point, ScenarioError> {
-        let dir = self.dir.as_deref();
         if self.keys.is_empty() {
             assert_eq!(i, 0, "a scenario without a sweep has one point");
+        }
+        self.point_with(self.swept(i))
+    }
+
+    /// Validates the scenario with the dotted keys of `sweep` set to its
+    /// values (a point of the grid, or any other setting of keys, as
+    /// measured runs give them); an error in one of these keys names it,
+    /// located at its `[sweep]` line when the grid sweeps it.
+    pub fn point_with(&self, sweep: BTreeMap<String, toml::Value>) -> Result<Point, ScenarioError> {
+        let dir = self.dir.as_deref();
+        if sweep.is_empty() {
             let cfg = validate(&self.base, &self.stem, dir).map_err(|e| self.locate(e, false))?;
             let warnings = advice(&cfg)
                 .into_iter()
@@ -155,8 +165,15 @@ impl Grid {
                 warnings,
             });
         }
-        let sweep = self.swept(i);
-        let mut table = self.base_table.clone();
+        // the scenario without its sweep, as a table to set keys in
+        let unset = || {
+            if self.keys.is_empty() {
+                toml::Table::try_from(&self.base).expect("raw scenarios serialise")
+            } else {
+                self.base_table.clone()
+            }
+        };
+        let mut table = unset();
         for (k, v) in &sweep {
             set_path(&mut table, k, v.clone()).map_err(|m| self.locate(invalid(k, m), true))?;
         }
@@ -167,16 +184,16 @@ impl Grid {
                     // the key the message names, else the one whose value
                     // alone does not fit (found again, on this error path only)
                     let fits_alone = |k: &String| {
-                        let mut t = self.base_table.clone();
+                        let mut t = unset();
                         set_path(&mut t, k, sweep[k].clone()).is_ok()
                             && toml::Value::Table(t).try_into::<RawScenario>().is_ok()
                     };
-                    let key = self
-                        .keys
+                    let keys: Vec<&String> = sweep.keys().collect();
+                    let key = keys
                         .iter()
                         .find(|k| e.message().contains(k.rsplit('.').next().unwrap_or(k)))
-                        .or_else(|| self.keys.iter().find(|k| !fits_alone(k)))
-                        .unwrap_or(&self.keys[0]);
+                        .or_else(|| keys.iter().find(|k| !fits_alone(k)))
+                        .unwrap_or(&keys[0]);
                     self.locate(
                         invalid(
                             key,

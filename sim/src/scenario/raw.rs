@@ -108,6 +108,10 @@ pub struct RawScenario {
     /// defaults to none. Default false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ideal: Option<bool>,
+    /// A profile written by `dtsim calibrate training`: its fitted losses
+    /// replace `sim::losses`' defaults (each loss's own key still wins).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub training_profile: Option<String>,
     /// Required.
     #[serde(default)]
     pub cluster: RawCluster,

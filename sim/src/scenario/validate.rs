@@ -14,7 +14,7 @@ use super::{Invalid, invalid};
 use crate::cluster::Placement;
 use crate::cluster::build::{Description, NodeKeys};
 use crate::limits;
-use crate::losses::Losses;
+use crate::losses::{FittedLosses, Losses, Param};
 use crate::names::Named;
 use crate::net::NetModel;
 use crate::strategy::{Schedule, SparseMethod, Strategy};
@@ -27,7 +27,7 @@ use std::path::Path;
 /// `cluster.network` is resolved against `dir`.
 pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<TrainConfig, Invalid> {
     let c = &raw.cluster;
-    let losses = Losses::defaults(raw.ideal.unwrap_or(false));
+    let (losses, fitted_losses) = training_profile(raw, dir)?;
     let nodes = count(c.nodes, "cluster.nodes", None, 1)?;
     let given = |v: Option<i64>, key: &str| v.map(|v| count(Some(v), key, None, 1)).transpose();
     let gpn = given(c.gpus_per_node, "cluster.gpus_per_node")?;
@@ -207,7 +207,101 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
         net_model,
         model,
         strategy,
+        fitted_losses,
     })
+}
+
+/// The losses' defaults: `sim::losses`' (none with `ideal = true`), or a
+/// training profile's fitted values (`training_profile`), with the fit's
+/// uncertainty of those the scenario does not set itself.
+fn training_profile(
+    raw: &RawScenario,
+    dir: Option<&Path>,
+) -> Result<(Losses, Option<FittedLosses>), Invalid> {
+    let key = "training_profile";
+    let Some(given) = &raw.training_profile else {
+        return Ok((Losses::defaults(raw.ideal.unwrap_or(false)), None));
+    };
+    if raw.ideal == Some(true) {
+        return Err(invalid(
+            key,
+            "a training profile gives the losses fitted to measured runs, and `ideal = true` asks for none: keep one of the two",
+        ));
+    }
+    let path = match dir {
+        Some(d) if Path::new(given).is_relative() => d.join(given),
+        _ => std::path::PathBuf::from(given),
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        invalid(
+            key,
+            format!("cannot read training profile {}: {e}", path.display()),
+        )
+    })?;
+    let profile = crate::profile::Profile::from_toml(&text)
+        .map_err(|e| invalid(key, format!("training profile {}: {e}", path.display())))?;
+    let bad = |m: String| invalid(key, format!("training profile {}: {m}", path.display()));
+    let t = profile.training.ok_or_else(|| {
+        bad("has no [training] table (`dtsim calibrate training` writes one)".into())
+    })?;
+    for (p, v) in [
+        (Param::ComputeJitter, t.compute_jitter),
+        (Param::MessageOverhead, t.message_overhead_s),
+        (Param::NicEfficiency, t.nic_efficiency),
+    ] {
+        let (lo, hi) = p.range();
+        let lo = if p == Param::NicEfficiency { 0.0 } else { lo };
+        if !(v.is_finite() && v >= lo && v <= hi) || (p == Param::NicEfficiency && v == 0.0) {
+            return Err(bad(format!(
+                "[training] {} = {v} is outside [{lo}, {hi}]",
+                p.name()
+            )));
+        }
+    }
+    let fitted: Vec<Param> = t
+        .fitted
+        .iter()
+        .map(|n| Param::parse(n).map_err(|m| bad(format!("[training] fitted: {m}"))))
+        .collect::<Result<_, _>>()?;
+    let n = fitted.len();
+    let cov = &t.covariance;
+    if !cov.is_empty()
+        && (cov.len() != n
+            || cov
+                .iter()
+                .any(|r| r.len() != n || r.iter().any(|c| !c.is_finite())))
+    {
+        return Err(bad(format!(
+            "[training] covariance must be {n} × {n} finite numbers, one row and column for each fitted parameter"
+        )));
+    }
+    // a loss the scenario sets itself is not the profile's
+    let set_here = |p: Param| match p {
+        Param::ComputeJitter => raw.model.compute_jitter.is_some(),
+        Param::MessageOverhead => raw.strategy.message_overhead.is_some(),
+        Param::NicEfficiency => raw.cluster.nic_efficiency.is_some(),
+    };
+    let keep: Vec<usize> = (0..n).filter(|&i| !set_here(fitted[i])).collect();
+    let fitted_losses = FittedLosses {
+        profile: given.clone(),
+        params: keep.iter().map(|&i| fitted[i]).collect(),
+        covariance: if cov.is_empty() {
+            vec![]
+        } else {
+            keep.iter()
+                .map(|&i| keep.iter().map(|&j| cov[i][j]).collect())
+                .collect()
+        },
+    };
+    Ok((
+        Losses {
+            ideal: false,
+            compute_jitter: t.compute_jitter,
+            message_overhead_s: t.message_overhead_s,
+            nic_efficiency: t.nic_efficiency,
+        },
+        Some(fitted_losses),
+    ))
 }
 
 /// The model: a preset, or `[[model.layers]]`; and its compute jitter.

@@ -94,13 +94,21 @@ pub struct TrainConfig {
     pub model: Model,
     /// The strategy.
     pub strategy: Strategy,
+    /// Losses taken from a training profile (`training_profile`), with
+    /// their fit's uncertainty; `None` otherwise.
+    pub fitted_losses: Option<crate::losses::FittedLosses>,
 }
 
 impl TrainConfig {
-    /// Whether a run draws anything from its seed (compute jitter, or
-    /// words of the token model): runs of other seeds then differ.
+    /// Whether a run draws anything from its seed (compute jitter, words
+    /// of the token model, or, under `--uncertainty`, losses from a
+    /// training profile's fit): runs of other seeds then differ.
     pub fn draws(&self) -> bool {
         self.model.compute_jitter > 0.0
+            || self
+                .fitted_losses
+                .as_ref()
+                .is_some_and(|f| f.covariance.iter().flatten().any(|&c| c != 0.0))
             || self.model.layers.iter().any(|l| {
                 l.embedding
                     .as_ref()

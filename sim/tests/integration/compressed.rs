@@ -49,6 +49,7 @@ fn step(p: u32, m: u64, dense: DenseMethod, net: NetModel) -> TrainConfig {
             fusion: 0,
             ..Strategy::default()
         },
+        fitted_losses: None,
     }
 }
 

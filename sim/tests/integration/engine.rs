@@ -54,6 +54,7 @@ fn config(cluster: ClusterSpec, model: Model, net: NetModel) -> TrainConfig {
         net_model: net,
         model,
         strategy: Strategy::default(),
+        fitted_losses: None,
     }
 }
 

@@ -33,6 +33,7 @@ fn config(
             schedule,
             ..Strategy::default()
         },
+        fitted_losses: None,
     }
 }
 

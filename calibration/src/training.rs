@@ -1,0 +1,852 @@
+//! Calibration from measured training runs (issue 14, item 2): `dtsim
+//! calibrate training` and `dtsim validate --training`.
+//!
+//! A user who ran a few configurations of a job on their own cluster
+//! writes what they measured in a CSV file, a row a run: the scenario's
+//! swept keys (every one, named as in `[sweep]`) and the measured
+//! `iteration_time_s` or `throughput` (the whole job's, in the scenario's
+//! unit), for example
+//!
+//! ```text
+//! # ResNet-20, 128 samples a worker, measured on our 1 GbE cluster
+//! cluster.nodes,strategy.dense,throughput
+//! 4,allreduce,5243
+//! 8,allreduce,8975
+//! ```
+//!
+//! Lines starting with `#` are comments. A cell is read as a TOML value
+//! (`4`, `0.5`, `true`, `"x"`), else as text (`allreduce`, `4MiB`).
+//!
+//! [`fit`] finds the losses besides bytes (`sim::losses`: stragglers'
+//! coefficient of variation, the per-message overhead, the NIC
+//! efficiency) that make the simulator's iteration times closest to the
+//! measured ones, in the least-squares sense of ln(predicted/measured)
+//! (relative errors, so that a slow point weighs no more than a fast
+//! one): projected Levenberg–Marquardt over the parameters' ranges, the
+//! Jacobian by forward differences of whole simulations. The fit's
+//! covariance is the residual variance times (JᵀJ)⁻¹ at the optimum, the
+//! usual linearisation; a parameter that ends on a bound of its range, or
+//! that no measured point depends on, gets none (and is named).
+//!
+//! Every prediction is a simulation of the scenario at the measured
+//! point with those losses: nothing is interpolated between points.
+
+use crate::calibrate::{CalibrateError, Requester};
+use crate::fit::solve;
+use crate::profile::{Profile, Provenance, TrainingEntry, TrainingPointEntry, now_rfc3339};
+use rayon::prelude::*;
+use sim::losses::Param;
+use sim::scenario::{self, Grid};
+use sim::train::{TrainConfig, simulate};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The measured column that gives seconds an iteration.
+pub const TIME_COLUMN: &str = "iteration_time_s";
+/// The measured column that gives the job's throughput.
+pub const THROUGHPUT_COLUMN: &str = "throughput";
+
+/// One measured run, at its point of the scenario.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Line of the measurements' file (1-based).
+    pub line: usize,
+    /// The point's keys and values, as the file gave them
+    /// (`cluster.nodes=4, strategy.dense=allreduce`).
+    pub label: String,
+    /// The swept keys and their values.
+    pub keys: BTreeMap<String, toml::Value>,
+    /// The scenario at this point, with its own losses.
+    pub config: TrainConfig,
+    /// Measured seconds an iteration (from the throughput where the file
+    /// gives that: the point's work an iteration over it).
+    pub measured_s: f64,
+}
+
+/// A measurements' file problem, located.
+fn at(path: &Path, line: usize, m: impl std::fmt::Display) -> CalibrateError {
+    CalibrateError::Input(format!("{}:{line}: {m}", path.display()))
+}
+
+/// A cell as a TOML value where it reads as one, else as text.
+fn cell_value(cell: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {cell}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(cell.to_string()))
+}
+
+/// A number of seconds or of throughput, finite and positive.
+fn measured_number(
+    path: &Path,
+    line: usize,
+    column: &str,
+    cell: &str,
+) -> Result<f64, CalibrateError> {
+    match cell.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(at(
+            path,
+            line,
+            format!("column `{column}`: `{cell}` is not a positive number"),
+        )),
+    }
+}
+
+/// Reads the measured runs of `scenario` from the CSV file `measured`.
+pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), CalibrateError> {
+    let grid = scenario::open_file(scenario).map_err(|e| CalibrateError::Input(e.to_string()))?;
+    let text = std::fs::read(measured)
+        .map_err(|e| CalibrateError::Input(format!("{}: cannot read: {e}", measured.display())))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(text.as_slice());
+    let headers = reader
+        .headers()
+        .map_err(|e| at(measured, csv_line(&e), csv_message(&e)))?
+        .clone();
+    let columns: Vec<String> = headers.iter().map(str::to_string).collect();
+    if columns.iter().all(|c| c.is_empty()) {
+        return Err(CalibrateError::Input(format!(
+            "{}: has no header line; the first line names the columns: the scenario's swept keys and `{TIME_COLUMN}` or `{THROUGHPUT_COLUMN}`",
+            measured.display()
+        )));
+    }
+    let head = headers.position().map(|p| p.line() as usize).unwrap_or(1);
+    let swept: Vec<String> = grid.keys().to_vec();
+    let mut expected: Vec<&str> = swept.iter().map(String::as_str).collect();
+    expected.extend([TIME_COLUMN, THROUGHPUT_COLUMN]);
+    let mut value_col = None;
+    for (i, c) in columns.iter().enumerate() {
+        if columns[..i].contains(c) {
+            return Err(at(measured, head, format!("column `{c}` appears twice")));
+        }
+        if c == TIME_COLUMN || c == THROUGHPUT_COLUMN {
+            if let Some((_, other)) = value_col {
+                return Err(at(
+                    measured,
+                    head,
+                    format!("give one measured column, `{other}` or `{c}`, not both"),
+                ));
+            }
+            value_col = Some((i, c.clone()));
+        } else if !swept.contains(c) {
+            let what = if swept.is_empty() {
+                format!(
+                    "column `{c}` is not a key the scenario sweeps (it sweeps none: give `{TIME_COLUMN}` or `{THROUGHPUT_COLUMN}` alone)"
+                )
+            } else {
+                sim::names::unknown("column", c, &expected)
+                    + " (the scenario's swept keys and the measured value)"
+            };
+            return Err(at(measured, head, what));
+        }
+    }
+    let Some((value_col, value_name)) = value_col else {
+        return Err(at(
+            measured,
+            head,
+            format!(
+                "no measured column: add `{TIME_COLUMN}` (seconds an iteration) or `{THROUGHPUT_COLUMN}` (the whole job's, in the scenario's unit)"
+            ),
+        ));
+    };
+    if let Some(k) = swept.iter().find(|k| !columns.contains(k)) {
+        return Err(at(
+            measured,
+            head,
+            format!(
+                "the scenario sweeps `{k}`, and each run must say its value: add a column `{k}`"
+            ),
+        ));
+    }
+    let mut runs = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| at(measured, csv_line(&e), csv_message(&e)))?;
+        let line = record.position().map(|p| p.line() as usize).unwrap_or(0);
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let mut keys = BTreeMap::new();
+        let mut label = Vec::new();
+        for (c, cell) in columns.iter().zip(record.iter()) {
+            if *c == value_name {
+                continue;
+            }
+            if cell.is_empty() {
+                return Err(at(measured, line, format!("column `{c}` is empty")));
+            }
+            keys.insert(c.clone(), cell_value(cell));
+            label.push(format!("{c}={cell}"));
+        }
+        let point = grid.point_with(keys.clone()).map_err(|e| match &e.key {
+            Some(k) if keys.contains_key(k) => {
+                at(measured, line, format!("column `{k}`: {}", e.message))
+            }
+            _ => at(measured, line, format!("this run's point of {e}")),
+        })?;
+        let value = measured_number(measured, line, &value_name, &record[value_col])?;
+        let config = point.config;
+        let measured_s = if value_name == TIME_COLUMN {
+            value
+        } else {
+            // the point's work an iteration, from its own simulation
+            // (the same whatever the losses)
+            let r = simulate(&config).map_err(|e| at(measured, line, e))?;
+            r.throughput * r.iteration_time_s / value
+        };
+        runs.push(Run {
+            line,
+            label: label.join(", "),
+            keys,
+            config,
+            measured_s,
+        });
+    }
+    if runs.is_empty() {
+        return Err(CalibrateError::Input(format!(
+            "{}: has no measured run (a row a run after the header)",
+            measured.display()
+        )));
+    }
+    Ok((grid, runs))
+}
+
+fn csv_line(e: &csv::Error) -> usize {
+    e.position().map(|p| p.line() as usize).unwrap_or(0)
+}
+
+fn csv_message(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} cells where the header has {expected_len}"),
+        csv::ErrorKind::Utf8 { .. } => "is not UTF-8 text".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// What the fit found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TrainingFit {
+    /// The three losses at the optimum, fitted or held, in
+    /// [`Param::ALL`]'s order: compute jitter, overhead (s), efficiency.
+    pub values: [f64; 3],
+    /// The parameters fitted.
+    pub fitted: Vec<String>,
+    /// Their standard errors (NaN where none is known: see `covariance`).
+    pub standard_errors: Vec<f64>,
+    /// Their covariance (rows and columns of parameters on a bound, or
+    /// that no point depends on, are 0).
+    pub covariance: Vec<Vec<f64>>,
+    /// Fitted parameters that ended on a bound of their range.
+    pub at_bound: Vec<String>,
+    /// Fitted parameters no measured point depends on (left where they
+    /// started).
+    pub unidentified: Vec<String>,
+    /// Root mean square of ln(predicted/measured) at the optimum.
+    pub rms_log_residual: f64,
+    /// Levenberg–Marquardt iterations.
+    pub iterations: u32,
+    /// Simulations run.
+    pub simulations: u64,
+}
+
+/// The scenario's losses at a run's point, in [`Param::ALL`]'s order.
+fn losses_of(cfg: &TrainConfig) -> [f64; 3] {
+    Param::ALL.map(|p| p.get(cfg))
+}
+
+/// `cfg` with the losses `v` (in [`Param::ALL`]'s order).
+fn with_losses(cfg: &TrainConfig, v: &[f64; 3]) -> TrainConfig {
+    let mut c = cfg.clone();
+    for (p, &x) in Param::ALL.iter().zip(v) {
+        if p.get(&c) != x {
+            p.set(&mut c, x);
+        }
+    }
+    c
+}
+
+/// Predicted seconds an iteration of each run with the losses `v`.
+pub fn predict(runs: &[Run], v: &[f64; 3]) -> Result<Vec<f64>, CalibrateError> {
+    runs.par_iter()
+        .map(|r| {
+            simulate(&with_losses(&r.config, v))
+                .map(|res| res.iteration_time_s)
+                .map_err(|e| CalibrateError::Input(format!("line {}: {e}", r.line)))
+        })
+        .collect()
+}
+
+/// Predicted seconds an iteration of each run with the scenario's own
+/// losses (its defaults, or its keys).
+pub fn predict_uncalibrated(runs: &[Run]) -> Result<Vec<f64>, CalibrateError> {
+    runs.par_iter()
+        .map(|r| {
+            simulate(&r.config)
+                .map(|res| res.iteration_time_s)
+                .map_err(|e| CalibrateError::Input(format!("line {}: {e}", r.line)))
+        })
+        .collect()
+}
+
+/// Where a fitted parameter starts: the scenario's value, or, where that
+/// is 0 (no loss), a typical cluster's (`sim::losses`' constants), so
+/// that the first differences see the parameter at work.
+fn start_value(p: Param, scenario: f64) -> f64 {
+    match p {
+        Param::ComputeJitter if scenario == 0.0 => sim::losses::TYPICAL_COMPUTE_JITTER,
+        Param::MessageOverhead if scenario == 0.0 => sim::losses::TYPICAL_MESSAGE_OVERHEAD_S,
+        _ => scenario,
+    }
+}
+
+/// The scale a parameter's finite difference is taken at: 0.1% of its
+/// value, or of a floor where the value is small (1 µs of overhead, 10%
+/// efficiency, 0.1% of CV).
+fn step(p: Param, v: f64) -> f64 {
+    let floor = match p {
+        Param::ComputeJitter => 1e-3,
+        Param::MessageOverhead => 1e-6,
+        Param::NicEfficiency => 0.1,
+    };
+    1e-3 * v.abs().max(floor)
+}
+
+/// Fits the losses `params` to the runs (the others held at the
+/// scenario's values, which must be the same at every run).
+pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError> {
+    let p = params.len();
+    if p == 0 {
+        return Err(CalibrateError::Input(
+            "--params: name at least one loss to fit".into(),
+        ));
+    }
+    if runs.len() < p + 1 {
+        return Err(CalibrateError::Input(format!(
+            "{} measured run{} for {p} parameter{}: a fit with an uncertainty needs at least {} (measure more points, or fit fewer losses with --params)",
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" },
+            if p == 1 { "" } else { "s" },
+            p + 1
+        )));
+    }
+    let base = losses_of(&runs[0].config);
+    for r in runs {
+        let here = losses_of(&r.config);
+        for (i, q) in Param::ALL.iter().enumerate() {
+            if !params.contains(q) && here[i] != base[i] {
+                return Err(CalibrateError::Input(format!(
+                    "line {}: the scenario gives this run another `{}` ({}) than line {}'s ({}); a held loss must be the same at every run (fit it too, or set it once)",
+                    r.line,
+                    q.key(),
+                    here[i],
+                    runs[0].line,
+                    base[i]
+                )));
+            }
+        }
+    }
+    let idx: Vec<usize> = params
+        .iter()
+        .map(|q| Param::ALL.iter().position(|a| a == q).expect("a loss"))
+        .collect();
+    let mut v = base;
+    for (&i, &q) in idx.iter().zip(params) {
+        v[i] = start_value(q, base[i]);
+    }
+    let ln_meas: Vec<f64> = runs.iter().map(|r| r.measured_s.ln()).collect();
+    let mut sims = 0u64;
+    let residuals = |v: &[f64; 3], sims: &mut u64| -> Result<Vec<f64>, CalibrateError> {
+        *sims += runs.len() as u64;
+        Ok(predict(runs, v)?
+            .iter()
+            .zip(&ln_meas)
+            .map(|(t, m)| t.ln() - m)
+            .collect())
+    };
+    let cost = |r: &[f64]| r.iter().map(|x| x * x).sum::<f64>();
+    let mut r = residuals(&v, &mut sims)?;
+    let mut c = cost(&r);
+    let mut lambda = 1e-3;
+    let mut iterations = 0;
+    let mut jac;
+    let mut unidentified = vec![false; p];
+    loop {
+        // J by forward differences, inward at an upper bound
+        jac = vec![vec![0.0; p]; runs.len()];
+        for (j, (&i, &q)) in idx.iter().zip(params).enumerate() {
+            let (_, hi) = q.range();
+            let mut h = step(q, v[i]);
+            if v[i] + h > hi {
+                h = -h;
+            }
+            let mut w = v;
+            w[i] += h;
+            let rw = residuals(&w, &mut sims)?;
+            for (row, (a, b)) in jac.iter_mut().zip(rw.iter().zip(&r)) {
+                row[j] = (a - b) / h;
+            }
+        }
+        let g: Vec<f64> = (0..p)
+            .map(|j| jac.iter().zip(&r).map(|(row, x)| row[j] * x).sum())
+            .collect();
+        let a: Vec<Vec<f64>> = (0..p)
+            .map(|j| {
+                (0..p)
+                    .map(|k| jac.iter().map(|row| row[j] * row[k]).sum())
+                    .collect()
+            })
+            .collect();
+        // free parameters: not pushed past a bound by the descent, and
+        // moving some point
+        let free: Vec<usize> = (0..p)
+            .filter(|&j| {
+                let (lo, hi) = params[j].range();
+                let x = v[idx[j]];
+                unidentified[j] = a[j][j] <= 0.0;
+                !(unidentified[j] || (x <= lo && g[j] > 0.0) || (x >= hi && g[j] < 0.0))
+            })
+            .collect();
+        if free.is_empty() || iterations >= 100 {
+            break;
+        }
+        let mut improved = false;
+        while lambda < 1e10 {
+            let m: Vec<Vec<f64>> = free
+                .iter()
+                .map(|&j| {
+                    free.iter()
+                        .map(|&k| a[j][k] + if j == k { lambda * a[j][j] } else { 0.0 })
+                        .collect()
+                })
+                .collect();
+            let rhs: Vec<f64> = free.iter().map(|&j| -g[j]).collect();
+            let Some(delta) = solve(m, rhs) else {
+                lambda *= 4.0;
+                continue;
+            };
+            let mut w = v;
+            for (&j, d) in free.iter().zip(&delta) {
+                let (lo, hi) = params[j].range();
+                w[idx[j]] = (w[idx[j]] + d).clamp(lo, hi);
+            }
+            if w == v {
+                break;
+            }
+            let rw = residuals(&w, &mut sims)?;
+            let cw = cost(&rw);
+            if cw < c {
+                let gain = (c - cw) / c.max(f64::MIN_POSITIVE);
+                v = w;
+                r = rw;
+                c = cw;
+                lambda = (lambda / 3.0).max(1e-12);
+                improved = gain > 1e-10;
+                break;
+            }
+            lambda *= 4.0;
+        }
+        iterations += 1;
+        if !improved {
+            break;
+        }
+    }
+    // covariance over the parameters inside their ranges that move a point
+    let n = runs.len();
+    let dof = n.saturating_sub(p);
+    let s2 = if dof > 0 { c / dof as f64 } else { f64::NAN };
+    let inner: Vec<usize> = (0..p)
+        .filter(|&j| {
+            let (lo, hi) = params[j].range();
+            let x = v[idx[j]];
+            !unidentified[j] && x > lo && x < hi
+        })
+        .collect();
+    // the sensitivities at the optimum by central differences over ±1%
+    // (of the value, or of the step's floor): a secant over a wider step
+    // than the search's, since an overhead or a straggler moves the
+    // iteration piecewise linearly (a message enters or leaves the
+    // critical path), and a one-sided 0.1% difference at a kink can read
+    // a slope that holds for no measurable change
+    for (j, (&i, &q)) in idx.iter().zip(params).enumerate() {
+        if !inner.contains(&j) {
+            continue;
+        }
+        let (lo, hi) = q.range();
+        let h = 10.0 * step(q, v[i]);
+        let (a, b) = ((v[i] - h).max(lo), (v[i] + h).min(hi));
+        let (mut wa, mut wb) = (v, v);
+        wa[i] = a;
+        wb[i] = b;
+        let ra = residuals(&wa, &mut sims)?;
+        let rb = residuals(&wb, &mut sims)?;
+        for (row, (x, y)) in jac.iter_mut().zip(rb.iter().zip(&ra)) {
+            row[j] = (x - y) / (b - a);
+        }
+    }
+    let mut cov = vec![vec![0.0; p]; p];
+    let ata = |j: usize, k: usize| jac.iter().map(|row| row[j] * row[k]).sum::<f64>();
+    let inv = invert(
+        inner
+            .iter()
+            .map(|&j| inner.iter().map(|&k| ata(j, k)).collect())
+            .collect(),
+    );
+    if let Some(inv) = inv
+        && s2.is_finite()
+    {
+        for (a, &j) in inner.iter().enumerate() {
+            for (b, &k) in inner.iter().enumerate() {
+                cov[j][k] = s2 * inv[a][b];
+            }
+        }
+    }
+    let at_bound = (0..p)
+        .filter(|&j| {
+            let (lo, hi) = params[j].range();
+            let x = v[idx[j]];
+            x <= lo || x >= hi
+        })
+        .map(|j| params[j].name().to_string())
+        .collect();
+    Ok(TrainingFit {
+        values: v,
+        fitted: params.iter().map(|q| q.name().to_string()).collect(),
+        standard_errors: (0..p)
+            .map(|j| {
+                if inner.contains(&j) && cov[j][j] > 0.0 {
+                    cov[j][j].sqrt()
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect(),
+        covariance: cov,
+        at_bound,
+        unidentified: (0..p)
+            .filter(|&j| unidentified[j])
+            .map(|j| params[j].name().to_string())
+            .collect(),
+        rms_log_residual: (c / n as f64).sqrt(),
+        iterations,
+        simulations: sims,
+    })
+}
+
+/// The inverse of a small matrix, column by column; `None` if singular.
+fn invert(a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
+    let n = a.len();
+    let cols: Option<Vec<Vec<f64>>> = (0..n)
+        .map(|j| {
+            solve(
+                a.clone(),
+                (0..n).map(|i| f64::from(u8::from(i == j))).collect(),
+            )
+        })
+        .collect();
+    let cols = cols?;
+    Some(
+        (0..n)
+            .map(|i| (0..n).map(|j| cols[j][i]).collect())
+            .collect(),
+    )
+}
+
+/// What `dtsim calibrate training` was asked.
+#[derive(Debug, Clone)]
+pub struct TrainingRequest {
+    /// The scenario whose points were measured.
+    pub scenario: PathBuf,
+    /// The measurements (CSV).
+    pub measured: PathBuf,
+    /// The losses to fit.
+    pub params: Vec<Param>,
+}
+
+/// The losses `dtsim calibrate training` fits unless told otherwise.
+pub const DEFAULT_PARAMS: [Param; 3] = Param::ALL;
+
+/// `dtsim calibrate training`: reads the runs, fits, and returns the
+/// profile to write with the fit.
+pub fn calibrate(
+    req: &TrainingRequest,
+    who: &Requester,
+) -> Result<(Profile, TrainingFit), CalibrateError> {
+    let (_, runs) = read_runs(&req.scenario, &req.measured)?;
+    let f = fit(&runs, &req.params)?;
+    let predicted = predict(&runs, &f.values)?;
+    let mut notes = vec![format!(
+        "least squares of ln(predicted/measured) over {} runs, {} iterations, {} simulations",
+        runs.len(),
+        f.iterations,
+        f.simulations
+    )];
+    for b in &f.at_bound {
+        notes.push(format!(
+            "{b} ended on a bound of its range: no uncertainty for it"
+        ));
+    }
+    for u in &f.unidentified {
+        notes.push(format!(
+            "no measured run depends on {u}: it stays at its starting value, unknown"
+        ));
+    }
+    let profile = Profile {
+        provenance: Provenance {
+            tool: format!("{} calibrate training", who.tool),
+            created: now_rfc3339(),
+            sources: vec![
+                req.scenario.display().to_string(),
+                req.measured.display().to_string(),
+            ],
+            host: None,
+            command: who.command.clone(),
+            notes,
+        },
+        training: Some(TrainingEntry {
+            scenario: req.scenario.display().to_string(),
+            compute_jitter: f.values[0],
+            message_overhead_s: f.values[1],
+            nic_efficiency: f.values[2],
+            fitted: f.fitted.clone(),
+            covariance: f.covariance.clone(),
+            points: runs.len(),
+            rms_log_residual: f.rms_log_residual,
+        }),
+        training_points: runs
+            .iter()
+            .zip(&predicted)
+            .map(|(r, &p)| TrainingPointEntry {
+                point: r.label.clone(),
+                measured_s: r.measured_s,
+                predicted_s: p,
+            })
+            .collect(),
+        ..Profile::default()
+    };
+    Ok((profile, f))
+}
+
+/// What `dtsim validate --training` was asked.
+#[derive(Debug, Clone)]
+pub struct TrainingValidateRequest {
+    /// The scenario whose points were measured.
+    pub scenario: PathBuf,
+    /// The measurements (CSV).
+    pub measured: PathBuf,
+    /// The losses to fit.
+    pub params: Vec<Param>,
+    /// Fit on the runs whose key takes one of these values and predict
+    /// the others; `None`: leave each run out in turn (fit on the rest,
+    /// predict it).
+    pub fit_on: Option<(String, Vec<toml::Value>)>,
+}
+
+/// One held-out run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HeldOut {
+    /// The measurements' line.
+    pub line: usize,
+    /// The point.
+    pub point: String,
+    /// Measured seconds an iteration.
+    pub measured_s: f64,
+    /// Predicted by the fit that did not see it.
+    pub predicted_s: f64,
+    /// (predicted − measured) / measured.
+    pub error: f64,
+    /// Predicted with the scenario's own losses (no calibration).
+    pub uncalibrated_s: f64,
+    /// Its error.
+    pub uncalibrated_error: f64,
+    /// The losses that predicted it, in [`Param::ALL`]'s order.
+    pub losses: [f64; 3],
+}
+
+/// `dtsim validate --training`'s result.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TrainingValidation {
+    /// How the runs were split: "leave one out" or "fit on KEY = …".
+    pub split: String,
+    /// The losses fitted.
+    pub fitted: Vec<String>,
+    /// Each held-out run.
+    pub held_out: Vec<HeldOut>,
+    /// Median |error| over them, calibrated.
+    pub median_abs_error: f64,
+    /// Largest |error|, calibrated.
+    pub max_abs_error: f64,
+    /// Median |error| with the scenario's own losses.
+    pub uncalibrated_median_abs_error: f64,
+}
+
+fn median_abs(v: impl Iterator<Item = f64>) -> f64 {
+    crate::fit::median(v.map(f64::abs).collect())
+}
+
+/// `dtsim validate --training`: fits on part of the runs and predicts the
+/// rest, each against what it would be without calibration.
+pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, CalibrateError> {
+    let (_, runs) = read_runs(&req.scenario, &req.measured)?;
+    let uncal = predict_uncalibrated(&runs)?;
+    let mut held = Vec::new();
+    let held_out = |i: usize, f: &TrainingFit, t: f64, held: &mut Vec<HeldOut>| {
+        let r: &Run = &runs[i];
+        held.push(HeldOut {
+            line: r.line,
+            point: r.label.clone(),
+            measured_s: r.measured_s,
+            predicted_s: t,
+            error: t / r.measured_s - 1.0,
+            uncalibrated_s: uncal[i],
+            uncalibrated_error: uncal[i] / r.measured_s - 1.0,
+            losses: f.values,
+        });
+    };
+    let split = match &req.fit_on {
+        None => {
+            if runs.len() < req.params.len() + 2 {
+                return Err(CalibrateError::Input(format!(
+                    "{} measured runs: leaving one out to predict needs at least {} for {} parameter{} (or fit fewer with --params)",
+                    runs.len(),
+                    req.params.len() + 2,
+                    req.params.len(),
+                    if req.params.len() == 1 { "" } else { "s" }
+                )));
+            }
+            for i in 0..runs.len() {
+                let rest: Vec<Run> = runs
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, r)| r.clone())
+                    .collect();
+                let f = fit(&rest, &req.params)?;
+                let t = predict(std::slice::from_ref(&runs[i]), &f.values)?[0];
+                held_out(i, &f, t, &mut held);
+            }
+            "leave one out".to_string()
+        }
+        Some((key, values)) => {
+            if !runs[0].keys.contains_key(key) {
+                let known: Vec<&str> = runs[0].keys.keys().map(String::as_str).collect();
+                return Err(CalibrateError::Input(format!(
+                    "--fit-on: {}",
+                    sim::names::unknown("column", key, &known)
+                )));
+            }
+            let on = |r: &Run| values.iter().any(|v| same(&r.keys[key], v));
+            let train: Vec<Run> = runs.iter().filter(|r| on(r)).cloned().collect();
+            let test: Vec<usize> = (0..runs.len()).filter(|&i| !on(&runs[i])).collect();
+            if test.is_empty() {
+                return Err(CalibrateError::Input(format!(
+                    "--fit-on {key}: every run has one of these values, so none is left to predict"
+                )));
+            }
+            let f = fit(&train, &req.params)?;
+            let tests: Vec<Run> = test.iter().map(|&i| runs[i].clone()).collect();
+            let t = predict(&tests, &f.values)?;
+            for (&i, &t) in test.iter().zip(&t) {
+                held_out(i, &f, t, &mut held);
+            }
+            format!(
+                "fit on {key} = {}",
+                values
+                    .iter()
+                    .map(|v| match v {
+                        toml::Value::String(s) => s.clone(),
+                        v => v.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
+    Ok(TrainingValidation {
+        split,
+        fitted: req.params.iter().map(|q| q.name().to_string()).collect(),
+        median_abs_error: median_abs(held.iter().map(|h| h.error)),
+        max_abs_error: held.iter().map(|h| h.error.abs()).fold(0.0, f64::max),
+        uncalibrated_median_abs_error: median_abs(held.iter().map(|h| h.uncalibrated_error)),
+        held_out: held,
+    })
+}
+
+/// Whether two cells mean the same value (a whole number and a float of
+/// the same value do).
+fn same(a: &toml::Value, b: &toml::Value) -> bool {
+    match (a, b) {
+        (toml::Value::Integer(x), toml::Value::Float(y))
+        | (toml::Value::Float(y), toml::Value::Integer(x)) => *x as f64 == *y,
+        _ => a == b,
+    }
+}
+
+/// Parses `--fit-on KEY=V1,V2`.
+pub fn parse_fit_on(s: &str) -> Result<(String, Vec<toml::Value>), CalibrateError> {
+    let (k, vs) = s.split_once('=').ok_or_else(|| {
+        CalibrateError::Input(format!(
+            "--fit-on {s}: give KEY=VALUE[,VALUE...], e.g. cluster.nodes=1,2"
+        ))
+    })?;
+    let values: Vec<toml::Value> = vs
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(cell_value)
+        .collect();
+    if values.is_empty() {
+        return Err(CalibrateError::Input(format!(
+            "--fit-on {s}: no value after `=`"
+        )));
+    }
+    Ok((k.trim().to_string(), values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_read_as_toml_values_or_text() {
+        assert_eq!(cell_value("4"), toml::Value::Integer(4));
+        assert_eq!(cell_value("0.5"), toml::Value::Float(0.5));
+        assert_eq!(cell_value("true"), toml::Value::Boolean(true));
+        assert_eq!(
+            cell_value("allreduce"),
+            toml::Value::String("allreduce".into())
+        );
+        assert_eq!(cell_value("4MiB"), toml::Value::String("4MiB".into()));
+        assert_eq!(cell_value("\"a b\""), toml::Value::String("a b".into()));
+    }
+
+    #[test]
+    fn small_systems_solve_and_invert() {
+        let x = solve(vec![vec![2.0, 1.0], vec![1.0, 3.0]], vec![3.0, 5.0]).unwrap();
+        assert!(
+            (x[0] - 0.8).abs() < 1e-12 && (x[1] - 1.4).abs() < 1e-12,
+            "{x:?}"
+        );
+        assert!(solve(vec![vec![1.0, 2.0], vec![2.0, 4.0]], vec![1.0, 2.0]).is_none());
+        let inv = invert(vec![vec![4.0, 7.0], vec![2.0, 6.0]]).unwrap();
+        let want = [[0.6, -0.7], [-0.2, 0.4]];
+        for i in 0..2 {
+            for j in 0..2 {
+                assert!((inv[i][j] - want[i][j]).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn fit_on_parses() {
+        let (k, v) = parse_fit_on("cluster.nodes=1, 2").unwrap();
+        assert_eq!(k, "cluster.nodes");
+        assert_eq!(v, [toml::Value::Integer(1), toml::Value::Integer(2)]);
+        assert!(parse_fit_on("cluster.nodes").is_err());
+        assert!(parse_fit_on("cluster.nodes=").is_err());
+        assert!(same(&toml::Value::Integer(2), &toml::Value::Float(2.0)));
+    }
+}

@@ -1,0 +1,494 @@
+//! Calibration from measured training runs (`dtsim calibrate training`,
+//! `dtsim validate --training`): known losses recovered from runs the
+//! simulator made, a paper's published scaling predicted from part of it,
+//! and bad measurements refused with their line.
+
+use calibration::calibrate::{CalibrateError, Requester};
+use calibration::training::{
+    self, TrainingRequest, TrainingValidateRequest, fit, predict, read_runs,
+};
+use sim::losses::Param;
+use std::path::{Path, PathBuf};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dtsim-training-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Four layers on 1-GPU machines over 10 or 25 GbE, each layer's
+/// gradient its own message or all fused in one: communication partly
+/// hidden behind the backward pass, so the overhead (by the messages),
+/// the NIC efficiency (by the network) and the stragglers (by the
+/// machines) each move the iteration, and differently.
+const SCENARIO: &str = r#"name = "synthetic"
+ideal = true
+iterations = 6
+warmup_iterations = 1
+[cluster]
+nodes = 2
+gpus_per_node = 1
+network = "eth-10g"
+model = "analytical"
+[model]
+batch_per_gpu = 8
+[[model.layers]]
+params = 2000000
+forward = "2ms"
+backward = "4ms"
+[[model.layers]]
+params = 6000000
+forward = "3ms"
+backward = "6ms"
+[[model.layers]]
+params = 1000000
+forward = "2ms"
+backward = "4ms"
+[[model.layers]]
+params = 4000000
+forward = "1ms"
+backward = "2ms"
+[strategy]
+fusion = 0
+[sweep]
+"cluster.nodes" = [2, 4, 8, 16]
+"cluster.network" = ["eth-10g", "eth-25g"]
+"strategy.fusion" = [0, "64MiB"]
+"#;
+
+/// The losses the synthetic runs were made with, in `Param::ALL`'s order.
+const TRUE: [f64; 3] = [0.04, 1e-3, 0.55];
+
+/// Writes the scenario and a CSV of its points' iteration times under the
+/// losses `TRUE`, each multiplied by exp(noise · zᵢ) for standard normal
+/// zᵢ drawn from `seed`.
+fn synthetic_runs(dir: &Path, noise: f64, seed: u64) -> (PathBuf, PathBuf) {
+    use rand::{RngExt, SeedableRng};
+    let scenario = dir.join("s.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let grid = sim::scenario::open_file(&scenario).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut csv = String::from(
+        "# made by the simulator\ncluster.network,cluster.nodes,strategy.fusion,iteration_time_s\n",
+    );
+    for i in 0..grid.len() {
+        let p = grid.point(i).unwrap();
+        let mut cfg = p.config.clone();
+        for (q, v) in Param::ALL.iter().zip(TRUE) {
+            q.set(&mut cfg, v);
+        }
+        let t = sim::train::simulate(&cfg).unwrap().iteration_time_s;
+        // Box–Muller from two uniforms in (0, 1]
+        let (u1, u2): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        csv.push_str(&format!(
+            "{},{},{},{:e}\n",
+            p.sweep["cluster.network"],
+            p.sweep["cluster.nodes"],
+            p.sweep["strategy.fusion"],
+            t * (noise * z).exp()
+        ));
+    }
+    let measured = dir.join("runs.csv");
+    std::fs::write(&measured, csv).unwrap();
+    (scenario, measured)
+}
+
+/// Runs the simulator made with known losses give those losses back: to
+/// the optimiser's tolerance where the runs are exact.
+#[test]
+fn recovers_known_losses_from_exact_runs() {
+    let dir = temp_dir("exact");
+    let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
+    let (_, runs) = read_runs(&scenario, &measured).unwrap();
+    assert_eq!(runs.len(), 16);
+    let f = fit(&runs, &Param::ALL).unwrap();
+    for (j, q) in Param::ALL.iter().enumerate() {
+        let rel = (f.values[j] - TRUE[j]).abs() / TRUE[j];
+        assert!(
+            rel < 1e-3,
+            "{}: {} against {}",
+            q.name(),
+            f.values[j],
+            TRUE[j]
+        );
+    }
+    assert!(f.rms_log_residual < 1e-5, "{}", f.rms_log_residual);
+    assert!(f.at_bound.is_empty() && f.unidentified.is_empty(), "{f:?}");
+}
+
+/// With 1% noise on each run (a measurement's repeatability), the fit's
+/// standard errors describe how far each loss lands from the truth. Over
+/// ten noise draws (fixed seeds) every estimate lies within 3.5 standard
+/// errors, at least 80% of them within 2 (95% for an exact
+/// linearisation: an overhead or a straggler moves the iteration
+/// piecewise linearly, a message entering or leaving the critical path,
+/// so the linearised errors are somewhat optimistic; measured here 89%),
+/// and the errors are informative (each below the value it qualifies).
+/// The stragglers' CV may end at 0, its bound, in a few draws (its
+/// standard error is half its value): then it has none, and it counts
+/// for neither.
+#[test]
+fn recovers_known_losses_within_the_stated_uncertainty() {
+    let dir = temp_dir("noisy");
+    let (mut within2, mut estimates, mut at_bound) = (0, 0, 0);
+    for seed in 1..=10 {
+        let (scenario, measured) = synthetic_runs(&dir, 0.01, seed);
+        let (_, runs) = read_runs(&scenario, &measured).unwrap();
+        let f = fit(&runs, &Param::ALL).unwrap();
+        for (j, q) in Param::ALL.iter().enumerate() {
+            let se = f.standard_errors[j];
+            if f.at_bound.iter().any(|b| b == q.name()) {
+                assert_eq!(*q, Param::ComputeJitter, "seed {seed}: {f:?}");
+                at_bound += 1;
+                continue;
+            }
+            assert!(
+                se.is_finite() && se > 0.0,
+                "seed {seed}, {}: {se}",
+                q.name()
+            );
+            assert!(
+                se < TRUE[j],
+                "seed {seed}, {}: standard error {se} against {}",
+                q.name(),
+                TRUE[j]
+            );
+            let z = (f.values[j] - TRUE[j]) / se;
+            assert!(
+                z.abs() < 3.5,
+                "seed {seed}, {}: fitted {} against {} (standard error {se})",
+                q.name(),
+                f.values[j],
+                TRUE[j]
+            );
+            estimates += 1;
+            within2 += usize::from(z.abs() <= 2.0);
+        }
+        // the covariance is symmetric with the squared errors on its diagonal
+        for j in 0..3 {
+            if f.standard_errors[j].is_finite() {
+                let d = f.covariance[j][j].sqrt();
+                assert!((d - f.standard_errors[j]).abs() <= 1e-12 * d);
+            }
+            for k in 0..3 {
+                let scale = f.covariance[j][j].abs().max(f.covariance[k][k].abs());
+                assert!((f.covariance[j][k] - f.covariance[k][j]).abs() <= 1e-9 * scale);
+            }
+        }
+    }
+    assert!(at_bound <= 2, "{at_bound} estimates on a bound");
+    assert!(
+        within2 * 10 >= estimates * 8,
+        "{within2} of {estimates} estimates within 2 standard errors"
+    );
+}
+
+/// A loss held out of the fit keeps the scenario's value, and a loss no
+/// run depends on is said to be unknown rather than given a value.
+#[test]
+fn held_and_unidentifiable_losses() {
+    let dir = temp_dir("held");
+    let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
+    let (_, runs) = read_runs(&scenario, &measured).unwrap();
+    let f = fit(&runs, &[Param::MessageOverhead]).unwrap();
+    // the scenario is ideal: no stragglers, the whole bandwidth
+    assert_eq!((f.values[0], f.values[2]), (0.0, 1.0));
+    assert!(f.values[1] > TRUE[1], "{f:?}");
+
+    // one machine: nothing crosses the network, nothing straggles behind
+    // another GPU
+    let one = dir.join("one.toml");
+    std::fs::write(
+        &one,
+        SCENARIO.replace(
+            "\"cluster.nodes\" = [2, 4, 8, 16]",
+            "\"cluster.nodes\" = [1]",
+        ),
+    )
+    .unwrap();
+    let csv = dir.join("one.csv");
+    std::fs::write(
+        &csv,
+        "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,1,0,0.03\neth-25g,1,0,0.031\n",
+    )
+    .unwrap();
+    let (_, runs) = read_runs(&one, &csv).unwrap();
+    let f = fit(&runs, &[Param::NicEfficiency]).unwrap();
+    assert_eq!(f.unidentified, ["nic_efficiency"]);
+    assert!(f.standard_errors[0].is_nan());
+}
+
+/// The profile carries the fit and every run's prediction, and a
+/// scenario that names it takes its losses (each loss's own key still
+/// wins); `ideal = true` beside it is refused.
+#[test]
+fn the_profile_is_what_scenarios_name() {
+    let dir = temp_dir("profile");
+    let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
+    let who = Requester {
+        tool: "dtsim test".into(),
+        command: "test".into(),
+    };
+    let (profile, f) = training::calibrate(
+        &TrainingRequest {
+            scenario: scenario.clone(),
+            measured,
+            params: Param::ALL.to_vec(),
+        },
+        &who,
+    )
+    .unwrap();
+    let t = profile.training.as_ref().unwrap();
+    assert_eq!(
+        [t.compute_jitter, t.message_overhead_s, t.nic_efficiency],
+        f.values
+    );
+    assert_eq!(profile.training_points.len(), 16);
+    for p in &profile.training_points {
+        assert!((p.predicted_s / p.measured_s - 1.0).abs() < 1e-5, "{p:?}");
+    }
+    let path = dir.join("p.toml");
+    calibration::calibrate::write_profile(&profile, &path).unwrap();
+
+    let text = SCENARIO
+        .replace("ideal = true\n", "training_profile = \"p.toml\"\n")
+        .replace(
+            "[sweep]\n\"cluster.nodes\" = [2, 4, 8, 16]\n\"cluster.network\" = [\"eth-10g\", \"eth-25g\"]\n\"strategy.fusion\" = [0, \"64MiB\"]\n",
+            "",
+        );
+    let pts = sim::scenario::load_str_in(&text, "x.toml", "x", Some(&dir)).unwrap();
+    let cfg = &pts[0].config;
+    for (q, v) in Param::ALL.iter().zip(f.values) {
+        assert_eq!(q.get(cfg), v, "{}", q.name());
+    }
+    let fl = cfg.fitted_losses.as_ref().unwrap();
+    assert_eq!(fl.params, Param::ALL);
+    assert!(cfg.draws());
+
+    // a key of the scenario's own wins, and leaves the fit's uncertainty
+    let own = text.replace("fusion = 0\n", "fusion = 0\nmessage_overhead = \"5us\"\n");
+    let pts = sim::scenario::load_str_in(&own, "x.toml", "x", Some(&dir)).unwrap();
+    let cfg = &pts[0].config;
+    assert!((cfg.strategy.message_overhead_s - 5e-6).abs() < 1e-18);
+    let fl = cfg.fitted_losses.as_ref().unwrap();
+    assert_eq!(fl.params, [Param::ComputeJitter, Param::NicEfficiency]);
+    assert_eq!(fl.covariance.len(), 2);
+
+    let both = format!("ideal = true\n{text}");
+    let e = sim::scenario::load_str_in(&both, "x.toml", "x", Some(&dir)).unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("training_profile"), "{e}");
+    assert!(e.message.contains("ideal"), "{e}");
+
+    // a profile without [training]
+    std::fs::write(
+        dir.join("net.toml"),
+        "[network]\nlatency_s = 1e-6\nbandwidth_bps = 1e9\n",
+    )
+    .unwrap();
+    let e = sim::scenario::load_str_in(
+        &text.replace("p.toml", "net.toml"),
+        "x.toml",
+        "x",
+        Some(&dir),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("[training]"), "{e}");
+    assert_eq!(e.line, Some(2), "{e}");
+}
+
+/// gTop-k's authors' release publishes ResNet-20's per-worker throughput
+/// at 4, 8, 16 and 32 workers for dense S-SGD, Top-k and gTop-k
+/// (tests/fixtures/training/gtopk-release-resnet20.csv, from
+/// docs/research/gtopk-release.md). Fitted on 4 and 8 workers, the losses
+/// predict 16 and 32 better than the uncalibrated simulator at every
+/// point. What they cannot do is pinned: the release's dense iteration
+/// nearly doubles from 16 to 32 workers (0.25 to 0.44 s: its host-side
+/// MPI AllReduce grows with the workers, docs/reproductions.md), which
+/// no per-message, per-byte or straggler loss of a ring produces; the
+/// 32-worker dense point stays more than 40% short.
+#[test]
+fn gtopk_release_scaling_from_4_and_8_workers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let v = training::validate(&TrainingValidateRequest {
+        scenario: root.join("scenarios/papers/gtopk/fig10-cifar.toml"),
+        measured: root.join("tests/fixtures/training/gtopk-release-resnet20.csv"),
+        params: Param::ALL.to_vec(),
+        fit_on: Some(training::parse_fit_on("cluster.nodes=4,8").unwrap()),
+    })
+    .unwrap();
+    assert_eq!(v.held_out.len(), 6);
+    for h in &v.held_out {
+        assert!(
+            h.error.abs() < h.uncalibrated_error.abs(),
+            "{}: calibrated {:+.3}, uncalibrated {:+.3}",
+            h.point,
+            h.error,
+            h.uncalibrated_error
+        );
+    }
+    assert!(v.median_abs_error < v.uncalibrated_median_abs_error);
+    let dense32 = v
+        .held_out
+        .iter()
+        .find(|h| h.point.contains("nodes=32") && h.point.contains("allreduce"))
+        .unwrap();
+    assert!(dense32.error < -0.4, "{dense32:?}");
+    // Top-k and gTop-k, whose growth the losses do describe, within 25%
+    for h in v.held_out.iter().filter(|h| !h.point.contains("allreduce")) {
+        assert!(h.error.abs() < 0.25, "{h:?}");
+    }
+}
+
+/// Leave-one-out predicts each run from a fit on the others.
+#[test]
+fn leave_one_out_predicts_every_run() {
+    let dir = temp_dir("loo");
+    let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
+    let v = training::validate(&TrainingValidateRequest {
+        scenario,
+        measured,
+        params: vec![
+            Param::MessageOverhead,
+            Param::NicEfficiency,
+            Param::ComputeJitter,
+        ],
+        fit_on: None,
+    })
+    .unwrap();
+    assert_eq!(v.split, "leave one out");
+    assert_eq!(v.held_out.len(), 16);
+    // exact runs: every held-out run predicted from the five others
+    assert!(v.max_abs_error < 1e-3, "{v:?}");
+    assert!(v.uncalibrated_median_abs_error > 0.05, "{v:?}");
+}
+
+fn refused(scenario_text: &str, csv: &str) -> String {
+    let dir = temp_dir(&format!("bad-{:x}", fxhash(csv)));
+    let s = dir.join("s.toml");
+    std::fs::write(&s, scenario_text).unwrap();
+    let m = dir.join("runs.csv");
+    std::fs::write(&m, csv).unwrap();
+    match read_runs(&s, &m) {
+        Err(CalibrateError::Input(msg)) => msg,
+        Err(e) => panic!("not an input error: {e}"),
+        Ok(_) => panic!("accepted: {csv}"),
+    }
+}
+
+fn fxhash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Bad measurements are refused with the file, the line and what is
+/// wrong.
+#[test]
+fn bad_measurements_say_where() {
+    let head = "cluster.network,cluster.nodes,strategy.fusion";
+    for (csv, line, says) in [
+        ("", None, "no header"),
+        (
+            &format!("{head}\neth-10g,2,0\n") as &str,
+            Some(1),
+            "no measured column",
+        ),
+        (
+            &format!("{head},throughput,iteration_time_s\neth-10g,2,0,1,1\n"),
+            Some(1),
+            "not both",
+        ),
+        (
+            "cluster.network,cluster.nodes,iteration_time_s\neth-10g,2,0.1\n",
+            Some(1),
+            "add a column `strategy.fusion`",
+        ),
+        (
+            &format!("{head},cluster.nods,iteration_time_s\n"),
+            Some(1),
+            "did you mean `cluster.nodes`",
+        ),
+        (
+            &format!("{head},iteration_time_s\n"),
+            None,
+            "no measured run",
+        ),
+        (
+            &format!("# c\n{head},iteration_time_s\neth-10g,2,0,0.1\neth-10g,2,0\n"),
+            Some(4),
+            "3 cells where the header has 4",
+        ),
+        (
+            &format!("{head},iteration_time_s\neth-10g,2,0,fast\n"),
+            Some(2),
+            "`fast` is not a positive number",
+        ),
+        (
+            &format!("{head},iteration_time_s\neth-10g,2,0,-1\n"),
+            Some(2),
+            "not a positive number",
+        ),
+        (
+            &format!("{head},iteration_time_s\neth-10g,0,0,0.1\n"),
+            Some(2),
+            "column `cluster.nodes`",
+        ),
+        (
+            &format!("{head},iteration_time_s\neth-10g,many,0,0.1\n"),
+            Some(2),
+            "column `cluster.nodes`",
+        ),
+        (
+            &format!("{head},iteration_time_s\neth-11g,2,0,0.1\n"),
+            Some(2),
+            "column `cluster.network`",
+        ),
+        (
+            &format!("{head},iteration_time_s\neth-10g,2,,0.1\n"),
+            Some(2),
+            "column `strategy.fusion` is empty",
+        ),
+        (
+            &format!("{head},{head},iteration_time_s\n"),
+            Some(1),
+            "appears twice",
+        ),
+    ] {
+        let m = refused(SCENARIO, csv);
+        assert!(m.contains("runs.csv"), "{m}");
+        if let Some(l) = line {
+            assert!(m.contains(&format!("runs.csv:{l}:")), "line {l}: {m}");
+        }
+        assert!(m.contains(says), "{says}: {m}");
+    }
+    // a missing file, and too few runs for the losses asked
+    let dir = temp_dir("missing");
+    let s = dir.join("s.toml");
+    std::fs::write(&s, SCENARIO).unwrap();
+    let e = read_runs(&s, &dir.join("nope.csv")).unwrap_err();
+    assert!(e.is_input() && e.to_string().contains("nope.csv"), "{e}");
+    let m = dir.join("two.csv");
+    std::fs::write(
+        &m,
+        "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,2,0,0.1\neth-10g,4,0,0.1\n",
+    )
+    .unwrap();
+    let (_, runs) = read_runs(&s, &m).unwrap();
+    let e = fit(&runs, &Param::ALL).unwrap_err();
+    assert!(e.to_string().contains("at least 4"), "{e}");
+    // throughput is the job's, in the scenario's unit: the same point as
+    // its time
+    let t = predict(&runs[..1], &[0.0, 0.0, 1.0]).unwrap()[0];
+    let r = sim::train::simulate(&runs[0].config).unwrap();
+    std::fs::write(
+        &m,
+        format!(
+            "cluster.network,cluster.nodes,strategy.fusion,throughput\neth-10g,2,0,{}\n",
+            r.throughput
+        ),
+    )
+    .unwrap();
+    let (_, runs) = read_runs(&s, &m).unwrap();
+    assert!((runs[0].measured_s / t - 1.0).abs() < 1e-12);
+}
