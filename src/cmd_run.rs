@@ -121,9 +121,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         if let Some(i) = &p.interval {
             let what = if i.uncertainty_samples == 1 {
                 "the same every run (nothing drawn from the seed)".to_string()
-            } else if p.training_profile.is_some() && p.result.compute_jitter == 0.0 {
+            } else if p.fitted_draws && p.result.compute_jitter == 0.0 {
                 format!("over {} draws of the fitted losses", i.uncertainty_samples)
-            } else if p.training_profile.is_some() {
+            } else if p.fitted_draws {
                 format!(
                     "over {} seeds and draws of the fitted losses",
                     i.uncertainty_samples

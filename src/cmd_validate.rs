@@ -38,7 +38,8 @@ pub struct ValidateArgs {
     /// protocol; regimes for MPI's, which switch at a size].
     #[arg(long = "fit", value_parser = crate::named::<Shape>())]
     shape: Option<Shape>,
-    /// One JSON object per collective on stdout.
+    /// One JSON object per collective on stdout (with --training, one
+    /// object: every held-out run and the summary).
     #[arg(long)]
     json: bool,
     /// Fail (exit 1) if any collective's median |error| over its held-out
@@ -56,7 +57,11 @@ pub struct ValidateArgs {
     /// Measured training runs (a CSV file of the scenario's swept keys and
     /// `iteration_time_s` or `throughput`): fit the losses on part of
     /// them, predict the rest (needs --scenario).
-    #[arg(long, requires = "scenario", conflicts_with_all = ["nccl_tests", "osu", "measurements"])]
+    #[arg(
+        long,
+        requires = "scenario",
+        conflicts_with_all = ["nccl_tests", "osu", "measurements", "ranks", "shape", "verbose"]
+    )]
     training: Option<PathBuf>,
     /// The scenario whose points --training measured.
     #[arg(long, requires = "training")]

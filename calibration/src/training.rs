@@ -96,15 +96,29 @@ fn measured_number(
 /// Reads the measured runs of `scenario` from the CSV file `measured`.
 pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), CalibrateError> {
     let grid = scenario::open_file(scenario).map_err(|e| CalibrateError::Input(e.to_string()))?;
-    let text = std::fs::read(measured)
+    let bytes = std::fs::read(measured)
         .map_err(|e| CalibrateError::Input(format!("{}: cannot read: {e}", measured.display())))?;
+    // a line of spaces is a blank line: made a comment, which the reader
+    // skips and counts (line numbers stay the file's)
+    let text: Vec<u8> = bytes
+        .split_inclusive(|&b| b == b'\n')
+        .flat_map(|l| {
+            let blank = l.iter().all(|b| b.is_ascii_whitespace());
+            let keep: &[u8] = match (blank, l.ends_with(b"\n")) {
+                (false, _) => l,
+                (true, true) => b"#\n",
+                (true, false) => b"",
+            };
+            keep.iter().copied()
+        })
+        .collect();
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
         .from_reader(text.as_slice());
     let headers = reader
         .headers()
-        .map_err(|e| at(measured, csv_line(&e), csv_message(&e)))?
+        .map_err(|e| at(measured, csv_line(&text, &e), csv_message(&e)))?
         .clone();
     let columns: Vec<String> = headers.iter().map(str::to_string).collect();
     if columns.iter().all(|c| c.is_empty()) {
@@ -113,7 +127,7 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), C
             measured.display()
         )));
     }
-    let head = headers.position().map(|p| p.line() as usize).unwrap_or(1);
+    let head = headers.position().map_or(1, |p| line_at(&text, p));
     let swept: Vec<String> = grid.keys().to_vec();
     let mut expected: Vec<&str> = swept.iter().map(String::as_str).collect();
     expected.extend([TIME_COLUMN, THROUGHPUT_COLUMN]);
@@ -163,8 +177,8 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), C
     }
     let mut runs = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|e| at(measured, csv_line(&e), csv_message(&e)))?;
-        let line = record.position().map(|p| p.line() as usize).unwrap_or(0);
+        let record = record.map_err(|e| at(measured, csv_line(&text, &e), csv_message(&e)))?;
+        let line = record.position().map_or(0, |p| line_at(&text, p));
         if record.iter().all(str::is_empty) {
             continue;
         }
@@ -196,6 +210,17 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), C
             let r = simulate(&config).map_err(|e| at(measured, line, e))?;
             r.throughput * r.iteration_time_s / value
         };
+        // an iteration of more than a day is a unit mistake, not a run
+        if !(measured_s.is_finite() && measured_s <= sim::limits::MAX_LAYER_TIME_S) {
+            return Err(at(
+                measured,
+                line,
+                format!(
+                    "column `{value_name}`: {} makes an iteration of {measured_s:.3e} s, more than a day (is the unit the scenario's, for the whole job?)",
+                    &record[value_col],
+                ),
+            ));
+        }
         runs.push(Run {
             line,
             label: label.join(", "),
@@ -213,8 +238,26 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), C
     Ok((grid, runs))
 }
 
-fn csv_line(e: &csv::Error) -> usize {
-    e.position().map(|p| p.line() as usize).unwrap_or(0)
+/// The 1-based line of `text` a record of the reader starts on: its
+/// position is where the reader began, before the comment lines it
+/// skipped, so those are stepped over here.
+fn line_at(text: &[u8], p: &csv::Position) -> usize {
+    let mut at = (p.byte() as usize).min(text.len());
+    let mut line = text[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    while text[at..].starts_with(b"#") {
+        match text[at..].iter().position(|&b| b == b'\n') {
+            Some(n) => {
+                at += n + 1;
+                line += 1;
+            }
+            None => break,
+        }
+    }
+    line
+}
+
+fn csv_line(text: &[u8], e: &csv::Error) -> usize {
+    e.position().map_or(0, |p| line_at(text, p))
 }
 
 fn csv_message(e: &csv::Error) -> String {
@@ -242,9 +285,12 @@ pub struct TrainingFit {
     pub covariance: Vec<Vec<f64>>,
     /// Fitted parameters that ended on a bound of their range.
     pub at_bound: Vec<String>,
-    /// Fitted parameters no measured point depends on (left where they
-    /// started).
+    /// Fitted parameters no measured run depends on: they keep the
+    /// scenario's value, and have no uncertainty.
     pub unidentified: Vec<String>,
+    /// Fitted parameters the runs move only together (JᵀJ singular over
+    /// them): they have no uncertainty.
+    pub collinear: Vec<String>,
     /// Root mean square of ln(predicted/measured) at the optimum.
     pub rms_log_residual: f64,
     /// Levenberg–Marquardt iterations.
@@ -269,27 +315,23 @@ fn with_losses(cfg: &TrainConfig, v: &[f64; 3]) -> TrainConfig {
     c
 }
 
-/// Predicted seconds an iteration of each run with the losses `v`.
-pub fn predict(runs: &[Run], v: &[f64; 3]) -> Result<Vec<f64>, CalibrateError> {
-    runs.par_iter()
+/// Predicted seconds an iteration of each run with the losses `v`, or,
+/// with `None`, with the scenario's own losses (its defaults, or its
+/// keys). A failure reported is the first run's in the file's order,
+/// whichever ran first.
+pub fn predict(runs: &[Run], v: Option<&[f64; 3]>) -> Result<Vec<f64>, CalibrateError> {
+    let all: Vec<_> = runs
+        .par_iter()
         .map(|r| {
-            simulate(&with_losses(&r.config, v))
-                .map(|res| res.iteration_time_s)
+            let res = match v {
+                Some(v) => simulate(&with_losses(&r.config, v)),
+                None => simulate(&r.config),
+            };
+            res.map(|res| res.iteration_time_s)
                 .map_err(|e| CalibrateError::Input(format!("line {}: {e}", r.line)))
         })
-        .collect()
-}
-
-/// Predicted seconds an iteration of each run with the scenario's own
-/// losses (its defaults, or its keys).
-pub fn predict_uncalibrated(runs: &[Run]) -> Result<Vec<f64>, CalibrateError> {
-    runs.par_iter()
-        .map(|r| {
-            simulate(&r.config)
-                .map(|res| res.iteration_time_s)
-                .map_err(|e| CalibrateError::Input(format!("line {}: {e}", r.line)))
-        })
-        .collect()
+        .collect();
+    all.into_iter().collect()
 }
 
 /// Where a fitted parameter starts: the scenario's value, or, where that
@@ -337,6 +379,16 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
     for r in runs {
         let here = losses_of(&r.config);
         for (i, q) in Param::ALL.iter().enumerate() {
+            if params.contains(q) && here[i] != base[i] {
+                return Err(CalibrateError::Input(format!(
+                    "line {}: the runs set `{}` to different values ({} here, {} at line {}), and the fit gives it one value for all: fit the other losses only (--params), or measure at one value",
+                    r.line,
+                    q.key(),
+                    here[i],
+                    base[i],
+                    runs[0].line
+                )));
+            }
             if !params.contains(q) && here[i] != base[i] {
                 return Err(CalibrateError::Input(format!(
                     "line {}: the scenario gives this run another `{}` ({}) than line {}'s ({}); a held loss must be the same at every run (fit it too, or set it once)",
@@ -361,7 +413,7 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
     let mut sims = 0u64;
     let residuals = |v: &[f64; 3], sims: &mut u64| -> Result<Vec<f64>, CalibrateError> {
         *sims += runs.len() as u64;
-        Ok(predict(runs, v)?
+        Ok(predict(runs, Some(v))?
             .iter()
             .zip(&ln_meas)
             .map(|(t, m)| t.ln() - m)
@@ -385,9 +437,19 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
             }
             let mut w = v;
             w[i] += h;
-            let rw = residuals(&w, &mut sims)?;
+            let mut rw = residuals(&w, &mut sims)?;
+            if rw == r {
+                // flat over 0.1%: the losses move the iteration piecewise,
+                // so look again over ten times the step before calling
+                // the parameter one that no run depends on
+                h *= 10.0;
+                w = v;
+                w[i] = (v[i] + h).clamp(q.range().0, hi);
+                h = w[i] - v[i];
+                rw = residuals(&w, &mut sims)?;
+            }
             for (row, (a, b)) in jac.iter_mut().zip(rw.iter().zip(&r)) {
-                row[j] = (a - b) / h;
+                row[j] = if h != 0.0 { (a - b) / h } else { 0.0 };
             }
         }
         let g: Vec<f64> = (0..p)
@@ -434,7 +496,10 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
                 w[idx[j]] = (w[idx[j]] + d).clamp(lo, hi);
             }
             if w == v {
-                break;
+                // the bounds cancel the whole step: a larger damping turns
+                // it towards the steepest descent, which they allow
+                lambda *= 4.0;
+                continue;
             }
             let rw = residuals(&w, &mut sims)?;
             let cw = cost(&rw);
@@ -456,8 +521,6 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
     }
     // covariance over the parameters inside their ranges that move a point
     let n = runs.len();
-    let dof = n.saturating_sub(p);
-    let s2 = if dof > 0 { c / dof as f64 } else { f64::NAN };
     let inner: Vec<usize> = (0..p)
         .filter(|&j| {
             let (lo, hi) = params[j].range();
@@ -465,6 +528,14 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
             !unidentified[j] && x > lo && x < hi
         })
         .collect();
+    // a loss no run depends on keeps the scenario's value, not the start
+    for j in (0..p).filter(|&j| unidentified[j]) {
+        v[idx[j]] = base[idx[j]];
+    }
+    // residual variance over the degrees of freedom the estimated
+    // parameters leave
+    let dof = n.saturating_sub(inner.len());
+    let s2 = if dof > 0 { c / dof as f64 } else { f64::NAN };
     // the sensitivities at the optimum by central differences over ±1%
     // (of the value, or of the step's floor): a secant over a wider step
     // than the search's, since an overhead or a straggler moves the
@@ -495,14 +566,24 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
             .map(|&j| inner.iter().map(|&k| ata(j, k)).collect())
             .collect(),
     );
-    if let Some(inv) = inv
-        && s2.is_finite()
-    {
-        for (a, &j) in inner.iter().enumerate() {
-            for (b, &k) in inner.iter().enumerate() {
-                cov[j][k] = s2 * inv[a][b];
+    let mut collinear = Vec::new();
+    match inv {
+        Some(inv) if s2.is_finite() => {
+            for (a, &j) in inner.iter().enumerate() {
+                for (b, &k) in inner.iter().enumerate() {
+                    cov[j][k] = s2 * inv[a][b];
+                }
             }
         }
+        // the runs move these losses only together: no one of them is
+        // determined apart from the others
+        None => {
+            collinear = inner
+                .iter()
+                .map(|&j| params[j].name().to_string())
+                .collect()
+        }
+        Some(_) => {}
     }
     let at_bound = (0..p)
         .filter(|&j| {
@@ -530,6 +611,7 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
             .filter(|&j| unidentified[j])
             .map(|j| params[j].name().to_string())
             .collect(),
+        collinear,
         rms_log_residual: (c / n as f64).sqrt(),
         iterations,
         simulations: sims,
@@ -577,7 +659,7 @@ pub fn calibrate(
 ) -> Result<(Profile, TrainingFit), CalibrateError> {
     let (_, runs) = read_runs(&req.scenario, &req.measured)?;
     let f = fit(&runs, &req.params)?;
-    let predicted = predict(&runs, &f.values)?;
+    let predicted = predict(&runs, Some(&f.values))?;
     let mut notes = vec![format!(
         "least squares of ln(predicted/measured) over {} runs, {} iterations, {} simulations",
         runs.len(),
@@ -591,7 +673,13 @@ pub fn calibrate(
     }
     for u in &f.unidentified {
         notes.push(format!(
-            "no measured run depends on {u}: it stays at its starting value, unknown"
+            "no measured run depends on {u}: it keeps the scenario's value, unknown"
+        ));
+    }
+    if !f.collinear.is_empty() {
+        notes.push(format!(
+            "the runs move {} only together: no uncertainty for them (measure points that tell them apart)",
+            f.collinear.join(" and ")
         ));
     }
     let profile = Profile {
@@ -691,7 +779,7 @@ fn median_abs(v: impl Iterator<Item = f64>) -> f64 {
 /// rest, each against what it would be without calibration.
 pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, CalibrateError> {
     let (_, runs) = read_runs(&req.scenario, &req.measured)?;
-    let uncal = predict_uncalibrated(&runs)?;
+    let uncal = predict(&runs, None)?;
     let mut held = Vec::new();
     let held_out = |i: usize, f: &TrainingFit, t: f64, held: &mut Vec<HeldOut>| {
         let r: &Run = &runs[i];
@@ -725,7 +813,7 @@ pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, Cal
                     .map(|(_, r)| r.clone())
                     .collect();
                 let f = fit(&rest, &req.params)?;
-                let t = predict(std::slice::from_ref(&runs[i]), &f.values)?[0];
+                let t = predict(std::slice::from_ref(&runs[i]), Some(&f.values))?[0];
                 held_out(i, &f, t, &mut held);
             }
             "leave one out".to_string()
@@ -740,6 +828,17 @@ pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, Cal
             }
             let on = |r: &Run| values.iter().any(|v| same(&r.keys[key], v));
             let train: Vec<Run> = runs.iter().filter(|r| on(r)).cloned().collect();
+            if train.is_empty() {
+                let mut taken: Vec<String> = runs.iter().map(|r| shown(&r.keys[key])).collect();
+                taken.dedup();
+                taken.sort();
+                taken.dedup();
+                return Err(CalibrateError::Input(format!(
+                    "--fit-on {key}: no run has {}; the runs' values are {}",
+                    values.iter().map(shown).collect::<Vec<_>>().join(" or "),
+                    taken.join(", ")
+                )));
+            }
             let test: Vec<usize> = (0..runs.len()).filter(|&i| !on(&runs[i])).collect();
             if test.is_empty() {
                 return Err(CalibrateError::Input(format!(
@@ -748,20 +847,13 @@ pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, Cal
             }
             let f = fit(&train, &req.params)?;
             let tests: Vec<Run> = test.iter().map(|&i| runs[i].clone()).collect();
-            let t = predict(&tests, &f.values)?;
+            let t = predict(&tests, Some(&f.values))?;
             for (&i, &t) in test.iter().zip(&t) {
                 held_out(i, &f, t, &mut held);
             }
             format!(
                 "fit on {key} = {}",
-                values
-                    .iter()
-                    .map(|v| match v {
-                        toml::Value::String(s) => s.clone(),
-                        v => v.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                values.iter().map(shown).collect::<Vec<_>>().join(", ")
             )
         }
     };
@@ -773,6 +865,14 @@ pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, Cal
         uncalibrated_median_abs_error: median_abs(held.iter().map(|h| h.uncalibrated_error)),
         held_out: held,
     })
+}
+
+/// A cell's value as the file would have it (text without quotes).
+fn shown(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
 }
 
 /// Whether two cells mean the same value (a whole number and a float of

@@ -210,13 +210,15 @@ fn held_and_unidentifiable_losses() {
     let csv = dir.join("one.csv");
     std::fs::write(
         &csv,
-        "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,1,0,0.03\neth-25g,1,0,0.031\n",
+        "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,1,0,0.03\neth-25g,1,0,0.031\neth-25g,1,64MiB,0.029\n",
     )
     .unwrap();
     let (_, runs) = read_runs(&one, &csv).unwrap();
-    let f = fit(&runs, &[Param::NicEfficiency]).unwrap();
-    assert_eq!(f.unidentified, ["nic_efficiency"]);
-    assert!(f.standard_errors[0].is_nan());
+    let f = fit(&runs, &[Param::MessageOverhead, Param::NicEfficiency]).unwrap();
+    assert_eq!(f.unidentified, ["message_overhead", "nic_efficiency"]);
+    assert!(f.standard_errors.iter().all(|e| e.is_nan()));
+    // each keeps the scenario's value (ideal: none), not the search's start
+    assert_eq!((f.values[1], f.values[2]), (0.0, 1.0));
 }
 
 /// The profile carries the fit and every run's prediction, and a
@@ -454,6 +456,11 @@ fn bad_measurements_say_where() {
             Some(1),
             "appears twice",
         ),
+        (
+            &format!("{head},throughput\neth-10g,2,0,1e-300\n"),
+            Some(2),
+            "more than a day",
+        ),
     ] {
         let m = refused(SCENARIO, csv);
         assert!(m.contains("runs.csv"), "{m}");
@@ -462,6 +469,40 @@ fn bad_measurements_say_where() {
         }
         assert!(m.contains(says), "{says}: {m}");
     }
+    // a line of spaces is a blank line, and lines keep their numbers
+    let dir = temp_dir("spaces");
+    let s = dir.join("s.toml");
+    std::fs::write(&s, SCENARIO).unwrap();
+    let m = dir.join("runs.csv");
+    std::fs::write(
+        &m,
+        "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\n   \neth-10g,2,0,0.1\n  \t\neth-10g,4,0,-1\n",
+    )
+    .unwrap();
+    let e = read_runs(&s, &m).unwrap_err().to_string();
+    assert!(e.contains("runs.csv:5:"), "{e}");
+    // a fitted loss the runs set to different values
+    let swept = SCENARIO.replace(
+        "\"strategy.fusion\" = [0, \"64MiB\"]",
+        "\"strategy.fusion\" = [0, \"64MiB\"]\n\"cluster.nic_efficiency\" = [0.5, 1.0]",
+    );
+    std::fs::write(&s, swept).unwrap();
+    std::fs::write(
+        &m,
+        "cluster.network,cluster.nodes,strategy.fusion,cluster.nic_efficiency,iteration_time_s\neth-10g,2,0,0.5,0.1\neth-10g,4,0,1.0,0.1\neth-10g,8,0,1.0,0.1\n",
+    )
+    .unwrap();
+    let (_, runs) = read_runs(&s, &m).unwrap();
+    let e = fit(&runs, &[Param::NicEfficiency]).unwrap_err().to_string();
+    assert!(
+        e.contains("line 3") && e.contains("cluster.nic_efficiency"),
+        "{e}"
+    );
+    // held, it must be one value too: the profile keeps one of each loss
+    let e = fit(&runs, &[Param::MessageOverhead])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("held loss"), "{e}");
     // a missing file, and too few runs for the losses asked
     let dir = temp_dir("missing");
     let s = dir.join("s.toml");
@@ -479,7 +520,7 @@ fn bad_measurements_say_where() {
     assert!(e.to_string().contains("at least 4"), "{e}");
     // throughput is the job's, in the scenario's unit: the same point as
     // its time
-    let t = predict(&runs[..1], &[0.0, 0.0, 1.0]).unwrap()[0];
+    let t = predict(&runs[..1], Some(&[0.0, 0.0, 1.0])).unwrap()[0];
     let r = sim::train::simulate(&runs[0].config).unwrap();
     std::fs::write(
         &m,
@@ -491,4 +532,53 @@ fn bad_measurements_say_where() {
     .unwrap();
     let (_, runs) = read_runs(&s, &m).unwrap();
     assert!((runs[0].measured_s / t - 1.0).abs() < 1e-12);
+}
+
+/// A hand-edited profile is refused where its numbers cannot describe a
+/// fit: a loss out of its range, a parameter named twice, a covariance
+/// that is not symmetric, has a negative variance, or would draw numbers
+/// that are not finite.
+#[test]
+fn bad_training_profiles_are_refused() {
+    let dir = temp_dir("bad-profiles");
+    let scenario = SCENARIO
+        .replace("ideal = true\n", "training_profile = \"p.toml\"\n")
+        .replace(
+            "[sweep]\n\"cluster.nodes\" = [2, 4, 8, 16]\n\"cluster.network\" = [\"eth-10g\", \"eth-25g\"]\n\"strategy.fusion\" = [0, \"64MiB\"]\n",
+            "",
+        );
+    let good = "[training]\ncompute_jitter = 0.01\nmessage_overhead_s = 1e-5\nnic_efficiency = 0.9\nfitted = [\"compute_jitter\", \"nic_efficiency\"]\ncovariance = [[1e-6, 0.0], [0.0, 1e-4]]\n";
+    let load = |profile: &str| {
+        std::fs::write(dir.join("p.toml"), profile).unwrap();
+        sim::scenario::load_str_in(&scenario, "x.toml", "x", Some(&dir))
+    };
+    let p = load(good).unwrap();
+    let f = p[0].config.fitted_losses.as_ref().unwrap();
+    assert_eq!(f.params, [Param::ComputeJitter, Param::NicEfficiency]);
+    assert!(f.uncertain());
+    for (change, says) in [
+        (
+            ("nic_efficiency = 0.9", "nic_efficiency = 0"),
+            "outside (0, 1]",
+        ),
+        (
+            ("compute_jitter = 0.01", "compute_jitter = 2"),
+            "outside [0, 1]",
+        ),
+        (("\"nic_efficiency\"]", "\"compute_jitter\"]"), "twice"),
+        (("[0.0, 1e-4]]", "[0.5, 1e-4]]"), "symmetric"),
+        (("[[1e-6, 0.0]", "[[-1e-6, 0.0]"), "non-negative"),
+        (
+            (
+                "[[1e-6, 0.0], [0.0, 1e-4]]",
+                "[[1e-300, 1e300], [1e300, 1.0]]",
+            ),
+            "finite",
+        ),
+        (("[[1e-6, 0.0], [0.0, 1e-4]]", "[[1e-6]]"), "2 × 2"),
+    ] {
+        let e = load(&good.replace(change.0, change.1)).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("training_profile"), "{e}");
+        assert!(e.message.contains(says), "{says}: {e}");
+    }
 }

@@ -131,6 +131,9 @@ pub struct PointResult {
     /// (`training_profile`), as the scenario names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub training_profile: Option<String>,
+    /// Whether `--uncertainty` drew the losses from the profile's fit.
+    #[serde(skip)]
+    pub fitted_draws: bool,
 }
 
 /// A point's losses besides bytes, as its scenario resolved them.
@@ -342,11 +345,7 @@ impl Iterator for Runs {
                     use rayon::prelude::*;
                     // with a fit's uncertainty every run draws its losses,
                     // the first too; otherwise the first is the point's own
-                    let fitted = p
-                        .config
-                        .fitted_losses
-                        .as_ref()
-                        .filter(|f| f.covariance.iter().flatten().any(|&c| c != 0.0));
+                    let fitted = p.config.fitted_losses.as_ref().filter(|f| f.uncertain());
                     let first = if fitted.is_some() { 0 } else { 1 };
                     // every run's result in seed order, so that a failure
                     // reported is the first seed's, whatever ran first
@@ -373,7 +372,17 @@ impl Iterator for Runs {
             };
             Ok(PointResult {
                 result,
-                training_profile: p.config.fitted_losses.as_ref().map(|f| f.profile.clone()),
+                training_profile: p
+                    .config
+                    .fitted_losses
+                    .as_ref()
+                    .filter(|f| !f.taken.is_empty())
+                    .map(|f| f.profile.clone()),
+                fitted_draws: p
+                    .config
+                    .fitted_losses
+                    .as_ref()
+                    .is_some_and(|f| f.uncertain()),
                 sweep: p.sweep,
                 model_parallel,
                 interval,

@@ -6,8 +6,7 @@
 //!
 //! * **Stragglers** (`model.compute_jitter`): each GPU's compute time in
 //!   each iteration is its nominal time × a log-normal factor of mean 1
-//!   and this coefficient of variation ([`crate::train::jitter`]); off
-//!   unless set, for speed ([`Losses::defaults`]).
+//!   and this coefficient of variation ([`crate::train::jitter`]).
 //! * **Per-message overhead** (`strategy.message_overhead`): every message
 //!   a channel sends (a fused buffer, a bucket, a PS partition's push or
 //!   pull; a message with nothing to send costs nothing) occupies its
@@ -24,8 +23,8 @@
 use crate::train::TrainConfig;
 
 /// Coefficient of variation of a GPU's per-iteration compute time on a
-/// dedicated cluster, 0.5%: the value to set for stragglers, which are
-/// not on by default (see [`Losses::defaults`]). ByteDance's straggler study's healthy jobs vary
+/// dedicated cluster, 0.5%: the default of `model.compute_jitter` (none
+/// with `ideal = true`; see [`Losses::defaults`]). ByteDance's straggler study's healthy jobs vary
 /// 0.4–0.7% across data-parallel ranks per step (derived from the traces
 /// of its artifact, docs/models.md §4.1); PyTorch's DDP benchmark on one
 /// DGX-1 V100 bounds a single GPU's at 0.29% (p95/p50 ≤ 1.005,
@@ -66,12 +65,12 @@ pub struct Losses {
 
 impl Losses {
     /// The defaults: a typical dedicated cluster, or none with `ideal`.
-    /// Stragglers are off either way: simulating them means following
-    /// every GPU instead of one, which made a 10,000-point sweep of up to
-    /// 1,000 GPUs 300 times slower (195 s against 0.64 s, docs/benchmarks.md),
-    /// past the sweeps' 10 s target; a scenario turns them on with
-    /// `model.compute_jitter` ([`TYPICAL_COMPUTE_JITTER`] for a dedicated
-    /// cluster).
+    /// Stragglers are on (since 2026-11-26): a data-parallel plan follows
+    /// one GPU at each iteration's slowest GPU's pace
+    /// (`sim::train::engine::Mode::of`), exactly what following every GPU
+    /// gives, so they no longer cost a sweep what they did (a 10,000-point
+    /// sweep of up to 1,000 GPUs took 195 s against 0.64 s when every GPU
+    /// was followed; docs/benchmarks.md).
     pub fn defaults(ideal: bool) -> Losses {
         if ideal {
             Losses {
@@ -83,7 +82,7 @@ impl Losses {
         } else {
             Losses {
                 ideal,
-                compute_jitter: 0.0,
+                compute_jitter: TYPICAL_COMPUTE_JITTER,
                 message_overhead_s: TYPICAL_MESSAGE_OVERHEAD_S,
                 nic_efficiency: TYPICAL_NIC_EFFICIENCY,
             }
@@ -198,6 +197,9 @@ pub const MIN_NIC_EFFICIENCY: f64 = 0.01;
 pub struct FittedLosses {
     /// The profile, as the scenario names it.
     pub profile: String,
+    /// The losses whose value the scenario took from the profile (those
+    /// it does not set itself).
+    pub taken: Vec<Param>,
     /// The parameters taken from the profile that its fit estimated (a
     /// loss the scenario sets itself, or the fit held, is not here).
     pub params: Vec<Param>,
@@ -206,6 +208,12 @@ pub struct FittedLosses {
 }
 
 impl FittedLosses {
+    /// Whether the fit knows an uncertainty of some loss taken from it:
+    /// `--uncertainty` then draws the losses.
+    pub fn uncertain(&self) -> bool {
+        self.covariance.iter().flatten().any(|&c| c != 0.0)
+    }
+
     /// `cfg` with its fitted losses drawn at random for run `k`: a draw
     /// from the normal law of the fit's estimate (mean: `cfg`'s values,
     /// covariance: the fit's), each clamped to its range. The draw is a
@@ -225,6 +233,8 @@ impl FittedLosses {
         let z: Vec<f64> = (0..n).map(|_| StandardNormal.sample(&mut rng)).collect();
         for (i, &p) in self.params.iter().enumerate() {
             let dv: f64 = (0..=i).map(|j| l[i][j] * z[j]).sum();
+            // scenarios refuse a covariance whose factor is not finite
+            let dv = if dv.is_finite() { dv } else { 0.0 };
             let (lo, hi) = p.range();
             p.set(&mut out, (p.get(cfg) + dv).clamp(lo, hi));
         }
@@ -288,6 +298,7 @@ mod tests {
         let (s_o, s_e, rho) = (20e-6, 0.05, -0.5);
         let f = FittedLosses {
             profile: "p.toml".into(),
+            taken: Param::ALL.to_vec(),
             params: vec![Param::MessageOverhead, Param::NicEfficiency],
             covariance: vec![
                 vec![s_o * s_o, rho * s_o * s_e],

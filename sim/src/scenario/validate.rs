@@ -250,30 +250,51 @@ fn training_profile(
         (Param::NicEfficiency, t.nic_efficiency),
     ] {
         let (lo, hi) = p.range();
-        let lo = if p == Param::NicEfficiency { 0.0 } else { lo };
-        if !(v.is_finite() && v >= lo && v <= hi) || (p == Param::NicEfficiency && v == 0.0) {
+        let (ok, range) = match p {
+            Param::NicEfficiency => (v > 0.0 && v <= hi, format!("(0, {hi}]")),
+            _ => (v >= lo && v <= hi, format!("[{lo}, {hi}]")),
+        };
+        if !(ok && v.is_finite()) {
             return Err(bad(format!(
-                "[training] {} = {v} is outside [{lo}, {hi}]",
+                "[training] {} = {v} is outside {range}",
                 p.name()
             )));
         }
     }
-    let fitted: Vec<Param> = t
-        .fitted
-        .iter()
-        .map(|n| Param::parse(n).map_err(|m| bad(format!("[training] fitted: {m}"))))
-        .collect::<Result<_, _>>()?;
+    let mut fitted: Vec<Param> = Vec::new();
+    for name in &t.fitted {
+        let p = Param::parse(name).map_err(|m| bad(format!("[training] fitted: {m}")))?;
+        if fitted.contains(&p) {
+            return Err(bad(format!("[training] fitted names `{name}` twice")));
+        }
+        fitted.push(p);
+    }
     let n = fitted.len();
     let cov = &t.covariance;
-    if !cov.is_empty()
-        && (cov.len() != n
-            || cov
+    if !cov.is_empty() {
+        let shaped = cov.len() == n
+            && cov
                 .iter()
-                .any(|r| r.len() != n || r.iter().any(|c| !c.is_finite())))
-    {
-        return Err(bad(format!(
-            "[training] covariance must be {n} × {n} finite numbers, one row and column for each fitted parameter"
-        )));
+                .all(|r| r.len() == n && r.iter().all(|c| c.is_finite()));
+        let symmetric = shaped
+            && (0..n).all(|i| {
+                cov[i][i] >= 0.0
+                    && (0..n).all(|j| {
+                        let scale = (cov[i][i] * cov[j][j]).sqrt().max(f64::MIN_POSITIVE);
+                        (cov[i][j] - cov[j][i]).abs() <= 1e-9 * scale
+                    })
+            });
+        // a factor that is not finite would draw nothing sensible
+        let factors = symmetric
+            && crate::losses::cholesky(cov)
+                .iter()
+                .flatten()
+                .all(|x| x.is_finite());
+        if !factors {
+            return Err(bad(format!(
+                "[training] covariance must be a symmetric {n} × {n} matrix of finite numbers with a non-negative diagonal, a row and a column for each fitted parameter"
+            )));
+        }
     }
     // a loss the scenario sets itself is not the profile's
     let set_here = |p: Param| match p {
@@ -284,6 +305,7 @@ fn training_profile(
     let keep: Vec<usize> = (0..n).filter(|&i| !set_here(fitted[i])).collect();
     let fitted_losses = FittedLosses {
         profile: given.clone(),
+        taken: Param::ALL.into_iter().filter(|&p| !set_here(p)).collect(),
         params: keep.iter().map(|&i| fitted[i]).collect(),
         covariance: if cov.is_empty() {
             vec![]
@@ -1265,7 +1287,9 @@ density = 0.1
     /// refused on their key and line.
     #[test]
     fn losses_default_to_a_typical_cluster_or_to_none() {
-        use crate::losses::{TYPICAL_MESSAGE_OVERHEAD_S, TYPICAL_NIC_EFFICIENCY};
+        use crate::losses::{
+            TYPICAL_COMPUTE_JITTER, TYPICAL_MESSAGE_OVERHEAD_S, TYPICAL_NIC_EFFICIENCY,
+        };
         let of = |text: &str| {
             let p = load_str(text, "f.toml", "f").unwrap();
             let c = &p[0].config;
@@ -1282,7 +1306,7 @@ density = 0.1
         assert_eq!(
             of(GOOD),
             (
-                0.0,
+                TYPICAL_COMPUTE_JITTER,
                 TYPICAL_MESSAGE_OVERHEAD_S,
                 TYPICAL_NIC_EFFICIENCY,
                 edr * TYPICAL_NIC_EFFICIENCY
@@ -1348,7 +1372,10 @@ density = 0.1
     #[test]
     fn compute_jitter_is_a_coefficient_of_variation() {
         let p = load_str(GOOD, "f.toml", "f").unwrap();
-        assert_eq!(p[0].config.model.compute_jitter, 0.0);
+        assert_eq!(
+            p[0].config.model.compute_jitter,
+            crate::losses::TYPICAL_COMPUTE_JITTER
+        );
         let p = load_str(
             &format!(
                 "ideal = true

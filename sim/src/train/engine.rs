@@ -53,13 +53,95 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// The mode a configuration needs: every GPU when their compute
-    /// differs (jitter) or when asked to.
-    pub fn of(cfg: &TrainConfig, opts: Options) -> Mode {
-        if opts.every_gpu || cfg.model.compute_jitter > 0.0 {
+    /// The mode a configuration needs: every GPU when asked to, when a
+    /// trace is to show each GPU, or when stragglers (jitter) make GPUs
+    /// differ in a way one GPU cannot stand for. With stragglers and a
+    /// single stage one GPU still stands for all, running each iteration
+    /// at the slowest GPU's speed ([`Slowest`]): every collective of a
+    /// data-parallel plan spans all GPUs and starts when the last of them
+    /// is ready, every compute task waits only on its own stream and on
+    /// such collectives, and a factor holds for a whole iteration, so the
+    /// slowest GPU of an iteration is the last to be ready for each of
+    /// its collectives and sets every time the others wait for. Model
+    /// parallelism keeps every GPU: a stage's transfers go trainer by
+    /// trainer, each trainer at its own GPUs' speeds.
+    pub fn of(cfg: &TrainConfig, plan: &Plan, opts: Options) -> Mode {
+        let jitter = cfg.model.compute_jitter > 0.0;
+        if opts.every_gpu || (jitter && (opts.trace || plan.stages > 1 || !barrier(plan))) {
             Mode::EveryGpu
         } else {
             Mode::Representative
+        }
+    }
+}
+
+/// Whether each iteration starts on every GPU at once: the first compute
+/// task of the stream waits for a collective of the previous iteration
+/// that itself waits (through collectives and CPU tasks) for the last
+/// compute task, so no GPU starts an iteration before every GPU has
+/// ended the last. Without it (a first layer with no parameters to
+/// synchronise, a plan with no communication) a GPU that was fast can
+/// start early, and the slowest GPU of an iteration no longer sets every
+/// time the others wait for.
+fn barrier(plan: &Plan) -> bool {
+    let orders = plan.stage_orders();
+    let (Some(&first), Some(&last)) = (orders[0].first(), orders[0].last()) else {
+        return false;
+    };
+    let is_comm = |t: TaskId| matches!(plan.tasks[t as usize].work, Work::Comm { .. });
+    // does `t` (a comm or CPU task) wait, this iteration, for `last`?
+    let mut seen = vec![false; plan.tasks.len()];
+    let mut reaches = |start: TaskId| -> bool {
+        let mut stack = vec![start];
+        while let Some(t) = stack.pop() {
+            if t == last {
+                return true;
+            }
+            if std::mem::replace(&mut seen[t as usize], true) {
+                continue;
+            }
+            if matches!(plan.tasks[t as usize].work, Work::Compute { .. }) {
+                continue; // another compute task: not the stream's end
+            }
+            stack.extend(
+                plan.tasks[t as usize]
+                    .deps
+                    .iter()
+                    .filter(|d| d.back == 0)
+                    .map(|d| d.task),
+            );
+        }
+        false
+    };
+    plan.tasks[first as usize]
+        .deps
+        .iter()
+        .any(|d| d.back == 1 && is_comm(d.task) && reaches(d.task))
+}
+
+/// Each iteration's slowest and mean compute factor over every GPU
+/// ([`Jitter::factor`]): the representative GPU runs at the slowest, and
+/// its compute time is counted at the mean, as every GPU's would average.
+#[derive(Debug, Clone)]
+struct Slowest {
+    /// Per iteration: (max, mean) of the GPUs' factors.
+    factors: Vec<(f64, f64)>,
+}
+
+impl Slowest {
+    fn new(jitter: &Jitter, gpus: u32, iterations: u32) -> Slowest {
+        Slowest {
+            factors: (0..iterations)
+                .map(|i| {
+                    let (mut max, mut sum) = (0.0f64, 0.0);
+                    for g in 0..gpus {
+                        let f = jitter.factor(g, i);
+                        max = max.max(f);
+                        sum += f;
+                    }
+                    (max, sum / gpus as f64)
+                })
+                .collect(),
         }
     }
 }
@@ -169,6 +251,9 @@ struct Engine<'a> {
     base: u32,
     hosts: Vec<Host>,
     jitter: Jitter,
+    /// With stragglers in the representative mode: each iteration's
+    /// slowest and mean factor.
+    slowest: Option<Slowest>,
     /// What each message costs its channel before its transfer.
     overhead: SimTime,
     stop: u32,
@@ -191,7 +276,7 @@ pub fn run(
     plan: &Plan,
     opts: Options,
 ) -> Result<(RunResult, Option<Timeline>), SimError> {
-    let mode = Mode::of(cfg, opts);
+    let mode = Mode::of(cfg, plan, opts);
     let stages = plan.stages.max(1);
     let (gpus, nodes) = match mode {
         Mode::Representative => (stages, 1),
@@ -267,6 +352,13 @@ pub fn run(
         base: 0,
         hosts: vec![Host::default(); nodes as usize],
         jitter: Jitter::new(cfg.seed, cfg.model.compute_jitter),
+        slowest: (mode == Mode::Representative && cfg.model.compute_jitter > 0.0).then(|| {
+            Slowest::new(
+                &Jitter::new(cfg.seed, cfg.model.compute_jitter),
+                cfg.cluster.gpus(),
+                stop + 1,
+            )
+        }),
         overhead: SimTime::from_secs(cfg.strategy.message_overhead_s),
         stop,
         start_max: vec![SimTime::ZERO; stop as usize + 1],
@@ -456,11 +548,10 @@ impl Engine<'_> {
             "stream order holds compute tasks"
         );
         let duration = self.plan.duration(task, s.iter);
-        let d = if self.jitter.is_none() {
-            duration
-        } else {
-            let f = self.jitter.factor(g, s.iter);
-            SimTime::from_secs(duration.as_secs() * f)
+        let d = match &self.slowest {
+            _ if self.jitter.is_none() => duration,
+            Some(sl) => SimTime::from_secs(duration.as_secs() * sl.factors[s.iter as usize].0),
+            None => SimTime::from_secs(duration.as_secs() * self.jitter.factor(g, s.iter)),
         };
         self.streams[g as usize].state = StreamState::Running { since: now };
         self.q.push(now + d, Event::Compute { gpu: g });
@@ -501,7 +592,14 @@ impl Engine<'_> {
         let Kind::Compute(kind) = self.kind[task as usize] else {
             unreachable!()
         };
-        let ps = (now - since).0 as u128;
+        let ps = match &self.slowest {
+            // the GPUs' mean compute, not the slowest's
+            Some(sl) => {
+                let nominal = self.plan.duration(task, s.iter).as_secs();
+                SimTime::from_secs(nominal * sl.factors[s.iter as usize].1).0 as u128
+            }
+            None => (now - since).0 as u128,
+        };
         let b = &mut self.busy[s.iter as usize];
         match kind {
             ComputeKind::Kernel => b.1 += ps,

@@ -108,7 +108,7 @@ impl TrainConfig {
             || self
                 .fitted_losses
                 .as_ref()
-                .is_some_and(|f| f.covariance.iter().flatten().any(|&c| c != 0.0))
+                .is_some_and(crate::losses::FittedLosses::uncertain)
             || self.model.layers.iter().any(|l| {
                 l.embedding
                     .as_ref()
