@@ -14,9 +14,10 @@
 //!   100 µs, backward 200 µs per layer, a 2 MiB AllReduce per layer, no
 //!   fusion, FIFO), flow model.
 //! * `dp-jitter`: the same iteration with stragglers
-//!   (`model.compute_jitter` = 0.05), so every GPU's compute stream is
-//!   simulated (per-rank mode); the single channel still lets the ring's
-//!   isolated flow result be reused.
+//!   (`model.compute_jitter` = 0.05): one GPU runs each iteration at the
+//!   slowest GPU's factor, drawn from every GPU's (every GPU's stream was
+//!   simulated before 2026-11-26); the single channel still lets the
+//!   ring's isolated flow result be reused.
 //! * `dp-jitter-live`: the same with the shortcuts off: every transfer of
 //!   every GPU's ring on the shared flow network, no node folding, no
 //!   reuse (what a simulator that follows every flow pays; ASTRA-sim's
@@ -56,12 +57,12 @@
 //!   flow model: every transfer on the shared network.
 //! * `uncertainty`: `dtsim run --uncertainty 100` of the example
 //!   `resnet50-48gpu-ib100` (48 GPUs, flow model) with a dedicated
-//!   cluster's stragglers (`compute_jitter = 0.005`):
+//!   cluster's stragglers (`compute_jitter = 0.005`, the default):
 //!   100 runs over as many seeds, on every core, and their percentiles
 //!   (events: the runs' total). Issue 14's target: under 5 s.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules), with
-//!   the default losses.
+//!   the default losses (stragglers included since 2026-11-26).
 //! * `sweep-ideal`: the same with `ideal = true` (what `sweep` measured
 //!   before the losses existed).
 //! * `sweep-parquet`: grids of the same kind (2,000, 10,000 and 100,000
@@ -325,8 +326,9 @@ ps_partitions = 128
             // `dtsim run --uncertainty 100` of a 48-GPU scenario (issue 14's
             // target: under 5 s)
             assert_eq!(gpus, 48, "the example's 8 machines of 6 GPUs");
-            // with a dedicated cluster's stragglers (sim::losses), which
-            // the example leaves off
+            // with a dedicated cluster's stragglers (sim::losses; the
+            // default since 2026-11-26, said here so the workload stays
+            // the same whatever the default)
             let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("scenarios/examples/resnet50-48gpu-ib100.toml");
             let text = std::fs::read_to_string(example).unwrap().replacen(
@@ -354,9 +356,8 @@ ps_partitions = 128
             .sum()
         }
         "sweep" | "sweep-ideal" => {
-            // `sweep-ideal`: the pure model (one GPU followed where all
-            // compute alike); `sweep`: the default losses, whose stragglers
-            // make every GPU simulated
+            // `sweep-ideal`: the pure model; `sweep`: the default losses,
+            // stragglers included (one GPU at the slowest GPU's pace)
             let ideal = if workload == "sweep-ideal" {
                 "ideal = true\n"
             } else {
