@@ -385,6 +385,7 @@ ps_partitions = 128
                 shard: None,
                 progress: false,
                 block_points: 0,
+                uncertainty: None,
             };
             let s = reports::sweep::run(&grid, &out, &opts).unwrap();
             assert_eq!(s.computed, gpus as usize);

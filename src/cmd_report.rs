@@ -80,6 +80,7 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
             shard: None,
             progress: std::io::stderr().is_terminal(),
             block_points: 0,
+            uncertainty: None,
         },
         steer: Steer {
             x: a.x,

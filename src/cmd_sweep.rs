@@ -22,6 +22,12 @@ pub struct SweepArgs {
     /// cluster job arrays; join the shards with `dtsim report merge`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// Run each point N times over its seeds (2 to 10000) and add the 5th,
+    /// 50th and 95th percentiles of its iteration time and throughput as
+    /// columns (`iteration_time_s_p5`, …, `throughput_p95`), which `dtsim
+    /// plot` draws as error bars.
+    #[arg(long, value_name = "N")]
+    uncertainty: Option<u32>,
 }
 
 /// Most worker threads `--jobs` takes: more than this only costs memory
@@ -52,6 +58,14 @@ pub(crate) fn map_in(file: &std::path::Path) -> impl Fn(SweepError) -> CliError 
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    let max = reports::run::MAX_UNCERTAINTY_SAMPLES;
+    if let Some(n) = a.uncertainty
+        && !(2..=max).contains(&n)
+    {
+        return Err(CliError::Input(format!(
+            "--uncertainty {n}: give 2 to {max} runs a point (100 gives percentiles to about a percent)"
+        )));
+    }
     let grid = sim::scenario::open_file(&a.file)?;
     let shard = a
         .shard
@@ -68,6 +82,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
+        uncertainty: a.uncertainty,
     };
     let t0 = std::time::Instant::now();
     let s = sweep::run(&grid, &a.out, &opts).map_err(map_in(&a.file))?;

@@ -666,3 +666,70 @@ fn plot_labels_are_the_users_and_filters_are_stated() {
     }
     assert!(!text.contains('`'), "no backticks in a picture");
 }
+
+/// `dtsim sweep --uncertainty N` adds each point's percentiles, and `dtsim
+/// plot` draws them as error bars (a picture unlike the one without);
+/// a count outside 2..10000 is refused.
+#[test]
+fn uncertainty_columns_become_error_bars() {
+    let d = dir("uncertainty");
+    let scenario = d.join("grid.toml");
+    std::fs::write(&scenario, GRID).unwrap();
+    let with = d.join("with.csv");
+    let o = dtsim(&[
+        "sweep",
+        scenario.to_str().unwrap(),
+        "--out",
+        with.to_str().unwrap(),
+        "--uncertainty",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let df = CsvReadOptions::default()
+        .try_into_reader_with_file_path(Some(with.clone()))
+        .unwrap()
+        .finish()
+        .unwrap();
+    for c in ["uncertainty_samples", "throughput_p5", "throughput_p95"] {
+        assert!(df.column(c).is_ok(), "{c}");
+    }
+    let plot = |name: &str, table: &Path| {
+        let out = d.join(name);
+        let o = dtsim(&[
+            "plot",
+            table.to_str().unwrap(),
+            "--x",
+            "gpus",
+            "--y",
+            "throughput",
+            "--series",
+            "network",
+            "--where",
+            "model=resnet50",
+            "--where",
+            "schedule=fifo",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+        std::fs::read(out).unwrap()
+    };
+    let without = d.join("without.csv");
+    let o = dtsim(&[
+        "sweep",
+        scenario.to_str().unwrap(),
+        "--out",
+        without.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(plot("bars.png", &with) != plot("plain.png", &without));
+    let o = dtsim(&[
+        "sweep",
+        scenario.to_str().unwrap(),
+        "--out",
+        d.join("x.csv").to_str().unwrap(),
+        "--uncertainty",
+        "1",
+    ]);
+    common::assert_bad(&o, &["--uncertainty 1", "2 to 10000"]);
+}

@@ -32,7 +32,7 @@ pub const MAX_UNCERTAINTY_SAMPLES: u32 = 10_000;
 
 /// A point's percentiles over repeated runs (`--uncertainty`), as `--json`
 /// prints them (flattened beside the point's own numbers).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Interval {
     /// Runs made (their seeds `seed` … `seed + samples − 1`); 1 when the
     /// point draws nothing from its seed (no stragglers, no token model,
@@ -75,6 +75,42 @@ impl Interval {
             throughput_p95: x[2],
         }
     }
+}
+
+/// The percentiles of `n` runs of a point whose own run gave `result`:
+/// its seeds `seed` … `seed + n − 1`, each run's losses drawn from a
+/// training profile's fit where the point took them from one with an
+/// uncertainty (then the first run is drawn too), on every core. A point
+/// that draws nothing runs once. A failure reported is the first seed's,
+/// whatever ran first.
+pub fn interval(
+    cfg: &sim::train::TrainConfig,
+    result: &RunResult,
+    n: u32,
+) -> Result<Interval, sim::limits::SimError> {
+    use rayon::prelude::*;
+    if !cfg.draws() {
+        // every run would be this one
+        return Ok(Interval::of(std::slice::from_ref(result)));
+    }
+    let fitted = cfg.fitted_losses.as_ref().filter(|f| f.uncertain());
+    let first = if fitted.is_some() { 0 } else { 1 };
+    let all: Vec<_> = (first..n as u64)
+        .into_par_iter()
+        .map(|k| {
+            let mut c = match fitted {
+                Some(f) => f.draw(cfg, k),
+                None => cfg.clone(),
+            };
+            c.seed = c.seed.wrapping_add(k);
+            simulate(&c)
+        })
+        .collect();
+    let mut runs: Vec<RunResult> = all.into_iter().collect::<Result<_, _>>()?;
+    if first == 1 {
+        runs.push(result.clone());
+    }
+    Ok(Interval::of(&runs))
 }
 
 /// Why a run failed.
@@ -339,36 +375,7 @@ impl Iterator for Runs {
             });
             let interval = match self.samples {
                 None => None,
-                // every run would be this one
-                Some(_) if !p.config.draws() => Some(Interval::of(std::slice::from_ref(&result))),
-                Some(n) => {
-                    use rayon::prelude::*;
-                    // with a fit's uncertainty every run draws its losses,
-                    // the first too; otherwise the first is the point's own
-                    let fitted = p.config.fitted_losses.as_ref().filter(|f| f.uncertain());
-                    let first = if fitted.is_some() { 0 } else { 1 };
-                    // every run's result in seed order, so that a failure
-                    // reported is the first seed's, whatever ran first
-                    let all: Vec<_> = (first..n as u64)
-                        .into_par_iter()
-                        .map(|k| {
-                            let mut cfg = match fitted {
-                                Some(f) => f.draw(&p.config, k),
-                                None => p.config.clone(),
-                            };
-                            cfg.seed = cfg.seed.wrapping_add(k);
-                            simulate(&cfg)
-                        })
-                        .collect();
-                    let mut runs: Vec<RunResult> = all
-                        .into_iter()
-                        .collect::<Result<_, _>>()
-                        .map_err(|e| self.point_error(e))?;
-                    if first == 1 {
-                        runs.push(result.clone());
-                    }
-                    Some(Interval::of(&runs))
-                }
+                Some(n) => Some(interval(&p.config, &result, n).map_err(|e| self.point_error(e))?),
             };
             Ok(PointResult {
                 result,

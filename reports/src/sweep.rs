@@ -30,6 +30,7 @@
 
 mod results;
 
+use crate::run::Interval;
 use crate::table::{self, TableError};
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -145,6 +146,10 @@ pub struct Options {
     pub progress: bool,
     /// Points per block (0 = [`BLOCK_POINTS`]).
     pub block_points: usize,
+    /// Run each point this many times over its seeds and add the
+    /// percentiles of its iteration time and throughput
+    /// ([`crate::run::Interval`]'s columns) to the table.
+    pub uncertainty: Option<u32>,
 }
 
 /// What a sweep did.
@@ -174,7 +179,13 @@ struct Header {
 struct Line {
     point: usize,
     result: RunResult,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    interval: Option<Interval>,
 }
+
+/// A finished point: its result, and its percentiles when the sweep
+/// asked for them.
+type Row = (usize, RunResult, Option<Interval>);
 
 /// The checkpoint kept beside `out`.
 pub fn checkpoint_path(out: &Path) -> PathBuf {
@@ -189,10 +200,11 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// A checkpoint line: point `i` and its result, as JSON.
-fn checkpoint_line(i: usize, r: &RunResult) -> String {
+fn checkpoint_line(i: usize, r: &RunResult, interval: Option<Interval>) -> String {
     serde_json::to_string(&Line {
         point: i,
         result: r.clone(),
+        interval,
     })
     .expect("results serialise")
 }
@@ -213,7 +225,7 @@ fn ck_err(path: &Path, e: impl std::fmt::Display) -> SweepError {
 }
 
 /// Reads a checkpoint whose header matches; anything else starts afresh.
-fn read_checkpoint(path: &Path, header: &Header) -> BTreeMap<usize, RunResult> {
+fn read_checkpoint(path: &Path, header: &Header) -> BTreeMap<usize, (RunResult, Option<Interval>)> {
     let mut done = BTreeMap::new();
     let Ok(file) = std::fs::File::open(path) else {
         return done;
@@ -234,7 +246,7 @@ fn read_checkpoint(path: &Path, header: &Header) -> BTreeMap<usize, RunResult> {
     // a line cut short by a kill is simply not counted
     for l in lines.map_while(Result::ok) {
         if let Ok(line) = serde_json::from_str::<Line>(&l) {
-            done.insert(line.point, line.result);
+            done.insert(line.point, (line.result, line.interval));
         }
     }
     done
@@ -289,7 +301,11 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
             .shard
             .map(|s| format!("{}/{}", s.index, s.count))
             .unwrap_or_else(|| "1/1".into()),
-        fingerprint: checked.fingerprint,
+        // a checkpoint of another number of runs a point is another sweep
+        fingerprint: match opts.uncertainty {
+            Some(n) => format!("{}-u{n}", checked.fingerprint),
+            None => checked.fingerprint,
+        },
     };
     let kept = checked.points;
     let ck = checkpoint_path(out);
@@ -303,8 +319,9 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
         let mut file = std::fs::File::create(&fresh_ck).map_err(|e| ck_err(&fresh_ck, e))?;
         writeln!(file, "{}", serde_json::to_string(&header).expect("header"))
             .map_err(|e| ck_err(&fresh_ck, e))?;
-        for (i, r) in &done {
-            writeln!(file, "{}", checkpoint_line(*i, r)).map_err(|e| ck_err(&fresh_ck, e))?;
+        for (i, (r, interval)) in &done {
+            writeln!(file, "{}", checkpoint_line(*i, r, *interval))
+                .map_err(|e| ck_err(&fresh_ck, e))?;
         }
         file.sync_all().map_err(|e| ck_err(&fresh_ck, e))?;
     }
@@ -329,12 +346,13 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     let slow = std::env::var("DTSIM_SWEEP_TEST_DELAY_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok());
-    let mut writer = table::Writer::create(out, frame(grid, &[])?.schema())?;
+    let mut writer =
+        table::Writer::create(out, frame(grid, &[], opts.uncertainty.is_some())?.schema())?;
     let file = Mutex::new(file);
     let mut computed = 0;
     for block in (0..mine).step_by(per_block) {
         let positions = block..(block + per_block).min(mine);
-        let fresh = Mutex::new(Vec::<(usize, RunResult)>::new());
+        let fresh = Mutex::new(Vec::<Row>::new());
         pool.install(|| {
             positions.clone().into_par_iter().try_for_each(|j| {
                 let i = index(j);
@@ -353,17 +371,23 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
                         &built
                     }
                 };
-                let r = simulate(&p.config).map_err(|e| SweepError::Point {
+                let point_err = |e: sim::limits::SimError| SweepError::Point {
                     point: i,
                     message: e.to_string(),
-                })?;
-                let line = checkpoint_line(i, &r);
+                };
+                let r = simulate(&p.config).map_err(point_err)?;
+                let interval = opts
+                    .uncertainty
+                    .map(|n| crate::run::interval(&p.config, &r, n))
+                    .transpose()
+                    .map_err(point_err)?;
+                let line = checkpoint_line(i, &r, interval);
                 {
                     let mut f = file.lock().expect("checkpoint");
                     writeln!(f, "{line}").map_err(|e| ck_err(&ck, e))?;
                     f.flush().map_err(|e| ck_err(&ck, e))?;
                 }
-                fresh.lock().expect("results").push((i, r));
+                fresh.lock().expect("results").push((i, r, interval));
                 bar.inc(1);
                 Ok::<(), SweepError>(())
             })
@@ -371,12 +395,12 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
         let mut rows = fresh.into_inner().expect("results");
         computed += rows.len();
         for j in positions {
-            if let Some(r) = done.remove(&index(j)) {
-                rows.push((index(j), r));
+            if let Some((r, interval)) = done.remove(&index(j)) {
+                rows.push((index(j), r, interval));
             }
         }
-        rows.sort_by_key(|(i, _)| *i);
-        writer.write(&mut frame(grid, &rows)?)?;
+        rows.sort_by_key(|(i, _, _)| *i);
+        writer.write(&mut frame(grid, &rows, opts.uncertainty.is_some())?)?;
     }
     bar.finish_and_clear();
     file.into_inner()
@@ -520,17 +544,18 @@ fn key_type(values: &[toml::Value]) -> KeyType {
     }
 }
 
-/// The tidy table of finished points `rows` (sorted by point).
-fn frame(grid: &Grid, rows: &[(usize, RunResult)]) -> Result<DataFrame, SweepError> {
+/// The tidy table of finished points `rows` (sorted by point), with the
+/// percentiles' columns when `intervals`.
+fn frame(grid: &Grid, rows: &[Row], intervals: bool) -> Result<DataFrame, SweepError> {
     let n = rows.len();
     let mut cols: Vec<Column> = vec![
         Column::new(
             "point".into(),
-            rows.iter().map(|(i, _)| *i as u64).collect::<Vec<_>>(),
+            rows.iter().map(|(i, _, _)| *i as u64).collect::<Vec<_>>(),
         ),
         Column::new("grid_points".into(), vec![grid.len() as u64; n]),
     ];
-    let swept: Vec<_> = rows.iter().map(|(i, _)| grid.swept(*i)).collect();
+    let swept: Vec<_> = rows.iter().map(|(i, _, _)| grid.swept(*i)).collect();
     for k in grid.keys() {
         let name = swept_column(k).into();
         let vals = swept.iter().map(|s| &s[k]);
@@ -546,7 +571,14 @@ fn frame(grid: &Grid, rows: &[(usize, RunResult)]) -> Result<DataFrame, SweepErr
         };
         cols.push(col);
     }
-    cols.extend(results::columns(rows.iter().map(|(_, r)| r)));
+    cols.extend(results::columns(rows.iter().map(|(_, r, _)| r)));
+    if intervals {
+        // every point of a sweep with --uncertainty has its interval
+        let none = Interval::default();
+        cols.extend(results::columns(
+            rows.iter().map(|(_, _, i)| i.as_ref().unwrap_or(&none)),
+        ));
+    }
     DataFrame::new(n, cols).map_err(|e| SweepError::Merge(e.to_string()))
 }
 
@@ -708,6 +740,7 @@ mod tests {
                 shard: None,
                 progress: false,
                 block_points,
+                uncertainty: None,
             };
             let s = run(&grid, &out, &opts).unwrap();
             assert_eq!((s.points, s.computed), (6, 6));
@@ -725,7 +758,7 @@ mod tests {
                     [model]\npreset = \"resnet50\"\nbatch_per_gpu = 8\ngpu = \"titan-xp\"\n\
                     [sweep]\n\"cluster.nodes\" = [1, 2]\n\"iterations\" = [2, 3]\n";
         let grid = sim::scenario::open_str_in(text, "t.toml", "t", None).unwrap();
-        let names: Vec<String> = frame(&grid, &[])
+        let names: Vec<String> = frame(&grid, &[], false)
             .unwrap()
             .get_column_names()
             .iter()
@@ -743,7 +776,7 @@ mod tests {
         want.extend(result_columns());
         assert_eq!(names, want);
         // typed as the fields, also without rows
-        let empty = frame(&grid, &[]).unwrap();
+        let empty = frame(&grid, &[], false).unwrap();
         let dtype = |c: &str| empty.column(c).unwrap().dtype().clone();
         assert_eq!(dtype("gpus"), DataType::UInt32);
         assert_eq!(dtype("events"), DataType::UInt64);
@@ -752,5 +785,69 @@ mod tests {
         assert_eq!(swept_column("model"), "sweep.model");
         assert_eq!(swept_column("events"), "sweep.events");
         assert_eq!(swept_column("iterations"), "iterations");
+    }
+
+    /// With `uncertainty`, each point has the percentiles `dtsim run
+    /// --uncertainty` gives it, as seven more columns after the results;
+    /// a checkpoint keeps them, and a checkpoint of another number of
+    /// runs is not resumed.
+    #[test]
+    fn uncertainty_adds_each_points_percentiles() {
+        let text = "[cluster]\nnodes = 1\ngpus_per_node = 4\nnetwork = \"eth-10g\"\n\
+                    model = \"analytical\"\n\
+                    [model]\npreset = \"alexnet\"\nbatch_per_gpu = 8\ngpu = \"titan-xp\"\ncompute_jitter = 0.05\n\
+                    [sweep]\n\"cluster.nodes\" = [1, 2]\n";
+        let grid = sim::scenario::open_str_in(text, "t.toml", "t", None).unwrap();
+        let dir = std::env::temp_dir().join(format!("dtsim-sweep-u-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("u.csv");
+        let opts = Options {
+            jobs: 2,
+            shard: None,
+            progress: false,
+            block_points: 0,
+            uncertainty: Some(16),
+        };
+        run(&grid, &out, &opts).unwrap();
+        let df = crate::table::read(&out).unwrap();
+        let names: Vec<String> = df
+            .get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        let tail: Vec<&str> = names[names.len() - 7..]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            tail,
+            [
+                "uncertainty_samples",
+                "iteration_time_s_p5",
+                "iteration_time_s_p50",
+                "iteration_time_s_p95",
+                "throughput_p5",
+                "throughput_p50",
+                "throughput_p95"
+            ]
+        );
+        for i in 0..grid.len() {
+            let p = grid.point(i).unwrap();
+            let r = simulate(&p.config).unwrap();
+            let want = crate::run::interval(&p.config, &r, 16).unwrap();
+            let got = |c: &str| df.column(c).unwrap().f64().unwrap().get(i).unwrap();
+            assert_eq!(got("iteration_time_s_p5"), want.iteration_time_s_p5);
+            assert_eq!(got("throughput_p95"), want.throughput_p95);
+            assert!(want.iteration_time_s_p5 < want.iteration_time_s_p95);
+        }
+        // a checkpoint line keeps the interval; one without reads as none
+        let p = grid.point(1).unwrap();
+        let r = simulate(&p.config).unwrap();
+        let i = crate::run::interval(&p.config, &r, 16).unwrap();
+        let line: Line = serde_json::from_str(&checkpoint_line(1, &r, Some(i))).unwrap();
+        assert_eq!(line.interval, Some(i));
+        let line: Line = serde_json::from_str(&checkpoint_line(1, &r, None)).unwrap();
+        assert_eq!(line.interval, None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

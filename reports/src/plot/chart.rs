@@ -28,12 +28,15 @@ pub(super) struct Chart {
     pub(super) legend: Vec<LegendEntry>,
 }
 
-/// A line through points, with a marker at each.
+/// A line through points, with a marker at each, and an error bar at
+/// each where `errors` has one.
 #[derive(Debug, Clone)]
 pub(super) struct Series {
     pub(super) color: RGBColor,
     pub(super) marker: usize,
     pub(super) points: Vec<(f64, f64)>,
+    /// Each point's (low, high), in `points`' order; empty: none.
+    pub(super) errors: Vec<Option<(f64, f64)>>,
 }
 
 /// A filled rectangle in axis coordinates.

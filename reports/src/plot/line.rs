@@ -1,8 +1,11 @@
 //! Line charts: one line per series value through points of numeric x,
 //! such as throughput against GPUs per method (Parallax Fig. 8, gTop-k
 //! Fig. 10). What is particular to lines lives here: points sorted by x,
-//! a logarithmic x ticked at the data, and a y axis that starts at zero
-//! when the data are not far from it.
+//! a logarithmic x ticked at the data, a y axis that starts at zero
+//! when the data are not far from it, and error bars from a sweep's
+//! percentiles: where the table has `Y_p5` and `Y_p95` beside the one y
+//! column `Y` (`dtsim sweep --uncertainty`), each point has a bar from its
+//! 5th to its 95th percentile.
 
 use super::axes::{Axis, plottable, value_label};
 use super::chart::{Chart, MARKERS, Series, color};
@@ -33,6 +36,21 @@ pub(super) fn chart(
         df,
     );
 
+    // the 5th and 95th percentiles of a single y, where the table has them
+    let bands = match spec.y.as_slice() {
+        [y] => match (
+            numbers(df, &format!("{y}_p5")),
+            numbers(df, &format!("{y}_p95")),
+        ) {
+            (Ok(lo), Ok(hi)) => Some((lo, hi)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let band = |r: usize| {
+        let (lo, hi) = bands.as_ref()?;
+        Some((lo[r]? * yu.factor, hi[r]? * yu.factor))
+    };
     let mut points: Vec<Vec<(f64, f64, usize)>> = vec![Vec::new(); names.len()];
     for &r in &rows {
         if let (Some(xv), Some(yv)) = (x[r], y[r]) {
@@ -52,11 +70,19 @@ pub(super) fn chart(
     }
     let xs: Vec<f64> = points.iter().flatten().map(|p| p.0).collect();
     let ys: Vec<f64> = points.iter().flatten().map(|p| p.1).collect();
+    // the axis holds the bars too
+    let extent: Vec<f64> = points
+        .iter()
+        .flatten()
+        .filter_map(|p| band(p.2))
+        .flat_map(|(lo, hi)| [lo, hi])
+        .chain(ys.iter().copied())
+        .collect();
     plottable(&xs, &spec.x)?;
     plottable(&ys, &spec.y.join(", "))?;
     let (ymin, ymax) = (
-        ys.iter().copied().fold(f64::INFINITY, f64::min),
-        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        extent.iter().copied().fold(f64::INFINITY, f64::min),
+        extent.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     );
     // start at zero when the data are not far from it: honest comparisons,
     // without flattening a narrow band of values
@@ -68,6 +94,11 @@ pub(super) fn chart(
             color: color(i),
             marker: i % MARKERS,
             points: pts.iter().map(|p| (p.0, p.1)).collect(),
+            errors: if bands.is_some() {
+                pts.iter().map(|p| band(p.2)).collect()
+            } else {
+                Vec::new()
+            },
         })
         .collect();
     let mut legend = legend::of_series(spec, &names, true);
@@ -87,9 +118,13 @@ pub(super) fn chart(
     Ok(Chart {
         title: spec.title.clone().unwrap_or_else(|| default_title(spec)),
         x: Axis::numeric(&xs, false, true),
-        y: Axis::numeric(&ys, zero, false),
+        y: Axis::numeric(&extent, zero, false),
         x_title: titled(&spec.x, &xu),
-        y_title: titled(&spec.y[0], &yu),
+        // say what the bars are (a --ylabel replaces it all)
+        y_title: match &bands {
+            Some(_) => format!("{}; bars: 5th to 95th percentile", titled(&spec.y[0], &yu)),
+            None => titled(&spec.y[0], &yu),
+        },
         x_grid: true,
         y_grid: true,
         lines,
@@ -98,4 +133,44 @@ pub(super) fn chart(
         legend_title: spec.series.as_deref().map(crate::labels::label),
         legend,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::Kind;
+    use polars::prelude::{Column, DataFrame};
+
+    fn table(bands: bool) -> DataFrame {
+        let mut cols = vec![
+            Column::new("gpus".into(), [8u32, 16, 32]),
+            Column::new("throughput".into(), [100.0, 180.0, 300.0]),
+        ];
+        if bands {
+            cols.push(Column::new("throughput_p5".into(), [95.0, 170.0, 270.0]));
+            cols.push(Column::new("throughput_p95".into(), [104.0, 185.0, 330.0]));
+        }
+        DataFrame::new(3, cols).unwrap()
+    }
+
+    /// A sweep's percentiles become each point's error bar, and the y axis
+    /// holds the bars; without them the lines have none.
+    #[test]
+    fn percentiles_are_error_bars() {
+        let spec = PlotSpec::new("gpus", ["throughput"], Kind::Line);
+        let df = table(true);
+        let y = numbers(&df, "throughput").unwrap();
+        let c = chart(&df, &spec, &y).unwrap();
+        let bars: Vec<_> = c.lines[0].errors.iter().map(|e| e.unwrap()).collect();
+        assert_eq!(bars, [(95.0, 104.0), (170.0, 185.0), (270.0, 330.0)]);
+        assert!(c.y.hi >= 330.0, "{:?}", c.y);
+        assert!(
+            c.y_title.ends_with("bars: 5th to 95th percentile"),
+            "{}",
+            c.y_title
+        );
+        let df = table(false);
+        let c = chart(&df, &spec, &y).unwrap();
+        assert!(c.lines[0].errors.is_empty());
+    }
 }

@@ -23,8 +23,10 @@ pub(super) fn names() -> Vec<&'static str> {
 
 /// The result columns of `results`, one value per result, each column
 /// typed as its field (also when there are no results).
-pub(super) fn columns<'a>(results: impl IntoIterator<Item = &'a RunResult>) -> Vec<Column> {
-    let mut columns: Vec<(&str, Values)> = fields(&RunResult::default())
+pub(super) fn columns<'a, T: Serialize + Default + 'a>(
+    results: impl IntoIterator<Item = &'a T>,
+) -> Vec<Column> {
+    let mut columns: Vec<(&str, Values)> = fields(&T::default())
         .into_iter()
         .map(|(name, cell)| (name, Values::like(&cell)))
         .collect();

@@ -57,7 +57,7 @@ impl Mode {
     /// trace is to show each GPU, or when stragglers (jitter) make GPUs
     /// differ in a way one GPU cannot stand for. With stragglers and a
     /// single stage one GPU still stands for all, running each iteration
-    /// at the slowest GPU's speed ([`Slowest`]): every collective of a
+    /// at the slowest GPU's speed (the private `Slowest`): every collective of a
     /// data-parallel plan spans all GPUs and starts when the last of them
     /// is ready, every compute task waits only on its own stream and on
     /// such collectives, and a factor holds for a whole iteration, so the
