@@ -42,6 +42,11 @@ pub struct ReportArgs {
     /// The pictures' format: png, or svg (vector, for a paper).
     #[arg(long, default_value = "png", value_name = "png|svg")]
     format: Picture,
+    /// For a scenario: run each point N times over its seeds, as `dtsim
+    /// sweep --uncertainty` does; the throughput plots get error bars
+    /// (5th to 95th percentile).
+    #[arg(long, value_name = "N")]
+    uncertainty: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +72,14 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
         );
         return Ok(());
     }
+    crate::cmd_sweep::check_uncertainty(a.uncertainty)?;
+    let input = a.input.as_ref().expect("clap requires it");
+    if a.uncertainty.is_some() && input.extension().is_none_or(|e| e != "toml") {
+        return Err(CliError::Input(format!(
+            "--uncertainty runs a scenario's points, and {} is a results table: make it with `dtsim sweep --uncertainty N`, whose percentiles the report draws",
+            input.display()
+        )));
+    }
     let mut words: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
@@ -80,7 +93,7 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
             shard: None,
             progress: std::io::stderr().is_terminal(),
             block_points: 0,
-            uncertainty: None,
+            uncertainty: a.uncertainty,
         },
         steer: Steer {
             x: a.x,

@@ -57,15 +57,19 @@ pub(crate) fn map_in(file: &std::path::Path) -> impl Fn(SweepError) -> CliError 
     }
 }
 
-pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
+/// Checks `--uncertainty N`: 2 to `MAX_UNCERTAINTY_SAMPLES` runs a point.
+pub(crate) fn check_uncertainty(n: Option<u32>) -> Result<(), CliError> {
     let max = reports::run::MAX_UNCERTAINTY_SAMPLES;
-    if let Some(n) = a.uncertainty
-        && !(2..=max).contains(&n)
-    {
-        return Err(CliError::Input(format!(
+    match n {
+        Some(n) if !(2..=max).contains(&n) => Err(CliError::Input(format!(
             "--uncertainty {n}: give 2 to {max} runs a point (100 gives percentiles to about a percent)"
-        )));
+        ))),
+        _ => Ok(()),
     }
+}
+
+pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    check_uncertainty(a.uncertainty)?;
     let grid = sim::scenario::open_file(&a.file)?;
     let shard = a
         .shard

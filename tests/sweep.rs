@@ -733,3 +733,44 @@ fn uncertainty_columns_become_error_bars() {
     ]);
     common::assert_bad(&o, &["--uncertainty 1", "2 to 10000"]);
 }
+
+/// `dtsim report SCENARIO --uncertainty N` runs its sweep with the
+/// percentiles, which its table keeps; a results table is refused the
+/// flag (it cannot be run again), with exit 2.
+#[test]
+fn reports_take_uncertainty_for_a_scenario_only() {
+    let d = dir("report-uncertainty");
+    let scenario = d.join("grid.toml");
+    std::fs::write(&scenario, GRID).unwrap();
+    let out = d.join("r");
+    let o = dtsim(&[
+        "report",
+        scenario.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--uncertainty",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(
+        csv.lines().next().unwrap().ends_with("throughput_p95"),
+        "{csv}"
+    );
+    let o = dtsim(&[
+        "report",
+        out.join("results.csv").to_str().unwrap(),
+        "-o",
+        d.join("again").to_str().unwrap(),
+        "--uncertainty",
+        "4",
+    ]);
+    common::assert_bad(
+        &o,
+        &[
+            "--uncertainty",
+            "results table",
+            "dtsim sweep --uncertainty",
+        ],
+    );
+}

@@ -567,7 +567,11 @@ fn bad_training_profiles_are_refused() {
         ),
         (("\"nic_efficiency\"]", "\"compute_jitter\"]"), "twice"),
         (("[0.0, 1e-4]]", "[0.5, 1e-4]]"), "symmetric"),
-        (("[[1e-6, 0.0]", "[[-1e-6, 0.0]"), "non-negative"),
+        (("[[1e-6, 0.0]", "[[-1e-6, 0.0]"), "positive semi-definite"),
+        (
+            ("[[1e-6, 0.0], [0.0, 1e-4]]", "[[1e-6, 1e-4], [1e-4, 1e-4]]"),
+            "positive semi-definite",
+        ),
         (
             (
                 "[[1e-6, 0.0], [0.0, 1e-4]]",

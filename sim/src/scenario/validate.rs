@@ -284,15 +284,23 @@ fn training_profile(
                         (cov[i][j] - cov[j][i]).abs() <= 1e-9 * scale
                     })
             });
-        // a factor that is not finite would draw nothing sensible
-        let factors = symmetric
-            && crate::losses::cholesky(cov)
-                .iter()
-                .flatten()
-                .all(|x| x.is_finite());
+        // a factor that is not finite would draw nothing sensible, and
+        // one whose product is not the matrix (a pivot that was negative)
+        // would draw from another law: the matrix is no covariance
+        let factors = symmetric && {
+            let l = crate::losses::cholesky(cov);
+            l.iter().flatten().all(|x| x.is_finite())
+                && (0..n).all(|i| {
+                    (0..n).all(|j| {
+                        let llt: f64 = (0..n).map(|k| l[i][k] * l[j][k]).sum();
+                        let scale = (cov[i][i] * cov[j][j]).sqrt().max(f64::MIN_POSITIVE);
+                        (llt - cov[i][j]).abs() <= 1e-9 * scale
+                    })
+                })
+        };
         if !factors {
             return Err(bad(format!(
-                "[training] covariance must be a symmetric {n} × {n} matrix of finite numbers with a non-negative diagonal, a row and a column for each fitted parameter"
+                "[training] covariance must be a symmetric, positive semi-definite {n} × {n} matrix of finite numbers, a row and a column for each fitted parameter"
             )));
         }
     }

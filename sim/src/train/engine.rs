@@ -79,11 +79,24 @@ impl Mode {
 /// task of the stream waits for a collective of the previous iteration
 /// that itself waits (through collectives and CPU tasks) for the last
 /// compute task, so no GPU starts an iteration before every GPU has
-/// ended the last. Without it (a first layer with no parameters to
+/// ended the last; and no host task waits on a GPU's compute directly. Without it (a first layer with no parameters to
 /// synchronise, a plan with no communication) a GPU that was fast can
 /// start early, and the slowest GPU of an iteration no longer sets every
 /// time the others wait for.
 fn barrier(plan: &Plan) -> bool {
+    // a host task that waits on a GPU's compute (a machine's local
+    // aggregation) is queued on its host when that machine's GPUs finish:
+    // a fast machine can queue it ahead of other work the slowest queues
+    // it behind, so the slowest GPU no longer sets every time
+    let host_waits_on_compute = plan.tasks.iter().any(|t| {
+        matches!(t.work, Work::Cpu { .. })
+            && t.deps.iter().any(|d| {
+                d.back == 0 && matches!(plan.tasks[d.task as usize].work, Work::Compute { .. })
+            })
+    });
+    if host_waits_on_compute {
+        return false;
+    }
     let orders = plan.stage_orders();
     let (Some(&first), Some(&last)) = (orders[0].first(), orders[0].last()) else {
         return false;

@@ -684,6 +684,42 @@ fn stragglers_on_one_gpu_at_the_slowest_pace() {
     }
 }
 
+/// Parallax's hybrid with local aggregation queues each machine's
+/// aggregation on its host when that machine's GPUs finish: with
+/// stragglers one GPU cannot stand for all (a fast machine's host work
+/// can go ahead of other work the slowest one's waits behind), so every
+/// GPU is followed; a plain AllReduce of the same model keeps one GPU.
+#[test]
+fn host_work_that_waits_on_compute_keeps_every_gpu() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/papers/parallax/fig9-nlp.toml"
+    ))
+    .unwrap()
+    .replace("ideal = true\n", "")
+    .replace("ps_partitions = \"auto\"", "ps_partitions = 16");
+    let points = sim::scenario::load_str(&text, "fig9-nlp.toml", "fig9-nlp").unwrap();
+    let cfg = &points
+        .iter()
+        .find(|p| p.config.cluster.nodes == 2)
+        .unwrap()
+        .config;
+    assert!(cfg.model.compute_jitter > 0.0);
+    let plan = sim::train::planner::plan(cfg);
+    assert_eq!(
+        engine::Mode::of(cfg, &plan, Options::default()),
+        engine::Mode::EveryGpu
+    );
+    let mut ar = cfg.clone();
+    ar.strategy.sparse = Some(sim::strategy::SparseMethod::AllReduce);
+    ar.strategy.local_aggregation = false;
+    let plan = sim::train::planner::plan(&ar);
+    assert_eq!(
+        engine::Mode::of(&ar, &plan, Options::default()),
+        engine::Mode::Representative
+    );
+}
+
 /// Over many iterations the mean iteration time is C · E[max of N draws]
 /// (the order statistic of the log-normal law), within 4 standard errors
 /// of the mean of K iterations.
