@@ -946,3 +946,62 @@ fn half_precision_gradients_halve_the_bytes_and_the_ring_time() {
         assert!(half.iteration_time_s < fp32.iteration_time_s);
     }
 }
+
+/// Every scenario the repository ships (examples and the papers' setups,
+/// every method among them), with stragglers (CV 0.05) and two measured
+/// iterations: wherever the engine lets one GPU stand for all, following
+/// every GPU gives the same numbers (the mean compute within half a
+/// picosecond a task). Points of more than 64 GPUs are left out for time.
+#[test]
+fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut files = Vec::new();
+    for dir in [
+        "examples",
+        "papers/parallax",
+        "papers/embrace",
+        "papers/gtopk",
+        "papers/dct",
+        "papers/ring",
+    ] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut one, mut every) = (0, 0);
+    for f in &files {
+        let grid = sim::scenario::open_file(f).unwrap();
+        for i in 0..grid.len() {
+            let mut cfg = grid.point(i).unwrap().config;
+            if cfg.cluster.gpus() > 64 {
+                continue;
+            }
+            cfg.model.compute_jitter = 0.05;
+            cfg.warmup_iterations = 1;
+            cfg.iterations = 2;
+            let plan = sim::train::planner::plan(&cfg);
+            if engine::Mode::of(&cfg, &plan, Options::default()) == engine::Mode::EveryGpu {
+                every += 1;
+                continue;
+            }
+            one += 1;
+            let (a, _) = simulate_with(&cfg, Options::default()).unwrap();
+            let (b, _) = simulate_with(&cfg, with(|o| o.every_gpu = true)).unwrap();
+            assert!(
+                same_but_mean_compute(&a, &b),
+                "{} point {i}:\n{a:?}\n{b:?}",
+                f.display()
+            );
+        }
+    }
+    eprintln!("{one} points on one GPU, {every} on every GPU");
+    // most shipped points run on one GPU; some plans need every GPU
+    assert!(
+        one > 50 && every > 0,
+        "{one} on one GPU, {every} on every GPU"
+    );
+}
