@@ -1,9 +1,11 @@
 //! Grouped bars: one group per x category, one bar per series value
 //! (EmbRace Fig. 7), the form of a report's speedup plot. Bars start at
-//! zero (or at the bottom of a logarithmic axis).
+//! zero (or at the bottom of a logarithmic axis). Where the table has the
+//! y column's `_p5` and `_p95` (`dtsim sweep --uncertainty`), each bar
+//! has an error bar from its 5th to its 95th percentile, as lines do.
 
 use super::axes::{Axis, plottable};
-use super::chart::{Bar, Chart, color};
+use super::chart::{Bar, Chart, Whisker, color};
 use super::rows::{categories, default_title, duplicate, keys, series_of, valid_rows};
 use super::units::{max_abs, titled, unit};
 use super::{PlotError, PlotSpec, legend};
@@ -41,13 +43,21 @@ pub(super) fn chart(
         }
         cells.insert((cat[&r], series[&r]), r);
     }
+    let bands = super::line::bands(df, spec, yu.factor);
     let values: Vec<f64> = rows
         .iter()
         .filter_map(|&r| y[r])
         .map(|v| v * yu.factor)
         .collect();
     plottable(&values, &spec.y[0])?;
-    let yaxis = Axis::numeric(&values, true, false);
+    // the axis holds the error bars too
+    let extent: Vec<f64> = rows
+        .iter()
+        .filter_map(|&r| bands.as_ref().and_then(|b| b(r)))
+        .flat_map(|(lo, hi)| [lo, hi])
+        .chain(values.iter().copied())
+        .collect();
+    let yaxis = Axis::numeric(&extent, true, false);
     let base = if yaxis.log { yaxis.lo } else { 0.0 };
     let width = GROUP_WIDTH / names.len() as f64;
     let rects = cells
@@ -64,19 +74,70 @@ pub(super) fn chart(
             })
         })
         .collect();
+    // a bar's error bar in a darker shade of its colour, at its middle
+    let darker =
+        |c: plotters::style::RGBColor| plotters::style::RGBColor(c.0 / 2, c.1 / 2, c.2 / 2);
+    let whiskers = cells
+        .iter()
+        .filter_map(|(&(c, s), &r)| {
+            let (lo, hi) = bands.as_ref()?(r)?;
+            let x0 = c as f64 + (1.0 - GROUP_WIDTH) / 2.0 + s as f64 * width;
+            Some(Whisker {
+                x: x0 + width / 2.0,
+                lo,
+                hi,
+                color: darker(color(s)),
+            })
+        })
+        .collect();
     let legend = legend::of_series(spec, &names, false);
     Ok(Chart {
         title: spec.title.clone().unwrap_or_else(|| default_title(spec)),
         x: Axis::categories(cats),
         y: yaxis,
         x_title: crate::labels::label(&spec.x),
-        y_title: titled(&spec.y[0], &yu),
+        y_title: super::line::bars_said(bands.is_some(), titled(&spec.y[0], &yu)),
         x_grid: false,
         y_grid: true,
         lines: Vec::new(),
         rects,
         marks: Vec::new(),
+        whiskers,
         legend_title: spec.series.as_deref().map(crate::labels::label),
         legend,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::Kind;
+    use polars::prelude::Column;
+
+    /// Each bar has its error bar at its middle, in a darker shade of its
+    /// colour, and the axis holds the bars.
+    #[test]
+    fn percentiles_are_error_bars_on_bars() {
+        let df = DataFrame::new(
+            2,
+            vec![
+                Column::new("network".into(), ["eth-10g", "ib-edr-100g"]),
+                Column::new("throughput".into(), [100.0, 300.0]),
+                Column::new("throughput_p5".into(), [90.0, 280.0]),
+                Column::new("throughput_p95".into(), [120.0, 340.0]),
+            ],
+        )
+        .unwrap();
+        let spec = PlotSpec::new("network", ["throughput"], Kind::Bar);
+        let y = crate::columns::numbers(&df, "throughput").unwrap();
+        let c = chart(&df, &spec, &y).unwrap();
+        assert_eq!(c.whiskers.len(), 2);
+        for (w, b) in c.whiskers.iter().zip(&c.rects) {
+            assert!((w.x - (b.x0 + b.x1) / 2.0).abs() < 1e-12);
+            assert!(w.lo < b.y1 && b.y1 < w.hi);
+        }
+        assert_eq!((c.whiskers[1].lo, c.whiskers[1].hi), (280.0, 340.0));
+        assert!(c.y.hi >= 340.0);
+        assert!(c.y_title.ends_with("bars: 5th to 95th percentile"));
+    }
 }

@@ -24,19 +24,27 @@ pub(super) struct Chart {
     pub(super) rects: Vec<Bar>,
     /// Vertical lines with a label at the top (a timeline's iterations).
     pub(super) marks: Vec<(f64, String)>,
+    /// Error bars.
+    pub(super) whiskers: Vec<Whisker>,
     pub(super) legend_title: Option<String>,
     pub(super) legend: Vec<LegendEntry>,
 }
 
-/// A line through points, with a marker at each, and an error bar at
-/// each where `errors` has one.
+/// A line through points, with a marker at each.
 #[derive(Debug, Clone)]
 pub(super) struct Series {
     pub(super) color: RGBColor,
     pub(super) marker: usize,
     pub(super) points: Vec<(f64, f64)>,
-    /// Each point's (low, high), in `points`' order; empty: none.
-    pub(super) errors: Vec<Option<(f64, f64)>>,
+}
+
+/// An error bar: a vertical line at `x` from `lo` to `hi` with end caps.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Whisker {
+    pub(super) x: f64,
+    pub(super) lo: f64,
+    pub(super) hi: f64,
+    pub(super) color: RGBColor,
 }
 
 /// A filled rectangle in axis coordinates.

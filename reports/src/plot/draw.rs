@@ -372,22 +372,21 @@ pub(super) fn draw<DB: DrawingBackend>(
         for p in &l.points {
             draw_marker(root, chart.backend_coord(p), l.marker, px(7.0), l.color)?;
         }
-        // error bars: a vertical line from low to high with end caps
-        for (p, e) in l.points.iter().zip(&l.errors) {
-            let Some((lo, hi)) = e else { continue };
-            let (top, bottom) = (
-                chart.backend_coord(&(p.0, *hi)),
-                chart.backend_coord(&(p.0, *lo)),
-            );
-            let cap = px(6.0);
-            let style = l.color.stroke_width(px(2.0).max(1) as u32);
-            for path in [
-                vec![top, bottom],
-                vec![(top.0 - cap, top.1), (top.0 + cap, top.1)],
-                vec![(bottom.0 - cap, bottom.1), (bottom.0 + cap, bottom.1)],
-            ] {
-                root.draw(&PathElement::new(path, style)).map_err(text)?;
-            }
+    }
+    // error bars: a vertical line from low to high with end caps
+    for w in &c.whiskers {
+        let (top, bottom) = (
+            chart.backend_coord(&(w.x, w.hi)),
+            chart.backend_coord(&(w.x, w.lo)),
+        );
+        let cap = px(6.0);
+        let style = w.color.stroke_width(px(2.0).max(1) as u32);
+        for path in [
+            vec![top, bottom],
+            vec![(top.0 - cap, top.1), (top.0 + cap, top.1)],
+            vec![(bottom.0 - cap, bottom.1), (bottom.0 + cap, bottom.1)],
+        ] {
+            root.draw(&PathElement::new(path, style)).map_err(text)?;
         }
     }
     for (x, label) in &c.marks {

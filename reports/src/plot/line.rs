@@ -8,7 +8,7 @@
 //! 5th to its 95th percentile.
 
 use super::axes::{Axis, plottable, value_label};
-use super::chart::{Chart, MARKERS, Series, color};
+use super::chart::{Chart, MARKERS, Series, Whisker, color};
 use super::rows::{default_title, duplicate, series_of, valid_rows};
 use super::units::{max_abs, titled, unit};
 use super::{PlotError, PlotSpec, legend};
@@ -36,21 +36,8 @@ pub(super) fn chart(
         df,
     );
 
-    // the 5th and 95th percentiles of a single y, where the table has them
-    let bands = match spec.y.as_slice() {
-        [y] => match (
-            numbers(df, &format!("{y}_p5")),
-            numbers(df, &format!("{y}_p95")),
-        ) {
-            (Ok(lo), Ok(hi)) => Some((lo, hi)),
-            _ => None,
-        },
-        _ => None,
-    };
-    let band = |r: usize| {
-        let (lo, hi) = bands.as_ref()?;
-        Some((lo[r]? * yu.factor, hi[r]? * yu.factor))
-    };
+    let band = bands(df, spec, yu.factor);
+    let band = |r: usize| band.as_ref().and_then(|b| b(r));
     let mut points: Vec<Vec<(f64, f64, usize)>> = vec![Vec::new(); names.len()];
     for &r in &rows {
         if let (Some(xv), Some(yv)) = (x[r], y[r]) {
@@ -94,11 +81,6 @@ pub(super) fn chart(
             color: color(i),
             marker: i % MARKERS,
             points: pts.iter().map(|p| (p.0, p.1)).collect(),
-            errors: if bands.is_some() {
-                pts.iter().map(|p| band(p.2)).collect()
-            } else {
-                Vec::new()
-            },
         })
         .collect();
     let mut legend = legend::of_series(spec, &names, true);
@@ -115,24 +97,61 @@ pub(super) fn chart(
             entry.label = format!("{} (same as {})", entry.label, names[j]);
         }
     }
+    let whiskers: Vec<Whisker> = points
+        .iter()
+        .enumerate()
+        .flat_map(|(i, pts)| {
+            pts.iter().filter_map(move |p| {
+                band(p.2).map(|(lo, hi)| Whisker {
+                    x: p.0,
+                    lo,
+                    hi,
+                    color: color(i),
+                })
+            })
+        })
+        .collect();
     Ok(Chart {
         title: spec.title.clone().unwrap_or_else(|| default_title(spec)),
         x: Axis::numeric(&xs, false, true),
         y: Axis::numeric(&extent, zero, false),
         x_title: titled(&spec.x, &xu),
-        // say what the bars are (a --ylabel replaces it all)
-        y_title: match &bands {
-            Some(_) => format!("{}; bars: 5th to 95th percentile", titled(&spec.y[0], &yu)),
-            None => titled(&spec.y[0], &yu),
-        },
+        y_title: bars_said(!whiskers.is_empty(), titled(&spec.y[0], &yu)),
         x_grid: true,
         y_grid: true,
+        whiskers,
         lines,
         rects: Vec::new(),
         marks: Vec::new(),
         legend_title: spec.series.as_deref().map(crate::labels::label),
         legend,
     })
+}
+
+/// Each row's 5th and 95th percentile of the one y column, scaled by
+/// `factor`, where the table has `Y_p5` and `Y_p95` beside it (`dtsim sweep
+/// --uncertainty`); `None` without them (or with several y columns).
+pub(super) fn bands(
+    df: &DataFrame,
+    spec: &PlotSpec,
+    factor: f64,
+) -> Option<impl Fn(usize) -> Option<(f64, f64)>> {
+    let [y] = spec.y.as_slice() else {
+        return None;
+    };
+    let lo = numbers(df, &format!("{y}_p5")).ok()?;
+    let hi = numbers(df, &format!("{y}_p95")).ok()?;
+    Some(move |r: usize| Some((lo[r]? * factor, hi[r]? * factor)))
+}
+
+/// The y axis's title, saying what error bars are when there are any (a
+/// `--ylabel` replaces it all).
+pub(super) fn bars_said(bars: bool, title: String) -> String {
+    if bars {
+        format!("{title}; bars: 5th to 95th percentile")
+    } else {
+        title
+    }
 }
 
 #[cfg(test)]
@@ -161,8 +180,15 @@ mod tests {
         let df = table(true);
         let y = numbers(&df, "throughput").unwrap();
         let c = chart(&df, &spec, &y).unwrap();
-        let bars: Vec<_> = c.lines[0].errors.iter().map(|e| e.unwrap()).collect();
-        assert_eq!(bars, [(95.0, 104.0), (170.0, 185.0), (270.0, 330.0)]);
+        let bars: Vec<_> = c.whiskers.iter().map(|w| (w.x, w.lo, w.hi)).collect();
+        assert_eq!(
+            bars,
+            [
+                (8.0, 95.0, 104.0),
+                (16.0, 170.0, 185.0),
+                (32.0, 270.0, 330.0)
+            ]
+        );
         assert!(c.y.hi >= 330.0, "{:?}", c.y);
         assert!(
             c.y_title.ends_with("bars: 5th to 95th percentile"),
@@ -171,6 +197,6 @@ mod tests {
         );
         let df = table(false);
         let c = chart(&df, &spec, &y).unwrap();
-        assert!(c.lines[0].errors.is_empty());
+        assert!(c.whiskers.is_empty());
     }
 }

@@ -117,6 +117,7 @@ pub(super) fn chart(
         lines: Vec::new(),
         rects,
         marks: Vec::new(),
+        whiskers: Vec::new(),
         legend_title: None,
         legend,
     })

@@ -470,6 +470,7 @@ impl Gantt {
             lines: Vec::new(),
             rects,
             marks,
+            whiskers: Vec::new(),
             legend_title: None,
             legend: styles
                 .iter()
