@@ -57,15 +57,9 @@ pub(crate) fn map_in(file: &std::path::Path) -> impl Fn(SweepError) -> CliError 
     }
 }
 
-/// Checks `--uncertainty N`: 2 to `MAX_UNCERTAINTY_SAMPLES` runs a point.
+/// Checks `--uncertainty N` as `dtsim run` does: bad input if refused.
 pub(crate) fn check_uncertainty(n: Option<u32>) -> Result<(), CliError> {
-    let max = reports::run::MAX_UNCERTAINTY_SAMPLES;
-    match n {
-        Some(n) if !(2..=max).contains(&n) => Err(CliError::Input(format!(
-            "--uncertainty {n}: give 2 to {max} runs a point (100 gives percentiles to about a percent)"
-        ))),
-        _ => Ok(()),
-    }
+    reports::run::check_uncertainty(n).map_err(CliError::Input)
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {

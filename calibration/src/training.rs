@@ -36,7 +36,7 @@ use crate::fit::solve;
 use crate::profile::{Profile, Provenance, TrainingEntry, TrainingPointEntry, now_rfc3339};
 use rayon::prelude::*;
 use sim::losses::Param;
-use sim::scenario::{self, Grid};
+use sim::scenario;
 use sim::train::{TrainConfig, simulate};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -94,7 +94,7 @@ fn measured_number(
 }
 
 /// Reads the measured runs of `scenario` from the CSV file `measured`.
-pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), CalibrateError> {
+pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, CalibrateError> {
     let grid = scenario::open_file(scenario).map_err(|e| CalibrateError::Input(e.to_string()))?;
     let bytes = std::fs::read(measured)
         .map_err(|e| CalibrateError::Input(format!("{}: cannot read: {e}", measured.display())))?;
@@ -235,7 +235,7 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<(Grid, Vec<Run>), C
             measured.display()
         )));
     }
-    Ok((grid, runs))
+    Ok(runs)
 }
 
 /// The 1-based line of `text` a record of the reader starts on: its
@@ -657,7 +657,7 @@ pub fn calibrate(
     req: &TrainingRequest,
     who: &Requester,
 ) -> Result<(Profile, TrainingFit), CalibrateError> {
-    let (_, runs) = read_runs(&req.scenario, &req.measured)?;
+    let runs = read_runs(&req.scenario, &req.measured)?;
     let f = fit(&runs, &req.params)?;
     let predicted = predict(&runs, Some(&f.values))?;
     let mut notes = vec![format!(
@@ -778,7 +778,7 @@ fn median_abs(v: impl Iterator<Item = f64>) -> f64 {
 /// `dtsim validate --training`: fits on part of the runs and predicts the
 /// rest, each against what it would be without calibration.
 pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, CalibrateError> {
-    let (_, runs) = read_runs(&req.scenario, &req.measured)?;
+    let runs = read_runs(&req.scenario, &req.measured)?;
     let uncal = predict(&runs, None)?;
     let mut held = Vec::new();
     let held_out = |i: usize, f: &TrainingFit, t: f64, held: &mut Vec<HeldOut>| {

@@ -100,7 +100,7 @@ fn synthetic_runs(dir: &Path, noise: f64, seed: u64) -> (PathBuf, PathBuf) {
 fn recovers_known_losses_from_exact_runs() {
     let dir = temp_dir("exact");
     let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
-    let (_, runs) = read_runs(&scenario, &measured).unwrap();
+    let runs = read_runs(&scenario, &measured).unwrap();
     assert_eq!(runs.len(), 16);
     let f = fit(&runs, &Param::ALL).unwrap();
     for (j, q) in Param::ALL.iter().enumerate() {
@@ -134,7 +134,7 @@ fn recovers_known_losses_within_the_stated_uncertainty() {
     let (mut within2, mut estimates, mut at_bound) = (0, 0, 0);
     for seed in 1..=10 {
         let (scenario, measured) = synthetic_runs(&dir, 0.01, seed);
-        let (_, runs) = read_runs(&scenario, &measured).unwrap();
+        let runs = read_runs(&scenario, &measured).unwrap();
         let f = fit(&runs, &Param::ALL).unwrap();
         for (j, q) in Param::ALL.iter().enumerate() {
             let se = f.standard_errors[j];
@@ -190,7 +190,7 @@ fn recovers_known_losses_within_the_stated_uncertainty() {
 fn held_and_unidentifiable_losses() {
     let dir = temp_dir("held");
     let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
-    let (_, runs) = read_runs(&scenario, &measured).unwrap();
+    let runs = read_runs(&scenario, &measured).unwrap();
     let f = fit(&runs, &[Param::MessageOverhead]).unwrap();
     // the scenario is ideal: no stragglers, the whole bandwidth
     assert_eq!((f.values[0], f.values[2]), (0.0, 1.0));
@@ -213,7 +213,7 @@ fn held_and_unidentifiable_losses() {
         "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,1,0,0.03\neth-25g,1,0,0.031\neth-25g,1,64MiB,0.029\n",
     )
     .unwrap();
-    let (_, runs) = read_runs(&one, &csv).unwrap();
+    let runs = read_runs(&one, &csv).unwrap();
     let f = fit(&runs, &[Param::MessageOverhead, Param::NicEfficiency]).unwrap();
     assert_eq!(f.unidentified, ["message_overhead", "nic_efficiency"]);
     assert!(f.standard_errors.iter().all(|e| e.is_nan()));
@@ -492,7 +492,7 @@ fn bad_measurements_say_where() {
         "cluster.network,cluster.nodes,strategy.fusion,cluster.nic_efficiency,iteration_time_s\neth-10g,2,0,0.5,0.1\neth-10g,4,0,1.0,0.1\neth-10g,8,0,1.0,0.1\n",
     )
     .unwrap();
-    let (_, runs) = read_runs(&s, &m).unwrap();
+    let runs = read_runs(&s, &m).unwrap();
     let e = fit(&runs, &[Param::NicEfficiency]).unwrap_err().to_string();
     assert!(
         e.contains("line 3") && e.contains("cluster.nic_efficiency"),
@@ -515,7 +515,7 @@ fn bad_measurements_say_where() {
         "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,2,0,0.1\neth-10g,4,0,0.1\n",
     )
     .unwrap();
-    let (_, runs) = read_runs(&s, &m).unwrap();
+    let runs = read_runs(&s, &m).unwrap();
     let e = fit(&runs, &Param::ALL).unwrap_err();
     assert!(e.to_string().contains("at least 4"), "{e}");
     // throughput is the job's, in the scenario's unit: the same point as
@@ -530,7 +530,7 @@ fn bad_measurements_say_where() {
         ),
     )
     .unwrap();
-    let (_, runs) = read_runs(&s, &m).unwrap();
+    let runs = read_runs(&s, &m).unwrap();
     assert!((runs[0].measured_s / t - 1.0).abs() < 1e-12);
 }
 

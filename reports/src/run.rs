@@ -263,15 +263,21 @@ pub struct Runs {
     samples: Option<u32>,
 }
 
+/// Checks a number of runs a point (`--uncertainty N` of `dtsim run`,
+/// `sweep` and `report`): 2 to [`MAX_UNCERTAINTY_SAMPLES`]; the message
+/// says so.
+pub fn check_uncertainty(n: Option<u32>) -> Result<(), String> {
+    match n {
+        Some(n) if !(2..=MAX_UNCERTAINTY_SAMPLES).contains(&n) => Err(format!(
+            "--uncertainty {n}: give 2 to {MAX_UNCERTAINTY_SAMPLES} runs a point (100 gives percentiles to about a percent)"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Opens and validates the scenario and writes the trace if asked.
 pub fn start(req: &Request) -> Result<Runs, RunError> {
-    if let Some(n) = req.uncertainty
-        && !(2..=MAX_UNCERTAINTY_SAMPLES).contains(&n)
-    {
-        return Err(RunError::Request(format!(
-            "--uncertainty {n}: give 2 to {MAX_UNCERTAINTY_SAMPLES} runs a point (100 gives percentiles to about a percent)"
-        )));
-    }
+    check_uncertainty(req.uncertainty).map_err(RunError::Request)?;
     let grid = scenario::open_file(&req.file)?;
     let warnings = grid.check()?.iter().map(|w| w.to_string()).collect();
     let mut runs = Runs {

@@ -151,6 +151,27 @@ impl Param {
         }
     }
 
+    /// Whether a configuration may hold `v`, as its scenario key would
+    /// (wider than [`Param::range`] for the efficiency: any positive
+    /// fraction).
+    pub fn admits(self, v: f64) -> bool {
+        let (_, hi) = self.range();
+        let low_ok = match self {
+            Param::NicEfficiency => v > 0.0,
+            _ => v >= 0.0,
+        };
+        v.is_finite() && low_ok && v <= hi
+    }
+
+    /// [`Param::admits`]'s interval, as messages write it.
+    pub fn admitted(self) -> String {
+        let (_, hi) = self.range();
+        match self {
+            Param::NicEfficiency => format!("(0, {hi}]"),
+            _ => format!("[0, {hi}]"),
+        }
+    }
+
     /// Its value in a configuration.
     pub fn get(self, cfg: &TrainConfig) -> f64 {
         match self {
@@ -168,13 +189,7 @@ impl Param {
     /// If `v` is outside [`Param::range`]'s (the callers clamp), or an
     /// efficiency of 0.
     pub fn set(self, cfg: &mut TrainConfig, v: f64) {
-        let (_, hi) = self.range();
-        let positive = v > 0.0 || (v == 0.0 && self != Param::NicEfficiency);
-        assert!(
-            v.is_finite() && positive && v <= hi,
-            "{} = {v}",
-            self.name()
-        );
+        assert!(self.admits(v), "{} = {v}", self.name());
         match self {
             Param::ComputeJitter => cfg.model.compute_jitter = v,
             Param::MessageOverhead => cfg.strategy.message_overhead_s = v,

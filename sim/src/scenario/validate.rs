@@ -228,18 +228,7 @@ fn training_profile(
             "a training profile gives the losses fitted to measured runs, and `ideal = true` asks for none: keep one of the two",
         ));
     }
-    let path = match dir {
-        Some(d) if Path::new(given).is_relative() => d.join(given),
-        _ => std::path::PathBuf::from(given),
-    };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        invalid(
-            key,
-            format!("cannot read training profile {}: {e}", path.display()),
-        )
-    })?;
-    let profile = crate::profile::Profile::from_toml(&text)
-        .map_err(|e| invalid(key, format!("training profile {}: {e}", path.display())))?;
+    let (path, profile) = read_profile(key, "training", given, dir)?;
     let bad = |m: String| invalid(key, format!("training profile {}: {m}", path.display()));
     let t = profile.training.ok_or_else(|| {
         bad("has no [training] table (`dtsim calibrate training` writes one)".into())
@@ -249,15 +238,11 @@ fn training_profile(
         (Param::MessageOverhead, t.message_overhead_s),
         (Param::NicEfficiency, t.nic_efficiency),
     ] {
-        let (lo, hi) = p.range();
-        let (ok, range) = match p {
-            Param::NicEfficiency => (v > 0.0 && v <= hi, format!("(0, {hi}]")),
-            _ => (v >= lo && v <= hi, format!("[{lo}, {hi}]")),
-        };
-        if !(ok && v.is_finite()) {
+        if !p.admits(v) {
             return Err(bad(format!(
-                "[training] {} = {v} is outside {range}",
-                p.name()
+                "[training] {} = {v} is outside {}",
+                p.name(),
+                p.admitted()
             )));
         }
     }
@@ -602,6 +587,23 @@ fn kernel_profile(
             ));
         }
     };
+    let (_, profile) = read_profile(key, "kernel", given, dir)?;
+    let kernels = model
+        .kernels
+        .with_profile(&profile, given, needed, &model.gpu)
+        .map_err(|m| invalid(key, m))?;
+    Ok(Model { kernels, ..model })
+}
+
+/// Reads the `what` profile a scenario names at `key` (a path relative to
+/// the scenario's directory `dir`): its path and contents, or an error at
+/// the key saying which file and why.
+fn read_profile(
+    key: &str,
+    what: &str,
+    given: &str,
+    dir: Option<&Path>,
+) -> Result<(std::path::PathBuf, crate::profile::Profile), Invalid> {
     let path = match dir {
         Some(d) if Path::new(given).is_relative() => d.join(given),
         _ => std::path::PathBuf::from(given),
@@ -609,16 +611,12 @@ fn kernel_profile(
     let text = std::fs::read_to_string(&path).map_err(|e| {
         invalid(
             key,
-            format!("cannot read kernel profile {}: {e}", path.display()),
+            format!("cannot read {what} profile {}: {e}", path.display()),
         )
     })?;
     let profile = crate::profile::Profile::from_toml(&text)
-        .map_err(|e| invalid(key, format!("kernel profile {}: {e}", path.display())))?;
-    let kernels = model
-        .kernels
-        .with_profile(&profile, given, needed, &model.gpu)
-        .map_err(|m| invalid(key, m))?;
-    Ok(Model { kernels, ..model })
+        .map_err(|e| invalid(key, format!("{what} profile {}: {e}", path.display())))?;
+    Ok((path, profile))
 }
 
 /// `model.compute_jitter`: a coefficient of variation in [0, 1] (default

@@ -336,6 +336,7 @@ pub fn run(
         channels: plan.channels.iter().map(|c| c.name.clone()).collect(),
         ..Timeline::default()
     });
+    let jitter = Jitter::new(cfg.seed, cfg.model.compute_jitter);
     let mut e = Engine {
         cfg,
         plan,
@@ -364,14 +365,9 @@ pub fn run(
         iters: VecDeque::new(),
         base: 0,
         hosts: vec![Host::default(); nodes as usize],
-        jitter: Jitter::new(cfg.seed, cfg.model.compute_jitter),
-        slowest: (mode == Mode::Representative && cfg.model.compute_jitter > 0.0).then(|| {
-            Slowest::new(
-                &Jitter::new(cfg.seed, cfg.model.compute_jitter),
-                cfg.cluster.gpus(),
-                stop + 1,
-            )
-        }),
+        slowest: (mode == Mode::Representative && !jitter.is_none())
+            .then(|| Slowest::new(&jitter, cfg.cluster.gpus(), stop + 1)),
+        jitter,
         overhead: SimTime::from_secs(cfg.strategy.message_overhead_s),
         stop,
         start_max: vec![SimTime::ZERO; stop as usize + 1],
