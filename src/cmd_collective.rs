@@ -75,6 +75,14 @@ pub struct CollectiveArgs {
     /// [default: the PCIe generation of the network's NICs].
     #[arg(long)]
     nic_link: Option<String>,
+    /// GPUs under each shared PCIe switch, whose uplink to the CPU carries
+    /// their host traffic [default: none, or the node's].
+    #[arg(long)]
+    gpus_per_pcie_switch: Option<u32>,
+    /// The shared PCIe switches' uplink (a PCIe preset) [default: the
+    /// GPU's own PCIe link, or the node's].
+    #[arg(long)]
+    pcie_uplink: Option<String>,
     /// GPUDirect RDMA: NICs read and write GPU memory (true) or transfers
     /// are staged through host memory (false) [default: true on RDMA
     /// networks, false on TCP ones and calibration profiles].
@@ -213,6 +221,8 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
                     nics_per_node: a.nics_per_node,
                     intra: a.intra,
                     nic_link: a.nic_link,
+                    gpus_per_pcie_switch: a.gpus_per_pcie_switch,
+                    pcie_uplink: a.pcie_uplink,
                 },
             )
             .map_err(|e| CliError::Input(format!("{}: {}", e.field.flag(), e.message)))?

@@ -230,6 +230,18 @@ fn impossible_values_name_key_and_line() {
             "cluster.latency",
             8,
         ),
+        (
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\ngpus_per_pcie_switch = 3",
+            "cluster.gpus_per_pcie_switch",
+            8,
+        ),
+        (
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\npcie_uplink = \"pcie4-x16\"",
+            "cluster.pcie_uplink",
+            8,
+        ),
         // accepted by the parser, simulated by nothing yet: refused
         (
             "fusion = \"64MiB\"",
@@ -508,6 +520,45 @@ fn collective_on_a_node_preset() {
     assert!(j["busbw_GBps"].as_f64().unwrap() > 200.0, "{j}");
     let one = json(&["--node", "dgx-h100", "--nics-per-node", "1"]);
     assert!(one["busbw_GBps"].as_f64().unwrap() < 47.0, "{one}");
+}
+
+/// Shared PCIe switches from the command line: a parameter server on the
+/// host of one node of 8 GPUs slows by the GPUs sharing each uplink (×4
+/// with 4 per switch and an uplink as fast as a GPU's link, at 1 GiB);
+/// an uplink without switches is refused, naming the flag.
+#[test]
+fn collective_with_shared_pcie_switches() {
+    let ps = |extra: &[&str]| -> f64 {
+        let mut v = vec![
+            "collective",
+            "--op",
+            "ps",
+            "--servers",
+            "1",
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "8",
+            "--size",
+            "1GiB",
+            "--json",
+        ];
+        v.extend_from_slice(extra);
+        let o = dtsim(&v);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        j["time_s"].as_f64().unwrap()
+    };
+    let ratio = ps(&["--gpus-per-pcie-switch", "4"]) / ps(&[]);
+    assert!((ratio - 4.0).abs() < 4e-3, "{ratio}");
+    assert_bad(
+        &allreduce_with("1GiB", &["--pcie-uplink", "pcie4-x16"]),
+        &["--pcie-uplink", "gpus_per_pcie_switch"],
+    );
+    assert_bad(
+        &allreduce_with("1GiB", &["--gpus-per-pcie-switch", "3"]),
+        &["--gpus-per-pcie-switch", "must divide"],
+    );
 }
 
 /// `--help` is pinned: a change to the interface must change this file

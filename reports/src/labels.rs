@@ -177,6 +177,12 @@ pub const LABELS: &[Label] = &[
     l("cluster.nic_link", "GPU–NIC link", Plain),
     l("cluster.node", "Node", Plain),
     l("cluster.gpudirect", "GPUDirect RDMA", Plain),
+    l(
+        "cluster.gpus_per_pcie_switch",
+        "GPUs per PCIe switch",
+        Plain,
+    ),
+    l("cluster.pcie_uplink", "PCIe switch uplink", Plain),
     l("strategy.dense", "Dense method", Plain),
     l("strategy.allreduce", "AllReduce algorithm", Plain),
     l("strategy.schedule", "Schedule", Plain),

@@ -258,6 +258,7 @@ pub const LINK_UTILISATION: &str = "link utilisation (%)";
 
 /// The links GPU `g`'s traffic can cross, named as in the trace: its
 /// intra-node link, its own PCIe link (nodes whose fabric is not PCIe),
+/// its shared PCIe switch's uplink (with `cluster.gpus_per_pcie_switch`),
 /// its own NICs (multi-node clusters), its node's core link
 /// (oversubscribed fabrics), each up and down. Links the collective leaves
 /// idle are kept, at 0 %: that one is idle is part of the picture (a
@@ -273,6 +274,12 @@ fn gpu_links(topo: &Topology, g: u32) -> Vec<(String, LinkId)> {
     if spec.nic_link.is_some() {
         links.push(("PCIe up".to_string(), topo.pcie_up(g)));
         links.push(("PCIe down".to_string(), topo.pcie_down(g)));
+    }
+    if spec.pcie_switches.is_some() {
+        let sw = spec.pairing().switch_of_gpu(g % spec.gpus_per_node);
+        let up = topo.uplink_up(node, sw);
+        links.push((format!("PCIe switch {sw} uplink up"), up));
+        links.push((format!("PCIe switch {sw} uplink down"), up + 1));
     }
     if spec.nodes > 1 {
         for nic in (0..spec.nics_per_node).filter(|&n| spec.is_own_nic(g, n)) {

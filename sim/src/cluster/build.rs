@@ -6,7 +6,7 @@
 //! caller spells its own way (`cluster.nics_per_node`, `--nics-per-node`).
 
 use super::presets::{self, Kind, LinkPreset};
-use super::{ClusterSpec, LinkParams, NicLink, Placement};
+use super::{ClusterSpec, LinkParams, NicLink, PcieSwitches, Placement};
 use crate::limits;
 use crate::names::unknown;
 use crate::profile::Profile;
@@ -55,6 +55,10 @@ pub enum Field {
     Node,
     /// `nic_efficiency`.
     NicEfficiency,
+    /// `gpus_per_pcie_switch`.
+    GpusPerPcieSwitch,
+    /// `pcie_uplink`.
+    PcieUplink,
 }
 
 impl Field {
@@ -76,6 +80,8 @@ impl Field {
             Field::Gpudirect => "gpudirect",
             Field::Node => "node",
             Field::NicEfficiency => "nic_efficiency",
+            Field::GpusPerPcieSwitch => "gpus_per_pcie_switch",
+            Field::PcieUplink => "pcie_uplink",
         }
     }
 
@@ -130,6 +136,14 @@ pub struct Description {
     /// network's NICs, `LinkPreset::nic_pcie`). On a PCIe node the GPU
     /// reaches its NIC over its intra link, so only that preset may be named.
     pub nic_link: Option<String>,
+    /// GPUs under each shared PCIe switch (`None`: every GPU's PCIe link
+    /// reaches the CPU directly); must divide `gpus_per_node`, and the
+    /// switches must share the NICs equally (NICs a multiple of the
+    /// switches, or dividing them).
+    pub gpus_per_pcie_switch: Option<u32>,
+    /// A PCIe preset for each shared switch's uplink to the CPU (default:
+    /// the GPU's own PCIe link); only with `gpus_per_pcie_switch`.
+    pub pcie_uplink: Option<String>,
     /// GPUDirect RDMA (default: on for RDMA networks, off for TCP and
     /// calibration profiles; on is refused for TCP networks).
     pub gpudirect: Option<bool>,
@@ -145,6 +159,9 @@ pub struct Description {
     /// in (0, 1] (`sim::losses`); the inter-node bandwidth is multiplied
     /// by it.
     pub nic_efficiency: f64,
+    /// The node preset the description came from, if any (errors name it
+    /// where its bundle, not the user, supplied the faulty value).
+    pub node: Option<String>,
 }
 
 /// The keys a node preset bundles, each as the user gave it (`None`: not
@@ -163,6 +180,10 @@ pub struct NodeKeys {
     pub intra: Option<String>,
     /// The GPU's PCIe link to its NICs.
     pub nic_link: Option<String>,
+    /// GPUs per shared PCIe switch.
+    pub gpus_per_pcie_switch: Option<u32>,
+    /// The shared PCIe switches' uplink.
+    pub pcie_uplink: Option<String>,
 }
 
 impl Description {
@@ -200,6 +221,7 @@ impl Description {
             (None, Some(p)) if !pcie_node => Some(p.nic_link.to_string()),
             _ => None,
         };
+        let switches = node.filter(|p| p.gpus_per_pcie_switch > 0);
         Ok(Description {
             nics_per_node: keys
                 .nics_per_node
@@ -207,6 +229,14 @@ impl Description {
                 .unwrap_or(1),
             intra,
             nic_link,
+            gpus_per_pcie_switch: keys
+                .gpus_per_pcie_switch
+                .or(switches.map(|p| p.gpus_per_pcie_switch)),
+            pcie_uplink: keys
+                .pcie_uplink
+                .or(switches
+                    .and_then(|p| (!p.pcie_uplink.is_empty()).then(|| p.pcie_uplink.into()))),
+            node: keys.node,
             ..Description::new(
                 nodes,
                 keys.gpus_per_node
@@ -232,6 +262,9 @@ impl Description {
             intra_bandwidth: None,
             intra_latency: None,
             nic_link: None,
+            gpus_per_pcie_switch: None,
+            pcie_uplink: None,
+            node: None,
             gpudirect: None,
             oversubscription: 1.0,
             placement: Placement::Contiguous,
@@ -275,6 +308,17 @@ impl Description {
             ));
         }
         let nic_link = self.nic_link(&inter, intra)?;
+        let intra_link = link(
+            intra,
+            (Field::IntraBandwidth, &self.intra_bandwidth),
+            (Field::IntraLatency, &self.intra_latency),
+        )?;
+        let starred = if self.intra_bandwidth.is_some() || self.intra_latency.is_some() {
+            format!("{intra_name}*")
+        } else {
+            intra_name.to_string()
+        };
+        let pcie_switches = self.pcie_switches(&starred, intra_link, &nic_link)?;
         let gpudirect = match (self.gpudirect, inter.kind) {
             (Some(true), Kind::Tcp) => {
                 return Err(invalid(
@@ -311,12 +355,9 @@ impl Description {
                 }
             },
             intra_name: named(intra_name, &self.intra_bandwidth, &self.intra_latency),
-            intra: link(
-                intra,
-                (Field::IntraBandwidth, &self.intra_bandwidth),
-                (Field::IntraLatency, &self.intra_latency),
-            )?,
+            intra: intra_link,
             nic_link,
+            pcie_switches,
             gpudirect,
             latency_end_to_end: inter.name == PROFILE,
             nics_per_node: nics,
@@ -329,13 +370,6 @@ impl Description {
 
     /// The GPU's own PCIe link, on nodes whose fabric is not PCIe.
     fn nic_link(&self, inter: &LinkPreset, intra: &LinkPreset) -> Result<Option<NicLink>, Invalid> {
-        let pcie_names = || -> Vec<&str> {
-            presets::INTRA_NODE
-                .iter()
-                .filter(|p| p.kind == Kind::Pcie)
-                .map(|p| p.name)
-                .collect()
-        };
         if intra.kind == Kind::Pcie {
             return match &self.nic_link {
                 Some(n) if n != intra.name => Err(invalid(
@@ -359,6 +393,67 @@ impl Description {
                 latency: p.latency_s,
             },
         }))
+    }
+
+    /// The shared PCIe switches, checked against the node's GPUs and NICs;
+    /// the uplink defaults to the GPU's own PCIe link (`intra` on a PCIe
+    /// node, with its overrides).
+    fn pcie_switches(
+        &self,
+        intra_name: &str,
+        intra: LinkParams,
+        nic_link: &Option<NicLink>,
+    ) -> Result<Option<PcieSwitches>, Invalid> {
+        let Some(k) = self.gpus_per_pcie_switch else {
+            return match &self.pcie_uplink {
+                Some(_) => Err(invalid(
+                    Field::PcieUplink,
+                    "means nothing without gpus_per_pcie_switch: a GPU's PCIe link reaches the CPU directly unless GPUs share a PCIe switch",
+                )),
+                None => Ok(None),
+            };
+        };
+        let from = match &self.node {
+            Some(n) => format!(" (node `{n}`'s)"),
+            None => String::new(),
+        };
+        let g = self.gpus_per_node;
+        if k == 0 || !g.is_multiple_of(k) {
+            return Err(invalid(
+                Field::GpusPerPcieSwitch,
+                format!("{k} GPUs per PCIe switch{from} must divide the {g} GPUs of a node"),
+            ));
+        }
+        let (switches, nics) = (g / k, self.nics_per_node);
+        if !(nics.is_multiple_of(switches) || switches.is_multiple_of(nics)) {
+            return Err(invalid(
+                Field::GpusPerPcieSwitch,
+                format!(
+                    "{k} GPUs per PCIe switch{from} make {switches} switches, which cannot share the {nics} NICs of a node equally: NICs per node must be a multiple of the switches, or divide them"
+                ),
+            ));
+        }
+        let uplink = match &self.pcie_uplink {
+            Some(name) => {
+                let p = presets::intra_node(name)
+                    .filter(|p| p.kind == Kind::Pcie)
+                    .ok_or_else(|| {
+                        invalid(Field::PcieUplink, unknown("PCIe link", name, &pcie_names()))
+                    })?;
+                NicLink {
+                    name: p.name.to_string(),
+                    link: LinkParams {
+                        bandwidth: p.bandwidth_bytes_per_s,
+                        latency: p.latency_s,
+                    },
+                }
+            }
+            None => nic_link.clone().unwrap_or(NicLink {
+                name: intra_name.to_string(),
+                link: intra,
+            }),
+        };
+        Ok(Some(PcieSwitches { gpus: k, uplink }))
     }
 
     /// The inter-node preset named, or one made of a calibration profile's
@@ -393,6 +488,15 @@ impl Description {
             )
         })
     }
+}
+
+/// The names of the PCIe presets.
+fn pcie_names() -> Vec<&'static str> {
+    presets::INTRA_NODE
+        .iter()
+        .filter(|p| p.kind == Kind::Pcie)
+        .map(|p| p.name)
+        .collect()
 }
 
 /// A preset's link with its bandwidth and latency overridden where given;
@@ -595,6 +699,40 @@ mod tests {
             ),
             (
                 Description {
+                    gpus_per_pcie_switch: Some(3),
+                    ..base.clone()
+                },
+                Field::GpusPerPcieSwitch,
+                "3 GPUs per PCIe switch must divide the 4 GPUs of a node",
+            ),
+            (
+                Description {
+                    gpus_per_pcie_switch: Some(1),
+                    nics_per_node: 3,
+                    ..base.clone()
+                },
+                Field::GpusPerPcieSwitch,
+                "make 4 switches, which cannot share the 3 NICs of a node equally",
+            ),
+            (
+                Description {
+                    pcie_uplink: Some("pcie4-x16".into()),
+                    ..base.clone()
+                },
+                Field::PcieUplink,
+                "means nothing without gpus_per_pcie_switch",
+            ),
+            (
+                Description {
+                    gpus_per_pcie_switch: Some(2),
+                    pcie_uplink: Some("nvlink4".into()),
+                    ..base.clone()
+                },
+                Field::PcieUplink,
+                "unknown PCIe link `nvlink4`",
+            ),
+            (
+                Description {
                     network: "missing.toml".into(),
                     ..base
                 },
@@ -665,6 +803,61 @@ mod tests {
         .unwrap();
         assert_eq!(d.nic_link, None);
         assert_eq!(d.build().unwrap().intra_name, "pcie4-x16");
+        // a bundle's switches that no longer fit the counts given say whose
+        // they are
+        let e = Description::from_keys(
+            2,
+            NodeKeys {
+                gpus_per_node: Some(6),
+                ..keys("aws-p4d")
+            },
+        )
+        .unwrap()
+        .build()
+        .unwrap_err();
+        assert_eq!(e.field, Field::GpusPerPcieSwitch);
+        assert!(
+            e.message
+                .contains("2 GPUs per PCIe switch (node `aws-p4d`'s) make 3 switches"),
+            "{}",
+            e.message
+        );
+        // switches and their uplink: the bundle's, the GPU's PCIe link by
+        // default, or as given
+        let c = Description::from_keys(2, keys("dgx-a100"))
+            .unwrap()
+            .build()
+            .unwrap();
+        let sw = c.pcie_switches.clone().unwrap();
+        assert_eq!((sw.gpus, sw.uplink.name.as_str()), (2, "pcie4-x16"));
+        assert_eq!(c.pcie_switch_count(), 4);
+        let c = Description::from_keys(
+            2,
+            NodeKeys {
+                gpus_per_pcie_switch: Some(4),
+                pcie_uplink: Some("pcie3-x16".into()),
+                ..keys("dgx-a100")
+            },
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+        let sw = c.pcie_switches.unwrap();
+        assert_eq!((sw.gpus, sw.uplink.name.as_str()), (4, "pcie3-x16"));
+        // on a PCIe node the uplink defaults to the intra link, overrides
+        // and all
+        let c = Description {
+            gpus_per_pcie_switch: Some(2),
+            intra_bandwidth: Some("10GB/s".into()),
+            ..Description::new(1, 4, "eth-10g")
+        }
+        .build()
+        .unwrap();
+        let sw = c.pcie_switches.unwrap();
+        assert_eq!(
+            (sw.uplink.name.as_str(), sw.uplink.link.bandwidth),
+            ("pcie3-x16*", 10e9)
+        );
         let e = Description::from_keys(1, keys("dgx-a10")).unwrap_err();
         assert_eq!(e.field, Field::Node);
         assert!(

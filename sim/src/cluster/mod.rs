@@ -38,12 +38,29 @@
 //!   its traffic crosses the GPU's PCIe link (local peers) or the NIC
 //!   (remote peers).
 //!
-//! NICs and GPUs pair up by index: with `nics ≤ gpus_per_node` GPU `i`
-//! uses NIC `i mod nics`; with more NICs than GPUs, NIC `n` belongs to GPU
-//! `n mod gpus_per_node`, and a GPU spreads its transfers over its NICs by
-//! the peer's node. NIC `n`'s own GPU is GPU `n mod gpus_per_node`. A
-//! collective that runs in channels ([`crate::collective::program`]) pins
-//! each channel to one NIC on every node, as NCCL builds one ring per rail.
+//! NICs and GPUs pair up by index ([`Pairing`]): with `nics ≤
+//! gpus_per_node` GPU `i` uses NIC `i mod nics`; with more NICs than GPUs,
+//! NIC `n` belongs to GPU `n mod gpus_per_node`, and a GPU spreads its
+//! transfers over its NICs by the peer's node. NIC `n`'s own GPU is GPU
+//! `n mod gpus_per_node`. A collective that runs in channels
+//! ([`crate::collective::program`]) pins each channel to one NIC on every
+//! node, as NCCL builds one ring per rail.
+//!
+//! **Shared PCIe switches** (`cluster.gpus_per_pcie_switch`, absent by
+//! default): a node's GPUs sit in blocks of k under PCIe switches
+//! (GPUs 0..k under switch 0, and so on), each switch holding an equal
+//! share of the node's NICs, with one uplink (up, down) to the CPU
+//! (`cluster.pcie_uplink`). GPUs and NICs then pair up inside their switch
+//! by the rule above (with fewer NICs than switches, inside a group of
+//! switches that shares one NIC, under the group's first switch). Traffic
+//! that stays under a switch (a GPU and a NIC of its switch with GPUDirect,
+//! or two GPUs of a PCIe node under one switch) never touches the uplink;
+//! traffic to or from host memory crosses it: a parameter server's, a
+//! transfer staged through host memory without GPUDirect (the sender's
+//! uplink up into host memory and the NIC's switch's uplink down out of
+//! it; the mirror on the receiving node), and peer or NIC traffic between
+//! two switches (through the CPU's root complex). Without the key every
+//! GPU's PCIe link reaches the CPU directly and nothing else is shared.
 
 pub mod build;
 pub mod presets;
@@ -90,6 +107,127 @@ pub struct NicLink {
     pub link: LinkParams,
 }
 
+/// PCIe switches shared by a node's GPUs and NICs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcieSwitches {
+    /// GPUs under each switch (divides `gpus_per_node`; at least 2).
+    pub gpus: u32,
+    /// The switch's uplink to the CPU, per direction, and its latency
+    /// (a PCIe preset's; the latency is not added to paths, which already
+    /// pay their PCIe latency once).
+    pub uplink: NicLink,
+}
+
+/// How a node's GPUs and NICs pair up: in `units` equal groups (the
+/// node's PCIe switches, or groups of switches sharing one NIC; one group
+/// without shared switches), each of `gpus / units` GPUs and
+/// `nics / units` NICs, paired inside their group by index (see the
+/// module documentation). Indices are within the node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pairing {
+    gpus: u32,
+    nics: u32,
+    units: u32,
+    /// GPUs per PCIe switch (`gpus` when the node has no shared switch).
+    per_switch: u32,
+}
+
+impl Pairing {
+    /// The pairing of `gpus` GPUs and `nics` NICs under switches of
+    /// `per_switch` GPUs (`None`: no shared switch). Switches must hold
+    /// equal shares of the NICs, or groups of switches one NIC each
+    /// ([`ClusterSpec`]'s builder checks it).
+    pub fn new(gpus: u32, nics: u32, per_switch: Option<u32>) -> Pairing {
+        let per_switch = per_switch.unwrap_or(gpus);
+        let switches = gpus / per_switch;
+        Pairing {
+            gpus,
+            nics,
+            units: switches.min(nics),
+            per_switch,
+        }
+    }
+
+    fn unit_gpus(self) -> u32 {
+        self.gpus / self.units
+    }
+
+    fn unit_nics(self) -> u32 {
+        self.nics / self.units
+    }
+
+    /// The NIC GPU `local` uses towards a node `ahead` nodes further on:
+    /// its own (with NICs no more than GPUs in its group), or one of its
+    /// own chosen by `ahead`.
+    pub fn nic_of_gpu(self, local: u32, ahead: u32) -> u32 {
+        let (k, m) = (self.unit_gpus(), self.unit_nics());
+        let (u, j) = (local / k, local % k);
+        if m <= k {
+            u * m + j % m
+        } else {
+            let own = (m - j).div_ceil(k);
+            u * m + j + k * (ahead % own)
+        }
+    }
+
+    /// GPU `local`'s `i`-th NIC of its own (`i` below
+    /// [`Pairing::own_nics`]).
+    pub fn own_nic(self, local: u32, i: u32) -> u32 {
+        let (k, m) = (self.unit_gpus(), self.unit_nics());
+        if m <= k {
+            self.nic_of_gpu(local, 0)
+        } else {
+            (local / k) * m + local % k + k * i
+        }
+    }
+
+    /// How many NICs GPU `local` has of its own.
+    pub fn own_nics(self, local: u32) -> u32 {
+        let (k, m) = (self.unit_gpus(), self.unit_nics());
+        if m <= k {
+            1
+        } else {
+            (m - local % k).div_ceil(k)
+        }
+    }
+
+    /// The GPU that NIC `nic` sits next to (it posts the NIC's sends for
+    /// GPUs whose NIC it is not: NCCL's PXN).
+    pub fn gpu_of_nic(self, nic: u32) -> u32 {
+        let (k, m) = (self.unit_gpus(), self.unit_nics());
+        (nic / m) * k + (nic % m) % k
+    }
+
+    /// Whether NIC `nic` is one of GPU `local`'s own.
+    pub fn is_own_nic(self, local: u32, nic: u32) -> bool {
+        let (k, m) = (self.unit_gpus(), self.unit_nics());
+        if nic / m != local / k {
+            return false;
+        }
+        if m <= k {
+            (local % k) % m == nic % m
+        } else {
+            (nic % m) % k == local % k
+        }
+    }
+
+    /// The PCIe switch (within the node) of GPU `local`.
+    pub fn switch_of_gpu(self, local: u32) -> u32 {
+        local / self.per_switch
+    }
+
+    /// The PCIe switch (within the node) NIC `nic` sits under.
+    pub fn switch_of_nic(self, nic: u32) -> u32 {
+        self.switch_of_gpu(self.gpu_of_nic(nic))
+    }
+
+    /// Whether GPU `local` and NIC `nic` sit under one PCIe switch (always
+    /// without shared switches).
+    pub fn near(self, local: u32, nic: u32) -> bool {
+        self.switch_of_gpu(local) == self.switch_of_nic(nic)
+    }
+}
+
 /// A validated cluster description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterSpec {
@@ -108,6 +246,9 @@ pub struct ClusterSpec {
     /// The GPU's PCIe link to its NICs and host; `None` when the intra-node
     /// fabric is PCIe and the intra link is that same link.
     pub nic_link: Option<NicLink>,
+    /// PCIe switches shared by GPUs and NICs (`cluster.gpus_per_pcie_switch`);
+    /// `None`: every GPU's PCIe link reaches the CPU directly.
+    pub pcie_switches: Option<PcieSwitches>,
     /// Whether NICs read and write GPU memory directly (GPUDirect RDMA);
     /// otherwise transfers across nodes are staged through host memory.
     pub gpudirect: bool,
@@ -154,6 +295,7 @@ impl ClusterSpec {
                 latency: 0.0,
             },
             nic_link: None,
+            pcie_switches: None,
             gpudirect: false,
             latency_end_to_end: false,
             nics_per_node: 1,
@@ -200,39 +342,41 @@ impl ClusterSpec {
         g / self.gpus_per_node
     }
 
-    /// The NIC (0-based within its node) that a GPU uses to reach node
-    /// `peer_node`: its own NIC (`i mod nics`) when NICs are no more than
-    /// GPUs; with more NICs, one of its NICs (`i`, `i + G`, `i + 2G`, …)
-    /// chosen by how many nodes ahead the peer is, so a GPU's traffic to
-    /// many nodes spreads over all of them, and every node chooses alike.
-    pub fn nic_of_gpu(&self, g: u32, peer_node: u32) -> u32 {
-        let (local, gp, nics) = (
-            g % self.gpus_per_node,
+    /// How the node's GPUs and NICs pair up.
+    pub fn pairing(&self) -> Pairing {
+        Pairing::new(
             self.gpus_per_node,
             self.nics_per_node,
-        );
-        if nics <= gp {
-            local % nics
-        } else {
-            let own = (nics - local).div_ceil(gp);
-            let ahead = (peer_node + self.nodes - self.node_of_gpu(g)) % self.nodes;
-            local + gp * (ahead % own)
-        }
+            self.pcie_switches.as_ref().map(|p| p.gpus),
+        )
+    }
+
+    /// PCIe switches per node with an uplink of their own (0 without
+    /// shared switches).
+    pub fn pcie_switch_count(&self) -> u32 {
+        self.pcie_switches
+            .as_ref()
+            .map_or(0, |p| self.gpus_per_node / p.gpus)
+    }
+
+    /// The NIC (0-based within its node) that a GPU uses to reach node
+    /// `peer_node` ([`Pairing::nic_of_gpu`]): its own NIC when NICs are no
+    /// more than GPUs; with more, one of its own chosen by how many nodes
+    /// ahead the peer is, so a GPU's traffic to many nodes spreads over all
+    /// of them, and every node chooses alike.
+    pub fn nic_of_gpu(&self, g: u32, peer_node: u32) -> u32 {
+        let ahead = (peer_node + self.nodes - self.node_of_gpu(g)) % self.nodes;
+        self.pairing().nic_of_gpu(g % self.gpus_per_node, ahead)
     }
 
     /// The GPU (index within the node) that NIC `nic` sits next to.
     pub fn gpu_of_nic(&self, nic: u32) -> u32 {
-        nic % self.gpus_per_node
+        self.pairing().gpu_of_nic(nic)
     }
 
     /// Whether NIC `nic` is one of GPU `g`'s own.
     pub fn is_own_nic(&self, g: u32, nic: u32) -> bool {
-        let local = g % self.gpus_per_node;
-        if self.nics_per_node <= self.gpus_per_node {
-            local % self.nics_per_node == nic
-        } else {
-            self.gpu_of_nic(nic) == local
-        }
+        self.pairing().is_own_nic(g % self.gpus_per_node, nic)
     }
 
     /// Whether the node's NVSwitch reduces in-switch (NVLink SHARP): the
@@ -296,8 +440,9 @@ pub type LinkId = u32;
 /// The directed links of a cluster and the paths between endpoints.
 ///
 /// Links are numbered by kind: every GPU's fabric link (up, down), every
-/// GPU's PCIe link when it is a link of its own, every NIC's, and each
-/// node's core link when the fabric is oversubscribed.
+/// GPU's PCIe link when it is a link of its own, every shared PCIe
+/// switch's uplink, every NIC's, and each node's core link when the fabric
+/// is oversubscribed.
 #[derive(Debug, Clone)]
 pub struct Topology {
     spec: ClusterSpec,
@@ -305,13 +450,16 @@ pub struct Topology {
     capacity: Vec<f64>,
     /// First PCIe link; 0 (the fabric links) when they are one.
     pcie_base: u32,
+    /// First PCIe switch uplink (= `nic_base` when there are none).
+    uplink_base: u32,
     nic_base: u32,
     core_base: u32,
 }
 
-/// Most links a path crosses: a PXN hop (2), the proxy's PCIe, the NIC,
-/// two core links, the NIC and the receiver's PCIe.
-const MAX_PATH_LINKS: usize = 8;
+/// Most links a path crosses: a PXN hop (2), the proxy's PCIe, two
+/// switch uplinks (staged through host memory), the NIC, two core links,
+/// the NIC, two uplinks and the receiver's PCIe.
+const MAX_PATH_LINKS: usize = 12;
 
 /// The links and latency of one transfer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,6 +510,13 @@ impl Topology {
             }
             None => 0,
         };
+        let uplink_base = capacity.len() as u32;
+        if let Some(sw) = &spec.pcie_switches {
+            capacity.resize(
+                capacity.len() + 2 * (spec.nodes * spec.pcie_switch_count()) as usize,
+                sw.uplink.link.bandwidth,
+            );
+        }
         let nic_base = capacity.len() as u32;
         capacity.resize(capacity.len() + 2 * nics, spec.inter.bandwidth);
         let core_base = capacity.len() as u32;
@@ -375,6 +530,7 @@ impl Topology {
             spec: spec.clone(),
             capacity,
             pcie_base,
+            uplink_base,
             nic_base,
             core_base,
         }
@@ -405,6 +561,12 @@ impl Topology {
     /// The PCIe link into GPU `g`.
     pub fn pcie_down(&self, g: u32) -> LinkId {
         self.pcie_up(g) + 1
+    }
+    /// The uplink (towards the CPU) of PCIe switch `switch` of `node`;
+    /// its `down` direction is the next link. Only with shared switches.
+    pub fn uplink_up(&self, node: u32, switch: u32) -> LinkId {
+        debug_assert!(self.spec.pcie_switches.is_some());
+        self.uplink_base + 2 * (node * self.spec.pcie_switch_count() + switch)
     }
     /// The link out of a node's NIC.
     pub fn nic_up(&self, node: u32, nic: u32) -> LinkId {
@@ -463,7 +625,6 @@ impl Topology {
                 let n = s.node_of_gpu(x);
                 let mut p = Path::new((s.inter.latency + s.gpu_nic_latency()) / 2.0);
                 self.to_nic(&mut p, x, n, nic);
-                p.push(self.nic_up(n, nic));
                 if s.oversubscription > 1.0 {
                     p.push(self.core_up(n));
                 }
@@ -475,8 +636,7 @@ impl Topology {
                 if s.oversubscription > 1.0 {
                     p.push(self.core_up(n) + 1);
                 }
-                p.push(self.nic_down(n, nic));
-                p.push(self.pcie_down(y));
+                self.nic_to_gpu(&mut p, y, n, nic);
                 return p;
             }
             (Endpoint::NetSwitch { .. }, _) | (_, Endpoint::NetSwitch { .. }) => {
@@ -490,16 +650,30 @@ impl Topology {
                 (Endpoint::Gpu(x), Endpoint::Gpu(y)) => {
                     let mut p = Path::new(s.intra.latency);
                     p.push(self.gpu_up(x));
+                    // PCIe peers under different switches meet at the CPU
+                    if s.nic_link.is_none() {
+                        let (sx, sy) = (self.switch_of(x), self.switch_of(y));
+                        if sx != sy {
+                            p.push(self.uplink_up(na, sx.unwrap()));
+                            p.push(self.uplink_up(na, sy.unwrap()) + 1);
+                        }
+                    }
                     p.push(self.gpu_down(y));
                     p
                 }
                 (Endpoint::Gpu(x), Endpoint::Host { .. }) => {
                     let mut p = Path::new(s.gpu_pcie().latency);
                     p.push(self.pcie_up(x));
+                    if let Some(sw) = self.switch_of(x) {
+                        p.push(self.uplink_up(na, sw));
+                    }
                     p
                 }
                 (Endpoint::Host { .. }, Endpoint::Gpu(y)) => {
                     let mut p = Path::new(s.gpu_pcie().latency);
+                    if let Some(sw) = self.switch_of(y) {
+                        p.push(self.uplink_up(na, sw) + 1);
+                    }
                     p.push(self.pcie_down(y));
                     p
                 }
@@ -532,35 +706,91 @@ impl Topology {
         let nic_b = nic.unwrap_or_else(|| self.nic_of(b, na));
         let gpu_side = matches!(a, Endpoint::Gpu(_)) || matches!(b, Endpoint::Gpu(_));
         let mut p = Path::new(s.inter.latency + if gpu_side { s.gpu_nic_latency() } else { 0.0 });
-        if let Endpoint::Gpu(x) = a {
-            self.to_nic(&mut p, x, na, nic_a);
+        match a {
+            Endpoint::Gpu(x) => self.to_nic(&mut p, x, na, nic_a),
+            // host memory to the NIC, through its switch's uplink
+            _ => {
+                if s.pcie_switches.is_some() {
+                    let sw = s.pairing().switch_of_nic(nic_a);
+                    p.push(self.uplink_up(na, sw) + 1);
+                }
+                p.push(self.nic_up(na, nic_a));
+            }
         }
-        p.push(self.nic_up(na, nic_a));
         if s.oversubscription > 1.0 {
             p.push(self.core_up(na));
             p.push(self.core_up(nb) + 1);
         }
-        p.push(self.nic_down(nb, nic_b));
-        if let Endpoint::Gpu(y) = b {
-            p.push(self.pcie_down(y));
+        match b {
+            Endpoint::Gpu(y) => self.nic_to_gpu(&mut p, y, nb, nic_b),
+            _ => {
+                p.push(self.nic_down(nb, nic_b));
+                if s.pcie_switches.is_some() {
+                    p.push(self.uplink_up(nb, s.pairing().switch_of_nic(nic_b)));
+                }
+            }
         }
         p
     }
 
-    /// Appends GPU `x`'s way to NIC `nic` of its node `n`: its PCIe link,
-    /// or on an NVLink node whose NIC is another GPU's, over the fabric to
-    /// that GPU first (NCCL's PXN), which adds a fabric hop's latency.
+    /// The PCIe switch of GPU `g` (within its node), when switches are
+    /// shared.
+    fn switch_of(&self, g: u32) -> Option<u32> {
+        let s = &self.spec;
+        s.pcie_switches
+            .as_ref()
+            .map(|_| s.pairing().switch_of_gpu(g % s.gpus_per_node))
+    }
+
+    /// Whether a transfer between GPU `g` and NIC `nic` of its node
+    /// crosses the CPU: staged through host memory (no GPUDirect), or
+    /// between two PCIe switches. Never without shared switches.
+    fn via_cpu(&self, g: u32, nic: u32) -> bool {
+        let s = &self.spec;
+        s.pcie_switches.is_some() && (!s.gpudirect || !s.pairing().near(g % s.gpus_per_node, nic))
+    }
+
+    /// Appends GPU `x`'s way to NIC `nic` of its node `n` and the NIC's
+    /// link out: its PCIe link, or on an NVLink node whose NIC is another
+    /// GPU's or under another PCIe switch, over the fabric to the NIC's
+    /// GPU first (NCCL's PXN), which adds a fabric hop's latency; then,
+    /// when the way crosses the CPU ([`Topology::via_cpu`]), the sending
+    /// switch's uplink up and the NIC's switch's uplink down.
     fn to_nic(&self, p: &mut Path, x: u32, n: u32, nic: u32) {
         let s = &self.spec;
-        if s.nic_link.is_some() && !s.is_own_nic(x, nic) {
-            let proxy = n * s.gpus_per_node + s.gpu_of_nic(nic);
+        let pairing = s.pairing();
+        let local = x % s.gpus_per_node;
+        let sender = if s.nic_link.is_some()
+            && !(pairing.is_own_nic(local, nic) && pairing.near(local, nic))
+        {
+            let proxy = n * s.gpus_per_node + pairing.gpu_of_nic(nic);
             p.latency += s.intra.latency;
             p.push(self.gpu_up(x));
             p.push(self.gpu_down(proxy));
-            p.push(self.pcie_up(proxy));
+            proxy
         } else {
-            p.push(self.pcie_up(x));
+            x
+        };
+        p.push(self.pcie_up(sender));
+        if self.via_cpu(sender, nic) {
+            p.push(self.uplink_up(n, pairing.switch_of_gpu(sender % s.gpus_per_node)));
+            p.push(self.uplink_up(n, pairing.switch_of_nic(nic)) + 1);
         }
+        p.push(self.nic_up(n, nic));
+    }
+
+    /// Appends the way from NIC `nic` of node `n` into GPU `y`: the NIC's
+    /// link in, then, when it crosses the CPU, the NIC's switch's uplink
+    /// up and GPU `y`'s switch's uplink down; then `y`'s PCIe link.
+    fn nic_to_gpu(&self, p: &mut Path, y: u32, n: u32, nic: u32) {
+        let s = &self.spec;
+        p.push(self.nic_down(n, nic));
+        if self.via_cpu(y, nic) {
+            let pairing = s.pairing();
+            p.push(self.uplink_up(n, pairing.switch_of_nic(nic)));
+            p.push(self.uplink_up(n, pairing.switch_of_gpu(y % s.gpus_per_node)) + 1);
+        }
+        p.push(self.pcie_down(y));
     }
 
     /// Bottleneck bandwidth of a path when nothing else shares it
@@ -579,13 +809,15 @@ impl Topology {
     pub fn link_in_node0(&self, l: LinkId) -> LinkId {
         let s = &self.spec;
         let per_node = 2 * s.gpus_per_node;
-        if l < self.nic_base {
+        if l < self.uplink_base {
             let base = if l < self.pcie_base {
                 0
             } else {
                 self.pcie_base
             };
             base + (l - base) % per_node
+        } else if l < self.nic_base {
+            self.uplink_base + (l - self.uplink_base) % (2 * s.pcie_switch_count())
         } else if l < self.core_base {
             self.nic_base + (l - self.nic_base) % (2 * s.nics_per_node)
         } else {
@@ -596,7 +828,11 @@ impl Topology {
     /// Human name of a link, for traces and errors.
     pub fn link_name(&self, l: LinkId) -> String {
         let dir = if l.is_multiple_of(2) { "up" } else { "down" };
-        if l < self.nic_base {
+        if l >= self.uplink_base && l < self.nic_base {
+            let i = (l - self.uplink_base) / 2;
+            let per_node = self.spec.pcie_switch_count();
+            format!("node{}-pcie-switch{}-{dir}", i / per_node, i % per_node)
+        } else if l < self.nic_base {
             if self.pcie_base > 0 && l >= self.pcie_base {
                 format!("gpu{}-pcie-{dir}", (l - self.pcie_base) / 2)
             } else {
@@ -634,6 +870,7 @@ mod tests {
                 latency: 2e-6,
             },
             nic_link: None,
+            pcie_switches: None,
             gpudirect: false,
             latency_end_to_end: false,
             nics_per_node: nics,
@@ -763,6 +1000,177 @@ mod tests {
         let few = spec(1, 8, 2, 1.0);
         assert_eq!(few.nic_of_gpu(5, 0), 1);
         assert!(few.is_own_nic(4, 0) && !few.is_own_nic(4, 1));
+    }
+
+    /// Without shared switches the pairing is the index rule the module
+    /// documents, for every count of GPUs and NICs.
+    #[test]
+    fn pairing_without_switches_is_the_index_rule() {
+        for g in 1..=8u32 {
+            for nics in 1..=20u32 {
+                let p = Pairing::new(g, nics, None);
+                for local in 0..g {
+                    for ahead in 0..5 {
+                        let want = if nics <= g {
+                            local % nics
+                        } else {
+                            local + g * (ahead % (nics - local).div_ceil(g))
+                        };
+                        assert_eq!(p.nic_of_gpu(local, ahead), want, "{g} {nics} {local}");
+                    }
+                    for n in 0..nics {
+                        let own = if nics <= g {
+                            local % nics == n
+                        } else {
+                            n % g == local
+                        };
+                        assert_eq!(p.is_own_nic(local, n), own);
+                        assert!(p.near(local, n));
+                    }
+                    for i in 0..p.own_nics(local) {
+                        assert!(p.is_own_nic(local, p.own_nic(local, i)));
+                    }
+                }
+                for n in 0..nics {
+                    assert_eq!(p.gpu_of_nic(n), n % g);
+                }
+            }
+        }
+    }
+
+    /// Shared switches: GPUs pair with NICs of their own switch, as the
+    /// layouts of docs/research/efa.md have them.
+    #[test]
+    fn shared_switches_pair_inside_the_switch() {
+        // p4d: 2 GPUs and 1 NIC per switch
+        let p = Pairing::new(8, 4, Some(2));
+        let nic: Vec<u32> = (0..8).map(|g| p.nic_of_gpu(g, 0)).collect();
+        assert_eq!(nic, [0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(
+            (0..4).map(|n| p.gpu_of_nic(n)).collect::<Vec<_>>(),
+            [0, 2, 4, 6]
+        );
+        assert!(p.is_own_nic(5, 2) && !p.is_own_nic(5, 1));
+        assert!(p.near(5, 2) && !p.near(5, 3));
+        // DGX A100: 2 GPUs and 2 NICs per switch, GPU i on NIC i
+        let p = Pairing::new(8, 8, Some(2));
+        assert!((0..8).all(|g| p.nic_of_gpu(g, 0) == g && p.gpu_of_nic(g) == g));
+        assert!(p.near(3, 2) && !p.near(3, 4));
+        // p5: 1 GPU and 4 NICs per switch
+        let p = Pairing::new(8, 32, Some(1));
+        assert_eq!(p.own_nics(3), 4);
+        let own: Vec<u32> = (0..4).map(|i| p.own_nic(3, i)).collect();
+        assert_eq!(own, [12, 13, 14, 15]);
+        assert_eq!((0..4).map(|a| p.nic_of_gpu(3, a)).collect::<Vec<_>>(), own);
+        assert_eq!(p.gpu_of_nic(14), 3);
+        assert!(p.near(3, 15) && !p.near(3, 16));
+        // fewer NICs than switches: two switches of 4 GPUs share one NIC,
+        // under the first
+        let p = Pairing::new(8, 1, Some(4));
+        assert!((0..8).all(|g| p.nic_of_gpu(g, 0) == 0 && p.is_own_nic(g, 0)));
+        assert_eq!(p.switch_of_nic(0), 0);
+        assert!(p.near(3, 0) && !p.near(4, 0));
+    }
+
+    /// Shared switches' uplinks carry what goes through the CPU: host
+    /// memory (a PS server's traffic, staging without GPUDirect) and PCIe
+    /// peers or a GPU and a NIC under different switches; what stays under
+    /// one switch does not touch them.
+    #[test]
+    fn shared_switch_uplinks_carry_what_crosses_the_cpu() {
+        let mut s = spec(2, 4, 2, 1.0);
+        let uplink = NicLink {
+            name: "u".into(),
+            link: LinkParams {
+                bandwidth: 16e9,
+                latency: 1e-6,
+            },
+        };
+        s.pcie_switches = Some(PcieSwitches { gpus: 2, uplink });
+        s.gpudirect = true;
+        let t = Topology::new(&s);
+        let names =
+            |p: &Path| -> Vec<String> { p.links().iter().map(|&l| t.link_name(l)).collect() };
+        // PCIe peers: under one switch, as before; across, via the CPU
+        let p = t.path(Endpoint::Gpu(0), Endpoint::Gpu(1));
+        assert_eq!(names(&p), ["gpu0-intra-up", "gpu1-intra-down"]);
+        let p = t.path(Endpoint::Gpu(1), Endpoint::Gpu(2));
+        assert_eq!(
+            names(&p),
+            [
+                "gpu1-intra-up",
+                "node0-pcie-switch0-up",
+                "node0-pcie-switch1-down",
+                "gpu2-intra-down"
+            ]
+        );
+        assert_eq!(p.latency, 2e-6);
+        // GPUDirect to a NIC of its own switch: no uplink (GPU 5 is GPU 1
+        // of node 1, under switch 0 with NIC 0)
+        let p = t.path(Endpoint::Gpu(1), Endpoint::Gpu(5));
+        assert_eq!(
+            names(&p),
+            [
+                "gpu1-intra-up",
+                "node0-nic0-up",
+                "node1-nic0-down",
+                "gpu5-intra-down"
+            ]
+        );
+        // a channel pinned to the other switch's NIC crosses the CPU on
+        // both nodes (a PCIe node has no PXN)
+        let p = t.route(Endpoint::Gpu(1), Endpoint::Gpu(5), Some(1));
+        assert_eq!(
+            names(&p),
+            [
+                "gpu1-intra-up",
+                "node0-pcie-switch0-up",
+                "node0-pcie-switch1-down",
+                "node0-nic1-up",
+                "node1-nic1-down",
+                "node1-pcie-switch1-up",
+                "node1-pcie-switch0-down",
+                "gpu5-intra-down"
+            ]
+        );
+        // a PS server on the host: up or down its GPU's switch uplink
+        let h = t.path(Endpoint::Gpu(3), Endpoint::Host { node: 0, nic: 0 });
+        assert_eq!(names(&h), ["gpu3-intra-up", "node0-pcie-switch1-up"]);
+        let h = t.path(Endpoint::Host { node: 1, nic: 1 }, Endpoint::Gpu(0));
+        assert_eq!(
+            names(&h),
+            [
+                "node1-pcie-switch1-down",
+                "node1-nic1-up",
+                "node0-nic0-down",
+                "gpu0-intra-down"
+            ]
+        );
+        // staged through host memory: into host memory and out to the NIC
+        // over the uplinks, the mirror on the receiving side
+        s.gpudirect = false;
+        let t = Topology::new(&s);
+        let p = t.path(Endpoint::Gpu(1), Endpoint::Gpu(5));
+        assert_eq!(
+            p.links()
+                .iter()
+                .map(|&l| t.link_name(l))
+                .collect::<Vec<_>>(),
+            [
+                "gpu1-intra-up",
+                "node0-pcie-switch0-up",
+                "node0-pcie-switch0-down",
+                "node0-nic0-up",
+                "node1-nic0-down",
+                "node1-pcie-switch0-up",
+                "node1-pcie-switch0-down",
+                "gpu5-intra-down"
+            ]
+        );
+        assert_eq!(t.path_bandwidth(&p), 10e9);
+        // node 1's uplinks map onto node 0's
+        assert_eq!(t.link_in_node0(t.uplink_up(1, 1)), t.uplink_up(0, 1));
+        assert_eq!(t.capacities()[t.uplink_up(1, 0) as usize + 1], 16e9);
     }
 
     #[test]

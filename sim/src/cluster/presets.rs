@@ -114,6 +114,19 @@ pub const INTER_NODE: &[LinkPreset] = &[
         latency_s: 1.2e-6,
         source: "bw vendor-reported 46-48 GB/s (NVIDIA/nccl-tests issue #290); latency assumed = ib-hdr-200g measurement, within Azure HBv4's bound < 2 us",
     },
+    LinkPreset {
+        name: "efa-100g",
+        kind: Kind::Rdma,
+        nic_pcie: "pcie3-x16",
+        // AWS ParallelCluster's osu_mbw_mr expectation for p4d/p4de, four
+        // 100 Gb/s EFA together: "~330Gbps = 41250MB/s"; a quarter each.
+        bandwidth_bytes_per_s: 330.0e9 / 4.0 / 8.0,
+        // osu_latency, 8 B, Open MPI over libfabric, 2 x p5.48xlarge, one
+        // rank per node (AWS ParallelCluster CI baseline). c5n.18xlarge
+        // measures 17.2-21.1 us the same way.
+        latency_s: 21.85e-6,
+        source: "AWS Elastic Fabric Adapter, one 100 Gb/s interface: bw measured osu_mbw_mr (aws-parallelcluster test_osu.py, p4d); latency measured osu_latency 8 B, Open MPI, 2 x p5.48xlarge (aws-parallelcluster CI baseline)",
+    },
 ];
 
 /// Intra-node (GPU to node fabric) presets.
@@ -207,6 +220,10 @@ pub struct NodePreset {
     pub nics_per_node: u32,
     /// `cluster.nic_link`: the PCIe link between a GPU and its NICs.
     pub nic_link: &'static str,
+    /// `cluster.gpus_per_pcie_switch` (0: none given).
+    pub gpus_per_pcie_switch: u32,
+    /// `cluster.pcie_uplink` (`""`: the default, the GPU's PCIe link).
+    pub pcie_uplink: &'static str,
     /// Short citation; the full one is in docs/network-presets.md.
     pub source: &'static str,
 }
@@ -221,7 +238,9 @@ pub const NODES: &[NodePreset] = &[
         network: "ib-hdr-200g",
         nics_per_node: 8,
         nic_link: "pcie4-x16",
-        source: "NVIDIA DGX A100 datasheet (copy): 8x single-port ConnectX-6 HDR 200 Gb/s, 6 NVSwitches; GPUs and NICs under shared PCIe Gen4 switches (NVIDIA GDS appendix)",
+        gpus_per_pcie_switch: 2,
+        pcie_uplink: "",
+        source: "NVIDIA DGX A100 datasheet (copy): 8x single-port ConnectX-6 HDR 200 Gb/s, 6 NVSwitches; 2 GPUs and 2 NICs per PCIe Gen4 switch (nvidia-smi topo, NVIDIA/DCGM #149, NVIDIA/nccl #1505)",
     },
     NodePreset {
         name: "dgx-h100",
@@ -231,7 +250,35 @@ pub const NODES: &[NodePreset] = &[
         network: "ib-ndr-400g",
         nics_per_node: 8,
         nic_link: "pcie5-x16",
-        source: "NVIDIA DGX H100/H200 user guide, component table: 8x single-port ConnectX-7 up to 400 Gb/s IB, 4th-gen NVLink, PCIe Gen5 CPUs",
+        gpus_per_pcie_switch: 1,
+        pcie_uplink: "",
+        source: "NVIDIA DGX H100/H200 user guide, component table: 8x single-port ConnectX-7 up to 400 Gb/s IB, 4th-gen NVLink, PCIe Gen5 CPUs; each GPU and its ConnectX-7 behind one Gen5 switch (user guide 1.2.3; HGX dumps NVIDIA/nccl #1264, nccl-tests #256)",
+    },
+    NodePreset {
+        name: "aws-p4d",
+        gpu: "8x A100-SXM4 40 GB (p4de: 80 GB)",
+        gpus_per_node: 8,
+        intra: "nvlink3",
+        network: "efa-100g",
+        nics_per_node: 4,
+        // the PCIe links AWS's topology file declares: 8 GT/s x16
+        nic_link: "pcie3-x16",
+        gpus_per_pcie_switch: 2,
+        pcie_uplink: "",
+        source: "AWS p4d.24xlarge: 8x A100, NVSwitch, 4x 100 Gb/s EFA; 2 GPUs and 1 EFA per PCIe switch, every link 8 GT/s x16 (aws-ofi-nccl topology/p4d-24xl-topo.xml)",
+    },
+    NodePreset {
+        name: "aws-p5",
+        gpu: "8x H100-SXM5 80 GB",
+        gpus_per_node: 8,
+        intra: "nvlink4",
+        network: "efa-100g",
+        nics_per_node: 32,
+        nic_link: "pcie5-x16",
+        gpus_per_pcie_switch: 1,
+        // AWS's file gives no uplink; the GPU's Gen5 x16 is assumed
+        pcie_uplink: "",
+        source: "AWS p5.48xlarge: 8x H100, NVSwitch, 32x 100 Gb/s EFA (3200 Gb/s); 1 GPU and 4 EFA per PCIe switch, NICs at 32 GT/s x16 (aws-ofi-nccl topology/p5.48xl-topo.xml, 2023); switch uplink not given (assumed Gen5 x16)",
     },
 ];
 
@@ -353,6 +400,7 @@ mod tests {
             ("ib-edr-100g", 100e9 / 8.0),
             ("ib-hdr-200g", 200e9 / 8.0),
             ("ib-ndr-400g", 400e9 / 8.0),
+            ("efa-100g", 100e9 / 8.0),
             ("pcie3-x16", 8e9 * 16.0 * 128.0 / 130.0 / 8.0),
             ("pcie4-x16", 16e9 * 16.0 * 128.0 / 130.0 / 8.0),
             ("pcie5-x16", 32e9 * 16.0 * 128.0 / 130.0 / 8.0),

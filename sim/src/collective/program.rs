@@ -325,6 +325,8 @@ pub struct Program {
     nodes: u32,
     gpus_per_node: u32,
     nics_per_node: u32,
+    /// How GPUs and NICs pair up (the GPU next to a channel's NIC).
+    pairing: crate::cluster::Pairing,
     servers: u32,
     /// NVSwitch participants (one per node, after the servers) of a
     /// program with a [`Phase::Nvls`]; 0 otherwise.
@@ -579,6 +581,7 @@ impl Program {
             nodes: spec.nodes,
             gpus_per_node: spec.gpus_per_node,
             nics_per_node: spec.nics_per_node,
+            pairing: spec.pairing(),
             servers,
             switches: 0,
             net_switches: 0,
@@ -816,7 +819,7 @@ impl Program {
         let trees = self.trees.as_ref().expect("a program with a double tree");
         let g = self.gpus_per_node;
         let (node, local) = (p / g, p % g);
-        let top = c % g;
+        let top = self.pairing.gpu_of_nic(c);
         let i = (local + g - top) % g;
         let gpu = |n: u32, pos: u32| n * g + (top + pos) % g;
         let mut spot = TreeSpot {
@@ -851,7 +854,7 @@ impl Program {
         }
         let g = self.gpus_per_node;
         let (node, local) = (p / g, p % g);
-        let entry = c % g;
+        let entry = self.pairing.gpu_of_nic(c);
         let pos = node * g + (local + g - entry) % g;
         let root = (g - entry) % g;
         let idx = (pos + self.gpus - root) % self.gpus;
@@ -1198,7 +1201,7 @@ impl Program {
             Endpoint::Gpu(p)
         } else if p >= self.net_switch(0) {
             Endpoint::NetSwitch {
-                nic: (p - self.net_switch(0)) % self.nics_per_node,
+                nic: self.pairing.nic_of_gpu(p - self.net_switch(0), 0),
             }
         } else if p >= self.switch(0) {
             Endpoint::Switch {
@@ -1334,7 +1337,7 @@ impl Program {
                 let (node, local) = (p / gp, p % gp);
                 for c in 0..channels {
                     // channel c enters every node at NIC c's GPU
-                    let entry = c % gp;
+                    let entry = self.pairing.gpu_of_nic(c);
                     let next = (local + 1) % gp;
                     out.push(if next == entry {
                         Send {
@@ -1353,7 +1356,7 @@ impl Program {
                 out.extend((0..channels).map(|j| Send {
                     to,
                     bytes: share,
-                    nic: Some(local + j * gp),
+                    nic: Some(self.pairing.own_nic(local, j)),
                 }));
             }
             _ if !self.in_group(p, group) => {}

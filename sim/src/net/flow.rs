@@ -305,6 +305,7 @@ mod tests {
                 latency: 0.0,
             },
             nic_link: None,
+            pcie_switches: None,
             gpudirect: false,
             latency_end_to_end: false,
             nics_per_node: 1,

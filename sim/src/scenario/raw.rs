@@ -168,6 +168,17 @@ pub struct RawCluster {
     /// The GPU's PCIe link to its NICs (NVLink nodes): a PCIe preset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nic_link: Option<String>,
+    /// GPUs under each shared PCIe switch; default none (each GPU's PCIe
+    /// link reaches the CPU directly).
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gpus_per_pcie_switch: Option<i64>,
+    /// The shared PCIe switches' uplink to the CPU: a PCIe preset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcie_uplink: Option<String>,
     /// GPUDirect RDMA; default on for RDMA networks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpudirect: Option<bool>,

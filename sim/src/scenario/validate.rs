@@ -32,6 +32,7 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     let given = |v: Option<i64>, key: &str| v.map(|v| count(Some(v), key, None, 1)).transpose();
     let gpn = given(c.gpus_per_node, "cluster.gpus_per_node")?;
     let nics = given(c.nics_per_node, "cluster.nics_per_node")?;
+    let per_switch = given(c.gpus_per_pcie_switch, "cluster.gpus_per_pcie_switch")?;
     let net_model = match &c.model {
         Some(m) => NetModel::parse(m).map_err(|e| invalid("cluster.model", e))?,
         None => NetModel::default(),
@@ -74,6 +75,8 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
                 network: c.network.clone(),
                 intra: c.intra.clone(),
                 nic_link: c.nic_link.clone(),
+                gpus_per_pcie_switch: per_switch,
+                pcie_uplink: c.pcie_uplink.clone(),
             },
         )
         .map_err(|e| invalid(&format!("cluster.{}", e.field.key()), e.message))?

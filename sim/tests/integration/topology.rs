@@ -1,7 +1,7 @@
 //! Clusters as they are built: GPU–NIC paths, multi-rail rings, GPUDirect.
 
 use super::*;
-use sim::cluster::build::Description;
+use sim::cluster::build::{Description, NodeKeys};
 
 /// A cluster built from presets as a scenario would.
 fn built(nodes: u32, g: u32, nics: u32, network: &str, intra: &str) -> ClusterSpec {
@@ -415,5 +415,196 @@ fn sharp_reduces_in_the_network() {
     ] {
         let c = built(2, 8, 8, net, "nvlink3");
         assert_eq!(sharp.hardware_refusal(&c).is_none(), ok, "{net}");
+    }
+}
+
+/// A node of `g` GPUs on `intra` (and `nic_link`), `k` GPUs per shared
+/// PCIe switch (`None`: none) with `uplink`, on `network`.
+fn switched(
+    nodes: u32,
+    g: u32,
+    nics: u32,
+    intra: &str,
+    k: Option<u32>,
+    uplink: Option<&str>,
+) -> ClusterSpec {
+    Description {
+        nics_per_node: nics,
+        intra: Some(intra.into()),
+        gpus_per_pcie_switch: k,
+        pcie_uplink: uplink.map(String::from),
+        ..Description::new(nodes, g, "ib-hdr-200g")
+    }
+    .build()
+    .unwrap()
+}
+
+/// A parameter server on the host: every GPU's push and pull crosses its
+/// switch's uplink, which k GPUs share. At 1 GiB (latency < 0.1 % of the
+/// time) the time grows by max(1, k·B_gpu/B_uplink) over GPUs with a root
+/// port each: ×2 and ×4 for k = 2, 4 with an uplink as fast as a GPU's
+/// link; with a Gen5 uplink over Gen4 GPUs (57.06 against 25.8 GB/s) ×1
+/// for k = 2 and 4 × 25.8/57.06 = ×1.81 for k = 4.
+#[test]
+fn a_shared_switch_uplink_divides_host_traffic() {
+    let mut ps = Collective::new(Op::Ps);
+    ps.ps_servers = 1;
+    let size = (1u64 << 30) as f64;
+    let gpu = sim::cluster::presets::intra_node("pcie4-x16")
+        .unwrap()
+        .bandwidth_bytes_per_s;
+    let gen5 = sim::cluster::presets::intra_node("pcie5-x16")
+        .unwrap()
+        .bandwidth_bytes_per_s;
+    let base = both(&ps, &switched(1, 8, 1, "pcie4-x16", None, None), size);
+    for (k, uplink, b_up) in [
+        (2, None, gpu),
+        (4, None, gpu),
+        (2, Some("pcie5-x16"), gen5),
+        (4, Some("pcie5-x16"), gen5),
+    ] {
+        let c = switched(1, 8, 1, "pcie4-x16", Some(k), uplink);
+        let (a, f, _) = both(&ps, &c, size);
+        let want = (k as f64 * gpu / b_up).max(1.0);
+        assert_close(
+            a / base.0,
+            want,
+            1e-3,
+            &format!("analytical k={k} {uplink:?}"),
+        );
+        assert_close(f / base.1, want, 1e-3, &format!("flow k={k} {uplink:?}"));
+    }
+}
+
+/// A ring through a PCIe node of two switches crosses the CPU twice (GPU
+/// 3 to 4 and 7 to 0), one flow on each uplink direction: the ring runs at
+/// min(GPU link, uplink), a Gen3 uplink holding Gen4 GPUs to its pace.
+#[test]
+fn a_pcie_ring_across_switches_runs_at_the_uplinks_pace() {
+    let gen3 = sim::cluster::presets::intra_node("pcie3-x16")
+        .unwrap()
+        .bandwidth_bytes_per_s;
+    for (uplink, want) in [(None, 25.8e9), (Some("pcie3-x16"), gen3)] {
+        let c = switched(1, 8, 1, "pcie4-x16", Some(4), uplink);
+        let (a, f) = ring_busbw(&c, (1u64 << 30) as f64);
+        for (model, got) in [("analytical", a), ("flow", f)] {
+            assert!(
+                got <= want / 1e9 * 1.000_001 && got >= 0.98 * want / 1e9,
+                "{uplink:?} {model}: busbw {got:.2} GB/s, want {:.2}",
+                want / 1e9
+            );
+        }
+    }
+}
+
+/// Staged through host memory (no GPUDirect), a transfer crosses its
+/// switch's uplink up and down on each side. Two nodes of 8 GPUs on
+/// NVLink3 with 8 HDR NICs, 2 GPUs and 2 NICs per switch, Gen3 uplinks:
+/// the ring runs a channel per NIC, each carrying 1/8 of a chunk per
+/// step; a switch's 2 channels send through its uplink (up into host
+/// memory, down to the NIC) and receive through it (up from the NIC, down
+/// to the GPU), so each uplink direction carries 4/8 of a chunk a step:
+/// busbw = 2·B_uplink (24.8 GB/s), where GPUDirect keeps
+/// min(8·B_nic, B_fabric) = 190 GB/s and never touches the uplinks.
+#[test]
+fn staging_through_host_memory_loads_the_uplinks() {
+    let built = |k: Option<u32>, gpudirect: bool| {
+        Description {
+            nics_per_node: 8,
+            intra: Some("nvlink3".into()),
+            gpus_per_pcie_switch: k,
+            pcie_uplink: k.map(|_| "pcie3-x16".into()),
+            gpudirect: Some(gpudirect),
+            ..Description::new(2, 8, "ib-hdr-200g")
+        }
+        .build()
+        .unwrap()
+    };
+    let size = (1u64 << 30) as f64;
+    let uplink = sim::cluster::presets::intra_node("pcie3-x16")
+        .unwrap()
+        .bandwidth_bytes_per_s;
+    let c = built(Some(2), false);
+    let want = 2.0 * uplink / 1e9;
+    let (a, f) = ring_busbw(&c, size);
+    for (model, got) in [("analytical", a), ("flow", f)] {
+        assert!(
+            got <= want * 1.000_001 && got >= 0.97 * want,
+            "staged {model}: busbw {got:.2} GB/s, want {want:.2}"
+        );
+    }
+    let direct = built(Some(2), true);
+    let want = (8.0 * direct.inter.bandwidth).min(direct.intra.bandwidth) / 1e9;
+    let (a, f) = ring_busbw(&direct, size);
+    for (model, got) in [("analytical", a), ("flow", f)] {
+        assert!(
+            got <= want * 1.000_001 && got >= 0.9 * want,
+            "GPUDirect {model}: busbw {got:.2} GB/s, want {want:.2}"
+        );
+    }
+}
+
+/// On every node preset (NVLink nodes with GPUDirect) shared switches
+/// cost collectives nothing: each GPU reaches the NIC it uses under its
+/// own switch or hands over to the NIC's GPU over NVLink (PXN), so no
+/// byte crosses an uplink. Where the switches leave the pairing of GPUs
+/// and NICs as it is without them (DGX A100: GPU i on NIC i in both; DGX
+/// H100), each collective takes the same time as with a root port per
+/// GPU; elsewhere (p4d: GPUs 0 and 1 share NIC 0 instead of GPUs 0 and 4)
+/// which GPU leads a channel moves, and with it the time, slightly.
+#[test]
+fn node_presets_switches_leave_gpudirect_collectives_alone() {
+    for node in sim::cluster::presets::NODES {
+        for nodes in [2u32, 4] {
+            let with = Description::from_keys(
+                nodes,
+                NodeKeys {
+                    node: Some(node.name.into()),
+                    ..NodeKeys::default()
+                },
+            )
+            .unwrap();
+            assert!(with.gpus_per_pcie_switch.is_some(), "{}", node.name);
+            let without = Description {
+                gpus_per_pcie_switch: None,
+                ..with.clone()
+            };
+            let (with, without) = (with.build().unwrap(), without.build().unwrap());
+            let same_pairing = (0..with.gpus())
+                .all(|g| (0..nodes).all(|n| with.nic_of_gpu(g, n) == without.nic_of_gpu(g, n)));
+            let topo = sim::cluster::Topology::new(&with);
+            let uplinks: Vec<usize> = (0..nodes)
+                .flat_map(|n| (0..with.pcie_switch_count()).map(move |s| (n, s)))
+                .flat_map(|(n, s)| {
+                    let up = topo.uplink_up(n, s) as usize;
+                    [up, up + 1]
+                })
+                .collect();
+            for c in [
+                Collective::new(Op::AllReduce),
+                coll(Op::AllReduce, Algo::Tree),
+                coll(Op::AllReduce, Algo::Hierarchical),
+                Collective::new(Op::AllGather),
+                Collective::new(Op::AllToAll),
+            ] {
+                for size in [8.0, (64u64 << 20) as f64] {
+                    let what = format!("{} x{nodes} {c:?} {size}", node.name);
+                    let (a, f, out) = both(&c, &with, size);
+                    for &l in &uplinks {
+                        assert_eq!(
+                            out.link_bytes[l],
+                            0.0,
+                            "{what}: {}",
+                            topo.link_name(l as u32)
+                        );
+                    }
+                    if same_pairing {
+                        let (a0, f0, _) = both(&c, &without, size);
+                        assert_close(a, a0, 1e-9, &what);
+                        assert_close(f, f0, 1e-9, &what);
+                    }
+                }
+            }
+        }
     }
 }
