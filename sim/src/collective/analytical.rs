@@ -16,10 +16,12 @@
 //! never contend here — that is the flow model's job.
 //!
 //! For a ring over one link class the sum is the closed form of BaiduRing and
-//! gTop-k Eq. 5: T = 2(N−1)α + 2(N−1)/N · m · β. The model is compiled once
-//! per (collective, cluster) into a few (α, β) pairs per distinct step, so
-//! evaluating it at a new size is O(steps with distinct shapes), O(1) for
-//! rings.
+//! gTop-k Eq. 5: T = 2(N−1)α + 2(N−1)/N · m · β. A ring phase whose hops
+//! differ (NVLink inside a node, a NIC between nodes) streams channel by
+//! channel, and is priced by its longest path instead (see `Ring` below).
+//! The model is compiled once per (collective, cluster) into a few (α, β)
+//! pairs per distinct step, so evaluating it at a new size is O(steps with
+//! distinct shapes), O(terms of its longest paths) for rings.
 
 use super::program::{Phase, Program};
 use super::{Collective, Payload};
@@ -121,12 +123,19 @@ impl CostModel {
                 continue;
             }
             let range = prog.phase_range(i);
-            // every step of a ring phase has the same shape
-            let (eval, mult): (Vec<u32>, u32) = match phase {
-                Phase::Ring { .. } if !range.is_empty() => (vec![range.start], range.len() as u32),
-                _ => (range.collect(), 1),
-            };
-            for step in eval {
+            if matches!(phase, Phase::Ring { .. }) {
+                if !range.is_empty() {
+                    let ring = Ring::of(prog, i, range.start, &topo, &reps, symmetric, &mut load);
+                    sent += ring.sent * range.len() as f64 * scale;
+                    let terms = ring.terms(range.len() as u32);
+                    if !terms.is_empty() {
+                        steps.push((1, terms));
+                    }
+                }
+                continue;
+            }
+            for step in range {
+                let mult = 1;
                 flows.clear();
                 let mut step_sent = 0.0;
                 for &p in &reps {
@@ -223,6 +232,187 @@ impl CostModel {
             + self.pipes.iter().map(|p| p.fill + 1).sum::<u32>()
     }
 }
+
+/// One step of a ring phase, every participant's hops: a hop is a
+/// message of one channel (lane) from a participant to its successor,
+/// with its latency α and its seconds per byte of buffer c (its most
+/// loaded link's bytes over capacity, every hop of the step sending).
+///
+/// A ring's steps stream (`Program::streams`): a GPU forwards a channel's
+/// data as soon as it has arrived and its own previous send has left. Its
+/// step-s send starts at S(r, s) = max(S(r−1, s−1) + c_{r−1}·m + α_{r−1},
+/// S(r, s−1) + c_r·m), so the phase's time is the longest path through
+/// the (rank, step) lattice, each step either a diagonal (a hop: α + c·m)
+/// or a stay (the rank's own send: c·m). A path of D diagonals runs back
+/// over a window of D consecutive hops and spends its n − D stays at the
+/// window's slowest sender:
+///
+/// ```text
+/// T(m) = max over D and windows W of D hops:  Σ_W (α + c·m) + (n − D)·max_W c·m
+/// ```
+///
+/// Growing D by a lap adds the same amount, so the best D lies within a
+/// lap of either end: D < 2·len or D > n − len for a cycle of len hops,
+/// O(len²) terms. On a ring whose hops are alike every path gives
+/// n(α + c·m), BaiduRing's and gTop-k Eq. 5's closed form. A cycle of
+/// more than [`MAX_EXACT_CYCLE`] unlike hops (a ring over many GPUs that
+/// node symmetry does not fold) keeps D = 1 and D = n only.
+struct Ring {
+    /// Cycles of hops, each in ring order.
+    cycles: Vec<Vec<Hop>>,
+    /// Bytes per byte of buffer all hops of one step send.
+    sent: f64,
+}
+
+impl Ring {
+    fn of(
+        prog: &Program,
+        i: usize,
+        step: u32,
+        topo: &Topology,
+        reps: &[u32],
+        symmetric: bool,
+        load: &mut [f64],
+    ) -> Ring {
+        use std::collections::HashMap;
+        let caps = topo.capacities();
+        let lanes = prog.lanes(i);
+        let mut out = Vec::new();
+        // (source, lane, receiver, path)
+        let mut hops: Vec<(u32, u32, u32, crate::cluster::Path)> = Vec::new();
+        let mut sent = 0.0;
+        for &p in reps {
+            for lane in 0..lanes {
+                out.clear();
+                prog.lane_sends(p, lane, step, &mut out);
+                for send in &out {
+                    let mut path = prog.path(topo, p, send);
+                    let to = if symmetric {
+                        path.map_links(|l| topo.link_in_node0(l));
+                        prog.representative(send.to)
+                    } else {
+                        send.to
+                    };
+                    for &l in path.links() {
+                        load[l as usize] += send.bytes;
+                    }
+                    sent += send.bytes;
+                    hops.push((p, lane, to, path));
+                }
+            }
+        }
+        let cost: Vec<Hop> = hops
+            .iter()
+            .map(|(_, _, _, path)| {
+                let busy = path
+                    .links()
+                    .iter()
+                    .map(|&l| load[l as usize] / caps[l as usize])
+                    .fold(0.0, f64::max);
+                Hop {
+                    alpha: path.latency,
+                    busy,
+                }
+            })
+            .collect();
+        for (_, _, _, path) in &hops {
+            for &l in path.links() {
+                load[l as usize] = 0.0;
+            }
+        }
+        let at: HashMap<(u32, u32), usize> = hops
+            .iter()
+            .enumerate()
+            .map(|(h, &(p, lane, _, _))| ((p, lane), h))
+            .collect();
+        let mut seen = vec![false; hops.len()];
+        let mut cycles = Vec::new();
+        for start in 0..hops.len() {
+            let mut cycle = Vec::new();
+            let mut h = start;
+            while !seen[h] {
+                seen[h] = true;
+                cycle.push(cost[h]);
+                let (_, lane, to, _) = hops[h];
+                match at.get(&(to, lane)) {
+                    Some(&next) => h = next,
+                    None => break,
+                }
+            }
+            if !cycle.is_empty() {
+                cycles.push(cycle);
+            }
+        }
+        Ring { cycles, sent }
+    }
+
+    /// The (α, c) terms of `n` steps: every window of n consecutive hops
+    /// (laps of a cycle shorter than n counted whole) and every hop's stay,
+    /// the dominated ones dropped.
+    fn terms(&self, n: u32) -> Vec<(f64, f64)> {
+        let n = n as usize;
+        let mut all: Vec<(f64, f64)> = Vec::new();
+        for cycle in &self.cycles {
+            let len = cycle.len();
+            if cycle.iter().all(|h| h == &cycle[0]) {
+                let h = cycle[0];
+                all.push((n as f64 * h.alpha, n as f64 * h.busy));
+                continue;
+            }
+            let lap = cycle
+                .iter()
+                .fold((0.0, 0.0), |(a, c), h| (a + h.alpha, c + h.busy));
+            let exact = len <= MAX_EXACT_CYCLE;
+            for end in 0..len {
+                // the window grows backwards from hop `end`
+                let (mut a, mut c, mut slowest) = (0.0, 0.0, 0.0f64);
+                let mut d = 0;
+                while d < n {
+                    if d == 2 * len && n > 3 * len {
+                        // whole laps change nothing but the sums
+                        let laps = (n - len - d) / len;
+                        a += laps as f64 * lap.0;
+                        c += laps as f64 * lap.1;
+                        d += laps * len;
+                    }
+                    let h = cycle[(end + len - d % len) % len];
+                    a += h.alpha;
+                    c += h.busy;
+                    slowest = slowest.max(h.busy);
+                    d += 1;
+                    if exact || d == 1 || d == n {
+                        all.push((a, c + (n - d) as f64 * slowest));
+                    }
+                }
+            }
+        }
+        // the terms no other dominates: by α descending, each with a c
+        // above every larger α's
+        all.sort_by(|x, y| y.partial_cmp(x).unwrap());
+        let mut terms: Vec<(f64, f64)> = Vec::new();
+        for (a, c) in all {
+            if terms.last().is_none_or(|&(_, best)| c > best) {
+                terms.push((a, c));
+            }
+        }
+        terms.reverse();
+        terms
+    }
+}
+
+/// A hop of a ring step: its latency, and its seconds per byte of buffer
+/// with every hop of the step on the links it shares (other channels'
+/// messages on a GPU's link): an upper bound on its transfer, since a
+/// link carries at most one message of each channel at a time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Hop {
+    alpha: f64,
+    busy: f64,
+}
+
+/// The longest cycle of unlike hops whose every path length is counted
+/// ([`Ring`]): O(len²) terms.
+const MAX_EXACT_CYCLE: usize = 256;
 
 /// Phase `i` of `prog` as a [`Pipe`] (`None` inside when it has no steps)
 /// and the bytes its participants send per byte of buffer; `None` when the

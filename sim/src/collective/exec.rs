@@ -3,9 +3,12 @@
 //! Each participant walks through the program's steps; in a step it starts
 //! its sends (each a flow on its path's links at once, delivered its path
 //! latency after its last byte left: α + m/B alone on a link, the α-β
-//! cost) and waits for the sends of its step to be delivered and for the
-//! messages addressed to it in that step to arrive. Messages that arrive
-//! early, for a later step, are counted in a small per-participant window.
+//! cost) and waits for the messages addressed to it in that step to
+//! arrive and for its own sends to be delivered, or, where the step
+//! streams (rings and pipelines, [`Program::streams`]), to have left.
+//! Phases that run in lanes (a ring's or a pipeline's channels,
+//! [`Program::lanes`]) walk each lane on its own. Messages that arrive
+//! early, for a later step, are counted in a small per-lane window.
 //! Memory is O(participants + messages in flight); nothing is stored per
 //! step.
 //!

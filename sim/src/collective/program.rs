@@ -714,9 +714,12 @@ impl Program {
     /// other on a link while earlier ones are still on their way (the
     /// several steps NCCL keeps in flight per connection). The latency of a
     /// hop is then paid once per hop of the pipeline, not once per piece.
+    /// Rings stream too: a GPU forwards a chunk once it has arrived, its
+    /// own send of the step having left for the peer's FIFO, so a ring's
+    /// latency is its chain of hops'.
     pub fn streams(&self, step: u32) -> bool {
         let (i, _) = self.phase_of(step);
-        self.pipelined(i)
+        self.pipelined(i) || matches!(self.phases[i], Phase::Ring { .. })
     }
 
     /// Whether phase `i` is pipelined (its steps stream and it runs in
@@ -733,10 +736,10 @@ impl Program {
     }
 
     /// Independent lanes phase `i` runs in: a pipelined phase's channels
-    /// (and trees), each its own stream of pieces whose steps wait only for
-    /// their own messages (a GPU forwards channel 0's pieces without
-    /// waiting for channel 1's, as NCCL's channels run on their own thread
-    /// blocks); 1 for every other phase. A participant enters the next
+    /// (and trees) and a ring's channels, each its own stream whose steps
+    /// wait only for their own messages (a GPU forwards channel 0's data
+    /// without waiting for channel 1's, as NCCL's channels run on their
+    /// own thread blocks); 1 for every other phase. A participant enters the next
     /// phase when all its lanes have finished this one.
     pub fn lanes(&self, i: usize) -> u32 {
         match self.phases[i] {
@@ -747,6 +750,7 @@ impl Program {
             // shards in and the multicast out (see `NvlsStage::lanes`)
             Phase::Nvls { .. } => 3,
             Phase::Sharp { .. } => 2,
+            Phase::Ring { group, .. } => self.ring_channels(group),
             _ => 1,
         }
     }
@@ -771,6 +775,10 @@ impl Program {
         let (i, k) = self.phase_of(step);
         if self.pipelined(i) {
             self.pipeline_sends(&self.phases[i], p, Some((lane, k)), out);
+        } else if let Phase::Ring { group, chunk, .. } = self.phases[i] {
+            if p < self.gpus {
+                self.ring_sends(p, group, chunk, Some(lane), out);
+            }
         } else if lane == 0 {
             self.sends(p, step, out);
         }
@@ -793,6 +801,9 @@ impl Program {
         let (i, k) = self.phase_of(step);
         if self.pipelined(i) {
             self.pipeline_recvs(&self.phases[i], p, Some(lane), k)
+        } else if matches!(self.phases[i], Phase::Ring { .. }) {
+            // one message per channel, each in its own lane
+            self.expected_recvs(p, step).min(1)
         } else if lane == 0 {
             self.expected_recvs(p, step)
         } else {
@@ -1328,14 +1339,23 @@ impl Program {
 
     /// The sends of GPU `p` in one step of a ring in `group` of `chunk`
     /// bytes per send (see [`Phase::Ring`] for the channels).
-    fn ring_sends(&self, p: Participant, group: Grouping, chunk: f64, out: &mut Vec<Send>) {
+    /// With `only`, the sends of that channel alone (its lane).
+    fn ring_sends(
+        &self,
+        p: Participant,
+        group: Grouping,
+        chunk: f64,
+        only: Option<u32>,
+        out: &mut Vec<Send>,
+    ) {
         let channels = self.ring_channels(group);
+        let wanted = |c: u32| only.is_none_or(|o| o == c);
         let gp = self.gpus_per_node;
         let share = chunk / channels as f64;
         match group {
             Grouping::All if channels > 1 => {
                 let (node, local) = (p / gp, p % gp);
-                for c in 0..channels {
+                for c in (0..channels).filter(|&c| wanted(c)) {
                     // channel c enters every node at NIC c's GPU
                     let entry = self.pairing.gpu_of_nic(c);
                     let next = (local + 1) % gp;
@@ -1353,13 +1373,13 @@ impl Program {
             Grouping::Rail if channels > 1 => {
                 let (node, local) = (p / gp, p % gp);
                 let to = (node + 1) % self.nodes * gp + local;
-                out.extend((0..channels).map(|j| Send {
+                out.extend((0..channels).filter(|&j| wanted(j)).map(|j| Send {
                     to,
                     bytes: share,
                     nic: Some(self.pairing.own_nic(local, j)),
                 }));
             }
-            _ if !self.in_group(p, group) => {}
+            _ if !self.in_group(p, group) || !wanted(0) => {}
             _ => {
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
@@ -1459,7 +1479,7 @@ impl Program {
             }
             &Phase::Ring { group, chunk, .. } => {
                 if p < self.gpus {
-                    self.ring_sends(p, group, chunk, out);
+                    self.ring_sends(p, group, chunk, None, out);
                 }
             }
             ph @ (Phase::Chain { .. }

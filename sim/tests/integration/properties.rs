@@ -247,7 +247,15 @@ proptest! {
     /// local aggregation. (Where GPUs share a NIC or the core is
     /// oversubscribed, steps of a collective that run ahead contend with
     /// the ones still running; the flow model shows it and the step-by-step
-    /// analytical sum does not.)
+    /// analytical sum does not.) A ring across nodes with a NIC per GPU
+    /// runs a channel per NIC, and on these PCIe nodes a GPU's link
+    /// carries one message of each channel a step: the channels stream
+    /// apart, so one channel's latency overlaps another's transfer in the
+    /// flow model, where the analytical model charges each hop its
+    /// latency plus its transfer with every channel on the link. There
+    /// the analytical model is an upper bound within a factor of 2 (an
+    /// overlap of two terms saves at most the smaller: a + b ≤ 2·max;
+    /// 26% measured at worst over 3,000 random cases).
     #[test]
     fn flow_matches_analytical_when_nothing_contends(
         nodes in 1u32..6,
@@ -272,8 +280,15 @@ proptest! {
             ps.local_aggregation = local_aggregation && g.is_power_of_two();
             cols.push(ps);
         }
+        let channels = nodes > 1 && g > 1 && !scattered;
         for col in cols {
             let (a, f, _) = both(&col, &c, size);
+            if channels && col.algo == Algo::Ring {
+                // the flow clock rounds each event to the picosecond
+                prop_assert!(f <= a + 1e-9 && a <= 2.0 * f,
+                    "{} ring, {} channels: analytical {} flow {}", col.op.name(), g, a, f);
+                continue;
+            }
             prop_assert!(rel(f, a) <= 0.01,
                 "{} {} nodes={} g={} scattered={} servers/node={} la={}: analytical {} flow {}",
                 col.op.name(), col.algo.name(), nodes, g, scattered, servers_per_node,

@@ -608,3 +608,49 @@ fn node_presets_switches_leave_gpudirect_collectives_alone() {
         }
     }
 }
+
+/// A ring streams: a GPU forwards a chunk when it arrives, so an 8-byte
+/// AllReduce costs the latencies of its chain of 2(P − 1) hops, not
+/// 2(P − 1) times the slowest hop. Two nodes of 4 GPUs, one channel,
+/// hops of 1 µs inside a node and 11 µs across (10 µs network plus the
+/// host-staged 1 µs PCIe copy): a lap of the ring is 2·11 + 6·1 = 28 µs,
+/// and 14 steps are one lap and a window of 6 hops, the lap less its two
+/// cheapest neighbouring hops (two inside a node): 2·28 − 2 = 54 µs,
+/// where waiting for every step's slowest hop gave 14·11 = 154 µs. The
+/// same in both models. On 2 × `aws-p4d` hops differ in bandwidth too
+/// (EFA against NVLink), and the flow model's longest path may mix a
+/// stay at the slow sender with a chain; the analytical model counts
+/// either path whole, an upper bound by less than a lap of the ring,
+/// itself at most half the 8-byte time (2(P − 1) hops are two laps less
+/// two hops).
+#[test]
+fn a_rings_latency_is_its_chain_of_hops() {
+    let mut c = ClusterSpec::flat(2, 1e12, 10e-6);
+    c.gpus_per_node = 4;
+    c.intra = sim::cluster::LinkParams {
+        bandwidth: 1e12,
+        latency: 1e-6,
+    };
+    let (a, f, _) = both(&Collective::new(Op::AllReduce), &c, 8.0);
+    assert_close(a, 54e-6, 1e-6, "analytical");
+    assert_close(f, 54e-6, 1e-6, "flow");
+    let p4d = Description::from_keys(
+        2,
+        NodeKeys {
+            node: Some("aws-p4d".into()),
+            ..NodeKeys::default()
+        },
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let ring = Collective::new(Op::AllReduce);
+    let lap = ring.analytical(&p4d).time(8.0) / 2.0;
+    for size in [8.0, (1u64 << 20) as f64, (64u64 << 20) as f64] {
+        let (a, f, _) = both(&ring, &p4d, size);
+        assert!(
+            f <= a * (1.0 + 1e-9) && a - f <= lap,
+            "aws-p4d {size}: analytical {a}, flow {f}, lap {lap}"
+        );
+    }
+}

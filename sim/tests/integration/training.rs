@@ -240,7 +240,7 @@ fn baidu_ring_lm_scales_linearly() {
     assert!(at40.iteration_time_s < at40.compute_s + at40.comm_s - 0.070);
     assert!(at40.iteration_time_s > at40.compute_s.max(at40.comm_s));
     // the table of docs/reproductions.md, pinned (to its rounding)
-    for (r, iter_ms, comm_ms) in [(&runs[0], 391.0, 212.0), (at40, 540.0, 392.0)] {
+    for (r, iter_ms, comm_ms) in [(&runs[0], 391.0, 212.0), (at40, 538.0, 390.0)] {
         assert!(
             (r.iteration_time_s * 1e3 - iter_ms).abs() < 0.5,
             "{}",
@@ -325,7 +325,10 @@ fusion = 0
 /// `ideal = true` gives the numbers dtsim gave before the losses existed:
 /// the example `vgg16-16gpu-10gbe` (FIFO and priority), pinned to its
 /// gallery table of 2026-11-25 (docs/gallery/vgg16-16gpu-10gbe before
-/// this change), to the last digit printed there.
+/// the losses), to the last digit printed there, as moved by the one
+/// model change since: rings stream and their channels run apart
+/// (2026-11-26: 0.9787883366719999 and 0.89090017518 before; a ring's
+/// latency now counts its node crossings, not one per step).
 #[test]
 fn ideal_gives_the_numbers_of_before_the_losses() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -336,7 +339,7 @@ fn ideal_gives_the_numbers_of_before_the_losses() {
         .iter()
         .map(|p| simulate(&p.config).unwrap().iteration_time_s)
         .collect();
-    for (g, want) in got.iter().zip([0.9787883366719999, 0.89090017518]) {
+    for (g, want) in got.iter().zip([0.975315296672, 0.88221757518]) {
         assert!((g - want).abs() <= 1e-15 * want, "{g} against {want}");
     }
     // and the defaults cost something on the same job
