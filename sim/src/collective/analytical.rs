@@ -362,7 +362,25 @@ impl Ring {
             let lap = cycle
                 .iter()
                 .fold((0.0, 0.0), |(a, c), h| (a + h.alpha, c + h.busy));
-            let exact = len <= MAX_EXACT_CYCLE;
+            if len > MAX_EXACT_CYCLE {
+                // D = 1 (a stay at each sender) and D = n (every window of
+                // n hops: whole laps and a rest), O(len)
+                all.extend(cycle.iter().map(|h| (h.alpha, n as f64 * h.busy)));
+                let (laps, rest) = ((n / len) as f64, n % len);
+                let mut prefix = Vec::with_capacity(2 * len + 1);
+                prefix.push((0.0, 0.0));
+                for k in 0..2 * len {
+                    let (a, c) = prefix[k];
+                    let h = cycle[k % len];
+                    prefix.push((a + h.alpha, c + h.busy));
+                }
+                for end in len..2 * len {
+                    let (a1, c1) = prefix[end + 1];
+                    let (a0, c0) = prefix[end + 1 - rest];
+                    all.push((laps * lap.0 + a1 - a0, laps * lap.1 + c1 - c0));
+                }
+                continue;
+            }
             for end in 0..len {
                 // the window grows backwards from hop `end`
                 let (mut a, mut c, mut slowest) = (0.0, 0.0, 0.0f64);
@@ -380,9 +398,7 @@ impl Ring {
                     c += h.busy;
                     slowest = slowest.max(h.busy);
                     d += 1;
-                    if exact || d == 1 || d == n {
-                        all.push((a, c + (n - d) as f64 * slowest));
-                    }
+                    all.push((a, c + (n - d) as f64 * slowest));
                 }
             }
         }
@@ -463,4 +479,110 @@ fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Opti
         }),
         sent,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The streaming ring's recurrence run step by step: S(r, s) is when
+    /// rank r starts its step-s send over hop r (to r + 1), R its
+    /// receives; the phase ends with the last receive of step n − 1.
+    fn lattice(cycle: &[Hop], n: usize, x: f64) -> f64 {
+        let len = cycle.len();
+        let mut start = vec![0.0f64; len];
+        let mut end = 0.0f64;
+        for s in 0..n {
+            let recv: Vec<f64> = (0..len)
+                .map(|r| {
+                    let h = cycle[(r + len - 1) % len];
+                    start[(r + len - 1) % len] + h.busy * x + h.alpha
+                })
+                .collect();
+            if s + 1 == n {
+                end = recv.iter().copied().fold(0.0, f64::max);
+            }
+            for r in 0..len {
+                start[r] = recv[r].max(start[r] + cycle[r].busy * x);
+            }
+        }
+        end
+    }
+
+    fn eval(terms: &[(f64, f64)], x: f64) -> f64 {
+        terms.iter().map(|&(a, c)| a + c * x).fold(0.0, f64::max)
+    }
+
+    /// The terms are the recurrence's longest path at every size, on
+    /// rings of unlike hops (two classes, as NVLink and a NIC, and
+    /// arbitrary ones), for steps fewer and more than a lap.
+    #[test]
+    fn ring_terms_are_the_longest_path() {
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for len in [2usize, 3, 4, 6, 8, 16] {
+            for n in [1usize, 3, len, 2 * len - 2, 5 * len + 3] {
+                let cycle: Vec<Hop> = (0..len)
+                    .map(|_| Hop {
+                        alpha: next() * 1e-5,
+                        busy: next() * 1e-9,
+                    })
+                    .collect();
+                let ring = Ring {
+                    cycles: vec![cycle.clone()],
+                    sent: 0.0,
+                };
+                let terms = ring.terms(n as u32);
+                for x in [0.0, 1e3, 1e4, 1e5, 1e6, 1e8] {
+                    let (got, want) = (eval(&terms, x), lattice(&cycle, n, x));
+                    assert!(
+                        (got - want).abs() <= 1e-12 * want.max(1e-12),
+                        "len {len} n {n} x {x}: terms {got}, lattice {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Past [`MAX_EXACT_CYCLE`] hops only D = 1 and D = n are counted:
+    /// two real paths, so never above the longest, and within one lap of
+    /// it (a lap of hops and transfers) on a ring of two hop classes.
+    #[test]
+    fn long_rings_keep_the_endpoints() {
+        let len = MAX_EXACT_CYCLE + 44;
+        let cycle: Vec<Hop> = (0..len)
+            .map(|k| {
+                if k % 4 == 3 {
+                    Hop {
+                        alpha: 20e-6,
+                        busy: 4e-9,
+                    }
+                } else {
+                    Hop {
+                        alpha: 3e-6,
+                        busy: 0.5e-9,
+                    }
+                }
+            })
+            .collect();
+        let lap = |x: f64| cycle.iter().map(|h| h.alpha + h.busy * x).sum::<f64>();
+        let ring = Ring {
+            cycles: vec![cycle.clone()],
+            sent: 0.0,
+        };
+        let n = 2 * len - 2;
+        let terms = ring.terms(n as u32);
+        for x in [0.0, 1e4, 1e6, 1e8] {
+            let (got, want) = (eval(&terms, x), lattice(&cycle, n, x));
+            assert!(
+                got <= want * (1.0 + 1e-12) && want - got <= lap(x),
+                "x {x}: {got} vs {want}"
+            );
+        }
+    }
 }
