@@ -110,6 +110,14 @@ fn child(workload: &str, gpus: u32) {
             assert!(o.time > SimTime::ZERO);
             o.events
         }
+        "ring-rails" => {
+            // a NIC per GPU: a channel per NIC, each a lane of its own
+            let mut c = cluster(gpus);
+            c.nics_per_node = 8;
+            let o = run_flow(&Collective::new(Op::AllReduce), &c, 64.0 * 1048576.0).unwrap();
+            assert!(o.time > SimTime::ZERO);
+            o.events
+        }
         "ring-full" => {
             // the same ring without the node-symmetry shortcut: every flow
             let c = cluster(gpus);
@@ -449,6 +457,9 @@ fn main() {
     let mut jobs: Vec<(&str, u32)> = Vec::new();
     for g in [256, 512, 1024, 2048, 4096] {
         jobs.push(("ring", g));
+    }
+    for g in [1024, 4096] {
+        jobs.push(("ring-rails", g));
     }
     for g in [256, 1024] {
         jobs.push(("ring-full", g));

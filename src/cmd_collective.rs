@@ -76,7 +76,7 @@ pub struct CollectiveArgs {
     #[arg(long)]
     nic_link: Option<String>,
     /// GPUs under each shared PCIe switch, whose uplink to the CPU carries
-    /// their host traffic [default: none, or the node's].
+    /// their host traffic; 0 for none [default: none, or the node's].
     #[arg(long)]
     gpus_per_pcie_switch: Option<u32>,
     /// The shared PCIe switches' uplink (a PCIe preset) [default: the

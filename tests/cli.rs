@@ -559,6 +559,8 @@ fn collective_with_shared_pcie_switches() {
         &allreduce_with("1GiB", &["--gpus-per-pcie-switch", "3"]),
         &["--gpus-per-pcie-switch", "must divide"],
     );
+    // 0: none, as without the flag
+    assert_eq!(ps(&["--gpus-per-pcie-switch", "0"]), ps(&[]));
 }
 
 /// `--help` is pinned: a change to the interface must change this file

@@ -136,10 +136,11 @@ pub struct Description {
     /// network's NICs, `LinkPreset::nic_pcie`). On a PCIe node the GPU
     /// reaches its NIC over its intra link, so only that preset may be named.
     pub nic_link: Option<String>,
-    /// GPUs under each shared PCIe switch (`None`: every GPU's PCIe link
-    /// reaches the CPU directly); must divide `gpus_per_node`, and the
-    /// switches must share the NICs equally (NICs a multiple of the
-    /// switches, or dividing them).
+    /// GPUs under each shared PCIe switch (`None` or 0: every GPU's PCIe
+    /// link reaches the CPU directly, as a node preset's switches are
+    /// turned off); must divide `gpus_per_node`, and the switches must
+    /// share the NICs equally (NICs a multiple of the switches, or
+    /// dividing them).
     pub gpus_per_pcie_switch: Option<u32>,
     /// A PCIe preset for each shared switch's uplink to the CPU (default:
     /// the GPU's own PCIe link); only with `gpus_per_pcie_switch`.
@@ -404,7 +405,7 @@ impl Description {
         intra: LinkParams,
         nic_link: &Option<NicLink>,
     ) -> Result<Option<PcieSwitches>, Invalid> {
-        let Some(k) = self.gpus_per_pcie_switch else {
+        let Some(k) = self.gpus_per_pcie_switch.filter(|&k| k > 0) else {
             return match &self.pcie_uplink {
                 Some(_) => Err(invalid(
                     Field::PcieUplink,
@@ -418,7 +419,7 @@ impl Description {
             None => String::new(),
         };
         let g = self.gpus_per_node;
-        if k == 0 || !g.is_multiple_of(k) {
+        if !g.is_multiple_of(k) {
             return Err(invalid(
                 Field::GpusPerPcieSwitch,
                 format!("{k} GPUs per PCIe switch{from} must divide the {g} GPUs of a node"),
@@ -844,6 +845,21 @@ mod tests {
         .unwrap();
         let sw = c.pcie_switches.unwrap();
         assert_eq!((sw.gpus, sw.uplink.name.as_str()), (4, "pcie3-x16"));
+        // 0 turns a node's switches off
+        let c = Description::from_keys(
+            2,
+            NodeKeys {
+                gpus_per_pcie_switch: Some(0),
+                ..keys("aws-p4d")
+            },
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+        assert_eq!(
+            (c.pcie_switches.is_none(), c.pcie_switch_count()),
+            (true, 0)
+        );
         // on a PCIe node the uplink defaults to the intra link, overrides
         // and all
         let c = Description {

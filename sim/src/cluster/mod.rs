@@ -110,7 +110,7 @@ pub struct NicLink {
 /// PCIe switches shared by a node's GPUs and NICs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PcieSwitches {
-    /// GPUs under each switch (divides `gpus_per_node`; at least 2).
+    /// GPUs under each switch (at least 1, dividing `gpus_per_node`).
     pub gpus: u32,
     /// The switch's uplink to the CPU, per direction, and its latency
     /// (a PCIe preset's; the latency is not added to paths, which already
@@ -140,6 +140,12 @@ impl Pairing {
     pub fn new(gpus: u32, nics: u32, per_switch: Option<u32>) -> Pairing {
         let per_switch = per_switch.unwrap_or(gpus);
         let switches = gpus / per_switch;
+        debug_assert!(
+            per_switch >= 1
+                && gpus.is_multiple_of(per_switch)
+                && (nics.is_multiple_of(switches) || switches.is_multiple_of(nics)),
+            "{gpus} GPUs in switches of {per_switch} cannot share {nics} NICs equally"
+        );
         Pairing {
             gpus,
             nics,
@@ -446,6 +452,8 @@ pub type LinkId = u32;
 #[derive(Debug, Clone)]
 pub struct Topology {
     spec: ClusterSpec,
+    /// `spec.pairing()`, kept at hand for routing.
+    pairing: Pairing,
     /// Capacity of each directed link, bytes/s.
     capacity: Vec<f64>,
     /// First PCIe link; 0 (the fabric links) when they are one.
@@ -528,6 +536,7 @@ impl Topology {
         }
         Topology {
             spec: spec.clone(),
+            pairing: spec.pairing(),
             capacity,
             pcie_base,
             uplink_base,
@@ -597,7 +606,11 @@ impl Topology {
     /// The NIC an endpoint uses towards `peer_node`.
     fn nic_of(&self, e: Endpoint, peer_node: u32) -> u32 {
         match e {
-            Endpoint::Gpu(g) => self.spec.nic_of_gpu(g, peer_node),
+            Endpoint::Gpu(g) => {
+                let s = &self.spec;
+                let ahead = (peer_node + s.nodes - s.node_of_gpu(g)) % s.nodes;
+                self.pairing.nic_of_gpu(g % s.gpus_per_node, ahead)
+            }
             Endpoint::Host { nic, .. } => nic,
             Endpoint::Switch { .. } | Endpoint::NetSwitch { .. } => {
                 unreachable!("a switch has no NIC")
@@ -711,7 +724,7 @@ impl Topology {
             // host memory to the NIC, through its switch's uplink
             _ => {
                 if s.pcie_switches.is_some() {
-                    let sw = s.pairing().switch_of_nic(nic_a);
+                    let sw = self.pairing.switch_of_nic(nic_a);
                     p.push(self.uplink_up(na, sw) + 1);
                 }
                 p.push(self.nic_up(na, nic_a));
@@ -726,7 +739,7 @@ impl Topology {
             _ => {
                 p.push(self.nic_down(nb, nic_b));
                 if s.pcie_switches.is_some() {
-                    p.push(self.uplink_up(nb, s.pairing().switch_of_nic(nic_b)));
+                    p.push(self.uplink_up(nb, self.pairing.switch_of_nic(nic_b)));
                 }
             }
         }
@@ -739,7 +752,7 @@ impl Topology {
         let s = &self.spec;
         s.pcie_switches
             .as_ref()
-            .map(|_| s.pairing().switch_of_gpu(g % s.gpus_per_node))
+            .map(|_| self.pairing.switch_of_gpu(g % s.gpus_per_node))
     }
 
     /// Whether a transfer between GPU `g` and NIC `nic` of its node
@@ -747,7 +760,7 @@ impl Topology {
     /// between two PCIe switches. Never without shared switches.
     fn via_cpu(&self, g: u32, nic: u32) -> bool {
         let s = &self.spec;
-        s.pcie_switches.is_some() && (!s.gpudirect || !s.pairing().near(g % s.gpus_per_node, nic))
+        s.pcie_switches.is_some() && (!s.gpudirect || !self.pairing.near(g % s.gpus_per_node, nic))
     }
 
     /// Appends GPU `x`'s way to NIC `nic` of its node `n` and the NIC's
@@ -758,7 +771,7 @@ impl Topology {
     /// switch's uplink up and the NIC's switch's uplink down.
     fn to_nic(&self, p: &mut Path, x: u32, n: u32, nic: u32) {
         let s = &self.spec;
-        let pairing = s.pairing();
+        let pairing = self.pairing;
         let local = x % s.gpus_per_node;
         let sender = if s.nic_link.is_some()
             && !(pairing.is_own_nic(local, nic) && pairing.near(local, nic))
@@ -786,7 +799,7 @@ impl Topology {
         let s = &self.spec;
         p.push(self.nic_down(n, nic));
         if self.via_cpu(y, nic) {
-            let pairing = s.pairing();
+            let pairing = self.pairing;
             p.push(self.uplink_up(n, pairing.switch_of_nic(nic)));
             p.push(self.uplink_up(n, pairing.switch_of_gpu(y % s.gpus_per_node)) + 1);
         }

@@ -66,6 +66,9 @@ pub struct CostModel {
     /// (multiplicity, terms (α seconds, c seconds per byte of buffer)).
     steps: Vec<(u32, Vec<(f64, f64)>)>,
     pipes: Vec<Pipe>,
+    /// Steps of the ring phases, each priced whole as one entry of
+    /// `steps` (for [`CostModel::steps`]).
+    ring_steps: u32,
     /// Bytes sent by all participants together, per byte of buffer.
     sent_per_byte: f64,
     gpus: u32,
@@ -107,6 +110,7 @@ impl CostModel {
         let mut out = Vec::new();
         let mut steps: Vec<(u32, Vec<(f64, f64)>)> = Vec::new();
         let mut sent = 0.0;
+        let mut ring_steps = 0;
         // Under node symmetry, node 0's participants with node k's links
         // mapped onto node 0's see exactly the loads of the whole cluster
         // (see `exec`), at 1/nodes of the work.
@@ -129,13 +133,13 @@ impl CostModel {
                     sent += ring.sent * range.len() as f64 * scale;
                     let terms = ring.terms(range.len() as u32);
                     if !terms.is_empty() {
+                        ring_steps += range.len() as u32 - 1;
                         steps.push((1, terms));
                     }
                 }
                 continue;
             }
             for step in range {
-                let mult = 1;
                 flows.clear();
                 let mut step_sent = 0.0;
                 for &p in &reps {
@@ -157,7 +161,7 @@ impl CostModel {
                         flows.push((path.latency, path));
                     }
                 }
-                sent += step_sent * mult as f64 * scale;
+                sent += step_sent * scale;
                 let mut terms: Vec<(f64, f64)> = Vec::new();
                 for (alpha, path) in &flows {
                     let c = path
@@ -181,14 +185,15 @@ impl CostModel {
                 }
                 terms.sort_by(|x, y| x.partial_cmp(y).unwrap());
                 match steps.last_mut() {
-                    Some((m, t)) if *t == terms => *m += mult,
-                    _ => steps.push((mult, terms)),
+                    Some((m, t)) if *t == terms => *m += 1,
+                    _ => steps.push((1, terms)),
                 }
             }
         }
         CostModel {
             steps,
             pipes,
+            ring_steps,
             sent_per_byte: sent,
             gpus: cluster.gpus(),
         }
@@ -229,6 +234,7 @@ impl CostModel {
     /// piece).
     pub fn steps(&self) -> u32 {
         self.steps.iter().map(|(m, _)| *m).sum::<u32>()
+            + self.ring_steps
             + self.pipes.iter().map(|p| p.fill + 1).sum::<u32>()
     }
 }
@@ -274,7 +280,6 @@ impl Ring {
         symmetric: bool,
         load: &mut [f64],
     ) -> Ring {
-        use std::collections::HashMap;
         let caps = topo.capacities();
         let lanes = prog.lanes(i);
         let mut out = Vec::new();
@@ -320,11 +325,11 @@ impl Ring {
                 load[l as usize] = 0.0;
             }
         }
-        let at: HashMap<(u32, u32), usize> = hops
-            .iter()
-            .enumerate()
-            .map(|(h, &(p, lane, _, _))| ((p, lane), h))
-            .collect();
+        // hops come in (participant, lane) order, one each at most
+        let at = |key: (u32, u32)| {
+            hops.binary_search_by_key(&key, |&(p, lane, _, _)| (p, lane))
+                .ok()
+        };
         let mut seen = vec![false; hops.len()];
         let mut cycles = Vec::new();
         for start in 0..hops.len() {
@@ -334,11 +339,15 @@ impl Ring {
                 seen[h] = true;
                 cycle.push(cost[h]);
                 let (_, lane, to, _) = hops[h];
-                match at.get(&(to, lane)) {
-                    Some(&next) => h = next,
+                match at((to, lane)) {
+                    Some(next) => h = next,
                     None => break,
                 }
             }
+            debug_assert!(
+                cycle.is_empty() || h == start,
+                "a ring's hops close into a cycle"
+            );
             if !cycle.is_empty() {
                 cycles.push(cycle);
             }
@@ -352,7 +361,14 @@ impl Ring {
     fn terms(&self, n: u32) -> Vec<(f64, f64)> {
         let n = n as usize;
         let mut all: Vec<(f64, f64)> = Vec::new();
-        for cycle in &self.cycles {
+        let mut lines: Vec<(f64, f64)> = Vec::new();
+        for (k, cycle) in self.cycles.iter().enumerate() {
+            // rings of a group repeat each other's hops
+            if k > 0 && self.cycles[k - 1] == *cycle {
+                continue;
+            }
+            all.extend(upper_envelope(std::mem::take(&mut lines)));
+            let all = &mut lines;
             let len = cycle.len();
             if cycle.iter().all(|h| h == &cycle[0]) {
                 let h = cycle[0];
@@ -402,17 +418,45 @@ impl Ring {
                 }
             }
         }
-        // the terms no other dominates: by α descending, each with a c
-        // above every larger α's
-        all.sort_by(|x, y| y.partial_cmp(x).unwrap());
-        let mut terms: Vec<(f64, f64)> = Vec::new();
-        for (a, c) in all {
-            if terms.last().is_none_or(|&(_, best)| c > best) {
-                terms.push((a, c));
+        all.extend(upper_envelope(lines));
+        upper_envelope(all)
+    }
+}
+
+/// The lines α + c·m of `lines` that are the largest for some m ≥ 0, by
+/// c ascending (the upper envelope of a max of lines, which is all that
+/// [`CostModel::time`] reads): from the line on top at m = 0, each next
+/// one is the line that overtakes the last soonest, O(lines × envelope).
+fn upper_envelope(lines: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    let Some(&first) = lines
+        .iter()
+        .max_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)))
+    else {
+        return Vec::new();
+    };
+    let mut hull = vec![first];
+    let mut from = 0.0f64;
+    loop {
+        let (a0, c0) = *hull.last().expect("a line");
+        // the steeper line that overtakes the last one soonest (at the
+        // same point, the steepest)
+        let mut best: Option<(f64, (f64, f64))> = None;
+        for &(a, c) in &lines {
+            if c <= c0 {
+                continue;
+            }
+            let at = ((a0 - a) / (c - c0)).max(from);
+            if best.is_none_or(|(m, (_, cb))| at < m || (at == m && c > cb)) {
+                best = Some((at, (a, c)));
             }
         }
-        terms.reverse();
-        terms
+        match best {
+            Some((at, line)) => {
+                hull.push(line);
+                from = at;
+            }
+            None => return hull,
+        }
     }
 }
 

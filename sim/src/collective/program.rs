@@ -327,6 +327,8 @@ pub struct Program {
     nics_per_node: u32,
     /// How GPUs and NICs pair up (the GPU next to a channel's NIC).
     pairing: crate::cluster::Pairing,
+    /// [`Program::lanes`] of each phase.
+    lanes: Vec<u32>,
     servers: u32,
     /// NVSwitch participants (one per node, after the servers) of a
     /// program with a [`Phase::Nvls`]; 0 otherwise.
@@ -582,6 +584,7 @@ impl Program {
             gpus_per_node: spec.gpus_per_node,
             nics_per_node: spec.nics_per_node,
             pairing: spec.pairing(),
+            lanes: Vec::new(),
             servers,
             switches: 0,
             net_switches: 0,
@@ -605,6 +608,8 @@ impl Program {
             let last = *p.phase_start.last().unwrap();
             p.phase_start.push(last + steps);
             p.phases.push(ph);
+            let lanes = p.phase_lanes(p.phases.len() - 1);
+            p.lanes.push(lanes);
         }
         p
     }
@@ -742,6 +747,10 @@ impl Program {
     /// own thread blocks); 1 for every other phase. A participant enters the next
     /// phase when all its lanes have finished this one.
     pub fn lanes(&self, i: usize) -> u32 {
+        self.lanes[i]
+    }
+
+    fn phase_lanes(&self, i: usize) -> u32 {
         match self.phases[i] {
             Phase::Chain { .. } => self.ring_channels(Grouping::All),
             Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 2 * self.tree_channels(),
@@ -801,9 +810,9 @@ impl Program {
         let (i, k) = self.phase_of(step);
         if self.pipelined(i) {
             self.pipeline_recvs(&self.phases[i], p, Some(lane), k)
-        } else if matches!(self.phases[i], Phase::Ring { .. }) {
+        } else if let Phase::Ring { group, .. } = self.phases[i] {
             // one message per channel, each in its own lane
-            self.expected_recvs(p, step).min(1)
+            u32::from(p < self.gpus && self.in_group(p, group))
         } else if lane == 0 {
             self.expected_recvs(p, step)
         } else {
@@ -1669,9 +1678,12 @@ mod tests {
         }
     }
 
-    /// Lane by lane: every message a pipelined phase sends in lane l of
-    /// step s is expected once, in the lane [`Program::dst_lane`] names, by
-    /// its receiver at step s; and nothing else is expected.
+    /// Lane by lane: every message a pipelined phase or a ring's channel
+    /// sends in lane l of step s is expected once, in the lane
+    /// [`Program::dst_lane`] names, by its receiver at step s; and nothing
+    /// else is expected. Rings over all GPUs, rails, nodes and blocks, with
+    /// and without shared PCIe switches (which move the GPU each channel
+    /// enters a node at).
     #[test]
     fn pipelined_lanes_balance() {
         for (nodes, g, nics) in [
@@ -1697,8 +1709,45 @@ mod tests {
             if nodes == 1 {
                 programs.push(vec![Phase::Nvls { part, chunks: 3 }]);
             }
-            for phases in programs {
-                let prog = Program::new(&spec, phases, 0);
+            // rings: a lane per channel
+            let ring = |group| Phase::Ring {
+                group,
+                steps: 3,
+                chunk: 1.0,
+            };
+            programs.push(vec![ring(Grouping::All)]);
+            if nodes > 1 {
+                programs.push(vec![ring(Grouping::Rail)]);
+            }
+            if g > 1 {
+                programs.push(vec![ring(Grouping::IntraNode)]);
+            }
+            if g % 2 == 0 {
+                programs.push(vec![ring(Grouping::Block(2))]);
+            }
+            // and the same under shared PCIe switches of two GPUs, where
+            // they share the NICs equally
+            let mut specs = vec![spec.clone()];
+            let switches = g / 2;
+            if g % 2 == 0 && (nics % switches == 0 || switches % nics == 0) {
+                let mut s = spec.clone();
+                s.pcie_switches = Some(crate::cluster::PcieSwitches {
+                    gpus: 2,
+                    uplink: crate::cluster::NicLink {
+                        name: "u".into(),
+                        link: crate::cluster::LinkParams {
+                            bandwidth: 1e9,
+                            latency: 0.0,
+                        },
+                    },
+                });
+                specs.push(s);
+            }
+            for (spec, phases) in specs
+                .iter()
+                .flat_map(|s| programs.iter().map(move |p| (s, p.clone())))
+            {
+                let prog = Program::new(spec, phases, 0);
                 let n = prog.participants();
                 let mut out = Vec::new();
                 let mut messages = 0;

@@ -32,7 +32,11 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     let given = |v: Option<i64>, key: &str| v.map(|v| count(Some(v), key, None, 1)).transpose();
     let gpn = given(c.gpus_per_node, "cluster.gpus_per_node")?;
     let nics = given(c.nics_per_node, "cluster.nics_per_node")?;
-    let per_switch = given(c.gpus_per_pcie_switch, "cluster.gpus_per_pcie_switch")?;
+    // 0: no shared switch (a node preset's turned off)
+    let per_switch = c
+        .gpus_per_pcie_switch
+        .map(|v| count(Some(v), "cluster.gpus_per_pcie_switch", None, 0))
+        .transpose()?;
     let net_model = match &c.model {
         Some(m) => NetModel::parse(m).map_err(|e| invalid("cluster.model", e))?,
         None => NetModel::default(),
