@@ -105,9 +105,12 @@ struct Instance {
     prog: Program,
     /// `prog.steps()`, kept at hand for the hot loop.
     steps: u32,
-    /// Progress of each participant's lanes, at `p · lanes + lane` (all
-    /// participants; only the simulated ones move).
+    /// Progress of each simulated participant's lanes, at
+    /// [`Instance::at`].
     parts: Vec<State>,
+    /// Each participant's slot in `parts` (`u32::MAX`: not simulated)
+    /// when the network is folded; `None`: slot = participant.
+    slots: Option<Vec<u32>>,
     /// `prog.max_lanes()`.
     lanes: u32,
     /// Simulated participants that have not finished.
@@ -117,6 +120,17 @@ struct Instance {
     sent: Vec<f64>,
     received: Vec<f64>,
     messages: u64,
+}
+
+impl Instance {
+    /// Where lane `lane` of participant `p` is in `parts`.
+    fn at(&self, p: Participant, lane: u32) -> usize {
+        let slot = match &self.slots {
+            Some(s) => s[p as usize],
+            None => p,
+        };
+        (slot * self.lanes + lane) as usize
+    }
 }
 
 /// A finished collective, as [`Network::take`] returns it.
@@ -215,8 +229,18 @@ impl Network {
             .filter(|&p| !self.fold || prog.node_of(p) == 0)
             .collect();
         let lanes = prog.max_lanes();
+        // folded: states for node 0's participants only
+        let slots = self.fold.then(|| {
+            let mut slots = vec![u32::MAX; n];
+            for (k, &p) in active.iter().enumerate() {
+                slots[p as usize] = k as u32;
+            }
+            slots
+        });
+        let states = if self.fold { active.len() } else { n };
         let inst = Instance {
-            parts: vec![State::default(); n * lanes as usize],
+            parts: vec![State::default(); states * lanes as usize],
+            slots,
             lanes,
             remaining: active.len() as u32,
             start: now,
@@ -298,7 +322,7 @@ impl Network {
                     .push(tn + SimTime::from_secs(x.path.latency), t);
                 if x.streamed {
                     let inst = self.inst_mut(x.inst);
-                    let at = (x.src * inst.lanes + x.lane) as usize;
+                    let at = inst.at(x.src, x.lane);
                     inst.parts[at].outstanding -= 1;
                     self.advance(x.inst, x.src, x.lane);
                 }
@@ -374,7 +398,7 @@ impl Network {
     /// steps remain and the lane runs in this phase).
     fn begin(&mut self, id: InstanceId, p: Participant, lane: u32) {
         let inst = self.insts[id as usize].as_mut().expect("a live instance");
-        let at = (p * inst.lanes + lane) as usize;
+        let at = inst.at(p, lane);
         let step = inst.parts[at].step;
         if step >= inst.steps {
             return;
@@ -443,7 +467,7 @@ impl Network {
             let inst = self.insts[id as usize].as_mut().expect("a live instance");
             let total = inst.steps;
             let lanes = inst.lanes;
-            let at = (p * lanes + lane) as usize;
+            let at = inst.at(p, lane);
             let step = inst.parts[at].step;
             if step >= total {
                 return;
@@ -474,7 +498,7 @@ impl Network {
                 continue;
             }
             // a phase boundary: go on when every lane of p is here
-            let base = (p * lanes) as usize;
+            let base = inst.at(p, 0);
             if inst.parts[base..base + lanes as usize]
                 .iter()
                 .any(|s| s.step < end)
@@ -506,11 +530,12 @@ impl Network {
         }
         let inst = self.inst_mut(xf.inst);
         inst.received[xf.dst as usize] += xf.bytes;
-        let lanes = inst.lanes;
         if !xf.streamed {
-            inst.parts[(xf.src * lanes + xf.lane) as usize].outstanding -= 1;
+            let at = inst.at(xf.src, xf.lane);
+            inst.parts[at].outstanding -= 1;
         }
-        let d = &mut inst.parts[(xf.dst * lanes + xf.dst_lane) as usize];
+        let at = inst.at(xf.dst, xf.dst_lane);
+        let d = &mut inst.parts[at];
         assert!(xf.step >= d.step, "message for a step already left");
         let idx = (xf.step - d.step) as usize;
         if d.window.len() <= idx {
