@@ -542,7 +542,10 @@ impl Network {
             d.window.resize(idx + 1, 0);
         }
         d.window[idx] += 1;
-        self.advance(xf.inst, xf.src, xf.lane);
+        // a streaming sender moved on when the last byte left
+        if !xf.streamed {
+            self.advance(xf.inst, xf.src, xf.lane);
+        }
         self.advance(xf.inst, xf.dst, xf.dst_lane);
     }
 }
