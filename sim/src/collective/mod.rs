@@ -190,9 +190,10 @@ pub enum Algo {
     /// a fold in and out when N is not a power of two).
     RecursiveDoubling,
     /// AllReduce by NVLink SHARP (NCCL's NVLS): the node's NVSwitch sums
-    /// and multicasts, pipelined ([`program::Phase::Nvls`]). Only inside
-    /// one node whose NVSwitch reduces (`intra = "nvlink4"`:
-    /// third-generation NVSwitch, H100/H200 HGX).
+    /// and multicasts, pipelined ([`program::Phase::Nvls`]). On nodes
+    /// whose NVSwitch reduces (`intra = "nvlink4"`: third-generation
+    /// NVSwitch, H100/H200 HGX); across nodes with InfiniBand SHARP
+    /// between the switches (NCCL's NVLS with CollNet).
     Nvls,
     /// AllReduce with InfiniBand SHARP across nodes (NCCL's CollNet): a
     /// ring reduce-scatter inside each node, each GPU's shard summed by
@@ -397,8 +398,9 @@ impl Collective {
     }
 
     /// Why the collective cannot run on `cluster`, if it cannot: NVLS
-    /// needs an NVSwitch that reduces, and is modelled inside one node;
-    /// SHARP needs InfiniBand switches that reduce (HDR, NDR).
+    /// needs an NVSwitch that reduces, and across nodes InfiniBand
+    /// switches that reduce between them; SHARP needs InfiniBand switches
+    /// that reduce (HDR, NDR).
     pub fn hardware_refusal(&self, cluster: &ClusterSpec) -> Option<String> {
         if self.algo == Algo::Sharp {
             let net = cluster.network.trim_end_matches('*');
@@ -417,10 +419,13 @@ impl Collective {
                 "`nvls` needs NVSwitches that reduce (NVLink SHARP: intra = \"nvlink4\", H100/H200 HGX); this cluster's GPU fabric is `{}`",
                 cluster.intra_name
             ))
-        } else if cluster.nodes > 1 {
+        } else if cluster.nodes > 1
+            && !SHARP_NETWORKS.contains(&cluster.network.trim_end_matches('*'))
+        {
             Some(format!(
-                "`nvls` is modelled inside one node; this cluster has {} (NCCL's NVLS across nodes, with a tree or SHARP between the switches, is not modelled yet: use `ring` or `tree`)",
-                cluster.nodes
+                "`nvls` across nodes is modelled with InfiniBand SHARP between the NVSwitches (network = {}); this cluster's network is `{}` (NCCL's NVLS with a tree between nodes is not modelled yet: use `ring` or `tree`)",
+                SHARP_NETWORKS.join(" or "),
+                cluster.network
             ))
         } else {
             None
@@ -507,6 +512,7 @@ impl Collective {
             (Op::AllReduce, Algo::Nvls) => vec![Phase::Nvls {
                 part: bytes,
                 chunks: program::pipeline_chunks(bytes),
+                across: cluster.nodes > 1,
             }],
             (Op::AllReduce, Algo::Binomial) | (Op::GTopK, Algo::Tree) => vec![
                 Phase::BinomialReduce { group: all, bytes },

@@ -205,15 +205,22 @@ pub enum Phase {
     /// reduced shard to the switch (`gather`), which writes it to every
     /// GPU of the node (`multimem.st`). Per GPU each direction carries
     /// part·(1 + 1/G), against a ring's 2(G − 1)/G·part; the switch adds
-    /// no capacity limit of its own. One node: NCCL's NVLS across nodes
-    /// (with a tree or SHARP between the in-switch halves) is not
-    /// modelled. Lanes: 3, which follow the data (the pushes; the sums in
-    /// and the shards out; the multicast in).
+    /// no capacity limit of its own. Lanes: 3, which follow the data (the
+    /// pushes; the sums in and the shards out; the multicast in).
+    ///
+    /// `across`: over several nodes, with InfiniBand SHARP between the
+    /// switches (NCCL's NVLS with CollNet): between the NVSwitch's return
+    /// of shard j and GPU j's send of it back to the NVSwitch, GPU j sends
+    /// the shard through its NIC to its rail's switches, which return the
+    /// sum over every node's GPU j (as [`Phase::Sharp`]). Every stage of
+    /// a piece is pipelined with the others. Lanes: 4.
     Nvls {
         /// Bytes of the buffer each GPU holds.
         part: f64,
         /// Pieces it is cut into.
         chunks: u32,
+        /// Across nodes, through the rails' switches.
+        across: bool,
     },
     /// InfiniBand SHARP (NCCL's CollNet) across nodes: each rail's
     /// switches reduce. Every GPU cuts its `part` (its shard after the
@@ -386,37 +393,38 @@ enum NvlsStage {
     Push,
     /// The switch returns each GPU its reduced shard.
     Return,
+    /// Across nodes: each GPU sends its node's shard to its rail's
+    /// switches.
+    NetUp,
+    /// Across nodes: the rail's switches return the sum over the nodes.
+    NetDown,
     /// Each GPU sends its reduced shard to the switch.
     Up,
     /// The switch writes every shard to every GPU.
     Multicast,
 }
 
-impl NvlsStage {
-    /// (the sender's lane, the receiver's lane). A GPU's pushes run in a
-    /// lane of their own, so it pushes the next piece without waiting for
-    /// the last one's sum; the sum and the shard it sends on share a lane;
-    /// the multicast arrives in a third, which nothing waits on until the
-    /// phase ends. Lanes thus follow data, not participants, and no lane
-    /// waits on a later stage of an earlier piece (a feedback that would
-    /// add a round trip per piece).
-    fn lanes(self) -> (u32, u32) {
-        match self {
-            NvlsStage::Push => (0, 0),
-            NvlsStage::Return => (0, 1),
-            NvlsStage::Up => (1, 1),
-            NvlsStage::Multicast => (1, 2),
-        }
-    }
+/// (the sender's lane, the receiver's lane) of the stage at `index`.
+/// GPUs and switches send in turn, so stage s goes from lane s/2 to lane
+/// (s + 1)/2: a GPU's pushes run in a lane of their own, so it pushes the
+/// next piece without waiting for the last one's sum; a sum it receives
+/// and the shard it sends on share a lane; the multicast arrives in the
+/// last, which nothing waits on until the phase ends. Lanes thus follow
+/// data, not participants, and no lane waits on a later stage of an
+/// earlier piece (a feedback that would add a round trip per piece).
+fn nvls_lanes(index: usize) -> (u32, u32) {
+    ((index / 2) as u32, index.div_ceil(2) as u32)
 }
 
-/// The stages of an NVLS piece, in order.
-const NVLS_STAGES: [NvlsStage; 4] = [
-    NvlsStage::Push,
-    NvlsStage::Return,
-    NvlsStage::Up,
-    NvlsStage::Multicast,
-];
+/// The stages of an NVLS piece, in order, inside a node or across nodes.
+fn nvls_stages(across: bool) -> &'static [NvlsStage] {
+    use NvlsStage::*;
+    if across {
+        &[Push, Return, NetUp, NetDown, Up, Multicast]
+    } else {
+        &[Push, Return, Up, Multicast]
+    }
+}
 
 /// NCCL's binary tree over `n` ranks (`ncclGetBtree`): rank 0 is the root
 /// with one child; a rank's parent and children follow from its lowest set
@@ -594,7 +602,10 @@ impl Program {
         if phases.iter().any(|ph| matches!(ph, Phase::Nvls { .. })) {
             p.switches = spec.nodes;
         }
-        if phases.iter().any(|ph| matches!(ph, Phase::Sharp { .. })) {
+        if phases
+            .iter()
+            .any(|ph| matches!(ph, Phase::Sharp { .. } | Phase::Nvls { across: true, .. }))
+        {
             p.net_switches = spec.gpus_per_node;
         }
         if phases
@@ -704,8 +715,8 @@ impl Program {
                 chunks + self.tree_height(0).max(self.tree_height(1)) - 1
             }
             Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 0,
-            Phase::Nvls { chunks, .. } if self.gpus_per_node > 1 => {
-                chunks + NVLS_STAGES.len() as u32 - 1
+            Phase::Nvls { chunks, across, .. } if self.gpus_per_node > 1 => {
+                chunks + nvls_stages(across).len() as u32 - 1
             }
             Phase::Nvls { .. } => 0,
             Phase::Sharp { chunks, .. } if self.nodes > 1 => chunks + 1,
@@ -754,10 +765,10 @@ impl Program {
         match self.phases[i] {
             Phase::Chain { .. } => self.ring_channels(Grouping::All),
             Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 2 * self.tree_channels(),
-            // GPUs: pushes, then returns in and shards out, then the
-            // multicast in; switches: pushes in and returns out, then
-            // shards in and the multicast out (see `NvlsStage::lanes`)
-            Phase::Nvls { .. } => 3,
+            // GPUs: pushes, then returns in and shards out, (across nodes:
+            // then the rail's sums in and shards out,) then the multicast
+            // in; switches alike (see `nvls_lanes`)
+            Phase::Nvls { across, .. } => nvls_lanes(nvls_stages(across).len()).0 + 1,
             Phase::Sharp { .. } => 2,
             Phase::Ring { group, .. } => self.ring_channels(group),
             _ => 1,
@@ -911,27 +922,36 @@ impl Program {
             }
             return;
         }
-        if let Phase::Nvls { part, chunks } = *ph {
+        if let Phase::Nvls {
+            part,
+            chunks,
+            across,
+        } = *ph
+        {
             let g = self.gpus_per_node;
             let piece = part / chunks as f64;
-            for (s, stage) in NVLS_STAGES.iter().enumerate() {
+            let rails = self.net_switches > 0 && p >= self.net_switch(0);
+            for (s, stage) in nvls_stages(across).iter().enumerate() {
                 let live = match at {
                     None => true,
                     Some((lane, k)) => {
-                        lane == stage.lanes().0 && k >= s as u32 && k - (s as u32) < chunks
+                        lane == nvls_lanes(s).0 && k >= s as u32 && k - (s as u32) < chunks
                     }
                 };
                 if !live {
                     continue;
                 }
-                match (stage, p < self.gpus) {
-                    (NvlsStage::Push, true) => {
+                match stage {
+                    NvlsStage::Push if p < self.gpus => {
                         out.push(Send::to(self.switch(p / g), piece));
                     }
-                    (NvlsStage::Up, true) => {
+                    NvlsStage::Up if p < self.gpus => {
                         out.push(Send::to(self.switch(p / g), piece / g as f64));
                     }
-                    (NvlsStage::Return, false) | (NvlsStage::Multicast, false) => {
+                    NvlsStage::NetUp if p < self.gpus => {
+                        out.push(Send::to(self.net_switch(p % g), piece / g as f64));
+                    }
+                    NvlsStage::Return | NvlsStage::Multicast if p >= self.gpus && !rails => {
                         let node = p - self.switch(0);
                         let bytes = if *stage == NvlsStage::Return {
                             piece / g as f64
@@ -939,6 +959,12 @@ impl Program {
                             piece
                         };
                         out.extend((0..g).map(|j| Send::to(node * g + j, bytes)));
+                    }
+                    NvlsStage::NetDown if rails => {
+                        let rail = p - self.net_switch(0);
+                        out.extend(
+                            (0..self.nodes).map(|n| Send::to(n * g + rail, piece / g as f64)),
+                        );
                     }
                     _ => {}
                 }
@@ -1021,19 +1047,25 @@ impl Program {
                 _ => 0,
             };
         }
-        if let Phase::Nvls { chunks, .. } = *ph {
+        if let Phase::Nvls { chunks, across, .. } = *ph {
             let g = self.gpus_per_node;
+            let rails = self.net_switches > 0 && p >= self.net_switch(0);
             let mut n = 0;
-            for (s, stage) in NVLS_STAGES.iter().enumerate() {
+            for (s, stage) in nvls_stages(across).iter().enumerate() {
                 if k < s as u32
                     || k - s as u32 >= chunks
-                    || lane.is_some_and(|l| l != stage.lanes().1)
+                    || lane.is_some_and(|l| l != nvls_lanes(s).1)
                 {
                     continue;
                 }
-                n += match (stage, p < self.gpus) {
-                    (NvlsStage::Push | NvlsStage::Up, false) => g,
-                    (NvlsStage::Return | NvlsStage::Multicast, true) => 1,
+                n += match stage {
+                    NvlsStage::Push | NvlsStage::Up if p >= self.gpus && !rails => g,
+                    NvlsStage::NetUp if rails => self.nodes,
+                    NvlsStage::Return | NvlsStage::NetDown | NvlsStage::Multicast
+                        if p < self.gpus =>
+                    {
+                        1
+                    }
                     _ => 0,
                 };
             }
@@ -1143,13 +1175,15 @@ impl Program {
                 let sw = self.net_switch(0);
                 hop(0, sw, None) + hop(sw, 0, None)
             }
-            Phase::Nvls { .. } => {
+            Phase::Nvls { across, .. } => {
                 let (gpu, sw) = (0, self.switch(0));
-                NVLS_STAGES
+                nvls_stages(across)
                     .iter()
                     .map(|st| match st {
                         NvlsStage::Push | NvlsStage::Up => hop(gpu, sw, None),
                         NvlsStage::Return | NvlsStage::Multicast => hop(sw, gpu, None),
+                        NvlsStage::NetUp => hop(gpu, self.net_switch(0), None),
+                        NvlsStage::NetDown => hop(self.net_switch(0), gpu, None),
                     })
                     .sum()
             }
@@ -1707,7 +1741,17 @@ mod tests {
                 vec![Phase::Sharp { part, chunks: 3 }],
             ];
             if nodes == 1 {
-                programs.push(vec![Phase::Nvls { part, chunks: 3 }]);
+                programs.push(vec![Phase::Nvls {
+                    part,
+                    chunks: 3,
+                    across: false,
+                }]);
+            } else {
+                programs.push(vec![Phase::Nvls {
+                    part,
+                    chunks: 3,
+                    across: true,
+                }]);
             }
             // rings: a lane per channel
             let ring = |group| Phase::Ring {

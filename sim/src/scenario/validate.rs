@@ -956,7 +956,9 @@ mod tests {
                 )
         };
         assert!(load_str(&text("dgx-h100", 1), "f.toml", "f").is_ok());
-        for (node, nodes, says) in [("dgx-a100", 1, "nvlink4"), ("dgx-h100", 2, "one node")] {
+        // across nodes with SHARP between the switches (NDR)
+        assert!(load_str(&text("dgx-h100", 2), "f.toml", "f").is_ok());
+        for (node, nodes, says) in [("dgx-a100", 1, "nvlink4"), ("aws-p5", 2, "SHARP")] {
             let e = err(&text(node, nodes));
             assert_eq!(e.key.as_deref(), Some("strategy.allreduce"));
             assert!(e.to_string().contains(says), "{e}");

@@ -367,9 +367,51 @@ fn nvls_reduces_in_the_switch() {
     // the hardware it needs
     let a100 = built(1, 8, 1, "ib-hdr-200g", "nvlink3");
     assert!(nvls.hardware_refusal(&a100).unwrap().contains("nvlink4"));
-    let two = built(2, 8, 8, "ib-ndr-400g", "nvlink4");
-    assert!(nvls.hardware_refusal(&two).unwrap().contains("one node"));
+    let roce = built(2, 8, 8, "eth-100g", "nvlink4");
+    assert!(nvls.hardware_refusal(&roce).unwrap().contains("SHARP"));
     assert_eq!(nvls.hardware_refusal(&c), None);
+}
+
+/// NVLS across 4 nodes of 8 H100 with a NIC per GPU, InfiniBand SHARP
+/// between the NVSwitches (NCCL's NVLS with CollNet): each 512 KiB piece
+/// goes up to the NVSwitch, its shard j back to GPU j, through GPU j's NIC
+/// to the rail's switches and back summed over the nodes, up to the
+/// NVSwitch and multicast to every GPU, six stages pipelined. In the
+/// steady state a GPU's NVLink carries (1 + 1/G) of each piece each way
+/// and its NIC 1/G: T = (K + 5)·max((1 + 1/G)/B_nvlink, 1/(G·B_nic))·m/K
+/// + 2α_nvlink + α_net (half a hop's latency each way at each switch), in
+/// the analytical model exactly (1e-9: arithmetic); the flow model meets
+/// it within the pipeline's fill. A GPU sends m(1 + 2/G); the bus
+/// bandwidth is well above SHARP's behind in-node rings (each GPU's
+/// NVLink then carries 2(G − 1)/G of the buffer each way, not 1 + 1/G).
+#[test]
+fn nvls_across_nodes_reduces_in_both_switches() {
+    let c = built(4, 8, 8, "ib-ndr-400g", "nvlink4");
+    let nvls = coll(Op::AllReduce, Algo::Nvls);
+    assert_eq!(nvls.hardware_refusal(&c), None);
+    let g = 8.0;
+    let b_nv = c.intra.bandwidth;
+    let b_nic = c.inter.bandwidth.min(c.gpu_pcie().bandwidth);
+    let latency = 2.0 * c.intra.latency + c.inter.latency + c.gpu_nic_latency();
+    for m in [64.0 * 1048576.0, 1024.0 * 1048576.0] {
+        let k = sim::collective::program::pipeline_chunks(m) as f64;
+        let per_byte = ((1.0 + 1.0 / g) / b_nv).max(1.0 / (g * b_nic));
+        let want = (k + 5.0) * per_byte * m / k + latency;
+        let (a, f, out) = both(&nvls, &c, m);
+        assert_close(a, want, 1e-9, "analytical NVLS across nodes");
+        assert!(
+            f <= a * (1.0 + 1e-9) && f >= a * (1.0 - 5.0 / k) - latency,
+            "flow {f} vs {a}"
+        );
+        assert_close(
+            out.bytes_sent_per_gpu(32),
+            m * (1.0 + 2.0 / g),
+            1e-12,
+            "sent per GPU",
+        );
+        let sharp = both(&coll(Op::AllReduce, Algo::Sharp), &c, m).1;
+        assert!(f < sharp / 1.5, "nvls {f} vs sharp {sharp}");
+    }
 }
 
 /// InfiniBand SHARP across 4 nodes of 8 H100 with a NIC per GPU: the
