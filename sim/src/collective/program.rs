@@ -199,7 +199,7 @@ pub enum Phase {
     /// NVLink SHARP (NCCL's NVLS) inside each node: the NVSwitch reduces
     /// and multicasts. The buffer's `part` is cut into `chunks` pieces,
     /// each piece into G shards (one per GPU of the node), and every piece
-    /// streams through up to four stages: each GPU sends the piece to its
+    /// streams through up to four stages (six across nodes, below): each GPU sends the piece to its
     /// switch (`reduce`), the switch returns shard j, summed over the
     /// node's GPUs, to GPU j (NVLS's `multimem.ld_reduce`); GPU j sends its
     /// reduced shard to the switch (`gather`), which writes it to every
@@ -715,7 +715,7 @@ impl Program {
                 chunks + self.tree_height(0).max(self.tree_height(1)) - 1
             }
             Phase::Chain { .. } | Phase::TreeReduce { .. } | Phase::TreeBcast { .. } => 0,
-            Phase::Nvls { chunks, across, .. } if self.gpus_per_node > 1 => {
+            Phase::Nvls { chunks, across, .. } if self.gpus_per_node > 1 || across => {
                 chunks + nvls_stages(across).len() as u32 - 1
             }
             Phase::Nvls { .. } => 0,
@@ -1721,6 +1721,7 @@ mod tests {
     #[test]
     fn pipelined_lanes_balance() {
         for (nodes, g, nics) in [
+            (2, 1, 1),
             (1, 8, 1),
             (1, 3, 1),
             (2, 4, 1),

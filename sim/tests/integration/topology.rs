@@ -379,8 +379,8 @@ fn nvls_reduces_in_the_switch() {
 /// NVSwitch and multicast to every GPU, six stages pipelined. In the
 /// steady state a GPU's NVLink carries (1 + 1/G) of each piece each way
 /// and its NIC 1/G: T = (K + 5)·max((1 + 1/G)/B_nvlink, 1/(G·B_nic))·m/K
-/// + 2α_nvlink + α_net (half a hop's latency each way at each switch), in
-/// the analytical model exactly (1e-9: arithmetic); the flow model meets
+/// plus 2α_nvlink + α_net (half a hop's latency each way at each switch),
+/// in the analytical model exactly (1e-9: arithmetic); the flow model meets
 /// it within the pipeline's fill. A GPU sends m(1 + 2/G); the bus
 /// bandwidth is well above SHARP's behind in-node rings (each GPU's
 /// NVLink then carries 2(G − 1)/G of the buffer each way, not 1 + 1/G).
