@@ -384,16 +384,7 @@ impl Description {
             };
         }
         let name = self.nic_link.as_deref().unwrap_or(inter.nic_pcie);
-        let p = presets::intra_node(name)
-            .filter(|p| p.kind == Kind::Pcie)
-            .ok_or_else(|| invalid(Field::NicLink, unknown("PCIe link", name, &pcie_names())))?;
-        Ok(Some(NicLink {
-            name: p.name.to_string(),
-            link: LinkParams {
-                bandwidth: p.bandwidth_bytes_per_s,
-                latency: p.latency_s,
-            },
-        }))
+        pcie_link(Field::NicLink, name).map(Some)
     }
 
     /// The shared PCIe switches, checked against the node's GPUs and NICs;
@@ -435,20 +426,7 @@ impl Description {
             ));
         }
         let uplink = match &self.pcie_uplink {
-            Some(name) => {
-                let p = presets::intra_node(name)
-                    .filter(|p| p.kind == Kind::Pcie)
-                    .ok_or_else(|| {
-                        invalid(Field::PcieUplink, unknown("PCIe link", name, &pcie_names()))
-                    })?;
-                NicLink {
-                    name: p.name.to_string(),
-                    link: LinkParams {
-                        bandwidth: p.bandwidth_bytes_per_s,
-                        latency: p.latency_s,
-                    },
-                }
-            }
+            Some(name) => pcie_link(Field::PcieUplink, name)?,
             None => nic_link.clone().unwrap_or(NicLink {
                 name: intra_name.to_string(),
                 link: intra,
@@ -491,13 +469,26 @@ impl Description {
     }
 }
 
-/// The names of the PCIe presets.
-fn pcie_names() -> Vec<&'static str> {
-    presets::INTRA_NODE
-        .iter()
+/// The PCIe preset `name` as a link, for `field` (`nic_link`,
+/// `pcie_uplink`); an unknown name is refused with the known ones.
+fn pcie_link(field: Field, name: &str) -> Result<NicLink, Invalid> {
+    let p = presets::intra_node(name)
         .filter(|p| p.kind == Kind::Pcie)
-        .map(|p| p.name)
-        .collect()
+        .ok_or_else(|| {
+            let known: Vec<_> = presets::INTRA_NODE
+                .iter()
+                .filter(|p| p.kind == Kind::Pcie)
+                .map(|p| p.name)
+                .collect();
+            invalid(field, unknown("PCIe link", name, &known))
+        })?;
+    Ok(NicLink {
+        name: p.name.to_string(),
+        link: LinkParams {
+            bandwidth: p.bandwidth_bytes_per_s,
+            latency: p.latency_s,
+        },
+    })
 }
 
 /// A preset's link with its bandwidth and latency overridden where given;

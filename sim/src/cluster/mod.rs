@@ -371,8 +371,14 @@ impl ClusterSpec {
     /// ahead the peer is, so a GPU's traffic to many nodes spreads over all
     /// of them, and every node chooses alike.
     pub fn nic_of_gpu(&self, g: u32, peer_node: u32) -> u32 {
-        let ahead = (peer_node + self.nodes - self.node_of_gpu(g)) % self.nodes;
-        self.pairing().nic_of_gpu(g % self.gpus_per_node, ahead)
+        self.pairing()
+            .nic_of_gpu(g % self.gpus_per_node, self.ahead(g, peer_node))
+    }
+
+    /// How many nodes ahead of GPU `g`'s node `peer_node` is (modulo the
+    /// nodes): what a GPU with several NICs chooses among them by.
+    fn ahead(&self, g: u32, peer_node: u32) -> u32 {
+        (peer_node + self.nodes - self.node_of_gpu(g)) % self.nodes
     }
 
     /// The GPU (index within the node) that NIC `nic` sits next to.
@@ -606,11 +612,9 @@ impl Topology {
     /// The NIC an endpoint uses towards `peer_node`.
     fn nic_of(&self, e: Endpoint, peer_node: u32) -> u32 {
         match e {
-            Endpoint::Gpu(g) => {
-                let s = &self.spec;
-                let ahead = (peer_node + s.nodes - s.node_of_gpu(g)) % s.nodes;
-                self.pairing.nic_of_gpu(g % s.gpus_per_node, ahead)
-            }
+            Endpoint::Gpu(g) => self
+                .pairing
+                .nic_of_gpu(g % self.spec.gpus_per_node, self.spec.ahead(g, peer_node)),
             Endpoint::Host { nic, .. } => nic,
             Endpoint::Switch { .. } | Endpoint::NetSwitch { .. } => {
                 unreachable!("a switch has no NIC")

@@ -930,7 +930,8 @@ impl Program {
         {
             let g = self.gpus_per_node;
             let piece = part / chunks as f64;
-            let rails = self.net_switches > 0 && p >= self.net_switch(0);
+            // the rails' switches come last (none: net_switch(0) is past every participant)
+            let rails = p >= self.net_switch(0);
             for (s, stage) in nvls_stages(across).iter().enumerate() {
                 let live = match at {
                     None => true,
@@ -1049,7 +1050,7 @@ impl Program {
         }
         if let Phase::Nvls { chunks, across, .. } = *ph {
             let g = self.gpus_per_node;
-            let rails = self.net_switches > 0 && p >= self.net_switch(0);
+            let rails = p >= self.net_switch(0);
             let mut n = 0;
             for (s, stage) in nvls_stages(across).iter().enumerate() {
                 if k < s as u32
