@@ -41,7 +41,8 @@ pub struct CollectiveArgs {
     /// topk, gtopk: the gradient's number format [default: fp32].
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
-    /// Algorithm: allreduce ring|tree|hierarchical|binomial|nvls|sharp;
+    /// Algorithm: allreduce
+    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp;
     /// broadcast ring|binomial|ompi-binomial (Open MPI's: every child at
     /// once); alltoall pairwise; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.

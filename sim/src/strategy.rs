@@ -7,7 +7,7 @@ use crate::collective::{Algo, Collective, Op};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DenseMethod {
     /// AllReduce with the given algorithm (ring, tree, hierarchical,
-    /// binomial, nvls, sharp).
+    /// binomial, nvls, nvls-tree, sharp).
     AllReduce(Algo),
     /// Parameter servers.
     Ps,

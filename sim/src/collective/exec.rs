@@ -80,7 +80,8 @@ struct Xfer {
     dst: Participant,
     /// The lane of the sender ([`Program::lanes`]).
     lane: u32,
-    /// The lane of the receiver ([`Program::dst_lane`]).
+    /// The lane of the receiver (the send's own, else
+    /// [`Program::dst_lane`]).
     dst_lane: u32,
     step: u32,
     bytes: f64,
@@ -424,7 +425,7 @@ impl Network {
                 src: p,
                 dst,
                 lane,
-                dst_lane,
+                dst_lane: send.lane.unwrap_or(dst_lane),
                 step,
                 bytes,
                 path,

@@ -117,6 +117,7 @@ impl Op {
                 Algo::Hierarchical,
                 Algo::Binomial,
                 Algo::Nvls,
+                Algo::NvlsTree,
                 Algo::Sharp,
             ],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
@@ -195,6 +196,12 @@ pub enum Algo {
     /// NVSwitch, H100/H200 HGX); across nodes with InfiniBand SHARP
     /// between the switches (NCCL's NVLS with CollNet).
     Nvls,
+    /// AllReduce by NCCL's NVLS tree (`NVLSTree`): NVLink SHARP inside
+    /// each node, a double binary tree of nodes between them per GPU
+    /// position, pipelined ([`program::Phase::NvlsTree`]); for networks
+    /// whose switches do not reduce (an AWS p5 over EFA). On one node it is
+    /// [`Algo::Nvls`].
+    NvlsTree,
     /// AllReduce with InfiniBand SHARP across nodes (NCCL's CollNet): a
     /// ring reduce-scatter inside each node, each GPU's shard summed by
     /// its rail's switches ([`program::Phase::Sharp`], pipelined), a ring
@@ -215,7 +222,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 13] = [
+    pub const ALL: [Algo; 14] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -227,6 +234,7 @@ impl Algo {
         Algo::Pull,
         Algo::RecursiveDoubling,
         Algo::Nvls,
+        Algo::NvlsTree,
         Algo::Sharp,
         Algo::OmpiBinomial,
     ];
@@ -245,6 +253,7 @@ impl Algo {
             Algo::Pull => "pull",
             Algo::RecursiveDoubling => "recursive-doubling",
             Algo::Nvls => "nvls",
+            Algo::NvlsTree => "nvls-tree",
             Algo::Sharp => "sharp",
             Algo::OmpiBinomial => "ompi-binomial",
             Algo::Next => "next",
@@ -392,7 +401,7 @@ impl Collective {
                 (self.op, self.algo),
                 (
                     Op::AllReduce,
-                    Algo::Hierarchical | Algo::Tree | Algo::Nvls | Algo::Sharp
+                    Algo::Hierarchical | Algo::Tree | Algo::Nvls | Algo::NvlsTree | Algo::Sharp
                 ) | (Op::Broadcast, Algo::Ring)
             )
     }
@@ -412,18 +421,20 @@ impl Collective {
                 )
             });
         }
-        if self.algo != Algo::Nvls {
+        if !matches!(self.algo, Algo::Nvls | Algo::NvlsTree) {
             None
         } else if !cluster.in_switch_reduction() {
             Some(format!(
-                "`nvls` needs NVSwitches that reduce (NVLink SHARP: intra = \"nvlink4\", H100/H200 HGX); this cluster's GPU fabric is `{}`",
+                "`{}` needs NVSwitches that reduce (NVLink SHARP: intra = \"nvlink4\", H100/H200 HGX); this cluster's GPU fabric is `{}`",
+                self.algo.name(),
                 cluster.intra_name
             ))
-        } else if cluster.nodes > 1
+        } else if self.algo == Algo::Nvls
+            && cluster.nodes > 1
             && !SHARP_NETWORKS.contains(&cluster.network.trim_end_matches('*'))
         {
             Some(format!(
-                "`nvls` across nodes is modelled with InfiniBand SHARP between the NVSwitches (network = {}); this cluster's network is `{}` (NCCL's NVLS with a tree between nodes is not modelled yet: use `ring` or `tree`)",
+                "`nvls` across nodes reduces in InfiniBand SHARP switches between the NVSwitches (network = {}); this cluster's network is `{}`: use `nvls-tree` (NCCL's NVLS with a tree between nodes)",
                 SHARP_NETWORKS.join(" or "),
                 cluster.network
             ))
@@ -509,7 +520,11 @@ impl Collective {
                     intra(cluster.gpus_per_node - 1),
                 ]
             }
-            (Op::AllReduce, Algo::Nvls) => vec![Phase::Nvls {
+            (Op::AllReduce, Algo::NvlsTree) if cluster.nodes > 1 => vec![Phase::NvlsTree {
+                part: bytes,
+                chunks: program::pipeline_chunks(bytes),
+            }],
+            (Op::AllReduce, Algo::Nvls | Algo::NvlsTree) => vec![Phase::Nvls {
                 part: bytes,
                 chunks: program::pipeline_chunks(bytes),
                 across: cluster.nodes > 1,

@@ -32,6 +32,10 @@ pub struct Send {
     /// both sides, when it belongs to a channel pinned to one rail; `None`:
     /// each side's own ([`ClusterSpec::nic_of_gpu`]).
     pub nic: Option<u32>,
+    /// The receiver's lane, when it is not the one [`Program::dst_lane`]
+    /// names for the sender's lane (a pipeline whose data moves from lane
+    /// to lane at a GPU: [`Phase::NvlsTree`]).
+    pub lane: Option<u32>,
 }
 
 impl Send {
@@ -40,6 +44,15 @@ impl Send {
             to,
             bytes,
             nic: None,
+            lane: None,
+        }
+    }
+
+    /// The send, to be counted in the receiver's lane `lane`.
+    fn in_lane(self, lane: u32) -> Send {
+        Send {
+            lane: Some(lane),
+            ..self
         }
     }
 }
@@ -221,6 +234,40 @@ pub enum Phase {
         chunks: u32,
         /// Across nodes, through the rails' switches.
         across: bool,
+    },
+    /// NCCL's NVLS tree (`NVLSTree`): NVLink SHARP inside each node and a
+    /// double binary tree of nodes between them, for networks whose
+    /// switches do not reduce. The buffer's `part` is cut into `chunks`
+    /// pieces and each piece into G shards. Each GPU sends the piece to
+    /// its NVSwitch, which returns shard j, summed over the node, to GPU j
+    /// in two halves, one per tree. The GPUs at position j of every node
+    /// (NCCL's NVLS heads of one index) reduce each half up their tree,
+    /// through their own NICs (split evenly over them), and the root sends
+    /// the sum back down, as [`Phase::TreeReduce`]'s and
+    /// [`Phase::TreeBcast`]'s double binary tree of nodes (NCCL's
+    /// `connectNvls` builds it with `ncclGetDtree`, channel c on tree c mod
+    /// 2, so each tree carries half). Each GPU j sends the summed halves to
+    /// its NVSwitch, which multicasts the piece to every GPU of its node.
+    ///
+    /// Piece i: pushes in step i, the halves back in i + 1, a node at
+    /// height h of tree t sends its half up in i + 2 + h, at depth d down
+    /// (and to the NVSwitch) in i + 2 + H_t + d (H_t the tree's height:
+    /// the root turns its sum round at once), the multicast in
+    /// i + 3 + 2H (H the taller tree's). Lanes (6) follow the data, so no
+    /// lane waits on a later stage of an earlier piece: a GPU's pushes;
+    /// each tree's way up (the switch's half in, the children's sums in,
+    /// the sum to the parent); each tree's way down (the parent's sum in,
+    /// the children's and the NVSwitch's out); the multicast in. A
+    /// switch's: the pushes in and halves out; the sums in and the
+    /// multicast out. A GPU's NVLink carries part·(1 + 1/G) each way, as
+    /// in one node; its NICs per direction part/G between two nodes and at
+    /// most 2·part/G beyond (a node inside one tree is a leaf of the
+    /// other).
+    NvlsTree {
+        /// Bytes of the buffer each GPU holds.
+        part: f64,
+        /// Pieces it is cut into.
+        chunks: u32,
     },
     /// InfiniBand SHARP (NCCL's CollNet) across nodes: each rail's
     /// switches reduce. Every GPU cuts its `part` (its shard after the
@@ -426,6 +473,17 @@ fn nvls_stages(across: bool) -> &'static [NvlsStage] {
     }
 }
 
+/// [`Phase::NvlsTree`]'s lanes: a GPU's pushes (a switch's pushes in and
+/// halves out) ...
+const NVLS_TREE_PUSH: u32 = 0;
+/// ... tree t's way up at `NVLS_TREE_UP + t` (a switch's sums in and
+/// multicast out at `NVLS_TREE_UP`) ...
+const NVLS_TREE_UP: u32 = 1;
+/// ... tree t's way down at `NVLS_TREE_DOWN + t` ...
+const NVLS_TREE_DOWN: u32 = 3;
+/// ... and the multicast in.
+const NVLS_TREE_CAST: u32 = 5;
+
 /// NCCL's binary tree over `n` ranks (`ncclGetBtree`): rank 0 is the root
 /// with one child; a rank's parent and children follow from its lowest set
 /// bit. Returns (parent, children).
@@ -491,6 +549,11 @@ struct NodeTrees {
 }
 
 impl NodeTrees {
+    /// Tree `t`'s height: its root's.
+    fn tall(&self, t: usize) -> u32 {
+        self.height[t].iter().copied().max().unwrap_or(0)
+    }
+
     fn new(n: u32) -> NodeTrees {
         let mut t = NodeTrees {
             parent: [vec![None; n as usize], vec![None; n as usize]],
@@ -599,7 +662,10 @@ impl Program {
             scattered: spec.placement == crate::cluster::Placement::Scattered,
             trees: None,
         };
-        if phases.iter().any(|ph| matches!(ph, Phase::Nvls { .. })) {
+        if phases
+            .iter()
+            .any(|ph| matches!(ph, Phase::Nvls { .. } | Phase::NvlsTree { .. }))
+        {
             p.switches = spec.nodes;
         }
         if phases
@@ -608,10 +674,12 @@ impl Program {
         {
             p.net_switches = spec.gpus_per_node;
         }
-        if phases
-            .iter()
-            .any(|ph| matches!(ph, Phase::TreeReduce { .. } | Phase::TreeBcast { .. }))
-        {
+        if phases.iter().any(|ph| {
+            matches!(
+                ph,
+                Phase::TreeReduce { .. } | Phase::TreeBcast { .. } | Phase::NvlsTree { .. }
+            )
+        }) {
             p.trees = Some(Arc::new(NodeTrees::new(spec.nodes)));
         }
         for ph in phases {
@@ -719,6 +787,10 @@ impl Program {
                 chunks + nvls_stages(across).len() as u32 - 1
             }
             Phase::Nvls { .. } => 0,
+            Phase::NvlsTree { chunks, .. } if self.gpus > 1 => {
+                chunks + 3 + 2 * self.node_tree_height()
+            }
+            Phase::NvlsTree { .. } => 0,
             Phase::Sharp { chunks, .. } if self.nodes > 1 => chunks + 1,
             Phase::Sharp { .. } => 0,
         }
@@ -747,6 +819,7 @@ impl Program {
                 | Phase::TreeReduce { .. }
                 | Phase::TreeBcast { .. }
                 | Phase::Nvls { .. }
+                | Phase::NvlsTree { .. }
                 | Phase::Sharp { .. }
         )
     }
@@ -769,6 +842,7 @@ impl Program {
             // then the rail's sums in and shards out,) then the multicast
             // in; switches alike (see `nvls_lanes`)
             Phase::Nvls { across, .. } => nvls_lanes(nvls_stages(across).len()).0 + 1,
+            Phase::NvlsTree { .. } => NVLS_TREE_CAST + 1,
             Phase::Sharp { .. } => 2,
             Phase::Ring { group, .. } => self.ring_channels(group),
             _ => 1,
@@ -834,6 +908,13 @@ impl Program {
     /// Channels of a pipelined tree: one per NIC of a node across nodes.
     fn tree_channels(&self) -> u32 {
         tree_channels(self.nodes, self.nics_per_node)
+    }
+
+    /// Height of the taller tree of nodes (hops from its root to its
+    /// deepest leaf).
+    fn node_tree_height(&self) -> u32 {
+        let trees = self.trees.as_ref().expect("a program with a double tree");
+        (0..2).map(|t| trees.tall(t)).max().unwrap_or(0)
     }
 
     /// Height of tree `t`'s root (its longest path to a leaf, in hops): a
@@ -922,6 +1003,10 @@ impl Program {
             }
             return;
         }
+        if let Phase::NvlsTree { part, chunks } = *ph {
+            self.nvls_tree_sends(part, chunks, p, at, out);
+            return;
+        }
         if let Phase::Nvls {
             part,
             chunks,
@@ -993,6 +1078,7 @@ impl Program {
                             to,
                             bytes: part / chunks as f64,
                             nic,
+                            lane: None,
                         });
                     }
                 }
@@ -1007,6 +1093,7 @@ impl Program {
                             to,
                             bytes: part / chunks as f64,
                             nic,
+                            lane: None,
                         });
                     }
                 }
@@ -1020,6 +1107,7 @@ impl Program {
                                 to,
                                 bytes: part / chunks as f64,
                                 nic,
+                                lane: None,
                             });
                         }
                     }
@@ -1027,6 +1115,117 @@ impl Program {
             }
             _ => unreachable!("not a pipelined phase"),
         }
+    }
+
+    /// [`Phase::NvlsTree`]'s sends of participant `p` (see
+    /// [`Program::pipeline_sends`] for `at`).
+    fn nvls_tree_sends(
+        &self,
+        part: f64,
+        chunks: u32,
+        p: Participant,
+        at: Option<(u32, u32)>,
+        out: &mut Vec<Send>,
+    ) {
+        let trees = self.trees.as_ref().expect("a program with a double tree");
+        let g = self.gpus_per_node;
+        let piece = part / chunks as f64;
+        // one tree's half of a GPU's shard
+        let half = piece / (2 * g) as f64;
+        // whether `lane` sends a piece at its local step (its piece's
+        // step in that lane is `first` steps after the piece's push)
+        let live = |lane: u32, first: u32| match at {
+            None => true,
+            Some((l, k)) => l == lane && k >= first && k - first < chunks,
+        };
+        if p >= self.switch(0) {
+            let node = p - self.switch(0);
+            let gpus = node * g..(node + 1) * g;
+            if live(NVLS_TREE_PUSH, 1) {
+                for j in gpus.clone() {
+                    out.extend((0..2).map(|t| Send::to(j, half).in_lane(NVLS_TREE_UP + t)));
+                }
+            }
+            if live(NVLS_TREE_UP, 3 + 2 * self.node_tree_height()) {
+                out.extend(gpus.map(|j| Send::to(j, piece).in_lane(NVLS_TREE_CAST)));
+            }
+            return;
+        }
+        let (node, local) = (p / g, p % g);
+        let switch = self.switch(node);
+        if live(NVLS_TREE_PUSH, 0) {
+            out.push(Send::to(switch, piece));
+        }
+        // a half to node `to`'s GPU at this position, split over this
+        // position's own NICs (the same on every node)
+        let nics = self.pairing.own_nics(local);
+        let across = |to: u32, lane: u32, out: &mut Vec<Send>| {
+            out.extend((0..nics).map(|i| Send {
+                to: to * g + local,
+                bytes: half / nics as f64,
+                nic: Some(self.pairing.own_nic(local, i)),
+                lane: Some(lane),
+            }));
+        };
+        let n = node as usize;
+        for t in 0..2 {
+            let (up, down) = (NVLS_TREE_UP + t as u32, NVLS_TREE_DOWN + t as u32);
+            let (height, depth) = (trees.height[t][n], trees.depth[t][n]);
+            let parent = trees.parent[t][n];
+            if let Some(parent) = parent
+                && live(up, 2 + height)
+            {
+                across(parent, up, out);
+            }
+            // the root turns its sum round in its way up's lane
+            let lane = if parent.is_some() { down } else { up };
+            if live(lane, 2 + trees.tall(t) + depth) {
+                for &child in trees.children[t][n].iter().flatten() {
+                    across(child, down, out);
+                }
+                out.push(Send::to(switch, half).in_lane(NVLS_TREE_UP));
+            }
+        }
+    }
+
+    /// Messages participant `p` receives in [`Phase::NvlsTree`] at local
+    /// step `k`, in lane `lane` (every lane when `None`).
+    fn nvls_tree_recvs(&self, chunks: u32, p: Participant, lane: Option<u32>, k: u32) -> u32 {
+        let trees = self.trees.as_ref().expect("a program with a double tree");
+        let g = self.gpus_per_node;
+        let live =
+            |l: u32, first: u32| lane.is_none_or(|x| x == l) && k >= first && k - first < chunks;
+        let mut n = 0;
+        if p >= self.switch(0) {
+            let node = (p - self.switch(0)) as usize;
+            if live(NVLS_TREE_PUSH, 0) {
+                n += g;
+            }
+            for t in 0..2 {
+                if live(NVLS_TREE_UP, 2 + trees.tall(t) + trees.depth[t][node]) {
+                    n += g;
+                }
+            }
+            return n;
+        }
+        let (node, local) = ((p / g) as usize, p % g);
+        let nics = self.pairing.own_nics(local);
+        for t in 0..2 {
+            let (up, down) = (NVLS_TREE_UP + t as u32, NVLS_TREE_DOWN + t as u32);
+            // the NVSwitch's half
+            n += u32::from(live(up, 1));
+            for &child in trees.children[t][node].iter().flatten() {
+                if live(up, 2 + trees.height[t][child as usize]) {
+                    n += nics;
+                }
+            }
+            if let Some(parent) = trees.parent[t][node]
+                && live(down, 2 + trees.tall(t) + trees.depth[t][parent as usize])
+            {
+                n += nics;
+            }
+        }
+        n + u32::from(live(NVLS_TREE_CAST, 3 + 2 * self.node_tree_height()))
     }
 
     /// The index of phase `ph` in the program.
@@ -1047,6 +1246,9 @@ impl Program {
                 Some(1) | None if p < self.gpus && live(1) => 1,
                 _ => 0,
             };
+        }
+        if let Phase::NvlsTree { chunks, .. } = *ph {
+            return self.nvls_tree_recvs(chunks, p, lane, k);
         }
         if let Phase::Nvls { chunks, across, .. } = *ph {
             let g = self.gpus_per_node;
@@ -1123,6 +1325,7 @@ impl Program {
             | Phase::TreeReduce { chunks, .. }
             | Phase::TreeBcast { chunks, .. }
             | Phase::Nvls { chunks, .. }
+            | Phase::NvlsTree { chunks, .. }
             | Phase::Sharp { chunks, .. } => chunks,
             _ => unreachable!(),
         };
@@ -1187,6 +1390,30 @@ impl Program {
                         NvlsStage::NetDown => hop(self.net_switch(0), gpu, None),
                     })
                     .sum()
+            }
+            Phase::NvlsTree { .. } => {
+                let trees = self.trees.as_ref().expect("a program with a double tree");
+                let (g, sw) = (self.gpus_per_node, self.switch(0));
+                let nic = Some(self.pairing.own_nic(0, 0));
+                // push and halves back, sums in and multicast out
+                let nvlink = 2.0 * (hop(0, sw, None) + hop(sw, 0, None));
+                let mut net = 0.0f64;
+                for t in 0..2 {
+                    // the slowest way up to the root and down from it
+                    let (mut up, mut down) = (0.0f64, 0.0f64);
+                    for node in 0..self.nodes {
+                        let (mut a, mut u, mut d) = (node, 0.0, 0.0);
+                        while let Some(parent) = trees.parent[t][a as usize] {
+                            u += hop(a * g, parent * g, nic);
+                            d += hop(parent * g, a * g, nic);
+                            a = parent;
+                        }
+                        up = up.max(u);
+                        down = down.max(d);
+                    }
+                    net = net.max(up + down);
+                }
+                nvlink + net
             }
             _ => 0.0,
         }
@@ -1305,6 +1532,7 @@ impl Program {
             | Phase::TreeReduce { .. }
             | Phase::TreeBcast { .. }
             | Phase::Nvls { .. }
+            | Phase::NvlsTree { .. }
             | Phase::Sharp { .. } => false,
             Phase::Ps { shard, workers, .. } => {
                 matches!(shard, Shards::Even(_))
@@ -1408,6 +1636,7 @@ impl Program {
                             to: (node + 1) % self.nodes * gp + entry,
                             bytes: share,
                             nic: Some(c),
+                            lane: None,
                         }
                     } else {
                         Send::to(node * gp + next, share)
@@ -1421,6 +1650,7 @@ impl Program {
                     to,
                     bytes: share,
                     nic: Some(self.pairing.own_nic(local, j)),
+                    lane: None,
                 }));
             }
             _ if !self.in_group(p, group) || !wanted(0) => {}
@@ -1530,6 +1760,7 @@ impl Program {
             | Phase::TreeReduce { .. }
             | Phase::TreeBcast { .. }
             | Phase::Nvls { .. }
+            | Phase::NvlsTree { .. }
             | Phase::Sharp { .. }) => {
                 for lane in 0..self.lanes(i) {
                     self.pipeline_sends(ph, p, Some((lane, k)), out);
@@ -1554,6 +1785,7 @@ impl Program {
                     | Phase::TreeReduce { .. }
                     | Phase::TreeBcast { .. }
                     | Phase::Nvls { .. }
+                    | Phase::NvlsTree { .. }
                     | Phase::Sharp { .. } => {
                         unreachable!()
                     }
@@ -1630,6 +1862,7 @@ impl Program {
             | Phase::TreeReduce { .. }
             | Phase::TreeBcast { .. }
             | Phase::Nvls { .. }
+            | Phase::NvlsTree { .. }
             | Phase::Sharp { .. }) => self.pipeline_recvs(ph, p, None, k),
             ref ph => {
                 if p >= self.gpus {
@@ -1650,6 +1883,7 @@ impl Program {
                     | Phase::TreeReduce { .. }
                     | Phase::TreeBcast { .. }
                     | Phase::Nvls { .. }
+                    | Phase::NvlsTree { .. }
                     | Phase::Sharp { .. } => {
                         unreachable!()
                     }
@@ -1729,6 +1963,8 @@ mod tests {
             (2, 4, 4),
             (3, 2, 4),
             (4, 8, 8),
+            (5, 2, 2),
+            (6, 1, 2),
         ] {
             let mut spec = ClusterSpec::flat(nodes, 1e9, 0.0);
             spec.gpus_per_node = g;
@@ -1741,6 +1977,7 @@ mod tests {
                     Phase::TreeBcast { part, chunks: 3 },
                 ],
                 vec![Phase::Sharp { part, chunks: 3 }],
+                vec![Phase::NvlsTree { part, chunks: 3 }],
             ];
             if nodes == 1 {
                 programs.push(vec![Phase::Nvls {
@@ -1808,6 +2045,7 @@ mod tests {
                             let to_lane = prog.dst_lane(p, lane, step);
                             for send in &out {
                                 assert_ne!(send.to, p, "self-send at step {step}");
+                                let to_lane = send.lane.unwrap_or(to_lane);
                                 recv[(send.to * lanes + to_lane) as usize] += 1;
                                 messages += 1;
                             }

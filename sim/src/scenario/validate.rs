@@ -943,23 +943,32 @@ mod tests {
     }
 
     /// NVLink SHARP is refused where the switch cannot reduce, at the
-    /// strategy key, and accepted on one H100 node.
+    /// strategy key, and accepted on one H100 node; across nodes `nvls`
+    /// needs SHARP between the switches and `nvls-tree` does not.
     #[test]
     fn nvls_needs_a_reducing_switch() {
-        let text = |node: &str, nodes: u32| {
+        let text = |node: &str, nodes: u32, algo: &str| {
             GOOD.replace("gpus_per_node = 4\n", "")
                 .replace("nodes = 2", &format!("nodes = {nodes}"))
                 .replace("network = \"ib-edr-100g\"", &format!("node = \"{node}\""))
                 .replace(
                     "gpu = \"titan-xp\"",
-                    "gpu = \"h100\"\n[strategy]\nallreduce = \"nvls\"",
+                    &format!("gpu = \"h100\"\n[strategy]\nallreduce = \"{algo}\""),
                 )
         };
-        assert!(load_str(&text("dgx-h100", 1), "f.toml", "f").is_ok());
-        // across nodes with SHARP between the switches (NDR)
-        assert!(load_str(&text("dgx-h100", 2), "f.toml", "f").is_ok());
-        for (node, nodes, says) in [("dgx-a100", 1, "nvlink4"), ("aws-p5", 2, "SHARP")] {
-            let e = err(&text(node, nodes));
+        for algo in ["nvls", "nvls-tree"] {
+            assert!(load_str(&text("dgx-h100", 1, algo), "f.toml", "f").is_ok());
+            // across nodes with SHARP between the switches (NDR)
+            assert!(load_str(&text("dgx-h100", 2, algo), "f.toml", "f").is_ok());
+        }
+        // across nodes over EFA: a tree between the nodes
+        assert!(load_str(&text("aws-p5", 2, "nvls-tree"), "f.toml", "f").is_ok());
+        for (node, nodes, algo, says) in [
+            ("dgx-a100", 1, "nvls", "nvlink4"),
+            ("dgx-a100", 2, "nvls-tree", "nvlink4"),
+            ("aws-p5", 2, "nvls", "nvls-tree"),
+        ] {
+            let e = err(&text(node, nodes, algo));
             assert_eq!(e.key.as_deref(), Some("strategy.allreduce"));
             assert!(e.to_string().contains(says), "{e}");
         }

@@ -162,6 +162,9 @@ proptest! {
         if nodes == 1 {
             // the program runs on any node; only scenarios refuse it off NVLink4
             cols.push(coll(Op::AllReduce, Algo::Nvls));
+        } else {
+            // NVLS inside the nodes, a tree of nodes between them
+            cols.push(coll(Op::AllReduce, Algo::NvlsTree));
         }
         for col in cols {
             let (a, f, _) = both(&col, &c, size);
@@ -169,7 +172,8 @@ proptest! {
             let chunks = match prog.phases()[0] {
                 sim::collective::program::Phase::Chain { chunks, .. }
                 | sim::collective::program::Phase::TreeReduce { chunks, .. }
-                | sim::collective::program::Phase::Nvls { chunks, .. } => chunks,
+                | sim::collective::program::Phase::Nvls { chunks, .. }
+                | sim::collective::program::Phase::NvlsTree { chunks, .. } => chunks,
                 _ => unreachable!(),
             } as f64;
             let phases = prog.phases().len() as f64;

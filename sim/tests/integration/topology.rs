@@ -414,6 +414,86 @@ fn nvls_across_nodes_reduces_in_both_switches() {
     }
 }
 
+/// NCCL's NVLS tree across nodes whose switches do not reduce: 4 nodes of
+/// 8 H100 with a NIC per GPU on 100 GbE. Each piece goes up to the
+/// NVSwitch, its shard j back to GPU j in two halves, each half up one of
+/// the two trees of nodes (node 0 -> 2 -> {1, 3} and its mirror
+/// 3 -> 1 -> {2, 0}, both of height 2) and down again, then up to the
+/// NVSwitch and multicast. A node inside one tree (two children) is a
+/// leaf of the other, so its NIC carries per piece 3 + 1 halves of a shard
+/// each way: 2/G of the piece; a GPU's NVLink (1 + 1/G) as in one node.
+/// So T = (K + 3 + 2·2)·max((1 + 1/G)/B_nvlink, 2/(G·B_nic))·m/K + 2α_nvlink
+/// (four half hops at the NVSwitch) + 4(α_net + α_gpu-nic) (two hops up,
+/// two down), in the analytical model exactly (1e-9: arithmetic); the flow
+/// model meets it within the fill. A GPU sends m(1 + 1/G) over NVLink and
+/// 2m/G over the nodes' trees at most (m(1 + 2/G) on average: the halves up
+/// and down are two per half). Two nodes (each the other's child) halve
+/// the NIC's share: 1/G each way, the form of NVLS with SHARP. On
+/// InfiniBand NDR, where SHARP exists, `nvls` (the switches reduce: 1/G
+/// per NIC at any node count) is faster; on EFA `nvls` is refused and
+/// names `nvls-tree`.
+#[test]
+fn nvls_tree_reduces_in_the_nvswitch_and_a_tree_of_nodes() {
+    let tree = coll(Op::AllReduce, Algo::NvlsTree);
+    let g = 8.0;
+    for (nodes, height, nic_share) in [(4u32, 2.0, 2.0 / g), (2, 1.0, 1.0 / g)] {
+        let c = built(nodes, 8, 8, "eth-100g", "nvlink4");
+        assert_eq!(tree.hardware_refusal(&c), None);
+        let b_nv = c.intra.bandwidth;
+        let b_nic = c.inter.bandwidth.min(c.gpu_pcie().bandwidth);
+        let latency =
+            2.0 * c.intra.latency + 2.0 * height * (c.inter.latency + c.gpu_nic_latency());
+        for m in [64.0 * 1048576.0, 1024.0 * 1048576.0] {
+            let k = sim::collective::program::pipeline_chunks(m) as f64;
+            let per_byte = ((1.0 + 1.0 / g) / b_nv).max(nic_share / b_nic);
+            let fill = 3.0 + 2.0 * height;
+            let want = (k + fill) * per_byte * m / k + latency;
+            let (a, f, out) = both(&tree, &c, m);
+            let what = format!("{nodes} nodes, {} MiB", m / 1048576.0);
+            assert_close(a, want, 1e-9, &format!("analytical NVLS tree, {what}"));
+            assert!(
+                f <= a * (1.0 + 1e-9) && f >= a * (1.0 - fill / k) - latency,
+                "flow {f} vs {a}, {what}"
+            );
+            // per GPU: its piece and its halves to the NVSwitch, and each
+            // half once up (but at the root) and once down per child
+            let gpus = nodes * 8;
+            let up_down = 2.0 * (nodes as f64 - 1.0) / nodes as f64 * m / g;
+            assert_close(
+                out.bytes_sent_per_gpu(gpus),
+                m * (1.0 + 1.0 / g) + up_down,
+                1e-12,
+                &format!("sent per GPU, {what}"),
+            );
+        }
+    }
+    // where the switches reduce, NVLS with SHARP sends 1/G per NIC
+    let ndr = built(4, 8, 8, "ib-ndr-400g", "nvlink4");
+    let m = 1024.0 * 1048576.0;
+    let (t_tree, t_sharp) = (
+        both(&tree, &ndr, m).1,
+        both(&coll(Op::AllReduce, Algo::Nvls), &ndr, m).1,
+    );
+    assert!(t_sharp < t_tree, "nvls {t_sharp} vs nvls-tree {t_tree}");
+    // the hardware it needs: an NVSwitch that reduces, any network
+    let efa = built(2, 8, 8, "efa-100g", "nvlink4");
+    assert_eq!(tree.hardware_refusal(&efa), None);
+    let refusal = coll(Op::AllReduce, Algo::Nvls)
+        .hardware_refusal(&efa)
+        .unwrap();
+    assert!(refusal.contains("nvls-tree"), "{refusal}");
+    let a100 = built(2, 8, 8, "efa-100g", "nvlink3");
+    assert!(tree.hardware_refusal(&a100).unwrap().contains("nvlink4"));
+    // on one node it is NVLS inside the node
+    let one = built(1, 8, 1, "eth-100g", "nvlink4");
+    assert_close(
+        tree.analytical(&one).time(m),
+        coll(Op::AllReduce, Algo::Nvls).analytical(&one).time(m),
+        1e-12,
+        "one node",
+    );
+}
+
 /// InfiniBand SHARP across 4 nodes of 8 H100 with a NIC per GPU: the
 /// node's ring reduce-scatter and all-gather are hierarchical AllReduce's,
 /// and the rail's switches replace its ring over nodes. That ring takes
