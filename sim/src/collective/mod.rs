@@ -202,11 +202,13 @@ pub enum Algo {
     /// whose switches do not reduce (an AWS p5 over EFA). On one node it is
     /// [`Algo::Nvls`].
     NvlsTree,
-    /// AllReduce with InfiniBand SHARP across nodes (NCCL's CollNet): a
-    /// ring reduce-scatter inside each node, each GPU's shard summed by
-    /// its rail's switches ([`program::Phase::Sharp`], pipelined), a ring
-    /// all-gather inside each node. On `ib-hdr-200g` and `ib-ndr-400g`
-    /// (Quantum and Quantum-2 switches, SHARPv2 and v3).
+    /// AllReduce with InfiniBand SHARP across nodes, as NCCL's CollNet
+    /// Direct: each GPU scatters its buffer's shards to the node's GPUs,
+    /// GPU j's shard is summed by its rail's switches, and GPU j gathers
+    /// it back to the node's GPUs, all pipelined
+    /// ([`program::Phase::Sharp`]); on one node, the node's ring. On
+    /// `ib-hdr-200g` and `ib-ndr-400g` (Quantum and Quantum-2 switches,
+    /// SHARPv2 and v3).
     Sharp,
     /// Broadcast as Open MPI's binomial tree runs it (coll tuned's
     /// `binomial`, unsegmented): each rank sends to all its children at
@@ -505,6 +507,12 @@ impl Collective {
                     Phase::TreeBcast { part, chunks },
                 ]
             }
+            // NCCL's chunk is each GPU's shard of a piece
+            (Op::AllReduce, Algo::Sharp) if cluster.nodes > 1 => vec![Phase::Sharp {
+                part: bytes,
+                chunks: program::pipeline_chunks(bytes / g),
+            }],
+            // one node: no network to reduce in; the node's rings
             (Op::AllReduce, Algo::Sharp) => {
                 let intra = |steps| Phase::Ring {
                     group: Grouping::IntraNode,
@@ -513,10 +521,6 @@ impl Collective {
                 };
                 vec![
                     intra(cluster.gpus_per_node - 1),
-                    Phase::Sharp {
-                        part: bytes / g,
-                        chunks: program::pipeline_chunks(bytes / g),
-                    },
                     intra(cluster.gpus_per_node - 1),
                 ]
             }

@@ -34,7 +34,7 @@ pub struct Send {
     pub nic: Option<u32>,
     /// The receiver's lane, when it is not the one [`Program::dst_lane`]
     /// names for the sender's lane (a pipeline whose data moves from lane
-    /// to lane at a GPU: [`Phase::NvlsTree`]).
+    /// to lane at a GPU: [`Phase::NvlsTree`], [`Phase::Sharp`]).
     pub lane: Option<u32>,
 }
 
@@ -269,17 +269,27 @@ pub enum Phase {
         /// Pieces it is cut into.
         chunks: u32,
     },
-    /// InfiniBand SHARP (NCCL's CollNet) across nodes: each rail's
-    /// switches reduce. Every GPU cuts its `part` (its shard after the
-    /// node's reduce-scatter) into `chunks` pieces and sends each through
-    /// its NIC to its rail's switch, which, once every node's piece is in,
-    /// returns the sum to every GPU of the rail. Per NIC each direction
-    /// carries the part once, against a ring's 2(M − 1)/M. The rail of the
-    /// GPUs at position r of their nodes runs through NIC r mod nics (with
-    /// more NICs than GPUs, through the first of each GPU's own only).
-    /// Lanes: 2 (the pushes; the sums coming back).
+    /// InfiniBand SHARP across nodes as NCCL's CollNet Direct runs it
+    /// (`src/device/all_reduce.h`): each rail's switches reduce, and the
+    /// GPUs of a node scatter to and gather from each other directly, all
+    /// stages pipelined. The buffer's `part` is cut into `chunks` pieces
+    /// and each piece into G shards; per piece, every GPU sends shard j
+    /// to GPU j of its node (the scatter: G − 1 sends), GPU j sends the
+    /// node's shard j (summed as it arrives) through its NIC to its rail's
+    /// switch, which, once every node's is in, returns the sum to GPU j of
+    /// every node, and GPU j sends the sum to every other GPU of its node
+    /// (the gather). Per GPU each direction of the node's fabric carries
+    /// 2(G − 1)/G of the part, as a ring's reduce-scatter and all-gather,
+    /// and each NIC the part's shard once, against a ring's 2(M − 1)/M.
+    /// The rail of the GPUs at position r of their nodes runs through NIC
+    /// r mod nics (with more NICs than GPUs, through the first of each
+    /// GPU's own only). Piece i: the scatter in step i, the shard up in
+    /// i + 1, the sums down in i + 2, the gather in i + 3. Lanes (4)
+    /// follow the data: the scatter out; the scatter in and the shard up
+    /// (a switch: the shards in and the sums out); the sum in and the
+    /// gather out; the gather in.
     Sharp {
-        /// Bytes each GPU reduces across nodes.
+        /// Bytes of the buffer each GPU holds.
         part: f64,
         /// Pieces it is cut into.
         chunks: u32,
@@ -791,7 +801,7 @@ impl Program {
                 chunks + 3 + 2 * self.node_tree_height()
             }
             Phase::NvlsTree { .. } => 0,
-            Phase::Sharp { chunks, .. } if self.nodes > 1 => chunks + 1,
+            Phase::Sharp { chunks, .. } if self.nodes > 1 => chunks + 3,
             Phase::Sharp { .. } => 0,
         }
     }
@@ -843,7 +853,7 @@ impl Program {
             // in; switches alike (see `nvls_lanes`)
             Phase::Nvls { across, .. } => nvls_lanes(nvls_stages(across).len()).0 + 1,
             Phase::NvlsTree { .. } => NVLS_TREE_CAST + 1,
-            Phase::Sharp { .. } => 2,
+            Phase::Sharp { .. } => 4,
             Phase::Ring { group, .. } => self.ring_channels(group),
             _ => 1,
         }
@@ -879,12 +889,13 @@ impl Program {
     }
 
     /// The lane of its receiver that a message sent by `p` in lane `lane`
-    /// of global step `step` counts in: the sender's, but for a switch's
-    /// (NVLS, SHARP), whose sums go on in the GPUs' next lane.
+    /// of global step `step` counts in: the sender's, but for an
+    /// NVSwitch's (NVLS), whose sums go on in the GPUs' next lane. (A send
+    /// that names its own lane, [`Send::lane`], counts there.)
     pub fn dst_lane(&self, p: Participant, lane: u32, step: u32) -> u32 {
         let (i, _) = self.phase_of(step);
         match self.phases[i] {
-            Phase::Nvls { .. } | Phase::Sharp { .. } if p >= self.switch(0) => lane + 1,
+            Phase::Nvls { .. } if p >= self.switch(0) => lane + 1,
             _ => lane,
         }
     }
@@ -989,17 +1000,27 @@ impl Program {
         out: &mut Vec<Send>,
     ) {
         if let Phase::Sharp { part, chunks } = *ph {
-            let piece = part / chunks as f64;
             let g = self.gpus_per_node;
-            let live = |first: u32, lane: u32| match at {
+            let shard = part / chunks as f64 / g as f64;
+            let live = |lane: u32, first: u32| match at {
                 None => true,
                 Some((l, k)) => l == lane && k >= first && k - first < chunks,
             };
-            if p < self.gpus && live(0, 0) {
-                out.push(Send::to(self.net_switch(p % g), piece));
-            } else if p >= self.net_switch(0) && live(1, 0) {
+            if p < self.gpus {
+                let (node, local) = (p / g, p % g);
+                let peers = (0..g).filter(|&j| j != local).map(|j| node * g + j);
+                if live(0, 0) {
+                    out.extend(peers.clone().map(|q| Send::to(q, shard).in_lane(1)));
+                }
+                if live(1, 1) {
+                    out.push(Send::to(self.net_switch(local), shard).in_lane(1));
+                }
+                if live(2, 3) {
+                    out.extend(peers.map(|q| Send::to(q, shard).in_lane(3)));
+                }
+            } else if p >= self.net_switch(0) && live(1, 2) {
                 let rail = p - self.net_switch(0);
-                out.extend((0..self.nodes).map(|n| Send::to(n * g + rail, piece)));
+                out.extend((0..self.nodes).map(|n| Send::to(n * g + rail, shard).in_lane(2)));
             }
             return;
         }
@@ -1240,11 +1261,19 @@ impl Program {
     /// lane `lane` (every lane when `None`).
     fn pipeline_recvs(&self, ph: &Phase, p: Participant, lane: Option<u32>, k: u32) -> u32 {
         if let Phase::Sharp { chunks, .. } = *ph {
-            let live = |first: u32| k >= first && k - first < chunks;
-            return match lane {
-                Some(0) | None if p >= self.net_switch(0) && live(0) => self.nodes,
-                Some(1) | None if p < self.gpus && live(1) => 1,
-                _ => 0,
+            let live = |l: u32, first: u32| {
+                lane.is_none_or(|x| x == l) && k >= first && k - first < chunks
+            };
+            let peers = self.gpus_per_node - 1;
+            return if p < self.gpus {
+                // the scatter's shards, the sum, the gather's shards
+                peers * u32::from(live(1, 0))
+                    + u32::from(live(2, 2))
+                    + peers * u32::from(live(3, 3))
+            } else if p >= self.net_switch(0) {
+                self.nodes * u32::from(live(1, 1))
+            } else {
+                0
             };
         }
         if let Phase::NvlsTree { chunks, .. } = *ph {
@@ -1376,8 +1405,20 @@ impl Program {
                 worst
             }
             Phase::Sharp { .. } => {
-                let sw = self.net_switch(0);
-                hop(0, sw, None) + hop(sw, 0, None)
+                // the slowest scatter into GPU j, its rail's round trip, and
+                // the slowest gather out of it
+                let g = self.gpus_per_node;
+                (0..g)
+                    .map(|j| {
+                        let sw = self.net_switch(j);
+                        let into = (0..g).filter(|&p| p != j).map(|p| hop(p, j, None));
+                        let out = (0..g).filter(|&q| q != j).map(|q| hop(j, q, None));
+                        into.fold(0.0, f64::max)
+                            + hop(j, sw, None)
+                            + hop(sw, j, None)
+                            + out.fold(0.0, f64::max)
+                    })
+                    .fold(0.0, f64::max)
             }
             Phase::Nvls { across, .. } => {
                 let (gpu, sw) = (0, self.switch(0));

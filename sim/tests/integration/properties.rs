@@ -163,8 +163,10 @@ proptest! {
             // the program runs on any node; only scenarios refuse it off NVLink4
             cols.push(coll(Op::AllReduce, Algo::Nvls));
         } else {
-            // NVLS inside the nodes, a tree of nodes between them
+            // NVLS inside the nodes, a tree of nodes between them; SHARP
+            // (CollNet Direct)
             cols.push(coll(Op::AllReduce, Algo::NvlsTree));
+            cols.push(coll(Op::AllReduce, Algo::Sharp));
         }
         for col in cols {
             let (a, f, _) = both(&col, &c, size);
@@ -173,7 +175,8 @@ proptest! {
                 sim::collective::program::Phase::Chain { chunks, .. }
                 | sim::collective::program::Phase::TreeReduce { chunks, .. }
                 | sim::collective::program::Phase::Nvls { chunks, .. }
-                | sim::collective::program::Phase::NvlsTree { chunks, .. } => chunks,
+                | sim::collective::program::Phase::NvlsTree { chunks, .. }
+                | sim::collective::program::Phase::Sharp { chunks, .. } => chunks,
                 _ => unreachable!(),
             } as f64;
             let phases = prog.phases().len() as f64;
