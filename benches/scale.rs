@@ -118,6 +118,27 @@ fn child(workload: &str, gpus: u32) {
             assert!(o.time > SimTime::ZERO);
             o.events
         }
+        "nvls-tree" | "sharp" => {
+            // pipelined in-switch reductions across H100 nodes: NVLS with a
+            // tree of nodes over EFA (aws-p5), SHARP over NDR (dgx-h100)
+            let (node, algo) = if workload == "sharp" {
+                ("dgx-h100", sim::collective::Algo::Sharp)
+            } else {
+                ("aws-p5", sim::collective::Algo::NvlsTree)
+            };
+            let keys = sim::cluster::build::NodeKeys {
+                node: Some(node.into()),
+                ..Default::default()
+            };
+            let c = sim::cluster::build::Description::from_keys(gpus / 8, keys)
+                .unwrap()
+                .build()
+                .unwrap();
+            let coll = Collective::new(Op::AllReduce).with_algo(algo).unwrap();
+            let o = run_flow(&coll, &c, 64.0 * 1048576.0).unwrap();
+            assert!(o.time > SimTime::ZERO);
+            o.events
+        }
         "ring-full" => {
             // the same ring without the node-symmetry shortcut: every flow
             let c = cluster(gpus);
@@ -463,6 +484,10 @@ fn main() {
     }
     for g in [256, 1024] {
         jobs.push(("ring-full", g));
+    }
+    for g in [16, 256, 1024] {
+        jobs.push(("nvls-tree", g));
+        jobs.push(("sharp", g));
     }
     for g in [256, 512, 1024, 2048, 4096] {
         jobs.push(("dp-iter", g));

@@ -484,13 +484,13 @@ fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Opti
     let mut out = Vec::new();
     let mut paths = Vec::new();
     let mut fill = 0;
-    let mut part = 0.0f64;
+    // one pipeline's part per byte of buffer, which sets the piece count
+    let part = prog.chunked_part(i);
     let mut sent = 0.0;
     for &p in reps {
         out.clear();
         fill = prog.steady_sends(i, p, &mut out)?;
         for send in &out {
-            part = part.max(send.bytes);
             if !prog.is_switch(p) {
                 sent += send.bytes;
             }

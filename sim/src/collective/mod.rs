@@ -524,9 +524,10 @@ impl Collective {
                     intra(cluster.gpus_per_node - 1),
                 ]
             }
+            // NCCL's chunk is each GPU's shard of a piece (its NVLS head's)
             (Op::AllReduce, Algo::NvlsTree) if cluster.nodes > 1 => vec![Phase::NvlsTree {
                 part: bytes,
-                chunks: program::pipeline_chunks(bytes),
+                chunks: program::pipeline_chunks(bytes / g),
             }],
             (Op::AllReduce, Algo::Nvls | Algo::NvlsTree) => vec![Phase::Nvls {
                 part: bytes,

@@ -1362,6 +1362,23 @@ impl Program {
         Some(steps.saturating_sub(chunks))
     }
 
+    /// The bytes whose 512 KiB pieces set pipelined phase `i`'s piece
+    /// count ([`pipeline_chunks`]): one channel's or tree's part, a node's
+    /// buffer for NVLS, and each GPU's shard of it where NCCL's chunk is a
+    /// head's (the NVLS tree, CollNet).
+    pub fn chunked_part(&self, i: usize) -> f64 {
+        match self.phases[i] {
+            Phase::Chain { part, .. }
+            | Phase::TreeReduce { part, .. }
+            | Phase::TreeBcast { part, .. }
+            | Phase::Nvls { part, .. } => part,
+            Phase::NvlsTree { part, .. } | Phase::Sharp { part, .. } => {
+                part / self.gpus_per_node as f64
+            }
+            _ => 0.0,
+        }
+    }
+
     /// The latency of a pipelined phase's longest path (in seconds): the
     /// chain from the root to its end, or a tree's deepest leaf to its
     /// root; the slowest channel and tree.

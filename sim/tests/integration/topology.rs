@@ -448,7 +448,7 @@ fn nvls_tree_reduces_in_the_nvswitch_and_a_tree_of_nodes() {
         let latency =
             2.0 * c.intra.latency + 2.0 * height * (c.inter.latency + c.gpu_nic_latency());
         for m in [64.0 * 1048576.0, 1024.0 * 1048576.0] {
-            let k = sim::collective::program::pipeline_chunks(m) as f64;
+            let k = sim::collective::program::pipeline_chunks(m / g) as f64;
             let per_byte = ((1.0 + 1.0 / g) / b_nv).max(nic_share / b_nic);
             let fill = 3.0 + 2.0 * height;
             let want = (k + fill) * per_byte * m / k + latency;
