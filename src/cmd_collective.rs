@@ -48,6 +48,11 @@ pub struct CollectiveArgs {
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
     algo: Option<String>,
+    /// Broadcast by ompi-binomial: Open MPI's segment size
+    /// (coll_tuned_bcast_algorithm_segmentsize, "64KiB"); each segment
+    /// goes down the tree behind the last [default: unsegmented].
+    #[arg(long)]
+    segment_size: Option<String>,
     /// A node preset (dgx-a100, dgx-h100, ...): GPUs and NICs per node,
     /// network, intra-node link and NIC link as that machine is built;
     /// each flag given overrides its part.
@@ -196,6 +201,12 @@ pub fn run(a: CollectiveArgs) -> Result<(), CliError> {
 /// One size of [`run`].
 fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
     let a = a.clone();
+    let segment_size = a
+        .segment_size
+        .as_deref()
+        .map(|t| parse_bytes(t.trim()))
+        .transpose()
+        .map_err(|e| CliError::Input(format!("--segment-size: {e}")))?;
     let req = Request {
         op: a.op,
         algo: a.algo,
@@ -204,6 +215,7 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         precision: a.precision,
         servers: a.servers,
         local_aggregation: a.local_aggregation,
+        segment_size,
         gpus: a.gpus,
         cluster: Description {
             bandwidth: a.bandwidth,

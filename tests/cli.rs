@@ -440,6 +440,76 @@ fn bad_sparse_collective_arguments() {
     assert_bad(&o, &["--size", "fp32"]);
 }
 
+/// Open MPI's segmented binomial broadcast from the command line: on 8
+/// single-GPU nodes the root's three children share its link, and cutting
+/// 64 MiB into 1 MiB segments pipelines them down the tree, so the time
+/// falls from about 6·m/B towards 3·m/B (both models, which agree here:
+/// one link class); a segment of the whole buffer is the unsegmented
+/// tree. The flag means nothing elsewhere, and is refused there, at 0, and
+/// where it cuts more than a million segments.
+#[test]
+fn segmented_ompi_broadcast() {
+    let time = |extra: &[&str]| -> f64 {
+        let mut v = vec![
+            "collective",
+            "--op",
+            "broadcast",
+            "--algo",
+            "ompi-binomial",
+            "--gpus",
+            "8",
+            "--size",
+            "64MiB",
+            "--json",
+        ];
+        v.extend_from_slice(extra);
+        let o = dtsim(&v);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        v["time_s"].as_f64().unwrap()
+    };
+    for model in ["flow", "analytical"] {
+        let whole = time(&["--model", model]);
+        let same = time(&["--model", model, "--segment-size", "64MiB"]);
+        let seg = time(&["--model", model, "--segment-size", "1MiB"]);
+        assert!(
+            (same - whole).abs() <= 1e-9 * whole,
+            "{model}: {same} vs {whole}"
+        );
+        // 64 segments: (64 + 2)·3/64 of m/B against 6 m/B, plus latencies
+        assert!(
+            seg < 0.55 * whole && seg > 0.5 * whole,
+            "{model}: {seg} vs {whole}"
+        );
+    }
+    let bad = |extra: &[&str]| {
+        let mut v = vec!["collective", "--gpus", "8", "--size", "8GiB"];
+        v.extend_from_slice(extra);
+        dtsim(&v)
+    };
+    assert_bad(
+        &bad(&["--op", "allreduce", "--segment-size", "1MiB"]),
+        &["--segment-size", "ompi-binomial", "allreduce"],
+    );
+    assert_bad(
+        &bad(&["--op", "broadcast", "--segment-size", "1MiB"]),
+        &["--segment-size", "ompi-binomial", "ring"],
+    );
+    let ompi = ["--op", "broadcast", "--algo", "ompi-binomial"];
+    assert_bad(
+        &bad(&[&ompi[..], &["--segment-size", "0"]].concat()),
+        &["--segment-size", "at least 1 byte"],
+    );
+    assert_bad(
+        &bad(&[&ompi[..], &["--segment-size", "1KiB"]].concat()),
+        &["--segment-size", "8388608 segments"],
+    );
+    assert_bad(
+        &bad(&[&ompi[..], &["--segment-size", "lots"]].concat()),
+        &["--segment-size"],
+    );
+}
+
 /// `dtsim collective` timing an 8-GPU AllReduce of `size`, with `extra`
 /// arguments.
 fn allreduce_with(size: &str, extra: &[&str]) -> Output {

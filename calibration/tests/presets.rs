@@ -55,16 +55,18 @@ fn systems() -> Vec<System> {
             bandwidth: None,
         },
         // 2 × a3-megagpu-8g: 8 H100 on NVSwitch, 8 GPU NICs (GPUDirect-TCPXO)
-        // of 200 Gb/s (Google's 1,800 Gb/s over 9 NICs:
-        // docs/research/a3-mega.md); RoCE's eth-100g stands in for the
-        // rest of each NIC (its latency: TCPXO's is not published).
+        // of 200 Gb/s line rate (Google's 1,800 Gb/s over 9 NICs:
+        // docs/research/a3-mega.md), at the goodput share eth-100g's own
+        // figure has of its line rate (98.04%: 196.08 Gb/s); RoCE's
+        // eth-100g stands in for the rest of each NIC (its latency:
+        // TCPXO's is not published).
         System {
             fixture: "gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt",
-            what: "2 × a3-mega ≈ dgx-h100, 8 NICs of eth-100g at 200 Gb/s",
+            what: "2 × a3-mega ≈ dgx-h100, 8 NICs of eth-100g at 196 Gb/s",
             op: "allreduce",
             gpus: 16,
             keys: keys("dgx-h100", Some("eth-100g"), Some(8)),
-            bandwidth: Some("200Gbps"),
+            bandwidth: Some("196.08Gbps"),
         },
         // 1 × p5.48xlarge: 8 H100 on NVSwitch (NVLS in use, per the header).
         System {
@@ -93,6 +95,7 @@ fn try_predict(s: &System, algo: Option<&str>, size: u64) -> Option<f64> {
         precision: None,
         servers: 0,
         local_aggregation: false,
+        segment_size: None,
         gpus: s.gpus,
         cluster: Description {
             bandwidth: s.bandwidth.map(String::from),

@@ -24,7 +24,7 @@
 //! distinct shapes), O(terms of its longest paths) for rings.
 
 use super::program::{Phase, Program};
-use super::{Collective, Payload};
+use super::{Algo, Collective, Op, Payload};
 use crate::cluster::{ClusterSpec, Topology};
 
 /// A pipelined phase of a cost model ([`Phase::Chain`],
@@ -45,7 +45,9 @@ use crate::cluster::{ClusterSpec, Topology};
 /// K + fill.
 #[derive(Debug, Clone, PartialEq)]
 struct Pipe {
-    /// Bytes of one pipeline's part per byte of buffer.
+    /// Bytes per byte of buffer whose pieces set the piece count
+    /// ([`Program::chunked_part`]: a channel's or tree's part, or a GPU's
+    /// shard for the NVLS phases and SHARP).
     part: f64,
     fill: u32,
     c: f64,
@@ -69,6 +71,9 @@ pub struct CostModel {
     /// Steps of the ring phases, each priced whole as one entry of
     /// `steps` (for [`CostModel::steps`]).
     ring_steps: u32,
+    /// Open MPI's segmented binomial broadcast, whose steps depend on the
+    /// buffer (in place of `steps`).
+    segmented: Option<Segmented>,
     /// Bytes sent by all participants together, per byte of buffer.
     sent_per_byte: f64,
     gpus: u32,
@@ -77,6 +82,10 @@ pub struct CostModel {
 impl CostModel {
     /// Compiles the cost model of `coll` on `cluster`.
     pub fn new(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
+        if coll.segment > 0 && (coll.op, coll.algo) == (Op::Broadcast, Algo::OmpiBinomial) {
+            // its segment count, and so its steps, grow with the buffer
+            return CostModel::segmented(coll, cluster);
+        }
         // A program for a 1-byte buffer: every send's bytes are then the
         // fraction of the buffer it carries.
         CostModel::of_program(&coll.program(cluster, 1.0), cluster)
@@ -103,11 +112,8 @@ impl CostModel {
     /// real sizes gives its cost at x = 1).
     pub fn of_program(prog: &super::program::Program, cluster: &ClusterSpec) -> CostModel {
         let topo = Topology::new(cluster);
-        let caps = topo.capacities();
-        let mut load = vec![0.0f64; caps.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut flows: Vec<(f64, crate::cluster::Path)> = Vec::new();
-        let mut out = Vec::new();
+        let mut load = vec![0.0f64; topo.capacities().len()];
+        let mut scratch = Scratch::new(&topo);
         let mut steps: Vec<(u32, Vec<(f64, f64)>)> = Vec::new();
         let mut sent = 0.0;
         let mut ring_steps = 0;
@@ -140,50 +146,12 @@ impl CostModel {
                 continue;
             }
             for step in range {
-                flows.clear();
-                let mut step_sent = 0.0;
-                for &p in &reps {
-                    out.clear();
-                    prog.sends(p, step, &mut out);
-                    for send in &out {
-                        let bytes = send.bytes;
-                        let mut path = prog.path(&topo, p, send);
-                        if symmetric {
-                            path.map_links(|l| topo.link_in_node0(l));
-                        }
-                        step_sent += bytes;
-                        for &l in path.links() {
-                            if load[l as usize] == 0.0 {
-                                touched.push(l);
-                            }
-                            load[l as usize] += bytes;
-                        }
-                        flows.push((path.latency, path));
-                    }
-                }
+                let (terms, step_sent) =
+                    step_terms(prog, step..step + 1, &topo, &reps, symmetric, &mut scratch);
                 sent += step_sent * scale;
-                let mut terms: Vec<(f64, f64)> = Vec::new();
-                for (alpha, path) in &flows {
-                    let c = path
-                        .links()
-                        .iter()
-                        .map(|&l| load[l as usize] / caps[l as usize])
-                        .fold(0.0, f64::max);
-                    // keep only terms not dominated by another
-                    if terms.iter().any(|&(a, b)| a >= *alpha && b >= c) {
-                        continue;
-                    }
-                    terms.retain(|&(a, b)| !(*alpha >= a && c >= b));
-                    terms.push((*alpha, c));
-                }
-                for &l in &touched {
-                    load[l as usize] = 0.0;
-                }
-                touched.clear();
                 if terms.is_empty() {
                     continue;
                 }
-                terms.sort_by(|x, y| x.partial_cmp(y).unwrap());
                 match steps.last_mut() {
                     Some((m, t)) if *t == terms => *m += 1,
                     _ => steps.push((1, terms)),
@@ -194,9 +162,47 @@ impl CostModel {
             steps,
             pipes,
             ring_steps,
+            segmented: None,
             sent_per_byte: sent,
             gpus: cluster.gpus(),
         }
+    }
+
+    /// Open MPI's segmented binomial broadcast ([`Segmented`]): the
+    /// unsegmented tree's step d holds level d's sends (the members of
+    /// popcount d), and a step of the segmented one runs a window of
+    /// consecutive levels, priced together.
+    fn segmented(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
+        let whole = Collective {
+            segment: 0,
+            ..*coll
+        };
+        let prog = whole.program(cluster, 1.0);
+        let mut model = CostModel::of_program(&prog, cluster);
+        let topo = Topology::new(cluster);
+        let symmetric = prog.node_symmetric();
+        let reps: Vec<u32> = (0..prog.participants())
+            .filter(|&p| !symmetric || prog.node_of(p) == 0)
+            .collect();
+        let depth = prog.steps();
+        let mut scratch = Scratch::new(&topo);
+        let mut windows = Vec::with_capacity((depth * depth) as usize);
+        for lo in 0..depth {
+            for hi in 0..depth {
+                windows.push(if hi < lo {
+                    Vec::new()
+                } else {
+                    step_terms(&prog, lo..hi + 1, &topo, &reps, symmetric, &mut scratch).0
+                });
+            }
+        }
+        model.steps.clear();
+        model.segmented = Some(Segmented {
+            segment: coll.segment as f64,
+            depth,
+            windows,
+        });
+        model
     }
 
     /// Time in seconds for a buffer of `bytes`.
@@ -217,6 +223,7 @@ impl CostModel {
                 .iter()
                 .map(|p| p.time(bytes))
                 .fold(0.0, |a, b| a + b)
+            + self.segmented.as_ref().map_or(0.0, |s| s.time(bytes))
     }
 
     /// Bytes sent by all participants together for a buffer of `bytes`.
@@ -236,6 +243,127 @@ impl CostModel {
         self.steps.iter().map(|(m, _)| *m).sum::<u32>()
             + self.ring_steps
             + self.pipes.iter().map(|p| p.fill + 1).sum::<u32>()
+            + self.segmented.as_ref().map_or(0, |s| s.depth)
+    }
+}
+
+/// Buffers [`step_terms`] reuses from step to step.
+struct Scratch {
+    /// Bytes on each link (zero but for `touched`).
+    load: Vec<f64>,
+    touched: Vec<u32>,
+    flows: Vec<(f64, crate::cluster::Path)>,
+    out: Vec<super::program::Send>,
+}
+
+impl Scratch {
+    fn new(topo: &Topology) -> Scratch {
+        Scratch {
+            load: vec![0.0; topo.capacities().len()],
+            touched: Vec::new(),
+            flows: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+/// The terms of one step that runs the sends of `steps` together (one
+/// step of the program, or a window of steps run at once), sorted, and
+/// the bytes they send: each message's latency and its seconds per byte
+/// of buffer at its most loaded link, dominated terms dropped.
+fn step_terms(
+    prog: &Program,
+    steps: std::ops::Range<u32>,
+    topo: &Topology,
+    reps: &[u32],
+    symmetric: bool,
+    x: &mut Scratch,
+) -> (Vec<(f64, f64)>, f64) {
+    let caps = topo.capacities();
+    x.flows.clear();
+    let mut sent = 0.0;
+    for step in steps {
+        for &p in reps {
+            x.out.clear();
+            prog.sends(p, step, &mut x.out);
+            for send in &x.out {
+                let mut path = prog.path(topo, p, send);
+                if symmetric {
+                    path.map_links(|l| topo.link_in_node0(l));
+                }
+                sent += send.bytes;
+                for &l in path.links() {
+                    if x.load[l as usize] == 0.0 {
+                        x.touched.push(l);
+                    }
+                    x.load[l as usize] += send.bytes;
+                }
+                x.flows.push((path.latency, path));
+            }
+        }
+    }
+    let mut terms: Vec<(f64, f64)> = Vec::new();
+    for (alpha, path) in &x.flows {
+        let c = path
+            .links()
+            .iter()
+            .map(|&l| x.load[l as usize] / caps[l as usize])
+            .fold(0.0, f64::max);
+        // keep only terms not dominated by another
+        if terms.iter().any(|&(a, b)| a >= *alpha && b >= c) {
+            continue;
+        }
+        terms.retain(|&(a, b)| !(*alpha >= a && c >= b));
+        terms.push((*alpha, c));
+    }
+    for &l in &x.touched {
+        x.load[l as usize] = 0.0;
+    }
+    x.touched.clear();
+    terms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (terms, sent)
+}
+
+/// Open MPI's segmented binomial broadcast
+/// ([`Phase::BinomialBcastAll`] with segments): S = ⌈m / segment⌉
+/// segments of m/S go down a tree of `depth` levels, step k running the
+/// levels d with k − S < d ≤ k (each its members' sends of segment
+/// k − d), so S + depth − 1 steps, each priced as the step of its window
+/// of levels; S − depth + 1 of them (when S ≥ depth) run every level.
+#[derive(Debug, Clone, PartialEq)]
+struct Segmented {
+    /// Bytes of a segment at most.
+    segment: f64,
+    /// Levels of the tree that send (the unsegmented tree's steps).
+    depth: u32,
+    /// Terms per byte of a segment of the window of levels lo..=hi, at
+    /// `lo · depth + hi`.
+    windows: Vec<Vec<(f64, f64)>>,
+}
+
+impl Segmented {
+    fn time(&self, bytes: f64) -> f64 {
+        let p = self.depth as u64;
+        if p == 0 {
+            return 0.0;
+        }
+        let s = ((bytes / self.segment).ceil() as u64).max(1);
+        let piece = bytes / s as f64;
+        let step = |lo: u64, hi: u64| {
+            self.windows[(lo * p + hi) as usize]
+                .iter()
+                .map(|&(a, c)| a + piece * c)
+                .fold(0.0, f64::max)
+        };
+        let (mut k, mut total) = (0u64, 0.0);
+        while k < s + p - 1 {
+            let (lo, hi) = ((k + 1).saturating_sub(s), k.min(p - 1));
+            // every level at once, from here to the root's last segment
+            let run = if lo == 0 && hi == p - 1 { s - k } else { 1 };
+            total += run as f64 * step(lo, hi);
+            k += run;
+        }
+        total
     }
 }
 
@@ -477,15 +605,14 @@ const MAX_EXACT_CYCLE: usize = 256;
 /// Phase `i` of `prog` as a [`Pipe`] (`None` inside when it has no steps)
 /// and the bytes its participants send per byte of buffer; `None` when the
 /// phase is not pipelined. `prog` is built for a 1-byte buffer, so it has
-/// one piece per part and its sends are parts.
+/// one piece per part and its sends are what a piece's stages carry per
+/// byte of buffer.
 fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Option<Pipe>, f64)> {
     let caps = topo.capacities();
     let mut load = vec![0.0f64; caps.len()];
     let mut out = Vec::new();
     let mut paths = Vec::new();
     let mut fill = 0;
-    // one pipeline's part per byte of buffer, which sets the piece count
-    let part = prog.chunked_part(i);
     let mut sent = 0.0;
     for &p in reps {
         out.clear();
@@ -504,6 +631,8 @@ fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Opti
     if prog.phase_range(i).is_empty() {
         return Some((None, 0.0));
     }
+    // one pipeline's part per byte of buffer, which sets the piece count
+    let part = prog.chunked_part(i);
     let c = paths
         .iter()
         .flat_map(|p| {

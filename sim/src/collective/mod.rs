@@ -350,6 +350,10 @@ pub struct Collective {
     /// Only [`Grouping::All`] for PS, hierarchical AllReduce and per-rank
     /// payloads ([`Collective::with_group`]).
     pub group: Grouping,
+    /// Broadcast by `ompi-binomial`: Open MPI's segment size in bytes
+    /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented (its
+    /// default when the algorithm is forced). Other algorithms ignore it.
+    pub segment: u64,
 }
 
 impl Collective {
@@ -362,6 +366,7 @@ impl Collective {
             ps_servers: 0,
             local_aggregation: false,
             group: Grouping::All,
+            segment: 0,
         }
     }
 
@@ -408,10 +413,11 @@ impl Collective {
             )
     }
 
-    /// Why the collective cannot run on `cluster`, if it cannot: NVLS
-    /// needs an NVSwitch that reduces, and across nodes InfiniBand
-    /// switches that reduce between them; SHARP needs InfiniBand switches
-    /// that reduce (HDR, NDR).
+    /// Why the collective cannot run on `cluster`, if it cannot: NVLS and
+    /// the NVLS tree need an NVSwitch that reduces, and NVLS across nodes
+    /// InfiniBand switches that reduce between them (the NVLS tree joins
+    /// the nodes by a tree on any network); SHARP needs InfiniBand
+    /// switches that reduce (HDR, NDR).
     pub fn hardware_refusal(&self, cluster: &ClusterSpec) -> Option<String> {
         if self.algo == Algo::Sharp {
             let net = cluster.network.trim_end_matches('*');
@@ -531,7 +537,7 @@ impl Collective {
             }],
             (Op::AllReduce, Algo::Nvls | Algo::NvlsTree) => vec![Phase::Nvls {
                 part: bytes,
-                chunks: program::pipeline_chunks(bytes),
+                chunks: program::pipeline_chunks(bytes / g),
                 across: cluster.nodes > 1,
             }],
             (Op::AllReduce, Algo::Binomial) | (Op::GTopK, Algo::Tree) => vec![
@@ -576,7 +582,18 @@ impl Collective {
                 }]
             }
             (Op::Broadcast, Algo::OmpiBinomial) => {
-                vec![Phase::BinomialBcastAll { group: all, bytes }]
+                // equal segments of at most `segment` bytes (Open MPI's last
+                // is the remainder)
+                let segments = if self.segment > 0 {
+                    (bytes / self.segment as f64).ceil().max(1.0) as u32
+                } else {
+                    1
+                };
+                vec![Phase::BinomialBcastAll {
+                    group: all,
+                    bytes: bytes / segments as f64,
+                    segments,
+                }]
             }
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
             (Op::AllToAll, _) => vec![Phase::Pairwise {

@@ -129,17 +129,26 @@ pub enum Phase {
         bytes: f64,
     },
     /// Binomial-tree broadcast from member 0 as Open MPI runs it
-    /// (`ompi_coll_base_bcast_intra_binomial`, unsegmented: its generic
-    /// tree broadcast posts a send to every child at once, then waits):
-    /// member i's children are i + 2^j for every 2^j > i (below s); member
-    /// i receives in step popcount(i) − 1 and sends to all its children in
+    /// (`ompi_coll_base_bcast_intra_binomial` through
+    /// `ompi_coll_base_bcast_intra_generic`, which posts a send to every
+    /// child at once, then waits for them all): member i's children are
+    /// i + 2^j for every 2^j > i (below s). Unsegmented (`segments` 1,
+    /// Open MPI's default when the algorithm is forced), member i
+    /// receives in step popcount(i) − 1 and sends to all its children in
     /// step popcount(i), so the root's ⌈log2 s⌉ sends share its link in
-    /// the first step. As many steps as the largest popcount below s.
+    /// the first step: as many steps as the largest popcount P below s.
+    /// Segmented (`coll_tuned_bcast_algorithm_segmentsize`), the buffer
+    /// goes in `segments` segments of `bytes`: member i sends segment j to
+    /// all its children in step popcount(i) + j, once segment j has
+    /// arrived and its sends of segment j − 1 are done (the generic loop
+    /// waits for them before the next), so P + segments − 1 steps.
     BinomialBcastAll {
         /// Groups.
         group: Grouping,
-        /// Bytes per send.
+        /// Bytes per send (one segment).
         bytes: f64,
+        /// Segments the buffer is cut into (1: unsegmented).
+        segments: u32,
     },
     /// Pairwise exchange: s−1 steps; in step j member i sends `chunk` to
     /// member (i + j) mod s.
@@ -281,9 +290,10 @@ pub enum Phase {
     /// (the gather). Per GPU each direction of the node's fabric carries
     /// 2(G − 1)/G of the part, as a ring's reduce-scatter and all-gather,
     /// and each NIC the part's shard once, against a ring's 2(M − 1)/M.
-    /// The rail of the GPUs at position r of their nodes runs through NIC
-    /// r mod nics (with more NICs than GPUs, through the first of each
-    /// GPU's own only). Piece i: the scatter in step i, the shard up in
+    /// The rail of the GPUs at position r of their nodes runs through GPU
+    /// r's own NIC ([`crate::cluster::Pairing::nic_of_gpu`]; with more
+    /// NICs than GPUs, through the first of its own only). Piece i: the
+    /// scatter in step i, the shard up in
     /// i + 1, the sums down in i + 2, the gather in i + 3. Lanes (4)
     /// follow the data: the scatter out; the scatter in and the shard up
     /// (a switch: the shards in and the sums out); the sum in and the
@@ -395,13 +405,14 @@ pub struct Program {
     lanes: Vec<u32>,
     servers: u32,
     /// NVSwitch participants (one per node, after the servers) of a
-    /// program with a [`Phase::Nvls`]; 0 otherwise.
+    /// program with a [`Phase::Nvls`] or [`Phase::NvlsTree`]; 0 otherwise.
     switches: u32,
     /// Rail switch participants (one per GPU of a node, after the
     /// NVSwitches) of a program with a [`Phase::Sharp`]; 0 otherwise.
     net_switches: u32,
     scattered: bool,
-    /// The node trees of a [`Phase::TreeReduce`], when the program has one.
+    /// The node trees of a [`Phase::TreeReduce`] or [`Phase::NvlsTree`],
+    /// when the program has one.
     trees: Option<Arc<NodeTrees>>,
 }
 
@@ -556,12 +567,14 @@ struct NodeTrees {
     children: [Vec<[Option<u32>; 2]>; 2],
     depth: [Vec<u32>; 2],
     height: [Vec<u32>; 2],
+    /// Each tree's height (its root's).
+    tall: [u32; 2],
 }
 
 impl NodeTrees {
     /// Tree `t`'s height: its root's.
     fn tall(&self, t: usize) -> u32 {
-        self.height[t].iter().copied().max().unwrap_or(0)
+        self.tall[t]
     }
 
     fn new(n: u32) -> NodeTrees {
@@ -570,6 +583,7 @@ impl NodeTrees {
             children: [vec![[None; 2]; n as usize], vec![[None; 2]; n as usize]],
             depth: [vec![0; n as usize], vec![0; n as usize]],
             height: [vec![0; n as usize], vec![0; n as usize]],
+            tall: [0; 2],
         };
         for tree in 0..2 {
             for r in 0..n {
@@ -588,6 +602,7 @@ impl NodeTrees {
                 }
                 t.depth[tree][r as usize] = d;
             }
+            t.tall[tree] = t.height[tree].iter().copied().max().unwrap_or(0);
         }
         t
     }
@@ -774,7 +789,12 @@ impl Program {
                     0
                 }
             }
-            Phase::BinomialBcastAll { group, .. } => max_popcount_below(self.group_size(group)),
+            Phase::BinomialBcastAll {
+                group, segments, ..
+            } => match max_popcount_below(self.group_size(group)) {
+                0 => 0,
+                depth => depth + segments.max(1) - 1,
+            },
             Phase::BinomialReduce { group, .. } | Phase::BinomialBcast { group, .. } => {
                 ceil_log2(self.group_size(group))
             }
@@ -925,14 +945,14 @@ impl Program {
     /// deepest leaf).
     fn node_tree_height(&self) -> u32 {
         let trees = self.trees.as_ref().expect("a program with a double tree");
-        (0..2).map(|t| trees.tall(t)).max().unwrap_or(0)
+        trees.tall(0).max(trees.tall(1))
     }
 
     /// Height of tree `t`'s root (its longest path to a leaf, in hops): a
     /// node's chain of G GPUs hangs under the node tree.
     fn tree_height(&self, t: usize) -> u32 {
         let trees = self.trees.as_ref().expect("a program with a double tree");
-        self.gpus_per_node - 1 + trees.height[t].iter().copied().max().unwrap_or(0)
+        self.gpus_per_node - 1 + trees.tall(t)
     }
 
     /// GPU `p`'s place in tree `t` of channel `c`: (height, depth, parent,
@@ -1370,12 +1390,11 @@ impl Program {
         match self.phases[i] {
             Phase::Chain { part, .. }
             | Phase::TreeReduce { part, .. }
-            | Phase::TreeBcast { part, .. }
-            | Phase::Nvls { part, .. } => part,
-            Phase::NvlsTree { part, .. } | Phase::Sharp { part, .. } => {
+            | Phase::TreeBcast { part, .. } => part,
+            Phase::Nvls { part, .. } | Phase::NvlsTree { part, .. } | Phase::Sharp { part, .. } => {
                 part / self.gpus_per_node as f64
             }
-            _ => 0.0,
+            _ => unreachable!("not a pipelined phase"),
         }
     }
 
@@ -1777,13 +1796,18 @@ impl Program {
                 let to = self.member(0, (idx + 1) % s, Grouping::All);
                 out.push(Send::to(to, blocks[block as usize]));
             }
-            &Phase::BinomialBcastAll { group, bytes } => {
+            &Phase::BinomialBcastAll {
+                group,
+                bytes,
+                segments,
+            } => {
                 if p >= self.gpus || !self.in_group(p, group) {
                     return;
                 }
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
-                if idx.count_ones() == k {
+                // segment k − popcount(idx), when there is one
+                if k >= idx.count_ones() && k - idx.count_ones() < segments.max(1) {
                     let first = 32 - idx.leading_zeros();
                     out.extend(
                         (first..32)
@@ -1900,12 +1924,17 @@ impl Program {
                     0
                 }
             }
-            Phase::BinomialBcastAll { group, .. } => {
+            Phase::BinomialBcastAll {
+                group, segments, ..
+            } => {
                 if p >= self.gpus || !self.in_group(p, group) {
                     return 0;
                 }
+                // segment j arrives in the step its parent (popcount one
+                // less) sends it
                 let (_, idx) = self.locate(p, group);
-                (idx > 0 && idx.count_ones() == k + 1) as u32
+                let first = idx.count_ones();
+                (idx > 0 && k + 1 >= first && k + 1 - first < segments.max(1)) as u32
             }
             Phase::Shift { from, to, .. } => {
                 let Grouping::Stage { size, .. } = from else {
@@ -2205,7 +2234,11 @@ mod tests {
                     check_balance(&spec, vec![Phase::BinomialBcast { group, bytes: 1.0 }], 0);
                     check_balance(
                         &spec,
-                        vec![Phase::BinomialBcastAll { group, bytes: 1.0 }],
+                        vec![Phase::BinomialBcastAll {
+                            group,
+                            bytes: 1.0,
+                            segments: 1,
+                        }],
                         0,
                     );
                     check_balance(
@@ -2266,6 +2299,7 @@ mod tests {
                 vec![Phase::BinomialBcastAll {
                     group: Grouping::All,
                     bytes: 1.0,
+                    segments: 1,
                 }],
                 0,
             );
@@ -2303,6 +2337,76 @@ mod tests {
                 (t - want).abs() <= 1e-9 * want,
                 "s = {s}: {t} against {want}"
             );
+        }
+    }
+
+    /// Open MPI's segmented binomial broadcast: every member but the root
+    /// receives each segment exactly once, from its parent, segment j in
+    /// step popcount − 1 + j, and sends and receives balance; P + S − 1
+    /// steps for S segments. On 8 ranks of one link class a member sends
+    /// segment j when it has arrived and its sends of j − 1 are done, so
+    /// the root (3 children) paces the pipe: its S segments take S(α + 3c)
+    /// (c = m/(S·B)), then the last segment goes down two more levels,
+    /// α + 2c and α + c: T = S(α + 3c) + 2α + 3c, which is 3α + 6m/B
+    /// unsegmented, in both network models (1e-9: arithmetic; the flow
+    /// model's one-picosecond ticks are far below it).
+    #[test]
+    fn ompi_binomial_segments_follow_each_other() {
+        for s in 1..=20u32 {
+            for segments in [1u32, 2, 5] {
+                let spec = ClusterSpec::flat(s, 1e9, 0.0);
+                let phases = vec![Phase::BinomialBcastAll {
+                    group: Grouping::All,
+                    bytes: 1.0,
+                    segments,
+                }];
+                check_balance(&spec, phases.clone(), 0);
+                let prog = Program::new(&spec, phases, 0);
+                let depth = max_popcount_below(s);
+                let want_steps = if depth == 0 { 0 } else { depth + segments - 1 };
+                assert_eq!(prog.steps(), want_steps, "s = {s}, {segments} segments");
+                let mut got = vec![vec![0u32; segments as usize]; s as usize];
+                let mut out = Vec::new();
+                for step in 0..prog.steps() {
+                    for p in 0..s {
+                        out.clear();
+                        prog.sends(p, step, &mut out);
+                        for send in &out {
+                            let child = send.to;
+                            let parent = child & !(1 << (31 - child.leading_zeros()));
+                            assert_eq!(p, parent, "s = {s}: {p} → {child}");
+                            let j = step + 1 - child.count_ones();
+                            got[child as usize][j as usize] += 1;
+                        }
+                    }
+                }
+                assert!(
+                    got[0].iter().all(|&n| n == 0) && got[1..].iter().flatten().all(|&n| n == 1),
+                    "s = {s}, {segments} segments: {got:?}"
+                );
+            }
+        }
+        let (alpha, bw, m) = (3e-6, 1e9, 8e6);
+        let spec = ClusterSpec::flat(8, bw, alpha);
+        for segments in [1u32, 2, 4, 16] {
+            let c = crate::collective::Collective {
+                algo: crate::collective::Algo::OmpiBinomial,
+                segment: (m / segments as f64) as u64,
+                ..crate::collective::Collective::new(crate::collective::Op::Broadcast)
+            };
+            let cs = m / (segments as f64 * bw);
+            let want = segments as f64 * (alpha + 3.0 * cs) + 2.0 * alpha + 3.0 * cs;
+            let a = c.analytical(&spec).time(m);
+            let f = crate::collective::exec::run_flow(&c, &spec, m)
+                .unwrap()
+                .time
+                .as_secs();
+            for (model, t) in [("analytical", a), ("flow", f)] {
+                assert!(
+                    (t - want).abs() <= 1e-9 * want,
+                    "{segments} segments, {model}: {t} against {want}"
+                );
+            }
         }
     }
 

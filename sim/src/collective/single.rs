@@ -40,6 +40,9 @@ pub struct Request {
     pub servers: u32,
     /// PS: aggregate a node's GPUs before pushing.
     pub local_aggregation: bool,
+    /// Broadcast by `ompi-binomial`: Open MPI's segment size in bytes
+    /// (`None`: unsegmented, its default when the algorithm is forced).
+    pub segment_size: Option<u64>,
     /// The cluster; its node count is `gpus / gpus_per_node`.
     pub gpus: u32,
     /// The cluster but for its node count (`nodes` is ignored).
@@ -179,6 +182,36 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     }
     coll.ps_servers = req.servers;
     coll.local_aggregation = req.local_aggregation;
+    if let Some(seg) = req.segment_size {
+        if (op, coll.algo) != (Op::Broadcast, Algo::OmpiBinomial) {
+            return Err(invalid(
+                "segment_size",
+                format!(
+                    "applies to broadcast by ompi-binomial (Open MPI's segmented binomial tree), not to {} by {}",
+                    op.name(),
+                    coll.algo.name()
+                ),
+            ));
+        }
+        if seg == 0 {
+            return Err(invalid(
+                "segment_size",
+                "must be at least 1 byte (leave it out for no segments)",
+            ));
+        }
+        let segments = req.size.div_ceil(seg);
+        if segments > limits::MAX_PIECES_PER_TENSOR {
+            return Err(invalid(
+                "segment_size",
+                format!(
+                    "{seg} bytes cuts {} bytes into {segments} segments; at most {}",
+                    req.size,
+                    limits::MAX_PIECES_PER_TENSOR
+                ),
+            ));
+        }
+        coll.segment = seg;
+    }
     if req.gpus == 0 {
         return Err(invalid("gpus", "must be at least 1"));
     }
@@ -271,6 +304,7 @@ mod tests {
             precision: None,
             servers: 0,
             local_aggregation: false,
+            segment_size: None,
             gpus: 8,
             cluster: Description::new(0, 4, "ib-edr-100g"),
             model: NetModel::Analytical,

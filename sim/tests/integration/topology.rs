@@ -205,6 +205,8 @@ fn every_collective() -> Vec<Collective> {
         coll(Op::AllReduce, Algo::Tree),
         coll(Op::AllReduce, Algo::Hierarchical),
         coll(Op::AllReduce, Algo::Binomial),
+        // its program runs on any fabric (scenarios refuse it off NVLink4)
+        coll(Op::AllReduce, Algo::NvlsTree),
         coll(Op::AllGather, Algo::Ring),
         coll(Op::ReduceScatter, Algo::Ring),
         coll(Op::Broadcast, Algo::Ring),
@@ -249,6 +251,8 @@ const FABRIC_FAMILIES: [&[&str]; 2] = [
 /// than on EDR (docs/architecture.md, known limits). AlltoAll's cross-node
 /// sends share the fabric with its in-node sends through the PXN hop in the
 /// same way: 0.04 % slower at 4 MiB over 2 × 8 GPUs on NVLink4 than NVLink3.
+/// The NVLS tree is compared on NVLink nodes only in the flow model (see
+/// below); `nvls` and `sharp` run on one fabric or network only.
 #[test]
 fn within_a_family_a_faster_preset_is_never_slower() {
     let shapes = [(2u32, 1u32), (2, 8), (4, 4), (16, 8)];
@@ -266,6 +270,13 @@ fn within_a_family_a_faster_preset_is_never_slower() {
             for bytes in sizes {
                 let (s, f) = (time(slow, &col, bytes, flow), time(fast, &col, bytes, flow));
                 if flow && matches!(col.op, Op::Ps | Op::AllToAll) {
+                    continue;
+                }
+                // the NVLS tree on a PCIe node (which has no NVSwitch to run
+                // it: scenarios refuse it there) shares the GPU's one link
+                // between the switch's halves and the NICs' tree: the same
+                // max-min effect (0.07% at 256 MiB on 2 × 8, HDR -> NDR)
+                if flow && col.algo == Algo::NvlsTree && slow.intra_name.starts_with("pcie") {
                     continue;
                 }
                 assert!(
@@ -344,7 +355,8 @@ fn nvls_reduces_in_the_switch() {
     let nvls = coll(Op::AllReduce, Algo::Nvls);
     let (b, alpha, g) = (c.intra.bandwidth, c.intra.latency, 8.0);
     for m in [64.0 * 1048576.0, 1024.0 * 1048576.0] {
-        let k = sim::collective::program::pipeline_chunks(m) as f64;
+        // a piece is a 512 KiB chunk per GPU's shard
+        let k = sim::collective::program::pipeline_chunks(m / g) as f64;
         let want = (k + 3.0) * (1.0 + 1.0 / g) * m / (k * b) + 2.0 * alpha;
         let (a, f, out) = both(&nvls, &c, m);
         assert_close(a, want, 1e-9, "analytical NVLS");
@@ -395,7 +407,7 @@ fn nvls_across_nodes_reduces_in_both_switches() {
     let b_nic = c.inter.bandwidth.min(c.gpu_pcie().bandwidth);
     let latency = 2.0 * c.intra.latency + c.inter.latency + c.gpu_nic_latency();
     for m in [64.0 * 1048576.0, 1024.0 * 1048576.0] {
-        let k = sim::collective::program::pipeline_chunks(m) as f64;
+        let k = sim::collective::program::pipeline_chunks(m / g) as f64;
         let per_byte = ((1.0 + 1.0 / g) / b_nv).max(1.0 / (g * b_nic));
         let want = (k + 5.0) * per_byte * m / k + latency;
         let (a, f, out) = both(&nvls, &c, m);
@@ -411,10 +423,11 @@ fn nvls_across_nodes_reduces_in_both_switches() {
             "sent per GPU",
         );
         let sharp = both(&coll(Op::AllReduce, Algo::Sharp), &c, m).1;
-        // SHARP's flow carries every piece over the busiest NVLink at
-        // least, 1.56 × NVLS's steady state, which NVLS's flow exceeds by
-        // its fill and latency at most (5/K + ~3%): > 1.4 at both sizes
-        assert!(f < sharp / 1.4, "nvls {f} vs sharp {sharp}");
+        // SHARP's flow carries every piece over its busiest NVLink at
+        // least, 1.56 × NVLS's steady state, and NVLS's flow is within its
+        // analytical bound, (K + 5)/K of the steady state plus a latency
+        // of ~2% at 64 MiB (K = 16 pieces: 1.56 × 16/21 = 1.19): > 1.15
+        assert!(f < sharp / 1.15, "nvls {f} vs sharp {sharp}");
     }
 }
 
@@ -429,9 +442,10 @@ fn nvls_across_nodes_reduces_in_both_switches() {
 /// So T = (K + 3 + 2·2)·max((1 + 1/G)/B_nvlink, 2/(G·B_nic))·m/K + 2α_nvlink
 /// (four half hops at the NVSwitch) + 4(α_net + α_gpu-nic) (two hops up,
 /// two down), in the analytical model exactly (1e-9: arithmetic); the flow
-/// model meets it within the fill. A GPU sends m(1 + 1/G) over NVLink and
-/// 2m/G over the nodes' trees at most (m(1 + 2/G) on average: the halves up
-/// and down are two per half). Two nodes (each the other's child) halve
+/// model meets it within the fill. A GPU sends m(1 + 1/G) over NVLink and,
+/// on average over the nodes, 2(M − 1)/M·m/G over the trees (each tree
+/// edge carries a half up and a half down): m(1 + 2/G) at 2 nodes,
+/// m(1 + 2.5/G) at 4. Two nodes (each the other's child) halve
 /// the NIC's share: 1/G each way, the form of NVLS with SHARP. On
 /// InfiniBand NDR, where SHARP exists, `nvls` (the switches reduce: 1/G
 /// per NIC at any node count) is faster; on EFA `nvls` is refused and
