@@ -140,6 +140,12 @@ struct Output<'a> {
     k: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload_bytes: Option<u64>,
+    /// broadcast by ompi-binomial: the segment size asked for, and the
+    /// segments the buffer is cut into.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    segment_size_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    segments: Option<u64>,
 }
 
 /// The most sizes one call takes.
@@ -262,6 +268,8 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         precision: t.sparse.map(|s| s.precision.name()),
         k: t.sparse.map(|s| s.k),
         payload_bytes: t.sparse.map(|s| s.payload_bytes),
+        segment_size_bytes: req.segment_size,
+        segments: req.segment_size.map(|s| size.div_ceil(s).max(1)),
     };
     if a.json {
         let line = serde_json::to_string(&out).map_err(|e| CliError::Other(e.to_string()))?;
@@ -276,7 +284,15 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             s.k,
             HumanBytes(s.payload_bytes as f64)
         ),
-        None => HumanBytes(size as f64).to_string(),
+        None => match req.segment_size {
+            Some(seg) => format!(
+                "{} in {} of {}",
+                HumanBytes(size as f64),
+                Count(size.div_ceil(seg).max(1), "segment"),
+                HumanBytes(seg as f64)
+            ),
+            None => HumanBytes(size as f64).to_string(),
+        },
     };
     print_line(format_args!(
         "{} ({}, {} model) of {what} on {} ({} x {}, {}): {:.6} ms, algbw {}, busbw {}, {} sent per GPU",

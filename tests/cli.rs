@@ -468,6 +468,41 @@ fn segmented_ompi_broadcast() {
         let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
         v["time_s"].as_f64().unwrap()
     };
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "broadcast",
+        "--algo",
+        "ompi-binomial",
+        "--gpus",
+        "8",
+        "--size",
+        "64MiB",
+        "--segment-size",
+        "1MiB",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["segment_size_bytes"], 1048576);
+    assert_eq!(v["segments"], 64);
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "broadcast",
+        "--algo",
+        "ompi-binomial",
+        "--gpus",
+        "8",
+        "--size",
+        "64MiB",
+        "--segment-size",
+        "1MiB",
+    ]);
+    assert!(
+        stdout(&o).contains("64.0 MiB in 64 segments of 1.0 MiB"),
+        "{}",
+        stdout(&o)
+    );
     for model in ["flow", "analytical"] {
         let whole = time(&["--model", model]);
         let same = time(&["--model", model, "--segment-size", "64MiB"]);
