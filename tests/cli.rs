@@ -449,7 +449,7 @@ fn bad_sparse_collective_arguments() {
 /// where it cuts more than a million segments.
 #[test]
 fn segmented_ompi_broadcast() {
-    let time = |extra: &[&str]| -> f64 {
+    let run = |extra: &[&str]| {
         let mut v = vec![
             "collective",
             "--op",
@@ -460,48 +460,23 @@ fn segmented_ompi_broadcast() {
             "8",
             "--size",
             "64MiB",
-            "--json",
         ];
         v.extend_from_slice(extra);
-        let o = dtsim(&v);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-        v["time_s"].as_f64().unwrap()
+        dtsim(&v)
     };
-    let o = dtsim(&[
-        "collective",
-        "--op",
-        "broadcast",
-        "--algo",
-        "ompi-binomial",
-        "--gpus",
-        "8",
-        "--size",
-        "64MiB",
-        "--segment-size",
-        "1MiB",
-        "--json",
-    ]);
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let json = |extra: &[&str]| -> Value {
+        let o = run(&[extra, &["--json"]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(stdout(&o).trim()).unwrap()
+    };
+    let time = |extra: &[&str]| json(extra)["time_s"].as_f64().unwrap();
+    let v = json(&["--segment-size", "1MiB"]);
     assert_eq!(v["segment_size_bytes"], 1048576);
     assert_eq!(v["segments"], 64);
-    let o = dtsim(&[
-        "collective",
-        "--op",
-        "broadcast",
-        "--algo",
-        "ompi-binomial",
-        "--gpus",
-        "8",
-        "--size",
-        "64MiB",
-        "--segment-size",
-        "1MiB",
-    ]);
+    let text = stdout(&run(&["--segment-size", "1MiB"]));
     assert!(
-        stdout(&o).contains("64.0 MiB in 64 segments of 1.0 MiB"),
-        "{}",
-        stdout(&o)
+        text.contains("64.0 MiB in 64 segments of 1.0 MiB"),
+        "{text}"
     );
     for model in ["flow", "analytical"] {
         let whole = time(&["--model", model]);
