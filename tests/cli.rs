@@ -449,31 +449,24 @@ fn bad_sparse_collective_arguments() {
 /// where it cuts more than a million segments.
 #[test]
 fn segmented_ompi_broadcast() {
-    let run = |extra: &[&str]| {
-        let mut v = vec![
-            "collective",
-            "--op",
-            "broadcast",
-            "--algo",
-            "ompi-binomial",
-            "--gpus",
-            "8",
-            "--size",
-            "64MiB",
-        ];
-        v.extend_from_slice(extra);
-        dtsim(&v)
-    };
-    let json = |extra: &[&str]| -> Value {
-        let o = run(&[extra, &["--json"]].concat());
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_str(stdout(&o).trim()).unwrap()
-    };
+    let base = [
+        "--op",
+        "broadcast",
+        "--algo",
+        "ompi-binomial",
+        "--gpus",
+        "8",
+        "--size",
+        "64MiB",
+    ];
+    let json = |extra: &[&str]| collective_json(&[&base[..], extra].concat());
     let time = |extra: &[&str]| json(extra)["time_s"].as_f64().unwrap();
     let v = json(&["--segment-size", "1MiB"]);
     assert_eq!(v["segment_size_bytes"], 1048576);
     assert_eq!(v["segments"], 64);
-    let text = stdout(&run(&["--segment-size", "1MiB"]));
+    let text = stdout(&dtsim(
+        &[&["collective"], &base[..], &["--segment-size", "1MiB"]].concat(),
+    ));
     assert!(
         text.contains("64.0 MiB in 64 segments of 1.0 MiB"),
         "{text}"
@@ -571,25 +564,26 @@ fn bad_collective_arguments() {
     );
 }
 
+/// `dtsim collective` with `args` and `--json`: it must succeed, and its
+/// one line is returned.
+fn collective_json(args: &[&str]) -> Value {
+    let o = dtsim(&[&["collective"], args, &["--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).trim()).unwrap()
+}
+
 /// `--node` stands for a machine's keys; a flag beside it overrides its
 /// part.
 #[test]
 fn collective_on_a_node_preset() {
-    let json = |extra: &[&str]| -> Value {
-        let mut v = vec![
-            "collective",
-            "--op",
-            "allreduce",
-            "--gpus",
-            "16",
-            "--size",
-            "1GiB",
-            "--json",
-        ];
-        v.extend_from_slice(extra);
-        let o = dtsim(&v);
-        assert!(o.status.success(), "{}", stderr(&o));
-        serde_json::from_str(&stdout(&o)).unwrap()
+    let json = |extra: &[&str]| {
+        collective_json(
+            &[
+                &["--op", "allreduce", "--gpus", "16", "--size", "1GiB"],
+                extra,
+            ]
+            .concat(),
+        )
     };
     let j = json(&["--node", "dgx-h100"]);
     assert_eq!(j["nodes"], 2);
@@ -609,8 +603,7 @@ fn collective_on_a_node_preset() {
 #[test]
 fn collective_with_shared_pcie_switches() {
     let ps = |extra: &[&str]| -> f64 {
-        let mut v = vec![
-            "collective",
+        let base = [
             "--op",
             "ps",
             "--servers",
@@ -621,13 +614,10 @@ fn collective_with_shared_pcie_switches() {
             "8",
             "--size",
             "1GiB",
-            "--json",
         ];
-        v.extend_from_slice(extra);
-        let o = dtsim(&v);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let j: Value = serde_json::from_str(&stdout(&o)).unwrap();
-        j["time_s"].as_f64().unwrap()
+        collective_json(&[&base[..], extra].concat())["time_s"]
+            .as_f64()
+            .unwrap()
     };
     let ratio = ps(&["--gpus-per-pcie-switch", "4"]) / ps(&[]);
     assert!((ratio - 4.0).abs() < 4e-3, "{ratio}");

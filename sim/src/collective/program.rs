@@ -48,6 +48,14 @@ impl Send {
         }
     }
 
+    /// A send pinned to NIC `nic` (`None`: each side's own).
+    fn via(to: Participant, bytes: f64, nic: Option<u32>) -> Send {
+        Send {
+            nic,
+            ..Send::to(to, bytes)
+        }
+    }
+
     /// The send, to be counted in the receiver's lane `lane`.
     fn in_lane(self, lane: u32) -> Send {
         Send {
@@ -492,6 +500,25 @@ fn nvls_stages(across: bool) -> &'static [NvlsStage] {
     } else {
         &[Push, Return, Up, Multicast]
     }
+}
+
+/// Whether a pipelined stage that handles piece `k − first` at local step
+/// `k` has a piece there (pieces 0 to `chunks` − 1).
+fn has_piece(k: u32, first: u32, chunks: u32) -> bool {
+    k >= first && k - first < chunks
+}
+
+/// Whether lane `lane`'s stage of first step `first` sends at `at` = (the
+/// lane being walked, its local step), or, `None`, in the steady state
+/// (every stage at once).
+fn sends_at(at: Option<(u32, u32)>, lane: u32, first: u32, chunks: u32) -> bool {
+    at.is_none_or(|(l, k)| l == lane && has_piece(k, first, chunks))
+}
+
+/// Whether a stage of first step `first` whose messages count in lane
+/// `lane` delivers at local step `k` to the lane asked for (`None`: any).
+fn expects_at(asked: Option<u32>, lane: u32, k: u32, first: u32, chunks: u32) -> bool {
+    asked.is_none_or(|l| l == lane) && has_piece(k, first, chunks)
 }
 
 /// [`Phase::NvlsTree`]'s lanes: a GPU's pushes (a switch's pushes in and
@@ -1022,10 +1049,7 @@ impl Program {
         if let Phase::Sharp { part, chunks } = *ph {
             let g = self.gpus_per_node;
             let shard = part / chunks as f64 / g as f64;
-            let live = |lane: u32, first: u32| match at {
-                None => true,
-                Some((l, k)) => l == lane && k >= first && k - first < chunks,
-            };
+            let live = |lane: u32, first: u32| sends_at(at, lane, first, chunks);
             if p < self.gpus {
                 let (node, local) = (p / g, p % g);
                 let peers = (0..g).filter(|&j| j != local).map(|j| node * g + j);
@@ -1059,13 +1083,7 @@ impl Program {
             // the rails' switches come last (none: net_switch(0) is past every participant)
             let rails = p >= self.net_switch(0);
             for (s, stage) in nvls_stages(across).iter().enumerate() {
-                let live = match at {
-                    None => true,
-                    Some((lane, k)) => {
-                        lane == nvls_lanes(s).0 && k >= s as u32 && k - (s as u32) < chunks
-                    }
-                };
-                if !live {
+                if !sends_at(at, nvls_lanes(s).0, s as u32, chunks) {
                     continue;
                 }
                 match stage {
@@ -1105,22 +1123,15 @@ impl Program {
             Some((lane, _)) => lane..lane + 1,
             None => 0..self.lanes(self.phase_index(ph)),
         };
-        let live = |first: u32, chunks: u32| match at {
-            None => true,
-            Some((_, k)) => k >= first && k - first < chunks,
-        };
+        // the lane is walked above: only the piece matters here
+        let live = |first: u32, chunks: u32| at.is_none_or(|(_, k)| has_piece(k, first, chunks));
         match *ph {
             Phase::Chain { part, chunks } => {
                 let channels = self.ring_channels(Grouping::All);
                 for c in lanes {
                     let (idx, to, nic) = self.chain_spot(c, channels, p);
                     if idx + 1 < self.gpus && live(idx, chunks) {
-                        out.push(Send {
-                            to,
-                            bytes: part / chunks as f64,
-                            nic,
-                            lane: None,
-                        });
+                        out.push(Send::via(to, part / chunks as f64, nic));
                     }
                 }
             }
@@ -1130,12 +1141,7 @@ impl Program {
                     if let Some((to, nic)) = spot.parent
                         && live(spot.height, chunks)
                     {
-                        out.push(Send {
-                            to,
-                            bytes: part / chunks as f64,
-                            nic,
-                            lane: None,
-                        });
+                        out.push(Send::via(to, part / chunks as f64, nic));
                     }
                 }
             }
@@ -1144,12 +1150,7 @@ impl Program {
                     let spot = self.tree_spot(lane / 2, (lane % 2) as usize, p);
                     if live(spot.depth, chunks) {
                         for &(to, nic) in spot.children.iter().flatten() {
-                            out.push(Send {
-                                to,
-                                bytes: part / chunks as f64,
-                                nic,
-                                lane: None,
-                            });
+                            out.push(Send::via(to, part / chunks as f64, nic));
                         }
                     }
                 }
@@ -1175,10 +1176,7 @@ impl Program {
         let half = piece / (2 * g) as f64;
         // whether `lane` sends a piece at its local step (its piece's
         // step in that lane is `first` steps after the piece's push)
-        let live = |lane: u32, first: u32| match at {
-            None => true,
-            Some((l, k)) => l == lane && k >= first && k - first < chunks,
-        };
+        let live = |lane: u32, first: u32| sends_at(at, lane, first, chunks);
         if p >= self.switch(0) {
             let node = p - self.switch(0);
             let gpus = node * g..(node + 1) * g;
@@ -1201,11 +1199,13 @@ impl Program {
         // position's own NICs (the same on every node)
         let nics = self.pairing.own_nics(local);
         let across = |to: u32, lane: u32, out: &mut Vec<Send>| {
-            out.extend((0..nics).map(|i| Send {
-                to: to * g + local,
-                bytes: half / nics as f64,
-                nic: Some(self.pairing.own_nic(local, i)),
-                lane: Some(lane),
+            out.extend((0..nics).map(|i| {
+                Send::via(
+                    to * g + local,
+                    half / nics as f64,
+                    Some(self.pairing.own_nic(local, i)),
+                )
+                .in_lane(lane)
             }));
         };
         let n = node as usize;
@@ -1234,8 +1234,7 @@ impl Program {
     fn nvls_tree_recvs(&self, chunks: u32, p: Participant, lane: Option<u32>, k: u32) -> u32 {
         let trees = self.trees.as_ref().expect("a program with a double tree");
         let g = self.gpus_per_node;
-        let live =
-            |l: u32, first: u32| lane.is_none_or(|x| x == l) && k >= first && k - first < chunks;
+        let live = |l: u32, first: u32| expects_at(lane, l, k, first, chunks);
         let mut n = 0;
         if p >= self.switch(0) {
             let node = (p - self.switch(0)) as usize;
@@ -1281,9 +1280,7 @@ impl Program {
     /// lane `lane` (every lane when `None`).
     fn pipeline_recvs(&self, ph: &Phase, p: Participant, lane: Option<u32>, k: u32) -> u32 {
         if let Phase::Sharp { chunks, .. } = *ph {
-            let live = |l: u32, first: u32| {
-                lane.is_none_or(|x| x == l) && k >= first && k - first < chunks
-            };
+            let live = |l: u32, first: u32| expects_at(lane, l, k, first, chunks);
             let peers = self.gpus_per_node - 1;
             return if p < self.gpus {
                 // the scatter's shards, the sum, the gather's shards
@@ -1304,10 +1301,7 @@ impl Program {
             let rails = p >= self.net_switch(0);
             let mut n = 0;
             for (s, stage) in nvls_stages(across).iter().enumerate() {
-                if k < s as u32
-                    || k - s as u32 >= chunks
-                    || lane.is_some_and(|l| l != nvls_lanes(s).1)
-                {
+                if !expects_at(lane, nvls_lanes(s).1, k, s as u32, chunks) {
                     continue;
                 }
                 n += match stage {
@@ -1330,7 +1324,7 @@ impl Program {
             Some(l) => l..l + 1,
             None => 0..self.lanes(self.phase_index(ph)),
         };
-        let live = |first: u32, chunks: u32| k >= first && k - first < chunks;
+        let live = |first: u32, chunks: u32| has_piece(k, first, chunks);
         let mut n = 0;
         match *ph {
             Phase::Chain { chunks, .. } => {
@@ -1709,12 +1703,7 @@ impl Program {
                     let entry = self.pairing.gpu_of_nic(c);
                     let next = (local + 1) % gp;
                     out.push(if next == entry {
-                        Send {
-                            to: (node + 1) % self.nodes * gp + entry,
-                            bytes: share,
-                            nic: Some(c),
-                            lane: None,
-                        }
+                        Send::via((node + 1) % self.nodes * gp + entry, share, Some(c))
                     } else {
                         Send::to(node * gp + next, share)
                     });
@@ -1723,12 +1712,11 @@ impl Program {
             Grouping::Rail if channels > 1 => {
                 let (node, local) = (p / gp, p % gp);
                 let to = (node + 1) % self.nodes * gp + local;
-                out.extend((0..channels).filter(|&j| wanted(j)).map(|j| Send {
-                    to,
-                    bytes: share,
-                    nic: Some(self.pairing.own_nic(local, j)),
-                    lane: None,
-                }));
+                out.extend(
+                    (0..channels)
+                        .filter(|&j| wanted(j))
+                        .map(|j| Send::via(to, share, Some(self.pairing.own_nic(local, j)))),
+                );
             }
             _ if !self.in_group(p, group) || !wanted(0) => {}
             _ => {

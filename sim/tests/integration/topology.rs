@@ -22,6 +22,48 @@ fn ring_busbw(c: &ClusterSpec, bytes: f64) -> (f64, f64) {
     (bytes / a * factor / 1e9, bytes / f * factor / 1e9)
 }
 
+/// Asserts that a ring AllReduce of `bytes` on `c` reaches between `low`
+/// of `want` GB/s and `want` itself (to a millionth) in both models.
+fn assert_ring_busbw(c: &ClusterSpec, bytes: f64, want: f64, low: f64, what: &str) {
+    let (a, f) = ring_busbw(c, bytes);
+    for (model, got) in [("analytical", a), ("flow", f)] {
+        assert!(
+            got <= want * 1.000_001 && got >= low * want,
+            "{what} {model}: busbw {got:.2} GB/s, want {want:.2}"
+        );
+    }
+}
+
+/// What every pipelined in-switch AllReduce is held to: the analytical
+/// model is its formula `want` (1e-9: arithmetic); the flow model is no
+/// slower, and faster by at most the pipeline's `fill` of its K pieces and
+/// its `latency`; a GPU sends `sent` (1e-12). Returns the flow model's time.
+#[allow(clippy::too_many_arguments)]
+fn assert_pipelined(
+    col: &Collective,
+    c: &ClusterSpec,
+    m: f64,
+    (k, fill): (f64, f64),
+    want: f64,
+    latency: f64,
+    sent: f64,
+    what: &str,
+) -> f64 {
+    let (a, f, out) = both(col, c, m);
+    assert_close(a, want, 1e-9, &format!("analytical {what}"));
+    assert!(
+        f <= a * (1.0 + 1e-9) && f >= a * (1.0 - fill / k) - latency,
+        "{what}: flow {f} vs {a}"
+    );
+    assert_close(
+        out.bytes_sent_per_gpu(c.gpus()),
+        sent,
+        1e-12,
+        &format!("sent per GPU, {what}"),
+    );
+    f
+}
+
 /// Multi-rail: a ring AllReduce over two nodes of 8 GPUs reaches the bus
 /// bandwidth of whichever is slower, the node's NICs together or one GPU's
 /// fabric link, for every NIC count. The rings run in one channel per NIC
@@ -42,13 +84,8 @@ fn multi_rail_rings_use_every_nic() {
     ] {
         let c = built(2, 8, nics, network, intra);
         let want = (nics as f64 * c.inter.bandwidth).min(c.intra.bandwidth) / 1e9;
-        let (a, f) = ring_busbw(&c, (1u64 << 30) as f64);
-        for (model, got) in [("analytical", a), ("flow", f)] {
-            assert!(
-                got <= want * 1.000_001 && got >= 0.9 * want,
-                "{network} {intra} x{nics} {model}: busbw {got:.1} GB/s, want {want:.1}"
-            );
-        }
+        let what = format!("{network} {intra} x{nics}");
+        assert_ring_busbw(&c, (1u64 << 30) as f64, want, 0.9, &what);
     }
 }
 
@@ -68,13 +105,7 @@ fn a_p5_layout_rings_at_fabric_speed() {
     .build()
     .unwrap();
     let want = (32.0 * 12.5e9f64).min(c.intra.bandwidth) / 1e9;
-    let (a, f) = ring_busbw(&c, (512u64 << 20) as f64);
-    for got in [a, f] {
-        assert!(
-            got >= 0.9 * want && got <= want * 1.000_001,
-            "{got} vs {want}"
-        );
-    }
+    assert_ring_busbw(&c, (512u64 << 20) as f64, want, 0.9, "p5 layout");
 }
 
 /// One NIC per node is one NIC's bandwidth, however many GPUs: the ring
@@ -358,20 +389,10 @@ fn nvls_reduces_in_the_switch() {
         // a piece is a 512 KiB chunk per GPU's shard
         let k = sim::collective::program::pipeline_chunks(m / g) as f64;
         let want = (k + 3.0) * (1.0 + 1.0 / g) * m / (k * b) + 2.0 * alpha;
-        let (a, f, out) = both(&nvls, &c, m);
-        assert_close(a, want, 1e-9, "analytical NVLS");
         // what a GPU sends: its buffer and its summed shard (the switch's
         // half of each hop is not a GPU's send)
-        assert_close(
-            out.bytes_sent_per_gpu(8),
-            m * (1.0 + 1.0 / g),
-            1e-12,
-            "sent per GPU",
-        );
-        assert!(
-            f <= a * (1.0 + 1e-9) && f >= a * (1.0 - 3.0 / k) - 2.0 * alpha,
-            "flow {f} vs {a}"
-        );
+        let sent = m * (1.0 + 1.0 / g);
+        let f = assert_pipelined(&nvls, &c, m, (k, 3.0), want, 2.0 * alpha, sent, "NVLS");
         let busbw = m / f * 2.0 * (g - 1.0) / g;
         let ring = m / both(&coll(Op::AllReduce, Algo::Ring), &c, m).1 * 2.0 * (g - 1.0) / g;
         assert!(busbw > 1.4 * ring, "nvls {busbw} vs ring {ring}");
@@ -410,18 +431,9 @@ fn nvls_across_nodes_reduces_in_both_switches() {
         let k = sim::collective::program::pipeline_chunks(m / g) as f64;
         let per_byte = ((1.0 + 1.0 / g) / b_nv).max(1.0 / (g * b_nic));
         let want = (k + 5.0) * per_byte * m / k + latency;
-        let (a, f, out) = both(&nvls, &c, m);
-        assert_close(a, want, 1e-9, "analytical NVLS across nodes");
-        assert!(
-            f <= a * (1.0 + 1e-9) && f >= a * (1.0 - 5.0 / k) - latency,
-            "flow {f} vs {a}"
-        );
-        assert_close(
-            out.bytes_sent_per_gpu(32),
-            m * (1.0 + 2.0 / g),
-            1e-12,
-            "sent per GPU",
-        );
+        let sent = m * (1.0 + 2.0 / g);
+        let what = "NVLS across nodes";
+        let f = assert_pipelined(&nvls, &c, m, (k, 5.0), want, latency, sent, what);
         let sharp = both(&coll(Op::AllReduce, Algo::Sharp), &c, m).1;
         // SHARP's flow carries every piece over its busiest NVLink at
         // least, 1.56 × NVLS's steady state, and NVLS's flow is within its
@@ -466,23 +478,12 @@ fn nvls_tree_reduces_in_the_nvswitch_and_a_tree_of_nodes() {
             let per_byte = ((1.0 + 1.0 / g) / b_nv).max(nic_share / b_nic);
             let fill = 3.0 + 2.0 * height;
             let want = (k + fill) * per_byte * m / k + latency;
-            let (a, f, out) = both(&tree, &c, m);
-            let what = format!("{nodes} nodes, {} MiB", m / 1048576.0);
-            assert_close(a, want, 1e-9, &format!("analytical NVLS tree, {what}"));
-            assert!(
-                f <= a * (1.0 + 1e-9) && f >= a * (1.0 - fill / k) - latency,
-                "flow {f} vs {a}, {what}"
-            );
+            let what = format!("NVLS tree, {nodes} nodes, {} MiB", m / 1048576.0);
             // per GPU: its piece and its halves to the NVSwitch, and each
             // half once up (but at the root) and once down per child
-            let gpus = nodes * 8;
             let up_down = 2.0 * (nodes as f64 - 1.0) / nodes as f64 * m / g;
-            assert_close(
-                out.bytes_sent_per_gpu(gpus),
-                m * (1.0 + 1.0 / g) + up_down,
-                1e-12,
-                &format!("sent per GPU, {what}"),
-            );
+            let sent = m * (1.0 + 1.0 / g) + up_down;
+            assert_pipelined(&tree, &c, m, (k, fill), want, latency, sent, &what);
         }
     }
     // where the switches reduce, NVLS with SHARP sends 1/G per NIC
@@ -541,18 +542,8 @@ fn sharp_reduces_in_the_network() {
         let k = sim::collective::program::pipeline_chunks(m / g) as f64;
         let per_byte = (2.0 * (g - 1.0) / (g * b_nv)).max(1.0 / (g * b_nic));
         let want = (k + 3.0) * per_byte * m / k + latency;
-        let (a, f, out) = both(&sharp, &c, m);
-        assert_close(a, want, 1e-9, "analytical SHARP");
-        assert!(
-            f <= a * (1.0 + 1e-9) && f >= a * (1.0 - 3.0 / k) - latency,
-            "flow {f} vs {a}"
-        );
-        assert_close(
-            out.bytes_sent_per_gpu(32),
-            m * (2.0 * (g - 1.0) + 1.0) / g,
-            1e-12,
-            "sent per GPU",
-        );
+        let sent = m * (2.0 * (g - 1.0) + 1.0) / g;
+        assert_pipelined(&sharp, &c, m, (k, 3.0), want, latency, sent, "SHARP");
     }
     let m = 1024.0 * 1048576.0;
     let t = |algo| both(&coll(Op::AllReduce, algo), &c, m).1;
@@ -652,14 +643,8 @@ fn a_pcie_ring_across_switches_runs_at_the_uplinks_pace() {
         .bandwidth_bytes_per_s;
     for (uplink, want) in [(None, 25.8e9), (Some("pcie3-x16"), gen3)] {
         let c = switched(1, 8, 1, "pcie4-x16", Some(4), uplink);
-        let (a, f) = ring_busbw(&c, (1u64 << 30) as f64);
-        for (model, got) in [("analytical", a), ("flow", f)] {
-            assert!(
-                got <= want / 1e9 * 1.000_001 && got >= 0.98 * want / 1e9,
-                "{uplink:?} {model}: busbw {got:.2} GB/s, want {:.2}",
-                want / 1e9
-            );
-        }
+        let what = format!("{uplink:?}");
+        assert_ring_busbw(&c, (1u64 << 30) as f64, want / 1e9, 0.98, &what);
     }
 }
 
@@ -691,23 +676,10 @@ fn staging_through_host_memory_loads_the_uplinks() {
         .unwrap()
         .bandwidth_bytes_per_s;
     let c = built(Some(2), false);
-    let want = 2.0 * uplink / 1e9;
-    let (a, f) = ring_busbw(&c, size);
-    for (model, got) in [("analytical", a), ("flow", f)] {
-        assert!(
-            got <= want * 1.000_001 && got >= 0.97 * want,
-            "staged {model}: busbw {got:.2} GB/s, want {want:.2}"
-        );
-    }
+    assert_ring_busbw(&c, size, 2.0 * uplink / 1e9, 0.97, "staged");
     let direct = built(Some(2), true);
     let want = (8.0 * direct.inter.bandwidth).min(direct.intra.bandwidth) / 1e9;
-    let (a, f) = ring_busbw(&direct, size);
-    for (model, got) in [("analytical", a), ("flow", f)] {
-        assert!(
-            got <= want * 1.000_001 && got >= 0.9 * want,
-            "GPUDirect {model}: busbw {got:.2} GB/s, want {want:.2}"
-        );
-    }
+    assert_ring_busbw(&direct, size, want, 0.9, "GPUDirect");
 }
 
 /// On every node preset (NVLink nodes with GPUDirect) shared switches
