@@ -270,6 +270,9 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 );
             }
         }
+        if p.provenance.notes.iter().any(|n| n == calibrate::ONE_GPU) {
+            eprintln!("note: {}", calibrate::ONE_GPU);
+        }
         eprintln!("wrote {}", output.display());
     }
     Ok(())

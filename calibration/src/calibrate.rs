@@ -445,12 +445,17 @@ pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, Calibrat
             kernel_model(k, backend, &ts)
         })
         .collect();
+    let (host, notes) = match req.backend {
+        KernelBackend::Cpu => (host(), vec![]),
+        // the kernels ran on device 0
+        KernelBackend::Cuda => gpu_host(Some(1)),
+    };
     Ok(Profile {
         provenance: who.provenance(
             "kernels",
             vec![format!("{backend} kernels measured by dtsim")],
-            Some(host()),
-            vec![],
+            Some(host),
+            notes,
         ),
         kernels: entries,
         kernel_models: models,
@@ -462,6 +467,23 @@ pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, Calibrat
 fn host() -> String {
     let name = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
     named_host(name.trim())
+}
+
+/// This host with its GPUs (the first `count`, or all), and the CUDA
+/// libraries' versions as notes: what a GPU profile's provenance needs to
+/// say which machine it describes.
+fn gpu_host(count: Option<usize>) -> (String, Vec<String>) {
+    let gpus = kernels::cuda::devices().unwrap_or_default();
+    let gpus = &gpus[..count.map_or(gpus.len(), |n| n.min(gpus.len()))];
+    let mut host = host();
+    for gpu in gpus {
+        host.push_str(&format!("; {gpu}"));
+    }
+    let notes = kernels::cuda::library_versions()
+        .into_iter()
+        .map(|v| format!("library: {v}"))
+        .collect();
+    (host, notes)
 }
 
 /// `name (CPU model)`: a host as provenance records it.
@@ -540,6 +562,11 @@ pub fn by_op<'a>(rows: impl IntoIterator<Item = (&'a str, u32, u64, f64)>) -> Ve
     out.into_values().collect()
 }
 
+/// The note of an NCCL calibration on a host with one GPU.
+pub const ONE_GPU: &str = "one GPU: NCCL's collectives on one rank are local copies, so no \
+     collective or network is fitted; run on a host with several GPUs, or across hosts \
+     with --backend mpi in a build with the cuda and mpi features";
+
 /// Measures collectives with MPI (every rank of `mpirun` calls this) or
 /// NCCL and fits them. `None` on every MPI rank but 0, which alone returns
 /// the profile to write.
@@ -563,26 +590,53 @@ pub fn collectives(
     }
     let ops: Vec<&str> = req.ops.iter().map(|s| s.as_str()).collect();
     let backend = req.backend.name();
-    let (timings, notes, host_name): (Vec<CollectiveTiming>, Vec<String>, String) =
-        match req.backend {
-            CollectiveBackend::Mpi => {
-                let run = kernels::mpi::measure(&ops, &sizes, req.repeats)?;
-                if run.rank != 0 {
+    let (timings, notes, host_name): (Vec<CollectiveTiming>, Vec<String>, String) = match req
+        .backend
+    {
+        CollectiveBackend::Mpi => {
+            let run = kernels::mpi::measure(&ops, &sizes, req.repeats)?;
+            if run.rank != 0 {
+                return Ok(None);
+            }
+            (
+                run.timings,
+                vec![format!("{} MPI ranks", run.size)],
+                // MPI's processor name is the host's name
+                named_host(&run.processor),
+            )
+        }
+        CollectiveBackend::Nccl => {
+            let ops: Vec<&str> = ops.iter().copied().filter(|o| *o != "pingpong").collect();
+            // under mpirun or srun: one GPU per rank, across hosts
+            let (t, ranks_of_launcher) = if kernels::launcher::launched_by_mpi() {
+                let (rank, t) = kernels::launcher::nccl_across_ranks(&ops, &sizes, req.repeats)?;
+                if rank != 0 {
                     return Ok(None);
                 }
+                (t, true)
+            } else {
                 (
-                    run.timings,
-                    vec![format!("{} MPI ranks", run.size)],
-                    // MPI's processor name is the host's name
-                    named_host(&run.processor),
+                    kernels::cuda::time_collectives(&ops, &sizes, req.repeats)?,
+                    false,
                 )
+            };
+            // rank 0's GPU under a launcher, else all of this host's
+            let (host, mut notes) = gpu_host(ranks_of_launcher.then_some(1));
+            if ranks_of_launcher {
+                let n = t.first().map_or(0, |t| t.ranks);
+                notes.insert(
+                    0,
+                    format!(
+                        "{n} ranks of an MPI launcher, one GPU each; host and GPU are rank 0's"
+                    ),
+                );
             }
-            CollectiveBackend::Nccl => {
-                let ops: Vec<&str> = ops.iter().copied().filter(|o| *o != "pingpong").collect();
-                let t = kernels::cuda::time_collectives(&ops, &sizes, req.repeats)?;
-                (t, vec![], host())
+            if t.iter().all(|t| t.ranks < 2) {
+                notes.push(ONE_GPU.to_owned());
             }
-        };
+            (t, notes, host)
+        }
+    };
     let measurements: Vec<MeasurementEntry> = timings
         .iter()
         .map(|t| MeasurementEntry {

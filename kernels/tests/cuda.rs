@@ -10,7 +10,8 @@
 //! with or without a GPU.
 //!
 //! `gpu_smoke` runs the real kernels and collectives only where a driver is
-//! present. We have never had one: it has not run.
+//! present. It ran, and passed, on one H200 on 2026-11-26 (with one GPU,
+//! NCCL's collectives are one-rank copies); never on several GPUs.
 
 use kernels::BackendError;
 use kernels::cuda;
@@ -87,8 +88,9 @@ mod with_feature {
         ));
     }
 
-    /// Runs everything on a machine with a GPU. Never run by us (no GPU);
-    /// a missing NVRTC or NCCL is accepted as `Unavailable`.
+    /// Runs everything on a machine with a GPU (first on an H200 on
+    /// 2026-11-26: docs/calibration.md); a missing NVRTC or NCCL is
+    /// accepted as `Unavailable`.
     #[test]
     fn gpu_smoke() {
         if !has_driver() {
@@ -104,13 +106,39 @@ mod with_feature {
         let densities = [0.001, 0.1, 1.0];
         match cuda::time_kernels(&sizes, &densities, 3) {
             Ok(rows) => {
-                assert_eq!(rows.len(), sizes.len() * (1 + 3 * densities.len()));
+                // per size: the copy, then per density topk,
+                // threshold_select, mask, threshold_radix_sort and merge
+                const PER_DENSITY: [&str; 5] = [
+                    "topk",
+                    "threshold_select",
+                    "mask",
+                    "threshold_radix_sort",
+                    "merge",
+                ];
+                assert_eq!(
+                    rows.len(),
+                    sizes.len() * (1 + PER_DENSITY.len() * densities.len())
+                );
+                for row in &rows {
+                    assert!(
+                        row.kernel == "membw" || PER_DENSITY.contains(&row.kernel),
+                        "{row:?}"
+                    );
+                }
                 for row in &rows {
                     assert!(row.timing.median_s > 0.0, "{row:?}");
                 }
             }
             Err(BackendError::Unavailable(msg)) => eprintln!("kernels unavailable: {msg}"),
             Err(e) => panic!("time_kernels on a GPU: {e}"),
+        }
+        match cuda::memory_bandwidth() {
+            Ok(bw) => {
+                eprintln!("device 0 copy bandwidth: {:.0} GB/s", bw / 1e9);
+                assert!(bw > 1e9, "{bw} B/s");
+            }
+            Err(BackendError::Unavailable(msg)) => eprintln!("bandwidth unavailable: {msg}"),
+            Err(e) => panic!("memory_bandwidth on a GPU: {e}"),
         }
         let n = devices.len() as u64;
         let sizes = [4 * n, 4096 * n, 1 << 22];

@@ -43,7 +43,7 @@ fn sizes() -> Vec<usize> {
 
 mod topk {
     use super::*;
-    use kernels::cpu::{check_topk, topk, topk_reference, topk_with_scratch};
+    use kernels::cpu::{check_topk, check_topk_selected, topk, topk_reference, topk_with_scratch};
 
     #[test]
     fn agrees_with_reference_on_random_inputs() {
@@ -61,6 +61,8 @@ mod topk {
                         "m = {m}, k = {k}, {values:?}"
                     );
                     check_topk(&values, k, &out).unwrap();
+                    // the CUDA backend's faster checker accepts the same
+                    check_topk_selected(&values, k, &out).unwrap();
                 }
             }
         }
@@ -103,6 +105,8 @@ mod topk {
         wrong.sort_unstable();
         let err = check_topk(&values, 10, &wrong).unwrap_err();
         assert!(err.to_string().contains("kernel `topk` disagrees"), "{err}");
+        // and the selection-based checker says the same, word for word
+        assert_eq!(check_topk_selected(&values, 10, &wrong).unwrap_err(), err);
     }
 }
 

@@ -19,6 +19,11 @@ pub fn devices() -> Result<Vec<DeviceInfo>, BackendError> {
     not_enabled()
 }
 
+/// The versions of the CUDA libraries. Not in this build: none.
+pub fn library_versions() -> Vec<String> {
+    Vec::new()
+}
+
 /// Times the GPU compression kernels. Not in this build.
 ///
 /// # Errors

@@ -37,15 +37,27 @@ const NO_DRIVER: &str =
 const NO_DEVICE: &str = "the NVIDIA driver found no CUDA device; run with --backend cpu, or check \
                          the GPUs with nvidia-smi (and CUDA_VISIBLE_DEVICES)";
 
-/// The message when `libnvrtc` cannot be loaded.
-const NO_NVRTC: &str = "no NVRTC library found (libnvrtc.so): dtsim compiles its GPU kernels at \
-                        run time with the CUDA toolkit's NVRTC; install it (e.g. the \
-                        cuda-nvrtc-12-x package, or pip's nvidia-cuda-nvrtc-cu12) and add its \
-                        directory to LD_LIBRARY_PATH, or run with --backend cpu";
+/// The message when `libnvrtc` cannot be loaded. cudarc opens it by the
+/// names `libnvrtc.so`, `libnvrtc.so.12`, `.11`, `.10`, `.9` and `.1`: a
+/// CUDA toolkit's `lib64` has `libnvrtc.so`, but pip's CUDA 13 wheel has
+/// only `libnvrtc.so.13` (seen on 2026-11-26), which needs a link.
+const NO_NVRTC: &str = "no NVRTC library found (dtsim opens libnvrtc.so, or libnvrtc.so.12): \
+                        dtsim compiles its GPU kernels at run time with the CUDA toolkit's \
+                        NVRTC; install it (the cuda-nvrtc package, or pip's \
+                        nvidia-cuda-nvrtc-cu12) and add its directory to LD_LIBRARY_PATH; \
+                        where only libnvrtc.so.13 exists (pip's CUDA 13 wheels), link \
+                        libnvrtc.so to it in a directory on LD_LIBRARY_PATH. Or run with \
+                        --backend cpu";
 
-/// The message when `libnccl` cannot be loaded.
-const NO_NCCL: &str = "no NCCL library found (libnccl.so); install NCCL (e.g. the libnccl2 \
-                       package) and add its directory to LD_LIBRARY_PATH, or run with --backend cpu";
+/// The message when `libnccl` cannot be loaded. cudarc opens it by the
+/// names `libnccl.so`, `libnccl.so.12`, … and `libnccl.so.1`, not
+/// `libnccl.so.2`, the only name that the `libnccl2` package (without
+/// `libnccl-dev`) and pip's `nvidia-nccl-cu12`/`-cu13` install.
+const NO_NCCL: &str = "no NCCL library found (dtsim opens libnccl.so): install NCCL (the \
+                       libnccl2 and libnccl-dev packages) and add its directory to \
+                       LD_LIBRARY_PATH; where only libnccl.so.2 exists (libnccl2 alone, or \
+                       pip's nvidia-nccl-cu12/-cu13), link libnccl.so to it in a directory on \
+                       LD_LIBRARY_PATH. Or measure with --backend mpi";
 
 /// Threads per block of the tile kernels (`BLOCK` in `kernels.cu`).
 const BLOCK: u32 = 256;
@@ -81,14 +93,69 @@ pub fn devices() -> Result<Vec<DeviceInfo>, BackendError> {
                 // SAFETY: `dev` is a valid device handle from cuDeviceGet.
                 let memory = unsafe { driver::device::total_mem(dev) }
                     .map_err(failed(format_args!("sizing CUDA device {ordinal}")))?;
+                let attribute = |a| {
+                    // SAFETY: as above.
+                    unsafe { driver::device::get_attribute(dev, a) }
+                        .map(|v| u32::try_from(v).unwrap_or(0))
+                        .map_err(failed(format_args!("querying CUDA device {ordinal}")))
+                };
+                use driver_sys::CUdevice_attribute as A;
                 Ok(DeviceInfo {
                     index,
                     name,
                     memory_bytes: memory as u64,
+                    compute_capability: (
+                        attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                        attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+                    ),
                 })
             })
             .collect()
     })
+}
+
+/// The versions of the CUDA libraries that load here, as text for a
+/// profile's provenance: the CUDA version the driver supports, NVRTC's and
+/// NCCL's (e.g. `["CUDA driver 13.0", "NVRTC 13.0", "NCCL 2.28.3"]`). A
+/// library that is missing, or fails the query, is left out: this never
+/// fails.
+pub fn library_versions() -> Vec<String> {
+    guarded(|| {
+        let mut out = Vec::new();
+        if require_driver().is_ok() {
+            let mut v = 0;
+            // SAFETY: `v` is a valid out-pointer; the library is present.
+            if unsafe { driver_sys::cuDriverGetVersion(&mut v) }
+                .result()
+                .is_ok()
+            {
+                out.push(format!("CUDA driver {}.{}", v / 1000, v % 1000 / 10));
+            }
+        }
+        if require_nvrtc().is_ok() {
+            let (mut major, mut minor) = (0, 0);
+            // SAFETY: valid out-pointers; the library is present.
+            if unsafe { nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+                .result()
+                .is_ok()
+            {
+                out.push(format!("NVRTC {major}.{minor}"));
+            }
+        }
+        if require_nccl().is_ok() {
+            // NCCL ≥ 2.9 encodes major·10000 + minor·100 + patch
+            if let Ok(v) = nccl::result::get_nccl_version() {
+                out.push(format!(
+                    "NCCL {}.{}.{}",
+                    v / 10000,
+                    v % 10000 / 100,
+                    v % 100
+                ));
+            }
+        }
+        Ok(out)
+    })
+    .unwrap_or_default()
 }
 
 /// Times the GPU compression kernels on device 0 at every size and density,
@@ -107,14 +174,16 @@ pub fn devices() -> Result<Vec<DeviceInfo>, BackendError> {
 ///   8-bit histogram passes, each followed by a one-thread digit choice),
 ///   then an order-preserving compaction (per-tile counts, one-block scan,
 ///   per-tile scatter): 12 launches, all timed. Checked with
-///   [`cpu::check_topk`].
+///   [`cpu::check_topk_selected`] (against the CPU's selection, whose
+///   answer is the reference's; the reference's full sort made a 16 Mi
+///   calibration run for minutes on the host).
 /// * "threshold_select": the DCT-DP threshold, i.e. the first half of the
 ///   same runs (up to the k-th largest magnitude), timed with an event
 ///   between the halves. This is a selection, not the sort DCT-DP
 ///   describes; it returns the same element as [`cpu::threshold_by_sort`]
 ///   and is checked with [`cpu::check_threshold`].
 /// * "mask": threshold masking at that input's threshold (computed untimed
-///   on the CPU), writing (index, value) pairs in index order: per-tile
+///   on the CPU by [`cpu::threshold_reference`]), writing (index, value) pairs in index order: per-tile
 ///   counts, one-block scan, per-tile scatter. Checked with
 ///   [`cpu::check_mask`].
 /// * "threshold_radix_sort": DCT-DP's threshold by sorting, as DCT
@@ -1224,7 +1293,7 @@ fn time_topk(
         }
         cpu::check_threshold(&values, sparsity, f32::from_bits(state[0])).map_err(mismatch)?;
         let out = gpu.download(&b.out, kept)?;
-        cpu::check_topk(&values, kept, &out).map_err(mismatch)?;
+        cpu::check_topk_selected(&values, kept, &out).map_err(mismatch)?;
         if run >= WARMUP {
             select_s.push(t_select);
             topk_s.push(t_topk);
@@ -1247,11 +1316,11 @@ fn time_mask(
     seeds: &mut impl Iterator<Item = u64>,
 ) -> Result<Timing, BackendError> {
     let (start, stop) = (gpu.timing_event()?, gpu.timing_event()?);
-    let mut scratch = Vec::new();
     let mut samples = Vec::with_capacity(repeats as usize);
     for run in 0..WARMUP + repeats {
         let values = upload_fresh(gpu, b, seeds)?;
-        let tau = cpu::threshold_by_sort(&values, sparsity, &mut scratch);
+        // the element threshold_by_sort returns, found by selection
+        let tau = cpu::threshold_reference(&values, sparsity);
         start
             .record(&gpu.stream)
             .map_err(failed("recording an event"))?;
@@ -1719,20 +1788,49 @@ mod mpi_collectives {
 mod tests {
     use super::*;
 
-    /// Compiles `kernels.cu` with the real NVRTC for several architectures
-    /// (NVRTC needs no GPU or driver). Skipped where NVRTC is not
-    /// installed, as in CI; e.g. `pip install nvidia-cuda-nvrtc-cu12` and
-    /// `LD_LIBRARY_PATH=.../nvidia/cuda_nvrtc/lib` make it run.
+    /// The architectures this NVRTC compiles for, as `XY` of `sm_XY`.
+    fn supported_archs() -> Vec<i32> {
+        let mut n = 0;
+        // SAFETY: `n` is a valid out-pointer.
+        unsafe { nvrtc::sys::nvrtcGetNumSupportedArchs(&mut n) }
+            .result()
+            .expect("nvrtcGetNumSupportedArchs");
+        let mut archs = vec![0; usize::try_from(n).expect("a count")];
+        // SAFETY: `archs` has room for the `n` entries NVRTC writes.
+        unsafe { nvrtc::sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+            .result()
+            .expect("nvrtcGetSupportedArchs");
+        archs
+    }
+
+    /// Compiles `kernels.cu` with the real NVRTC for every architecture
+    /// from Volta to Blackwell that it supports (NVRTC needs no GPU or
+    /// driver; CUDA 13's NVRTC dropped sm_70, seen on 2026-11-26). Skipped
+    /// where NVRTC is not installed, as in CI; e.g. `pip install
+    /// nvidia-cuda-nvrtc-cu12` and `LD_LIBRARY_PATH=.../nvidia/cuda_nvrtc/lib`
+    /// make it run.
     #[test]
     fn kernels_compile_with_nvrtc() {
         if require_nvrtc().is_err() {
             eprintln!("skipped: no NVRTC on this machine");
             return;
         }
-        for arch in ["sm_70", "sm_80", "sm_90"] {
-            let cubin = compile_cubin(SOURCE, arch).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        let supported = supported_archs();
+        let mut compiled = 0;
+        for arch in [70, 75, 80, 86, 89, 90, 100, 120] {
+            if !supported.contains(&arch) {
+                eprintln!("sm_{arch}: not supported by this NVRTC ({supported:?})");
+                continue;
+            }
+            let arch = format!("sm_{arch}");
+            let cubin = compile_cubin(SOURCE, &arch).unwrap_or_else(|e| panic!("{arch}: {e}"));
             assert_eq!(&cubin[..4], b"\x7fELF", "{arch}: a cubin is an ELF file");
+            compiled += 1;
         }
+        assert!(
+            compiled >= 3,
+            "compiled for {compiled} architectures of {supported:?}"
+        );
     }
 
     #[test]

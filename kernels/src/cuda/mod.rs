@@ -17,7 +17,8 @@
 //! * `time_collectives_mpi` (features `cuda` and `mpi`): the same across the
 //!   ranks of `mpirun` or `srun`, one GPU per rank, the NCCL id shared
 //!   through MPI as nccl-tests does.
-//! * [`devices`]: the GPUs the driver sees.
+//! * [`devices`]: the GPUs the driver sees; [`library_versions`]: the
+//!   versions of the CUDA libraries that load, for a profile's provenance.
 //!
 //! # What runs where
 //!
@@ -55,9 +56,22 @@
 //! A build without the `cuda` feature has the same functions, each of which
 //! returns [`BackendError::NotEnabled`] (see `disabled.rs`).
 //!
-//! # Status: none of this has run on a GPU
+//! # Status: run on one H200 (2026-11-26); never on several GPUs
 //!
-//! We have no GPU. What we have verified:
+//! On one NVIDIA H200 (driver 580.159.04, CUDA 13.0's NVRTC, NCCL 2.28.3;
+//! docs/calibration.md, "The first GPU run"):
+//! * the cubin for sm_90 loads and every kernel runs; every timed run's
+//!   result agreed with the CPU reference (`dtsim calibrate kernels
+//!   --backend cuda` from 64 Ki to 16 Mi elements, and `gpu_smoke` at
+//!   sizes 1 to 100,003 around the tile boundaries);
+//! * [`memory_bandwidth`] and [`time_collectives`] on one GPU (NCCL's
+//!   one-rank collectives, local copies) ran and were checked;
+//! * two things broke and were fixed: CUDA 13's NVRTC no longer compiles
+//!   for sm_70 (`kernels_compile_with_nvrtc` now asks NVRTC which
+//!   architectures it supports), and `gpu_smoke` counted three kernels per
+//!   density where there are five.
+//!
+//! Before that, without a GPU, we verified:
 //! * this module builds, and passes clippy, with and without the feature;
 //! * on a machine without the NVIDIA driver every entry point returns
 //!   [`BackendError::Unavailable`] and does not panic (the tests in
@@ -73,10 +87,9 @@
 //!   references on random, tied, signed-zero, NaN, infinite and subnormal
 //!   inputs at sizes around the tile boundaries.
 //!
-//! What we have not verified: loading the cubins, kernel launches, the
-//! timings, NCCL calls, and the MPI id exchange on real hardware. Treat the
-//! first GPU run as a test run (`cargo test -p kernels --features cuda`
-//! runs `gpu_smoke` there).
+//! What we have not verified: NCCL across several GPUs or hosts (the
+//! collectives' sends, the group launch skew), and the MPI id exchange
+//! (`time_collectives_mpi`) on real hardware; other GPU architectures.
 //!
 //! [`BackendError::Unavailable`]: crate::BackendError::Unavailable
 //! [`BackendError::Failed`]: crate::BackendError::Failed
@@ -102,6 +115,22 @@ pub struct DeviceInfo {
     pub name: String,
     /// Total device memory in bytes.
     pub memory_bytes: u64,
+    /// Compute capability (major, minor): (9, 0) for an H100 or H200.
+    pub compute_capability: (u32, u32),
+}
+
+impl std::fmt::Display for DeviceInfo {
+    /// `GPU 0: NVIDIA H200 (sm_90, 140.4 GiB)`, as profiles record it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (major, minor) = self.compute_capability;
+        write!(
+            f,
+            "GPU {}: {} (sm_{major}{minor}, {:.1} GiB)",
+            self.index,
+            self.name,
+            self.memory_bytes as f64 / f64::from(1u32 << 30)
+        )
+    }
 }
 
 /// The collective operations [`time_collectives`] measures, by the names it

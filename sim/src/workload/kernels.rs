@@ -10,13 +10,20 @@
 //!   2k candidates, so its cost is the selection's at m = 2k.
 //!
 //! A cost is a fitted form, `a + b·m + c·k` seconds. The defaults come
-//! from measurements: the gTop-k authors' per-iteration sparsification
-//! times on the P102-100 (four models, m from 0.27M to 61M elements),
-//! fitted here by least squares on relative error ([`topk_p102_100`]); a
-//! GPU other than the P102-100 scales the per-element term by the ratio of
-//! memory bandwidths, as selection streams the gradient through memory
-//! (a derivation, said in every such cost's `source`). docs/models.md
-//! §7 has the figures and their sources.
+//! from measurements:
+//! * the H200 and the H100 (Hopper, sm_90): dtsim's own CUDA kernels
+//!   measured on an H200 ([`GPU_PROFILE`], 2026-11-26); the H100 scales
+//!   the per-element terms by the ratio of memory bandwidths and keeps the
+//!   measured constant (launches), a derivation its `source` says;
+//! * other GPUs: the gTop-k authors' per-iteration sparsification times on
+//!   the P102-100 (four models, m from 0.27M to 61M elements), fitted here
+//!   by least squares on relative error ([`topk_p102_100`]); a GPU other
+//!   than the P102-100 scales the per-element term by the ratio of memory
+//!   bandwidths, as selection streams the gradient through memory (a
+//!   derivation, said in every such cost's `source`);
+//! * CPU devices: dtsim's CPU kernels on one core ([`CPU_PROFILE`]).
+//!
+//! docs/models.md §7 has the figures and their sources.
 
 use super::gpus;
 
@@ -80,6 +87,25 @@ pub const CPU_PROFILE: &str = include_str!("../../../calibration/profiles/cpu-ci
 
 /// [`CPU_PROFILE`]'s path, as sources name it.
 const CPU_PROFILE_PATH: &str = "calibration/profiles/cpu-ci-xeon-1core.toml";
+
+/// The GPU dtsim measured its CUDA kernels on: [`GPU_PROFILE`]'s device.
+pub const GPU_PROFILE_DEVICE: &str = "h200";
+
+/// The GPUs of [`GPU_PROFILE_DEVICE`]'s architecture (Hopper, sm_90, the
+/// same 132 multiprocessors and clocks), whose kernel costs derive from
+/// its measurement by memory bandwidth rather than from the P102-100's.
+pub const GPU_PROFILE_SAME_ARCHITECTURE: [&str; 1] = ["h100"];
+
+/// The profile the H200's kernel costs come from: `dtsim calibrate kernels
+/// --backend cuda` on an NVIDIA H200 (64 Ki to 16 Mi elements, densities
+/// 0.001 and 0.01, 7 repeats; driver 580.159.04, NVRTC 13.0), committed as
+/// `calibration/profiles/gpu-h200-cuda-kernels.toml`; docs/calibration.md
+/// says how it ran.
+pub const GPU_PROFILE: &str =
+    include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels.toml");
+
+/// [`GPU_PROFILE`]'s path, as sources name it.
+const GPU_PROFILE_PATH: &str = "calibration/profiles/gpu-h200-cuda-kernels.toml";
 
 /// The shape of a kernel's cost in its input size m and its selected or
 /// kept elements k, as its algorithm has it. Profiles name it in
@@ -211,7 +237,9 @@ impl KernelCosts {
     }
 
     /// The documented defaults for compute device `gpu`: a CPU device
-    /// ([`CPU_DEVICES`]) takes every kernel from [`CPU_PROFILE`]; a GPU
+    /// ([`CPU_DEVICES`]) takes every kernel from [`CPU_PROFILE`]; the H200
+    /// every kernel from [`GPU_PROFILE`], and the H100 the same scaled by
+    /// memory bandwidth (per-element terms only); another GPU
     /// (a preset key, or any other name: the slowest memory dtsim knows,
     /// as [`gpus::memory_bandwidth`] does) takes Top-k from the P102-100's
     /// measurements scaled by memory bandwidth, the merge as a Top-k over
@@ -222,6 +250,9 @@ impl KernelCosts {
     pub fn preset(gpu: &str) -> KernelCosts {
         if CPU_DEVICES.contains(&gpu) {
             return cpu_defaults(gpu);
+        }
+        if gpu == GPU_PROFILE_DEVICE || GPU_PROFILE_SAME_ARCHITECTURE.contains(&gpu) {
+            return hopper_defaults(gpu);
         }
         let base = topk_p102_100();
         let (b_s, source) = if gpu == "p102-100" {
@@ -286,26 +317,73 @@ fn cpu_defaults(device: &str) -> KernelCosts {
         .expect("a CPU device");
     KernelCosts {
         row_parallelism: CPU_DEVICE_CORES[i],
-        ..COSTS.get_or_init(read_cpu_profile).clone()
+        ..COSTS
+            .get_or_init(|| {
+                read_profile(CPU_PROFILE, CPU_PROFILE_PATH, "one core of an Intel Xeon")
+            })
+            .clone()
     }
 }
 
-/// [`CPU_PROFILE`]'s fits as kernel costs.
-fn read_cpu_profile() -> KernelCosts {
-    let profile =
-        crate::profile::Profile::from_toml(CPU_PROFILE).expect("the committed CPU profile parses");
+/// A Hopper GPU's kernel costs: [`GPU_PROFILE`]'s fits, read once; for a
+/// GPU other than the H200 ([`GPU_PROFILE_SAME_ARCHITECTURE`]) the
+/// per-element and per-kept-element terms scaled by the ratio of memory
+/// bandwidths (the kernels stream the gradient through memory), the
+/// constant kept (its launches and synchronisations, which the same
+/// architecture at the same clocks pays alike).
+fn hopper_defaults(gpu: &str) -> KernelCosts {
+    static COSTS: std::sync::OnceLock<KernelCosts> = std::sync::OnceLock::new();
+    let measured = COSTS.get_or_init(|| {
+        read_profile(
+            GPU_PROFILE,
+            GPU_PROFILE_PATH,
+            "dtsim's CUDA kernels on an NVIDIA H200",
+        )
+    });
+    if gpu == GPU_PROFILE_DEVICE {
+        return measured.clone();
+    }
+    let (from, to) = (
+        gpus::memory_bandwidth(GPU_PROFILE_DEVICE),
+        gpus::memory_bandwidth(gpu),
+    );
+    let scaled = |c: &KernelCost| KernelCost {
+        b_s: c.b_s * from / to,
+        c_s: c.c_s * from / to,
+        source: format!(
+            "DERIVED: {} with its per-element terms × memory bandwidth {:.1}/{:.1} GB/s (same architecture; the constant kept)",
+            c.source,
+            from / 1e9,
+            to / 1e9
+        ),
+        ..c.clone()
+    };
+    KernelCosts {
+        topk: scaled(&measured.topk),
+        merge: scaled(&measured.merge),
+        threshold: scaled(&measured.threshold),
+        mask: scaled(&measured.mask),
+        row_parallelism: 1,
+    }
+}
+
+/// A committed profile's fits (`text`, read from `path`; measured on
+/// `what`) as kernel costs, each kernel by its preferred name
+/// ([`Kernel::profile_names`]).
+fn read_profile(text: &str, path: &str, what: &str) -> KernelCosts {
+    let profile = crate::profile::Profile::from_toml(text).expect("a committed profile parses");
     let fit = |names: &[&str]| {
         let m = names
             .iter()
             .find_map(|n| profile.kernel_models.iter().find(|m| m.kernel == *n))
-            .expect("the committed CPU profile has every kernel");
+            .expect("a committed profile has every kernel");
         KernelCost {
             form: Form::parse(&m.form).expect("a known form"),
             a_s: m.a_s,
             b_s: m.b_s,
             c_s: m.c_s,
             source: format!(
-                "measured: {CPU_PROFILE_PATH} (`{}`, one core of an Intel Xeon, {}, median residual {:.1}%)",
+                "measured: {path} (`{}`, {what}, {}, median residual {:.1}%)",
                 m.kernel,
                 m.form,
                 m.median_abs_residual * 100.0
@@ -521,6 +599,46 @@ mod tests {
         let g = KernelCosts::preset("rtx3090");
         assert_eq!(g.row_parallelism, 1);
         assert!((g.mask.time(1e6, 1e3) - (4e6 + 8e3) / 936.2e9).abs() < 1e-15);
+    }
+
+    /// The H200 takes every kernel from the committed H200 profile, the
+    /// sort-based threshold (`threshold_radix_sort`) for DCT's as a
+    /// `kernel_profile` would; the H100 the same with its per-element
+    /// terms scaled by 4.8/3.35 TB/s and the constant kept.
+    #[test]
+    fn hopper_gpus_take_the_measured_h200_profile() {
+        let p = crate::profile::Profile::from_toml(GPU_PROFILE).unwrap();
+        let model = |name: &str| p.kernel_models.iter().find(|m| m.kernel == name).unwrap();
+        let h200 = KernelCosts::preset("h200");
+        let h100 = KernelCosts::preset("h100");
+        for (kernel, name) in [
+            (Kernel::TopK, "topk"),
+            (Kernel::Merge, "merge"),
+            (Kernel::Threshold, "threshold_radix_sort"),
+            (Kernel::Mask, "mask"),
+        ] {
+            let (m, c, d) = (model(name), h200.of(kernel), h100.of(kernel));
+            assert_eq!((c.a_s, c.b_s, c.c_s), (m.a_s, m.b_s, m.c_s), "{name}");
+            assert_eq!(c.form, Form::parse(&m.form).unwrap(), "{name}");
+            assert!(
+                c.source
+                    .starts_with("measured: calibration/profiles/gpu-h200"),
+                "{}",
+                c.source
+            );
+            assert_eq!(d.a_s, c.a_s, "{name}");
+            assert!((d.b_s / c.b_s - 4.8 / 3.35).abs() < 1e-12, "{name}");
+            if c.c_s > 0.0 {
+                assert!((d.c_s / c.c_s - 4.8 / 3.35).abs() < 1e-12, "{name}");
+            }
+            assert!(d.source.starts_with("DERIVED: measured: "), "{}", d.source);
+        }
+        assert_eq!((h200.row_parallelism, h100.row_parallelism), (1, 1));
+        // the measurement's scale: Top-k of 16 Mi at density 0.001 took
+        // 309 µs on the H200 (the profile's row); the fit over all 10
+        // points (median residual 6.5%) is within 10% of it
+        let t = h200.topk.time(16_777_216.0, 16_777.0);
+        assert!((t / 309.3e-6 - 1.0).abs() < 0.10, "{t}");
     }
 
     /// A faster memory makes selection cheaper in proportion; the source

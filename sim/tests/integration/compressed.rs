@@ -357,6 +357,57 @@ fn a_scenario_names_its_kernel_sources() {
     assert!((ratio - 1555.0 / 440.3).abs() < 1e-9, "{ratio}");
 }
 
+/// The `h200` device's default kernel costs are the committed H200
+/// profile's: the shipped example, run with its `kernel_profile` and
+/// without it, gives the same kernel times and the same iterations for
+/// every compressed method; only the sources differ (the default says
+/// "measured" and names the committed file, the key names its path).
+#[test]
+fn the_h200_defaults_are_its_measured_profile() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let text = std::fs::read_to_string(format!(
+        "{root}/scenarios/examples/compression-h200-measured-kernels.toml"
+    ))
+    .unwrap();
+    let path = format!("{root}/calibration/profiles/gpu-h200-cuda-kernels.toml");
+    let named = text.replace(
+        "../../calibration/profiles/gpu-h200-cuda-kernels.toml",
+        &path.replace('\\', "/"),
+    );
+    assert_ne!(named, text, "the example names the committed profile");
+    let default: String = text
+        .lines()
+        .filter(|l| !l.starts_with("kernel_profile"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let run = |t: &str| -> Vec<RunResult> {
+        load_str(t, "h200.toml", "h200")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .map(|p| simulate(&p.config).unwrap())
+            .collect()
+    };
+    let (with, without) = (run(&named), run(&default));
+    assert_eq!(with.len(), 4);
+    for (w, d) in with.iter().zip(&without) {
+        assert_eq!(w.iteration_time_s, d.iteration_time_s, "{}", w.dense);
+        assert_eq!(w.kernels.len(), d.kernels.len());
+        for (kw, kd) in w.kernels.iter().zip(&d.kernels) {
+            assert_eq!(kw.seconds, kd.seconds, "{}", kw.task);
+            assert!(kw.source.starts_with("profile "), "{}", kw.source);
+            assert!(
+                kd.source
+                    .starts_with("measured: calibration/profiles/gpu-h200-cuda-kernels.toml"),
+                "{}",
+                kd.source
+            );
+        }
+    }
+    // dense AllReduce inserts none; Top-k one, gTop-k two, DCT-DP two
+    let counts: Vec<usize> = with.iter().map(|r| r.kernels.len()).collect();
+    assert_eq!(counts, [0, 1, 2, 2]);
+}
+
 /// A profile with the given `[[kernel_model]]` tables, written to a fresh
 /// file; its path.
 fn profile(name: &str, models: &str) -> String {
