@@ -85,6 +85,7 @@ fn run_is_byte_identical_twice() {
         "vgg16-16gpu-10gbe.toml",
         "stragglers.toml",
         "sparse-methods.toml",
+        "compression-h200-measured-kernels.toml",
     ] {
         let path = repo(&format!("scenarios/examples/{f}"));
         let a = dtsim(&["run", &path, "--json"]);

@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 12] = [
+const GALLERY: [(&str, &str); 13] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -18,6 +18,10 @@ const GALLERY: [(&str, &str); 12] = [
         "scenarios/examples/schedule-by-model.toml",
     ),
     ("stragglers", "scenarios/examples/stragglers.toml"),
+    (
+        "compression-h200-measured-kernels",
+        "scenarios/examples/compression-h200-measured-kernels.toml",
+    ),
     (
         "vgg16-16gpu-10gbe",
         "scenarios/examples/vgg16-16gpu-10gbe.toml",

@@ -8,7 +8,8 @@
 # table or report.md no longer matches what dtsim produces.
 set -eu
 cargo build --release --quiet
-for s in scaling-10gbe-vs-ib schedule-by-model stragglers vgg16-16gpu-10gbe; do
+for s in scaling-10gbe-vs-ib schedule-by-model stragglers vgg16-16gpu-10gbe \
+    compression-h200-measured-kernels; do
     rm -rf "docs/gallery/$s"
     ./target/release/dtsim report "scenarios/examples/$s.toml" -o "docs/gallery/$s"
 done

@@ -297,6 +297,48 @@ scan_counts(const u32* __restrict__ count, u32 nb,
     if (threadIdx.x == blockDim.x - 1u) *total = before;
 }
 
+// A scan too long for one block: the radix sort's 256 counts a tile (a
+// million at 16 Mi elements, which scan_counts, one block reading each
+// thread's run of counts, took 2 ms a pass for on an H200). Three launches:
+//   scan_span_sums   block g sums count[g*SPAN, (g+1)*SPAN), reading
+//                    coalesced, into sums[g]
+//   scan_counts      over the sums: each span's start, and the total
+//   scan_span_apply  block g scans its span in chunks of SCAN_THREADS
+//                    (coalesced), from its start, into base
+// Both span kernels take SCAN_THREADS threads a block, one block a span.
+#define SPAN (SCAN_THREADS * 16u)
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+scan_span_sums(const u32* __restrict__ count, u32 n, u32* __restrict__ sums) {
+    __shared__ u32 sh[SCAN_THREADS];
+    const u64 lo = (u64)blockIdx.x * SPAN;
+    u32 mine = 0u;
+    for (u32 j = threadIdx.x; j < SPAN; j += blockDim.x) {
+        const u64 i = lo + j;
+        if (i < n) mine += count[i];
+    }
+    const u32 before = block_exclusive_scan(mine, sh);
+    if (threadIdx.x == blockDim.x - 1u) sums[blockIdx.x] = before + mine;
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+scan_span_apply(const u32* __restrict__ count, u32 n, const u32* __restrict__ starts,
+                u32* __restrict__ base) {
+    __shared__ u32 sh[SCAN_THREADS];
+    __shared__ u32 carry;  // where the next chunk starts
+    if (threadIdx.x == 0u) carry = starts[blockIdx.x];
+    const u64 lo = (u64)blockIdx.x * SPAN;
+    for (u32 c = 0u; c < SPAN; c += blockDim.x) {
+        const u64 i = lo + c + threadIdx.x;
+        const u32 v = i < n ? count[i] : 0u;
+        // begins with __syncthreads: the last write of carry is seen
+        const u32 before = block_exclusive_scan(v, sh);
+        if (i < n) base[i] = carry + before;
+        __syncthreads();  // every thread has read carry
+        if (threadIdx.x == blockDim.x - 1u) carry += before + v;
+    }
+}
+
 // Per tile: writes the kept (index, value) pairs in index order. Slots
 // past the end hold NaN, which is never kept.
 extern "C" __global__ void __launch_bounds__(BLOCK)

@@ -69,7 +69,11 @@
 //! * two things broke and were fixed: CUDA 13's NVRTC no longer compiles
 //!   for sm_70 (`kernels_compile_with_nvrtc` now asks NVRTC which
 //!   architectures it supports), and `gpu_smoke` counted three kernels per
-//!   density where there are five.
+//!   density where there are five;
+//! * the radix sort's one-block scan of its counts took 2 ms a pass at
+//!   16 Mi elements; its scan now runs over blocks (`scan_span_sums`,
+//!   `scan_span_apply`), which ran, was checked on every run, and made
+//!   the sort 6.3 times faster there.
 //!
 //! Before that, without a GPU, we verified:
 //! * this module builds, and passes clippy, with and without the feature;
