@@ -5,6 +5,7 @@
 //! where), 1 anything else; a closed standard output ends quietly with 0.
 //! `--json` output goes to stdout alone; human messages go to stderr.
 
+mod cmd_advise;
 mod cmd_calibrate;
 mod cmd_collective;
 mod cmd_plot;
@@ -42,6 +43,8 @@ enum Command {
     Plot(cmd_plot::PlotArgs),
     /// Time one collective operation on a cluster.
     Collective(cmd_collective::CollectiveArgs),
+    /// Rank every way to synchronise a scenario's model on its cluster.
+    Advise(cmd_advise::AdviseArgs),
     /// Fit cost models from logs or fresh measurements; write a profile.
     Calibrate(cmd_calibrate::CalibrateArgs),
     /// Fit on part of the measurements, predict the rest, report the error.
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd_report::run(a),
         Command::Plot(a) => cmd_plot::run(a),
         Command::Collective(a) => cmd_collective::run(a),
+        Command::Advise(a) => cmd_advise::run(a),
         Command::Calibrate(a) => cmd_calibrate::run(a),
         Command::Validate(a) => cmd_validate::run(a),
     };

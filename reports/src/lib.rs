@@ -15,8 +15,11 @@
 //! * [`report`]: a sweep's Markdown report with its standard plots.
 //! * [`run`]: a scenario's points simulated one at a time, and the trace of
 //!   a single point (`dtsim run`).
+//! * [`advise`]: every way to synchronise a scenario's model on its
+//!   cluster, simulated and ranked (`dtsim advise`).
 #![warn(missing_docs)]
 
+pub mod advise;
 pub mod columns;
 pub mod labels;
 pub mod plot;

@@ -1,0 +1,419 @@
+//! `dtsim advise FILE`: every way dtsim can synchronise a scenario's model
+//! on its cluster, simulated and ranked.
+//!
+//! The scenario names one model, one cluster and (usually) one strategy.
+//! The advice replaces the strategy's method keys with each candidate in
+//! turn, as a one-point sweep would (`sim::scenario::Grid::point_with`:
+//! keys of the file that mean nothing beside a candidate's method are
+//! dropped for it, as in a sweep over `strategy.dense`), validates it,
+//! simulates it, and ranks the ones that apply by iteration time. The
+//! candidates:
+//!
+//! * `strategy.dense`: `allreduce` with each algorithm of
+//!   `strategy.allreduce` (ring, tree, hierarchical, binomial, nvls,
+//!   nvls-tree, sharp), then `ps`, `topk`, `gtopk` and `dct`;
+//! * `strategy.schedule`: `fifo` and `priority`;
+//! * `strategy.sparse`, when the model has embedding tables: `ps`,
+//!   `allgather`, `allreduce` and `alltoall`.
+//!
+//! Everything else (fusion, partitions, servers, densities, the network
+//! model, losses, seed) is the file's. A candidate the validation refuses
+//! (NVLink SHARP off NVLink4 nodes, say) is listed with the reason, not
+//! ranked. Top-k, gTop-k and DCT-DP are lossy: they change what the
+//! optimiser sees, and how that slows convergence is not modelled, so
+//! every lossy candidate is marked and the best exact one is named beside
+//! the best overall.
+
+use crate::run::RunError;
+use sim::names::Named;
+use sim::scenario::{Grid, ScenarioError};
+use sim::strategy::{DenseMethod, Schedule, SparseMethod};
+use sim::train::{RunResult, TrainConfig, simulate};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The AllReduce algorithms a training run can use
+/// (`strategy.allreduce`), in the order the advice tries them.
+pub const ALLREDUCE_ALGORITHMS: [&str; 7] = [
+    "ring",
+    "tree",
+    "hierarchical",
+    "binomial",
+    "nvls",
+    "nvls-tree",
+    "sharp",
+];
+
+/// The strategy keys the advice sets: a file may sweep these (the advice
+/// tries every value anyway), and no other key.
+pub const ADVISED_KEYS: [&str; 4] = [
+    "strategy.dense",
+    "strategy.allreduce",
+    "strategy.sparse",
+    "strategy.schedule",
+];
+
+/// The dense methods other than AllReduce, in the order the advice tries
+/// them.
+pub const OTHER_DENSE: [&str; 4] = ["ps", "topk", "gtopk", "dct"];
+
+/// The dense methods that send less than the gradient and change what
+/// the optimiser sees.
+pub const LOSSY_DENSE: [&str; 3] = ["topk", "gtopk", "dct"];
+
+/// One way to synchronise: the strategy keys the advice sets.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Candidate {
+    /// `strategy.dense`.
+    pub dense: String,
+    /// `strategy.allreduce`, with `dense = "allreduce"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allreduce: Option<String>,
+    /// `strategy.sparse`, when the model has embedding tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<String>,
+    /// `strategy.schedule`.
+    pub schedule: String,
+}
+
+impl Candidate {
+    /// The keys it sets, as a sweep point sets them.
+    fn keys(&self) -> BTreeMap<String, toml::Value> {
+        let mut m = BTreeMap::new();
+        let s = |v: &str| toml::Value::String(v.to_string());
+        m.insert("strategy.dense".to_string(), s(&self.dense));
+        if let Some(a) = &self.allreduce {
+            m.insert("strategy.allreduce".to_string(), s(a));
+        }
+        if let Some(sp) = &self.sparse {
+            m.insert("strategy.sparse".to_string(), s(sp));
+        }
+        m.insert("strategy.schedule".to_string(), s(&self.schedule));
+        m
+    }
+
+    /// How the tables name it: `allreduce (ring)`, `topk`, with the
+    /// sparse method after a `+`.
+    pub fn method(&self) -> String {
+        let dense = match &self.allreduce {
+            Some(a) => format!("{} ({a})", self.dense),
+            None => self.dense.clone(),
+        };
+        match &self.sparse {
+            Some(s) => format!("{dense} + {s}"),
+            None => dense,
+        }
+    }
+
+    /// Whether it compresses the gradient (Top-k, gTop-k, DCT-DP).
+    pub fn lossy(&self) -> bool {
+        LOSSY_DENSE.contains(&self.dense.as_str())
+    }
+
+    /// The candidate a validated configuration runs.
+    fn of(cfg: &TrainConfig, embeddings: bool) -> Candidate {
+        let s = &cfg.strategy;
+        let allreduce = match s.dense {
+            DenseMethod::AllReduce(a) => Some(a.name().to_string()),
+            _ => None,
+        };
+        Candidate {
+            dense: s.dense_name().to_string(),
+            allreduce,
+            sparse: if embeddings {
+                s.sparse.map(|m| m.name().to_string())
+            } else {
+                None
+            },
+            schedule: s.schedule.name().to_string(),
+        }
+    }
+}
+
+/// A candidate that applies, simulated.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Ranked {
+    /// 1 for the fastest.
+    pub rank: usize,
+    /// The method (in JSON, the result's `dense`, `algo`, `sparse` and
+    /// `schedule` say it).
+    #[serde(skip)]
+    pub candidate: Candidate,
+    /// Whether it compresses the gradient.
+    pub lossy: bool,
+    /// The other schedules that give this method the same result, to the
+    /// bit (ranked once, under the first schedule tried).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_with: Vec<String>,
+    /// Whether it is the scenario file's own strategy (under any of its
+    /// schedules).
+    pub this_file: bool,
+    /// Its throughput over the best's, minus 1 (0 for the best, negative
+    /// for the others).
+    pub vs_best: f64,
+    /// The simulation's result.
+    #[serde(flatten)]
+    pub result: RunResult,
+}
+
+/// A candidate that does not apply to this model and cluster.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Refused {
+    /// The method.
+    #[serde(flatten)]
+    pub candidate: Candidate,
+    /// Why (the validation's or the simulator's message).
+    pub refused: String,
+}
+
+/// The advice for one scenario.
+#[derive(Debug, Clone)]
+pub struct Advice {
+    /// The scenario file.
+    pub file: String,
+    /// How many candidates were tried.
+    pub tried: usize,
+    /// The candidates that apply, fastest first (ties: in the order
+    /// tried).
+    pub ranked: Vec<Ranked>,
+    /// The candidates that do not apply, in the order tried.
+    pub refused: Vec<Refused>,
+    /// Warnings of the scenario as written and of the ways tried
+    /// (settings that are probably a mistake for some method), each once.
+    pub warnings: Vec<String>,
+}
+
+impl Advice {
+    /// The fastest candidate that does not compress, if any applies.
+    pub fn best_exact(&self) -> Option<&Ranked> {
+        self.ranked.iter().find(|r| !r.lossy)
+    }
+
+    /// The scenario file's own strategy, if it is among the ranked.
+    pub fn this_file(&self) -> Option<&Ranked> {
+        self.ranked.iter().find(|r| r.this_file)
+    }
+
+    /// The refused ways grouped by why, each reason once, in the order
+    /// tried.
+    pub fn refusals(&self) -> Vec<Refusal> {
+        let mut groups: Vec<Refusal> = Vec::new();
+        for r in &self.refused {
+            let i = match groups.iter().position(|g| g.reason == r.refused) {
+                Some(i) => i,
+                None => {
+                    groups.push(Refusal {
+                        reason: r.refused.clone(),
+                        methods: Vec::new(),
+                    });
+                    groups.len() - 1
+                }
+            };
+            let methods = &mut groups[i].methods;
+            let method = r.candidate.method();
+            match methods.iter_mut().find(|(m, _)| *m == method) {
+                Some((_, schedules)) => schedules.push(r.candidate.schedule.clone()),
+                None => methods.push((method, vec![r.candidate.schedule.clone()])),
+            }
+        }
+        groups
+    }
+}
+
+/// The ways one reason refuses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// Why.
+    pub reason: String,
+    /// Each method it refuses ([`Candidate::method`]) with the schedules
+    /// refused.
+    pub methods: Vec<(String, Vec<String>)>,
+}
+
+/// The candidates for a model with (`embeddings`) or without embedding
+/// tables, in the order tried.
+pub fn candidates(embeddings: bool) -> Vec<Candidate> {
+    let dense: Vec<(String, Option<String>)> = ALLREDUCE_ALGORITHMS
+        .iter()
+        .map(|a| ("allreduce".to_string(), Some(a.to_string())))
+        .chain(OTHER_DENSE.iter().map(|d| (d.to_string(), None)))
+        .collect();
+    let sparse: Vec<Option<String>> = if embeddings {
+        SparseMethod::ALL
+            .iter()
+            .map(|m| Some(m.name().to_string()))
+            .collect()
+    } else {
+        vec![None]
+    };
+    let mut out = Vec::new();
+    for (d, a) in &dense {
+        for s in &sparse {
+            for sched in Schedule::ALL {
+                out.push(Candidate {
+                    dense: d.clone(),
+                    allreduce: a.clone(),
+                    sparse: s.clone(),
+                    schedule: sched.name().to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Simulates every candidate for the scenario in `path` and ranks them.
+///
+/// # Errors
+/// [`RunError::Scenario`] if the file cannot be read or is invalid as
+/// written; [`RunError::Request`] if it sweeps a key other than the
+/// method keys the advice sets ([`ADVISED_KEYS`]: the advice is for one
+/// model on one cluster).
+pub fn advise(path: &Path) -> Result<Advice, RunError> {
+    let grid = sim::scenario::open_file(path)?;
+    let file = path.display().to_string();
+    if let Some(k) = grid
+        .keys()
+        .iter()
+        .find(|k| !ADVISED_KEYS.contains(&k.as_str()))
+    {
+        return Err(RunError::Request(format!(
+            "{file}: the advice is for one model on one cluster, and this file sweeps `{k}`: \
+             remove it from the [sweep] (or compare the points with `dtsim sweep`)"
+        )));
+    }
+    // the file as written (its first point, if it sweeps the method keys):
+    // invalid is an error; without a sweep its own strategy is marked
+    let first = grid.point(0)?;
+    let mut warnings: Vec<String> = first
+        .warnings
+        .iter()
+        .map(ScenarioError::to_string)
+        .collect();
+    let embeddings = first
+        .config
+        .model
+        .layers
+        .iter()
+        .any(|l| l.embedding.is_some());
+    let own = grid
+        .keys()
+        .is_empty()
+        .then(|| Candidate::of(&first.config, embeddings));
+    let tried = candidates(embeddings);
+    let count = tried.len();
+    // every candidate validated and simulated on its own, on every core
+    // (each simulation is deterministic, and the order is kept)
+    use rayon::prelude::*;
+    let outcomes: Vec<Result<(RunResult, Vec<ScenarioError>), String>> =
+        tried.par_iter().map(|c| outcome(&grid, c)).collect();
+    let mut ranked: Vec<Ranked> = Vec::new();
+    let mut refused = Vec::new();
+    for (c, o) in tried.into_iter().zip(outcomes) {
+        match o {
+            Ok((result, said)) => {
+                // a candidate's own warnings (DCT-DP's measured window
+                // against its life-span, say), each once
+                for w in said {
+                    let w = w.to_string();
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                let this_file = own.as_ref() == Some(&c);
+                // a schedule that changes nothing for this method is said
+                // beside the first, not ranked again
+                let same = ranked.iter_mut().find(|r| {
+                    Candidate {
+                        schedule: c.schedule.clone(),
+                        ..r.candidate.clone()
+                    } == c
+                        && RunResult {
+                            schedule: r.result.schedule.clone(),
+                            ..result.clone()
+                        } == r.result
+                });
+                match same {
+                    Some(r) => {
+                        r.same_with.push(c.schedule);
+                        r.this_file |= this_file;
+                    }
+                    None => ranked.push(Ranked {
+                        rank: 0,
+                        lossy: c.lossy(),
+                        same_with: Vec::new(),
+                        this_file,
+                        vs_best: 0.0,
+                        candidate: c,
+                        result,
+                    }),
+                }
+            }
+            Err(reason) => refused.push(Refused {
+                candidate: c,
+                refused: reason,
+            }),
+        }
+    }
+    // fastest first; a stable sort keeps the order tried among ties
+    ranked.sort_by(|a, b| {
+        a.result
+            .iteration_time_s
+            .total_cmp(&b.result.iteration_time_s)
+    });
+    let best = ranked.first().map_or(0.0, |r| r.result.throughput);
+    for (i, r) in ranked.iter_mut().enumerate() {
+        r.rank = i + 1;
+        r.vs_best = if best > 0.0 {
+            r.result.throughput / best - 1.0
+        } else {
+            0.0
+        };
+    }
+    Ok(Advice {
+        file,
+        tried: count,
+        ranked,
+        refused,
+        warnings,
+    })
+}
+
+/// A candidate's result, or why it does not apply: the validation's
+/// message without the file's name (the table names the file once).
+fn outcome(grid: &Grid, c: &Candidate) -> Result<(RunResult, Vec<ScenarioError>), String> {
+    let p = grid.point_with(c.keys()).map_err(|e| match &e.key {
+        Some(k) => format!("`{k}`: {}", e.message),
+        None => e.message.clone(),
+    })?;
+    let r = simulate(&p.config).map_err(|e| e.to_string())?;
+    Ok((r, p.warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 7 AllReduce algorithms and 4 other dense methods under 2 schedules;
+    /// with embedding tables, each of them with 4 sparse methods. Every
+    /// candidate's keys are the ones a file may sweep.
+    #[test]
+    fn the_candidates_are_every_method_under_every_schedule() {
+        let dense = candidates(false);
+        assert_eq!(dense.len(), (7 + 4) * 2);
+        assert_eq!(candidates(true).len(), (7 + 4) * 4 * 2);
+        for c in dense.iter().chain(&candidates(true)) {
+            assert!(c.keys().keys().all(|k| ADVISED_KEYS.contains(&k.as_str())));
+            assert_eq!(c.allreduce.is_some(), c.dense == "allreduce");
+        }
+        let lossy: Vec<String> = dense
+            .iter()
+            .filter(|c| c.lossy())
+            .map(Candidate::method)
+            .collect();
+        assert_eq!(lossy, ["topk", "topk", "gtopk", "gtopk", "dct", "dct"]);
+        let c = &candidates(true)[0];
+        assert_eq!(c.method(), "allreduce (ring) + ps");
+        assert_eq!(c.schedule, "fifo");
+    }
+}

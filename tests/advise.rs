@@ -1,0 +1,161 @@
+//! `dtsim advise FILE`: every way to synchronise the file's model on its
+//! cluster, simulated and ranked; its numbers are `dtsim run`'s for the
+//! same strategy; what does not apply is listed with the reason; a file
+//! that sweeps anything but the method keys is refused.
+
+mod common;
+use common::{assert_bad, dtsim, fresh_dir, stderr, stdout};
+
+/// VGG-16 on 4 machines of 4 PCIe GPUs over 10 GbE, ring AllReduce, FIFO.
+const SCENARIO: &str = r#"name = "advise-vgg16"
+iterations = 2
+[cluster]
+nodes = 4
+gpus_per_node = 4
+network = "eth-10g"
+[model]
+preset = "vgg16"
+batch_per_gpu = 32
+gpu = "titan-xp"
+[strategy]
+dense = "allreduce"
+"#;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn json_rows(o: &std::process::Output) -> Vec<serde_json::Value> {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn every_way_is_ranked_or_refused_and_the_numbers_are_runs() {
+    let dir = fresh_dir("advise", "ranks");
+    let file = write(&dir, "vgg.toml", SCENARIO);
+    let rows = json_rows(&dtsim(&["advise", &file, "--json"]));
+    let (ranked, refused): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.get("rank").is_some());
+    // 7 AllReduce algorithms and 4 other methods, each under 2 schedules;
+    // a ranked row stands for its schedule and those of `same_with`
+    let tried: usize = refused.len()
+        + ranked
+            .iter()
+            .map(|r| {
+                1 + r
+                    .get("same_with")
+                    .map_or(0, |s| s.as_array().unwrap().len())
+            })
+            .sum::<usize>();
+    assert_eq!(tried, 22);
+    // NVLink SHARP and InfiniBand SHARP cannot run on PCIe and Ethernet
+    assert_eq!(refused.len(), 6, "{refused:?}");
+    for r in &refused {
+        let algo = r["allreduce"].as_str().unwrap();
+        assert!(["nvls", "nvls-tree", "sharp"].contains(&algo), "{r}");
+        let why = r["refused"].as_str().unwrap();
+        assert!(
+            why.contains("pcie3-x16") || why.contains("eth-10g"),
+            "{why}"
+        );
+    }
+    // fastest first, ranked 1, 2, …, each against the best
+    let time = |r: &serde_json::Value| r["iteration_time_s"].as_f64().unwrap();
+    let best = ranked[0]["throughput"].as_f64().unwrap();
+    for (i, r) in ranked.iter().enumerate() {
+        assert_eq!(r["rank"].as_u64().unwrap() as usize, i + 1);
+        if i > 0 {
+            assert!(time(ranked[i - 1]) <= time(r));
+        }
+        let vs = r["throughput"].as_f64().unwrap() / best - 1.0;
+        assert_eq!(r["vs_best"].as_f64().unwrap(), vs);
+        let lossy = ["topk", "gtopk", "dct"].contains(&r["dense"].as_str().unwrap());
+        assert_eq!(r["lossy"].as_bool().unwrap(), lossy, "{r}");
+    }
+    // the file's own strategy is marked, once
+    let own: Vec<_> = ranked
+        .iter()
+        .filter(|r| r["this_file"].as_bool().unwrap())
+        .collect();
+    assert_eq!(own.len(), 1);
+    assert_eq!(
+        (own[0]["dense"].as_str(), own[0]["algo"].as_str()),
+        (Some("allreduce"), Some("ring"))
+    );
+    // every ranked row is what `dtsim run` gives with its keys set
+    for r in ranked.iter().take(3).chain(own.iter().copied()) {
+        let mut text = SCENARIO.replace(
+            "dense = \"allreduce\"\n",
+            &format!(
+                "dense = \"{}\"\nschedule = \"{}\"\n",
+                r["dense"].as_str().unwrap(),
+                r["schedule"].as_str().unwrap()
+            ),
+        );
+        if r["dense"] == "allreduce" {
+            text.push_str(&format!(
+                "allreduce = \"{}\"\n",
+                r["algo"].as_str().unwrap()
+            ));
+        }
+        let one = write(&dir, "one.toml", &text);
+        let run = json_rows(&dtsim(&["run", &one, "--json"]));
+        assert_eq!(time(&run[0]), time(r), "{text}");
+    }
+}
+
+#[test]
+fn the_table_says_best_this_file_lossy_and_refused() {
+    let dir = fresh_dir("advise", "table");
+    let file = write(&dir, "vgg.toml", SCENARIO);
+    let o = dtsim(&["advise", &file]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for says in [
+        "vgg16 on 16 GPUs (4 machines, eth-10g), 32 a GPU; 22 ways tried, 16 apply",
+        "<- this file",
+        "best: ",
+        "this file's strategy (allreduce (ring), fifo",
+        "* lossy: Top-k, gTop-k and DCT-DP",
+        "not applicable here (6 of the 22 ways):",
+        "refuses: allreduce (nvls)",
+    ] {
+        assert!(out.contains(says), "`{says}` missing from:\n{out}");
+    }
+    // the same file and seed give the same bytes
+    assert_eq!(dtsim(&["advise", &file]).stdout, o.stdout);
+}
+
+#[test]
+fn a_sweep_of_the_method_keys_is_taken_and_any_other_refused() {
+    let dir = fresh_dir("advise", "sweep");
+    let methods = write(
+        &dir,
+        "methods.toml",
+        &format!("{SCENARIO}[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"),
+    );
+    let o = dtsim(&["advise", &methods]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // a swept file has no single strategy of its own to mark
+    assert!(!stdout(&o).contains("<- this file"));
+    let nodes = write(
+        &dir,
+        "nodes.toml",
+        &format!("{SCENARIO}[sweep]\n\"cluster.nodes\" = [2, 4]\n"),
+    );
+    assert_bad(
+        &dtsim(&["advise", &nodes]),
+        &["sweeps `cluster.nodes`", "remove it from the [sweep]"],
+    );
+    assert_bad(
+        &dtsim(&["advise", dir.join("absent.toml").to_str().unwrap()]),
+        &["absent.toml", "cannot read"],
+    );
+    let bad = write(&dir, "bad.toml", &SCENARIO.replace("vgg16", "vgg17"));
+    assert_bad(&dtsim(&["advise", &bad]), &["bad.toml", "vgg17"]);
+}
