@@ -84,11 +84,7 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
         } else {
             format!("{:.1}%", x.vs_best * 100.0)
         };
-        let schedule = std::iter::once(&x.candidate.schedule)
-            .chain(&x.same_with)
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let schedule = schedules(x);
         print_line(format_args!(
             "{:>4}  {:<width$} {:<14} {:>10.2} {:>14.1} {:>8} {:>13.2} {:>17.2}{}",
             x.rank,
@@ -105,7 +101,7 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
     print_line(format_args!(
         "best: {}, {}: {:.1} {}",
         first.candidate.method(),
-        first.candidate.schedule,
+        schedules(first),
         first.result.throughput,
         first.result.throughput_unit
     ))?;
@@ -114,23 +110,23 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
             Some(e) => print_line(format_args!(
                 "best that sends the whole gradient: {}, {} (rank {}, {:.1}% below the best)",
                 e.candidate.method(),
-                e.candidate.schedule,
+                schedules(e),
                 e.rank,
                 -e.vs_best * 100.0
             ))?,
             None => print_line("no way that sends the whole gradient applies")?,
         }
     }
-    match advice.this_file() {
-        Some(t) if t.rank == 1 => print_line("this file's strategy is the best")?,
-        Some(t) => print_line(format_args!(
+    match (advice.this_file(), &advice.own) {
+        (Some(t), _) if t.rank == 1 => print_line("this file's strategy is the best")?,
+        (Some(t), Some(own)) => print_line(format_args!(
             "this file's strategy ({}, {}): rank {}, {:.1}% below the best",
-            t.candidate.method(),
-            t.candidate.schedule,
+            own.method(),
+            own.schedule,
             t.rank,
             -t.vs_best * 100.0
         ))?,
-        None => {}
+        _ => {}
     }
     if advice.ranked.iter().any(|r| r.lossy) {
         print_line(
@@ -139,6 +135,15 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
         )?;
     }
     refusals(&advice)
+}
+
+/// A ranked row's schedules: its own and those that give the same result.
+fn schedules(r: &reports::advise::Ranked) -> String {
+    std::iter::once(&r.candidate.schedule)
+        .chain(&r.same_with)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The ways that do not apply, grouped by why: each reason once, then

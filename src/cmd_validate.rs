@@ -38,6 +38,12 @@ pub struct ValidateArgs {
     /// protocol; regimes for MPI's, which switch at a size].
     #[arg(long = "fit", value_parser = crate::named::<Shape>())]
     shape: Option<Shape>,
+    /// Model an operation with this algorithm instead of the fit's
+    /// default (repeatable): e.g. broadcast=ompi-binomial, Open MPI's
+    /// binomial broadcast, which sends to every child at once. Only an
+    /// algorithm whose time is linear in the size.
+    #[arg(long = "algo", value_name = "OP=ALGO")]
+    algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one
     /// object: every held-out run and the summary).
     #[arg(long)]
@@ -60,7 +66,7 @@ pub struct ValidateArgs {
     #[arg(
         long,
         requires = "scenario",
-        conflicts_with_all = ["nccl_tests", "osu", "measurements", "ranks", "shape", "verbose"]
+        conflicts_with_all = ["nccl_tests", "osu", "measurements", "ranks", "shape", "algos", "verbose"]
     )]
     training: Option<PathBuf>,
     /// The scenario whose points --training measured.
@@ -97,6 +103,7 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         ranks: a.ranks,
         predict: a.predict,
         shape: a.shape,
+        algos: calibration::fit::Algos::parse(&a.algos).map_err(CliError::Input)?,
     };
     let results = calibrate::validate(&req)?;
     for v in &results {

@@ -56,7 +56,7 @@ fn every_way_is_ranked_or_refused_and_the_numbers_are_runs() {
     // NVLink SHARP and InfiniBand SHARP cannot run on PCIe and Ethernet
     assert_eq!(refused.len(), 6, "{refused:?}");
     for r in &refused {
-        let algo = r["allreduce"].as_str().unwrap();
+        let algo = r["algo"].as_str().unwrap();
         assert!(["nvls", "nvls-tree", "sharp"].contains(&algo), "{r}");
         let why = r["refused"].as_str().unwrap();
         assert!(
@@ -158,4 +158,77 @@ fn a_sweep_of_the_method_keys_is_taken_and_any_other_refused() {
     );
     let bad = write(&dir, "bad.toml", &SCENARIO.replace("vgg16", "vgg17"));
     assert_bad(&dtsim(&["advise", &bad]), &["bad.toml", "vgg17"]);
+}
+
+/// With embedding tables every sparse method is tried beside every dense
+/// one (88 ways), and a key of the file's own sparse method
+/// (`ps_partitions` beside `sparse = "ps"`) is dropped for the others, as
+/// in a sweep over `strategy.sparse`, rather than refusing them; a file
+/// whose own strategy does not apply still gets its advice.
+#[test]
+fn embedding_tables_bring_every_sparse_method() {
+    let dir = fresh_dir("advise", "sparse");
+    let text = r#"name = "advise-lm"
+iterations = 2
+[cluster]
+nodes = 2
+gpus_per_node = 2
+network = "ib-edr-100g"
+[model]
+batch_per_gpu = 16
+[[model.layers]]
+name = "embedding"
+params = 0
+forward = "1ms"
+backward = "2ms"
+[model.layers.embedding]
+vocab = 50000
+dim = 64
+density = 0.01
+[[model.layers]]
+name = "dense"
+params = 1000000
+forward = "5ms"
+backward = "10ms"
+[strategy]
+dense = "allreduce"
+sparse = "ps"
+ps_partitions = 4
+"#;
+    let file = write(&dir, "lm.toml", text);
+    let rows = json_rows(&dtsim(&["advise", &file, "--json"]));
+    let ranked: Vec<_> = rows.iter().filter(|r| r.get("rank").is_some()).collect();
+    for sparse in ["ps", "allgather", "allreduce", "alltoall"] {
+        assert!(
+            ranked
+                .iter()
+                .any(|r| r["sparse"] == sparse && r["dense"] == "allreduce"),
+            "{sparse} not ranked"
+        );
+    }
+    for r in rows.iter().filter(|r| r.get("refused").is_some()) {
+        let why = r["refused"].as_str().unwrap();
+        assert!(!why.contains("ps_partitions"), "{why}");
+        // one schema for every row: the run's names
+        assert!(r.get("algo").is_some() && r["sparse"].is_string(), "{r}");
+    }
+    let tried: usize = rows
+        .iter()
+        .map(|r| {
+            1 + r
+                .get("same_with")
+                .map_or(0, |s| s.as_array().unwrap().len())
+        })
+        .sum();
+    assert_eq!(tried, 88);
+    // its own strategy refused (SHARP off Quantum switches): still advised
+    let sharp = write(
+        &dir,
+        "sharp.toml",
+        &text.replace("sparse = \"ps\"", "allreduce = \"sharp\"\nsparse = \"ps\""),
+    );
+    let o = dtsim(&["advise", &sharp]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the file's own strategy does not apply here"));
+    assert!(!stdout(&o).contains("<- this file"));
 }

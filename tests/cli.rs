@@ -1622,3 +1622,46 @@ mp_microbatches = 2
     let o = dtsim(&["run", dp.to_str().unwrap(), "--json"]);
     assert!(!stdout(&o).contains("model_parallel"), "{}", stdout(&o));
 }
+
+/// `dtsim validate --algo OP=ALGO`: the broadcast fitted and predicted as
+/// Open MPI's binomial tree (each point's `via` names it, and the errors
+/// are the ones docs/calibration.md quotes for the CI VM's profile:
+/// 17.8% as the textbook tree, 26.1% as Open MPI's); a bad specification
+/// exits 2 saying what is wrong.
+#[test]
+fn validate_models_the_named_algorithm() {
+    let prof = fixture("profiles/mpi-4ranks-ci-vm.toml");
+    let broadcast = |extra: &[&str]| -> Value {
+        let mut args = vec!["validate", "--measurements", &prof, "--json"];
+        args.extend_from_slice(extra);
+        let o = dtsim(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["op"] == "broadcast")
+            .unwrap()
+    };
+    let textbook = broadcast(&[]);
+    let ompi = broadcast(&["--algo", "broadcast=ompi-binomial"]);
+    let via = |v: &Value| v["points"][0]["via"].as_str().unwrap().to_string();
+    assert!(via(&textbook).starts_with("binomial"), "{}", via(&textbook));
+    assert!(via(&ompi).starts_with("ompi-binomial"), "{}", via(&ompi));
+    let median = |v: &Value| v["median_abs_error"].as_f64().unwrap();
+    assert!(
+        (median(&textbook) - 0.178).abs() < 5e-4,
+        "{}",
+        median(&textbook)
+    );
+    assert!((median(&ompi) - 0.261).abs() < 5e-4, "{}", median(&ompi));
+    for (spec, says) in [
+        ("broadcast=ring", "not a straight line"),
+        ("broadcast=nvls", "broadcast has no `nvls` algorithm"),
+        ("bcast=binomial", "unknown operation `bcast`"),
+    ] {
+        assert_bad(
+            &dtsim(&["validate", "--measurements", &prof, "--algo", spec]),
+            &[says],
+        );
+    }
+}

@@ -9,7 +9,7 @@
 //! ([`network_from`]) and the kernels' cost forms ([`kernel_model`]) live
 //! here, beside the calibrations that use them.
 
-use crate::fit::{Fit, Library, Model, Shape, fit_linear_relative, fit_measurements};
+use crate::fit::{Algos, Fit, Library, Model, Shape, fit_linear_relative, fit_measurements};
 use crate::logs::{self, Log, LogFileError};
 use crate::profile::{
     FitEntry, KernelEntry, KernelModel, MeasurementEntry, NetworkEntry, Profile, Provenance,
@@ -565,7 +565,7 @@ pub fn by_op<'a>(rows: impl IntoIterator<Item = (&'a str, u32, u64, f64)>) -> Ve
 /// The note of an NCCL calibration on a host with one GPU.
 pub const ONE_GPU: &str = "one GPU: NCCL's collectives on one rank are local copies, so no \
      collective or network is fitted; run on a host with several GPUs, or across hosts \
-     with --backend mpi in a build with the cuda and mpi features";
+     under mpirun or srun (one GPU a rank) in a build with the cuda and mpi features";
 
 /// Measures collectives with MPI (every rank of `mpirun` calls this) or
 /// NCCL and fits them. `None` on every MPI rank but 0, which alone returns
@@ -741,6 +741,10 @@ pub struct ValidateRequest {
     /// How each operation's time is fitted over sizes (`None`: as the
     /// library's measurements are, [`Library::default_shape`]).
     pub shape: Option<Shape>,
+    /// The algorithm each operation is modelled with where not the
+    /// default (`--algo OP=ALGO`: Open MPI's binomial broadcast,
+    /// `broadcast=ompi-binomial`, say).
+    pub algos: Algos,
 }
 
 /// Reads a profile's measurements, grouped ([`by_op`]), with the library
@@ -809,7 +813,7 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
     logs.extend(read_logs(&req.osu)?);
     for (src, log) in &logs {
         results.push(
-            validate_log(log, src, req.ranks, req.shape)
+            validate_log(log, src, req.ranks, req.shape, &req.algos)
                 .map_err(|e| input(format!("{src}: {e}")))?,
         );
     }
@@ -840,6 +844,7 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
                     req.shape
                         .or_else(|| shapes.get(&(fitted.op.clone(), fitted.ranks)).copied()),
                     library,
+                    &req.algos,
                 )
                 .map_err(|e| input(format!("{src}: {e}")))?,
             );
@@ -871,8 +876,10 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
         }
         for g in grouped.iter().filter(|g| g.op != "pingpong") {
             results.push(
-                validate_from_pingpong(&ping, &g.op, g.ranks, &g.points, &src, req.shape)
-                    .map_err(|e| input(format!("{src}: {e}")))?,
+                validate_from_pingpong(
+                    &ping, &g.op, g.ranks, &g.points, &src, req.shape, &req.algos,
+                )
+                .map_err(|e| input(format!("{src}: {e}")))?,
             );
         }
     }

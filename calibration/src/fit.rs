@@ -131,6 +131,90 @@ impl Model {
     }
 }
 
+/// The algorithms fits model operations with where the user names one
+/// (`dtsim validate --algo OP=ALGO`), instead of the fit's default:
+/// Open MPI's binomial broadcast, which sends to every child at once
+/// (`broadcast=ompi-binomial`), say. Only an algorithm whose time is a
+/// straight line in the size can be fitted (a fit reads S and F off it,
+/// [`Model::structure`]); pipelined ones are refused.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Algos(Vec<(Op, Algo)>);
+
+impl Algos {
+    /// From `OP=ALGO` specifications (`broadcast=ompi-binomial`); an
+    /// operation named twice takes the last.
+    ///
+    /// # Errors
+    /// What is wrong with a specification: no `=`, an unknown operation
+    /// or algorithm, an algorithm the operation does not have, or one
+    /// whose time is not linear in the size.
+    pub fn parse(specs: &[String]) -> Result<Algos, String> {
+        let mut out: Vec<(Op, Algo)> = Vec::new();
+        for spec in specs {
+            let (op, algo) = spec.split_once('=').ok_or_else(|| {
+                format!("--algo {spec}: give OP=ALGO, e.g. broadcast=ompi-binomial")
+            })?;
+            let op = Op::from_name(op.trim()).ok_or_else(|| {
+                format!(
+                    "--algo {spec}: unknown operation `{op}`; known: {}",
+                    Op::names().join(", ")
+                )
+            })?;
+            let algo = Algo::from_name(algo.trim()).ok_or_else(|| {
+                format!(
+                    "--algo {spec}: unknown algorithm `{algo}`; known: {}",
+                    Algo::names().join(", ")
+                )
+            })?;
+            Collective::new(op).with_algo(algo).ok_or_else(|| {
+                format!(
+                    "--algo {spec}: {} has no `{}` algorithm",
+                    op.name(),
+                    algo.name()
+                )
+            })?;
+            // linear in the size: T(2^20) on the line through T(0), T(1)
+            // (8 ranks, unit α and B)
+            let m = Model::Collective { op, ranks: 8, algo };
+            let s = m.structure();
+            let big = f64::from(1u32 << 20);
+            let t = m.predict(big, 1.0, 1.0);
+            if (t - (s.steps + s.bytes * big)).abs() > 1e-9 * t {
+                return Err(format!(
+                    "--algo {spec}: `{}`'s time is not a straight line in the size (it \
+                     pipelines), so a fit cannot read its latency and bandwidth terms off it",
+                    algo.name()
+                ));
+            }
+            out.retain(|(o, _)| *o != op);
+            out.push((op, algo));
+        }
+        Ok(Algos(out))
+    }
+
+    /// The model of `op` on `ranks` ranks: [`Model::for_op`], with this
+    /// set's algorithm where it names one for the operation.
+    pub fn model(&self, op: &str, ranks: u32) -> Option<Model> {
+        match Model::for_op(op, ranks)? {
+            Model::Collective { op, ranks, algo } => Some(Model::Collective {
+                op,
+                ranks,
+                algo: self
+                    .0
+                    .iter()
+                    .find(|(o, _)| *o == op)
+                    .map_or(algo, |&(_, a)| a),
+            }),
+            p => Some(p),
+        }
+    }
+
+    /// Whether it names no algorithm.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The collective a fit models for `op`: its default algorithm, but the
 /// binomial tree for broadcast. A fit reads `T(m) = S·α + F·m/B` off the
 /// model ([`Model::structure`]), which must be linear in m; the pipelined
@@ -1055,6 +1139,49 @@ mod tests {
         let (alpha, b, bytes) = (2e-6, 1e10, 4.0 * 1048576.0);
         let linear = s.steps * alpha + s.bytes * bytes / b;
         assert!((m.predict(bytes, alpha, b) - linear).abs() < 1e-12 * linear);
+    }
+
+    /// `--algo OP=ALGO`: an algorithm the operation has and whose time is
+    /// linear in the size replaces the fit's default for that operation
+    /// alone; anything else is refused with what is wrong.
+    #[test]
+    fn named_algorithms_replace_the_default_where_they_can_be_fitted() {
+        let spec = |s: &str| Algos::parse(&[s.to_string()]);
+        let a = spec("broadcast=ompi-binomial").unwrap();
+        assert!(matches!(
+            a.model("broadcast", 8),
+            Some(Model::Collective {
+                algo: Algo::OmpiBinomial,
+                ..
+            })
+        ));
+        // other operations keep their default; a point-to-point stays one
+        assert_eq!(a.model("allreduce", 8), Model::for_op("allreduce", 8));
+        assert_eq!(a.model("pingpong", 2), Some(Model::PointToPoint));
+        assert!(Algos::default().is_empty() && !a.is_empty());
+        // 3α + 6·m/B on 8 ranks of one link class (docs/calibration.md)
+        let st = a.model("broadcast", 8).unwrap().structure();
+        assert!(
+            (st.steps - 3.0).abs() < 1e-9 && (st.bytes - 6.0).abs() < 1e-9,
+            "{st:?}"
+        );
+        for (bad, says) in [
+            ("broadcast", "give OP=ALGO"),
+            ("bcast=binomial", "unknown operation `bcast`"),
+            ("broadcast=fast", "unknown algorithm `fast`"),
+            ("broadcast=nvls", "broadcast has no `nvls` algorithm"),
+            ("broadcast=ring", "not a straight line"),
+        ] {
+            let e = spec(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        // named twice: the last wins
+        let twice = Algos::parse(&[
+            "broadcast=ompi-binomial".to_string(),
+            "broadcast=binomial".to_string(),
+        ])
+        .unwrap();
+        assert_eq!(twice.model("broadcast", 8), Model::for_op("broadcast", 8));
     }
 
     #[test]

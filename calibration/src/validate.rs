@@ -13,7 +13,7 @@
 //! with the size (protocol switches, kernel launch, eager-buffer copies)
 //! make small-message time noisy relative to its value.
 
-use crate::fit::{Fit, FitError, Library, Model, Segment, Shape, fit_measurements, median};
+use crate::fit::{Algos, Fit, FitError, Library, Model, Segment, Shape, fit_measurements, median};
 use crate::logs::Log;
 use serde::Serialize;
 use sim::names::Named;
@@ -253,18 +253,19 @@ pub fn validate_log(
     source: &str,
     ranks: Option<u32>,
     shape: Option<Shape>,
+    algos: &Algos,
 ) -> Result<Validation, ValidateError> {
     let ranks = ranks_of(log, ranks)?;
     let pts = sim_points(log, ranks);
     let library = Library::of_tool(log.tool.name());
     let v = every_other_size(
         &pts,
-        &log.op,
-        ranks,
+        (&log.op, ranks),
         source,
         log.tool.name(),
         shape,
         library,
+        algos,
     )?;
     Ok(Validation {
         ranks_inferred: log.ranks_inferred.clone(),
@@ -284,14 +285,16 @@ pub fn validate_log(
 /// `ranks` and predicts the others.
 fn every_other_size(
     pts: &[(u64, f64)],
-    op: &str,
-    ranks: u32,
+    (op, ranks): (&str, u32),
     source: &str,
     tool: &str,
     shape: Option<Shape>,
     library: Library,
+    algos: &Algos,
 ) -> Result<Validation, ValidateError> {
-    let model = Model::for_op(op, ranks).ok_or_else(|| ValidateError::UnknownOp(op.into()))?;
+    let model = algos
+        .model(op, ranks)
+        .ok_or_else(|| ValidateError::UnknownOp(op.into()))?;
     if pts.len() < 4 {
         return Err(ValidateError::TooFewSizes {
             op: op.into(),
@@ -325,13 +328,22 @@ pub fn validate_series(
     source: &str,
     shape: Option<Shape>,
     library: Library,
+    algos: &Algos,
 ) -> Result<Validation, ValidateError> {
     let pts = median_per_size(series.points.clone());
     let tool = match library {
         Library::Nccl => "nccl",
         Library::Mpi => "mpi",
     };
-    every_other_size(&pts, &series.op, series.ranks, source, tool, shape, library)
+    every_other_size(
+        &pts,
+        (&series.op, series.ranks),
+        source,
+        tool,
+        shape,
+        library,
+        algos,
+    )
 }
 
 /// Fits `fitted`'s measurements of an operation (on its rank count) and
@@ -349,11 +361,15 @@ pub fn validate_across(
     source: &str,
     shape: Option<Shape>,
     library: Library,
+    algos: &Algos,
 ) -> Result<Validation, ValidateError> {
     let op = &fitted.op;
-    let from =
-        Model::for_op(op, fitted.ranks).ok_or_else(|| ValidateError::UnknownOp(op.clone()))?;
-    let to = Model::for_op(op, target.ranks).ok_or_else(|| ValidateError::UnknownOp(op.clone()))?;
+    let model = |ranks| {
+        algos
+            .model(op, ranks)
+            .ok_or_else(|| ValidateError::UnknownOp(op.clone()))
+    };
+    let (from, to) = (model(fitted.ranks)?, model(target.ranks)?);
     let (f, _) = fit_measurements(from, &fitted.points, shape, library)
         .map_err(|e| ValidateError::Fit(op.clone(), e))?;
     let fit = Fit {
@@ -385,10 +401,13 @@ pub fn validate_from_pingpong(
     measured: &[(u64, f64)],
     source: &str,
     shape: Option<Shape>,
+    algos: &Algos,
 ) -> Result<Validation, ValidateError> {
     let (p2p, _) = fit_measurements(Model::PointToPoint, pingpong, shape, Library::Mpi)
         .map_err(|e| ValidateError::Fit("pingpong".into(), e))?;
-    let model = Model::for_op(op, ranks).ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
+    let model = algos
+        .model(op, ranks)
+        .ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
     // the same regimes, now driving the collective's model, each chosen by
     // the size of the messages the collective sends (m·F/S per step)
     let f = Fit {

@@ -7,14 +7,17 @@
 use crate::{BackendError, CollectiveTiming};
 
 /// Whether this process was started by an MPI launcher with more than one
-/// rank (Open MPI, PMI/PMIx, or Slurm task variables).
+/// rank (Open MPI, PMI/PMIx, or a Slurm job step's task count). Slurm's
+/// `SLURM_NTASKS` is not read: an `sbatch` allocation of several tasks
+/// sets it in the batch script itself, where one process runs without
+/// `srun`; `SLURM_STEP_NUM_TASKS` is the step's.
 pub fn launched_by_mpi() -> bool {
     [
         "OMPI_COMM_WORLD_SIZE",
         "PMI_SIZE",
         "PMIX_SIZE",
         "MPI_LOCALNRANKS",
-        "SLURM_NTASKS",
+        "SLURM_STEP_NUM_TASKS",
     ]
     .iter()
     .filter_map(|k| std::env::var(k).ok())

@@ -33,16 +33,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The AllReduce algorithms a training run can use
-/// (`strategy.allreduce`), in the order the advice tries them.
-pub const ALLREDUCE_ALGORITHMS: [&str; 7] = [
-    "ring",
-    "tree",
-    "hierarchical",
-    "binomial",
-    "nvls",
-    "nvls-tree",
-    "sharp",
-];
+/// (`strategy.allreduce`: the simulator's, `Op::AllReduce.algorithms()`),
+/// in the order the advice tries them.
+pub fn allreduce_algorithms() -> Vec<&'static str> {
+    sim::collective::Op::AllReduce
+        .algorithms()
+        .iter()
+        .map(|a| a.name())
+        .collect()
+}
 
 /// The strategy keys the advice sets: a file may sweep these (the advice
 /// tries every value anyway), and no other key.
@@ -66,14 +65,21 @@ pub const LOSSY_DENSE: [&str; 3] = ["topk", "gtopk", "dct"];
 pub struct Candidate {
     /// `strategy.dense`.
     pub dense: String,
-    /// `strategy.allreduce`, with `dense = "allreduce"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// `strategy.allreduce`, with `dense = "allreduce"` (in JSON `algo`,
+    /// as a run's result names it; null for the other methods).
+    #[serde(rename = "algo")]
     pub allreduce: Option<String>,
-    /// `strategy.sparse`, when the model has embedding tables.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// `strategy.sparse`, when the model has embedding tables (in JSON
+    /// `"none"` otherwise, as a run's result says).
+    #[serde(serialize_with = "none_if_absent")]
     pub sparse: Option<String>,
     /// `strategy.schedule`.
     pub schedule: String,
+}
+
+/// A sparse method as a run's result names it: `"none"` without one.
+fn none_if_absent<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v.as_deref().unwrap_or("none"))
 }
 
 impl Candidate {
@@ -173,6 +179,9 @@ pub struct Advice {
     pub file: String,
     /// How many candidates were tried.
     pub tried: usize,
+    /// The file's own strategy, when the file sweeps none of the method
+    /// keys.
+    pub own: Option<Candidate>,
     /// The candidates that apply, fastest first (ties: in the order
     /// tried).
     pub ranked: Vec<Ranked>,
@@ -233,8 +242,8 @@ pub struct Refusal {
 /// The candidates for a model with (`embeddings`) or without embedding
 /// tables, in the order tried.
 pub fn candidates(embeddings: bool) -> Vec<Candidate> {
-    let dense: Vec<(String, Option<String>)> = ALLREDUCE_ALGORITHMS
-        .iter()
+    let dense: Vec<(String, Option<String>)> = allreduce_algorithms()
+        .into_iter()
         .map(|a| ("allreduce".to_string(), Some(a.to_string())))
         .chain(OTHER_DENSE.iter().map(|d| (d.to_string(), None)))
         .collect();
@@ -284,22 +293,42 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
     }
     // the file as written (its first point, if it sweeps the method keys):
     // invalid is an error; without a sweep its own strategy is marked
-    let first = grid.point(0)?;
-    let mut warnings: Vec<String> = first
-        .warnings
-        .iter()
-        .map(ScenarioError::to_string)
-        .collect();
-    let embeddings = first
-        .config
-        .model
-        .layers
-        .iter()
-        .any(|l| l.embedding.is_some());
-    let own = grid
-        .keys()
-        .is_empty()
-        .then(|| Candidate::of(&first.config, embeddings));
+    let (embeddings, own, mut warnings) = match grid.point(0) {
+        Ok(first) => {
+            let embeddings = first
+                .config
+                .model
+                .layers
+                .iter()
+                .any(|l| l.embedding.is_some());
+            let own = grid
+                .keys()
+                .is_empty()
+                .then(|| Candidate::of(&first.config, embeddings));
+            let warnings = first
+                .warnings
+                .iter()
+                .map(ScenarioError::to_string)
+                .collect();
+            (embeddings, own, warnings)
+        }
+        // a strategy that does not apply here (SHARP on Ethernet, say) is
+        // what the advice is for; anything else wrong with the file is an
+        // error
+        Err(e) if e.key.as_deref().is_some_and(|k| k.starts_with("strategy.")) => {
+            let valid = |c: &Candidate| grid.point_with(c.keys()).is_ok();
+            let embeddings = candidates(true).iter().any(valid);
+            if !embeddings && !candidates(false).iter().any(valid) {
+                return Err(e.into());
+            }
+            (
+                embeddings,
+                None,
+                vec![format!("{e} (the file's own strategy does not apply here)")],
+            )
+        }
+        Err(e) => return Err(e.into()),
+    };
     let tried = candidates(embeddings);
     let count = tried.len();
     // every candidate validated and simulated on its own, on every core
@@ -373,6 +402,7 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
     Ok(Advice {
         file,
         tried: count,
+        own,
         ranked,
         refused,
         warnings,

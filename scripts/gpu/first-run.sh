@@ -10,7 +10,7 @@
 #
 # Where only pip's libnccl.so.2 or libnvrtc.so.13 exist, link them first
 # (docs/calibration.md, "What to know before running on your GPUs").
-set -u
+set -u -o pipefail
 OUT=${OUT:-gpu-run}
 DTSIM=${DTSIM:-target/release/dtsim}
 mkdir -p "$OUT"
@@ -18,7 +18,8 @@ exec > >(tee -a "$OUT/log.txt") 2>&1
 date -u
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
 echo "== tests =="
-cargo test -p kernels --features cuda --release -- --nocapture --test-threads 1 2>&1 | tail -40
+cargo test -p kernels --features cuda --release -- --nocapture --test-threads 1 2>&1 | tail -40 \
+    || echo "TESTS FAILED (exit $?): see the lines above"
 echo "== calibrate kernels, 64 Ki to 16 Mi =="
 time "$DTSIM" calibrate kernels --backend cuda \
     --sizes 65536,262144,1048576,4194304,16777216 --densities 0.001,0.01 --repeats 7 \

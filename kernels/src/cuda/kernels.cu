@@ -389,8 +389,10 @@ extern "C" __global__ void copy_f32(const float* __restrict__ src, float* __rest
 //
 //   radix_histogram   per tile, the 256 digit counts, digit-major:
 //                     counts[d * nb + tile]
-//   scan_counts       exclusive scan of the 256 * nb counts: where each
-//                     tile's elements of each digit start
+//   scan_span_sums, scan_counts, scan_span_apply
+//                     exclusive scan of the 256 * nb counts, over blocks
+//                     (below): where each tile's elements of each digit
+//                     start
 //   radix_scatter     per tile, each element to its place, in index order
 //                     within its digit (stable)
 //

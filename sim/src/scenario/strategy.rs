@@ -364,13 +364,14 @@ fn inert_for(dense: DenseMethod, s: &RawStrategy) -> Option<(&'static str, &'sta
         .map(|(k, _, why)| (k, why))
 }
 
-/// At a point of a sweep over `strategy.dense`, the keys that belong to
-/// the other methods of the sweep are dropped rather than refused (a
-/// `density` for the Top-k points means nothing at the AllReduce point of
-/// the same sweep): `density` unless Top-k or gTop-k, `dct_sparsity` and
-/// `dct_lifespan` unless DCT-DP, `model.kernel_profile` unless a method
-/// with kernels, and the keys [`method_keys`] lists for the point's
-/// method. Keys that are themselves swept (`swept`, dotted) are kept, and
+/// At a point of a sweep over `strategy.dense` or `strategy.sparse`, the
+/// keys that belong to the other methods of the sweep are dropped rather
+/// than refused (a `density` for the Top-k points means nothing at the
+/// AllReduce point of the same sweep): `density` unless Top-k or gTop-k,
+/// `dct_sparsity` and `dct_lifespan` unless DCT-DP, `model.kernel_profile`
+/// unless a method with kernels, the keys [`method_keys`] lists for the
+/// point's method, `ps_partitions` unless the sparse method is `ps`, and
+/// `vertical_scheduling` unless it is `alltoall`. Keys that are themselves swept (`swept`, dotted) are kept, and
 /// refused where they mean nothing: dropped, their swept values would
 /// label points that do not differ. An unknown method is left for
 /// validation to name.
@@ -402,6 +403,21 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
         && drop("model.kernel_profile")
     {
         raw.model.kernel_profile = None;
+    }
+    // the sparse method's own keys, at a point of another sparse method
+    // (the sparse default: `ps` beside PS and DCT-DP, else `allgather`)
+    let sparse = raw.strategy.sparse.as_deref().unwrap_or(
+        if matches!(dense, DenseMethod::Ps | DenseMethod::Dct) {
+            "ps"
+        } else {
+            "allgather"
+        },
+    );
+    if sparse != "ps" && drop("strategy.ps_partitions") {
+        raw.strategy.ps_partitions = None;
+    }
+    if sparse != "alltoall" && drop("strategy.vertical_scheduling") {
+        raw.strategy.vertical_scheduling = None;
     }
     let s = &mut raw.strategy;
     for (key, _, _) in method_keys(dense, s) {

@@ -628,9 +628,10 @@ mod tests {
             );
             assert_eq!(d.a_s, c.a_s, "{name}");
             assert!((d.b_s / c.b_s - 4.8 / 3.35).abs() < 1e-12, "{name}");
-            if c.c_s > 0.0 {
-                assert!((d.c_s / c.c_s - 4.8 / 3.35).abs() < 1e-12, "{name}");
-            }
+            // the committed fits have no k term (Top-k's was not
+            // separable from its constant): the H100's per-k scaling
+            // rides on the same code as b's, untested by this profile
+            assert_eq!((c.c_s, d.c_s), (0.0, 0.0), "{name}");
             assert!(d.source.starts_with("DERIVED: measured: "), "{}", d.source);
         }
         assert_eq!((h200.row_parallelism, h100.row_parallelism), (1, 1));
