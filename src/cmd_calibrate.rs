@@ -225,6 +225,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 sizes: k.sizes,
                 densities: k.densities,
                 repeats: k.repeats,
+                checkpoint: Some(k.output.clone()),
             };
             (Some(calibrate::kernels(&req, &who)?), k.output)
         }

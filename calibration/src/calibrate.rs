@@ -106,9 +106,23 @@ impl Requester {
 /// "Outputs").
 pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), CalibrateError> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    // a file is written beside and renamed into place, so that it is
+    // always a whole profile (a checkpoint replaced mid-write is not cut
+    // short); anything else that exists (a device, a pipe) is written to
+    // as it is, never replaced
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    let mut part = path.as_os_str().to_owned();
+    part.push(".part");
+    let part = PathBuf::from(part);
     parent
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(path, profile.to_toml()))
+        .and_then(|()| {
+            if special {
+                std::fs::write(path, profile.to_toml())
+            } else {
+                std::fs::write(&part, profile.to_toml()).and_then(|()| std::fs::rename(&part, path))
+            }
+        })
         .map_err(|e| CalibrateError::Write {
             path: path.display().to_string(),
             what: "the profile",
@@ -397,9 +411,15 @@ pub struct KernelRequest {
     pub densities: Vec<f64>,
     /// Timed repeats per point (at least 1).
     pub repeats: u32,
+    /// Where to write the profile of the sizes measured so far after each
+    /// size but the last (the command's output: a run stopped by a time
+    /// limit keeps what it finished); `None`: only at the end.
+    pub checkpoint: Option<PathBuf>,
 }
 
-/// Times the Top-k, threshold-sort and mask kernels and fits their cost.
+/// Times the Top-k, threshold-sort and mask kernels and fits their cost,
+/// one size at a time (each a call of the backend: on the CUDA backend
+/// each compiles the kernels again, well under a second).
 pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, CalibrateError> {
     if req.sizes.is_empty() || req.sizes.contains(&0) {
         return Err(input("--sizes: give positive element counts"));
@@ -414,14 +434,44 @@ pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, Calibrat
         return Err(input("--repeats must be at least 1"));
     }
     let backend = req.backend.name();
-    let timings = match req.backend {
-        KernelBackend::Cpu => {
-            kernels::timing::time_kernels(&req.sizes, &req.densities, req.repeats)
-        }
-        KernelBackend::Cuda => {
-            kernels::cuda::time_kernels(&req.sizes, &req.densities, req.repeats)?
-        }
+    let (host, notes) = match req.backend {
+        KernelBackend::Cpu => (host(), vec![]),
+        // the kernels ran on device 0
+        KernelBackend::Cuda => gpu_host(Some(1)),
     };
+    // one size at a time, each checkpointed, so that a run stopped by a
+    // time limit keeps the sizes it finished
+    let mut timings = Vec::new();
+    for (done, &m) in req.sizes.iter().enumerate() {
+        timings.extend(match req.backend {
+            KernelBackend::Cpu => kernels::timing::time_kernels(&[m], &req.densities, req.repeats),
+            KernelBackend::Cuda => kernels::cuda::time_kernels(&[m], &req.densities, req.repeats)?,
+        });
+        if let Some(path) = req
+            .checkpoint
+            .as_deref()
+            .filter(|_| done + 1 < req.sizes.len())
+        {
+            let mut notes = notes.clone();
+            notes.push(format!(
+                "partial: {} of {} sizes measured (a checkpoint; the finished run replaces it)",
+                done + 1,
+                req.sizes.len()
+            ));
+            write_profile(&kernel_profile(&timings, backend, who, &host, notes), path)?;
+        }
+    }
+    Ok(kernel_profile(&timings, backend, who, &host, notes))
+}
+
+/// The profile of kernel timings: every timing, and each kernel's fit.
+fn kernel_profile(
+    timings: &[KernelTiming],
+    backend: &str,
+    who: &Requester,
+    host: &str,
+    notes: Vec<String>,
+) -> Profile {
     let entries: Vec<KernelEntry> = timings
         .iter()
         .map(|t| KernelEntry {
@@ -445,22 +495,17 @@ pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, Calibrat
             kernel_model(k, backend, &ts)
         })
         .collect();
-    let (host, notes) = match req.backend {
-        KernelBackend::Cpu => (host(), vec![]),
-        // the kernels ran on device 0
-        KernelBackend::Cuda => gpu_host(Some(1)),
-    };
-    Ok(Profile {
+    Profile {
         provenance: who.provenance(
             "kernels",
             vec![format!("{backend} kernels measured by dtsim")],
-            Some(host),
+            Some(host.to_string()),
             notes,
         ),
         kernels: entries,
         kernel_models: models,
         ..Profile::default()
-    })
+    }
 }
 
 /// This host: its name and CPU model, as provenance records them.
@@ -1204,6 +1249,51 @@ mod tests {
         let deep = dir.join("a/b/p.toml");
         write_profile(&Profile::default(), &deep).unwrap();
         assert!(deep.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A kernel calibration checkpoints the sizes it has finished, each but
+    /// the last, into its output: a run stopped by a time limit keeps
+    /// them (the last checkpoint here holds two of three sizes and says
+    /// it is partial); the finished profile has all three and does not.
+    #[test]
+    fn kernel_calibrations_checkpoint_each_size() {
+        let dir = std::env::temp_dir().join(format!("dtsim-checkpoint-{}", std::process::id()));
+        let out = dir.join("k.toml");
+        let req = KernelRequest {
+            backend: KernelBackend::Cpu,
+            sizes: vec![1024, 2048, 4096],
+            densities: vec![0.01],
+            repeats: 1,
+            checkpoint: Some(out.clone()),
+        };
+        let who = Requester {
+            tool: "test".into(),
+            command: "test".into(),
+        };
+        let done = kernels(&req, &who).unwrap();
+        let sizes = |p: &Profile| {
+            let mut m: Vec<u64> = p.kernels.iter().map(|k| k.m).collect();
+            m.sort_unstable();
+            m.dedup();
+            m
+        };
+        let partial = |p: &Profile| p.provenance.notes.iter().any(|n| n.starts_with("partial:"));
+        let saved = Profile::from_toml(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        // the Top-k rows' m is the size (merge's is its 2k candidates)
+        let copies = |p: &Profile| {
+            p.kernels
+                .iter()
+                .filter(|k| k.kernel == "topk")
+                .map(|k| k.m)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(copies(&saved), [1024, 2048]);
+        assert!(partial(&saved));
+        assert_eq!(copies(&done), [1024, 2048, 4096]);
+        assert!(!partial(&done));
+        assert!(sizes(&done).len() > sizes(&saved).len());
+        assert!(!dir.join("k.toml.part").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
