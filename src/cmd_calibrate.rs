@@ -225,7 +225,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 sizes: k.sizes,
                 densities: k.densities,
                 repeats: k.repeats,
-                checkpoint: Some(k.output.clone()),
+                checkpoint: calibrate::checkpoint_of(&k.output),
             };
             (Some(calibrate::kernels(&req, &who)?), k.output)
         }
@@ -243,6 +243,10 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     };
     if let Some(p) = profile {
         calibrate::write_profile(&p, &output)?;
+        // the finished profile replaces a kernel calibration's checkpoint
+        if let Some(partial) = calibrate::checkpoint_of(&output) {
+            let _ = std::fs::remove_file(partial);
+        }
         // what the logs did not say, or said among other things
         for f in &p.fits {
             if let Some(how) = &f.ranks_inferred {

@@ -106,28 +106,49 @@ impl Requester {
 /// "Outputs").
 pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), CalibrateError> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    // a file is written beside and renamed into place, so that it is
-    // always a whole profile (a checkpoint replaced mid-write is not cut
-    // short); anything else that exists (a device, a pipe) is written to
-    // as it is, never replaced
-    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
-    let mut part = path.as_os_str().to_owned();
-    part.push(".part");
-    let part = PathBuf::from(part);
     parent
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| {
-            if special {
-                std::fs::write(path, profile.to_toml())
-            } else {
-                std::fs::write(&part, profile.to_toml()).and_then(|()| std::fs::rename(&part, path))
-            }
-        })
+        .and_then(|()| std::fs::write(path, profile.to_toml()))
         .map_err(|e| CalibrateError::Write {
             path: path.display().to_string(),
             what: "the profile",
             message: e.to_string(),
         })
+}
+
+/// The checkpoint file of a calibration writing `output`: beside it,
+/// `<output>.partial`; `None` where the output is not a plain path (a
+/// device, a pipe, a link), which a checkpoint must not stand beside.
+pub fn checkpoint_of(output: &Path) -> Option<PathBuf> {
+    match std::fs::symlink_metadata(output) {
+        Ok(m) if !m.is_file() => None,
+        _ => {
+            let mut p = output.as_os_str().to_owned();
+            p.push(".partial");
+            Some(PathBuf::from(p))
+        }
+    }
+}
+
+/// Writes a checkpoint (a whole profile of the work done so far): to a
+/// temporary file beside it, renamed into place, so that a run killed
+/// mid-write leaves the previous checkpoint whole; the temporary file is
+/// removed on failure.
+fn write_checkpoint(profile: &Profile, path: &Path) -> Result<(), CalibrateError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let written = write_profile(profile, &tmp).and_then(|()| {
+        std::fs::rename(&tmp, path).map_err(|e| CalibrateError::Write {
+            path: path.display().to_string(),
+            what: "the checkpoint",
+            message: e.to_string(),
+        })
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Reads logs, each paired with its file's name; errors name the file.
@@ -412,8 +433,10 @@ pub struct KernelRequest {
     /// Timed repeats per point (at least 1).
     pub repeats: u32,
     /// Where to write the profile of the sizes measured so far after each
-    /// size but the last (the command's output: a run stopped by a time
-    /// limit keeps what it finished); `None`: only at the end.
+    /// size but the last ([`checkpoint_of`] the command's output, which a
+    /// finished run removes: a run stopped by a time limit keeps what it
+    /// finished, and an older output is not touched until the end);
+    /// `None`: no checkpoints.
     pub checkpoint: Option<PathBuf>,
 }
 
@@ -458,7 +481,7 @@ pub fn kernels(req: &KernelRequest, who: &Requester) -> Result<Profile, Calibrat
                 done + 1,
                 req.sizes.len()
             ));
-            write_profile(&kernel_profile(&timings, backend, who, &host, notes), path)?;
+            write_checkpoint(&kernel_profile(&timings, backend, who, &host, notes), path)?;
         }
     }
     Ok(kernel_profile(&timings, backend, who, &host, notes))
@@ -1253,13 +1276,17 @@ mod tests {
     }
 
     /// A kernel calibration checkpoints the sizes it has finished, each but
-    /// the last, into its output: a run stopped by a time limit keeps
-    /// them (the last checkpoint here holds two of three sizes and says
-    /// it is partial); the finished profile has all three and does not.
+    /// the last, beside its output (`<output>.partial`): a run stopped by
+    /// a time limit keeps them (the last checkpoint here holds two of
+    /// three sizes and says it is partial); the finished profile has all
+    /// three and does not.
     #[test]
     fn kernel_calibrations_checkpoint_each_size() {
         let dir = std::env::temp_dir().join(format!("dtsim-checkpoint-{}", std::process::id()));
-        let out = dir.join("k.toml");
+        let out = checkpoint_of(&dir.join("k.toml")).unwrap();
+        assert_eq!(out, dir.join("k.toml.partial"));
+        // a device is no place for one
+        assert_eq!(checkpoint_of(Path::new("/dev/null")), None);
         let req = KernelRequest {
             backend: KernelBackend::Cpu,
             sizes: vec![1024, 2048, 4096],
@@ -1293,7 +1320,9 @@ mod tests {
         assert_eq!(copies(&done), [1024, 2048, 4096]);
         assert!(!partial(&done));
         assert!(sizes(&done).len() > sizes(&saved).len());
-        assert!(!dir.join("k.toml.part").exists());
+        assert!(!dir.join("k.toml.partial.tmp").exists());
+        // the output itself is written by the command, not here
+        assert!(!dir.join("k.toml").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

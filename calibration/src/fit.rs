@@ -108,9 +108,21 @@ impl Model {
         }
     }
 
-    /// Bytes each step sends per byte of buffer, F/S (1 for a model of no
-    /// steps): what a regime fitted by message size is chosen by.
+    /// The size of one message per byte of buffer: F/S, the bytes each
+    /// step sends (1 for a model of no steps), except where a step's sends
+    /// go out at once (Open MPI's binomial broadcast: each is the whole
+    /// buffer); what a regime fitted by message size is chosen by.
     pub fn bytes_per_step(&self) -> f64 {
+        // Open MPI's tree sends its whole buffer to each child at once: a
+        // message is the buffer, though its F/S counts the step's
+        // concurrent sends together
+        if let Model::Collective {
+            algo: Algo::OmpiBinomial,
+            ..
+        } = self
+        {
+            return 1.0;
+        }
         let st = self.structure();
         if st.steps > 0.0 {
             st.bytes / st.steps
@@ -173,13 +185,20 @@ impl Algos {
                     algo.name()
                 )
             })?;
-            // linear in the size: T(2^20) on the line through T(0), T(1)
-            // (8 ranks, unit α and B)
-            let m = Model::Collective { op, ranks: 8, algo };
-            let s = m.structure();
-            let big = f64::from(1u32 << 20);
-            let t = m.predict(big, 1.0, 1.0);
-            if (t - (s.steps + s.bytes * big)).abs() > 1e-9 * t {
+            // linear in the size: T(m) on the line through T(0), T(1) at
+            // every fourth power of two from 1 KiB to 16 GiB, on 4, 8 and
+            // 16 ranks (unit α and B): a pipeline's piece count grows over
+            // part of that range (a tree's from 1 MiB), bending it
+            let bent = [4u32, 8, 16].into_iter().any(|ranks| {
+                let m = Model::Collective { op, ranks, algo };
+                let s = m.structure();
+                (10..=34).step_by(2).any(|k| {
+                    let size = (1u64 << k) as f64;
+                    let t = m.predict(size, 1.0, 1.0);
+                    (t - (s.steps + s.bytes * size)).abs() > 1e-9 * t
+                })
+            });
+            if bent {
                 return Err(format!(
                     "--algo {spec}: `{}`'s time is not a straight line in the size (it \
                      pipelines), so a fit cannot read its latency and bandwidth terms off it",
@@ -1171,6 +1190,8 @@ mod tests {
             ("broadcast=fast", "unknown algorithm `fast`"),
             ("broadcast=nvls", "broadcast has no `nvls` algorithm"),
             ("broadcast=ring", "not a straight line"),
+            // pipelined from 1 MiB on: straight below it
+            ("allreduce=tree", "not a straight line"),
         ] {
             let e = spec(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

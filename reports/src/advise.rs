@@ -315,7 +315,7 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
         // a strategy that does not apply here (SHARP on Ethernet, say) is
         // what the advice is for; anything else wrong with the file is an
         // error
-        Err(e) if e.key.as_deref().is_some_and(|k| k.starts_with("strategy.")) => {
+        Err(e) if e.key.as_deref().is_some_and(|k| ADVISED_KEYS.contains(&k)) => {
             let valid = |c: &Candidate| grid.point_with(c.keys()).is_ok();
             let embeddings = candidates(true).iter().any(valid);
             if !embeddings && !candidates(false).iter().any(valid) {

@@ -367,10 +367,12 @@ fn inert_for(dense: DenseMethod, s: &RawStrategy) -> Option<(&'static str, &'sta
 /// At a point of a sweep over `strategy.dense` or `strategy.sparse`, the
 /// keys that belong to the other methods of the sweep are dropped rather
 /// than refused (a `density` for the Top-k points means nothing at the
-/// AllReduce point of the same sweep): `density` unless Top-k or gTop-k,
-/// `dct_sparsity` and `dct_lifespan` unless DCT-DP, `model.kernel_profile`
-/// unless a method with kernels, the keys [`method_keys`] lists for the
-/// point's method, `ps_partitions` unless the sparse method is `ps`, and
+/// AllReduce point of the same sweep). Where the dense method is swept:
+/// `density` unless Top-k or gTop-k, `dct_sparsity` and `dct_lifespan`
+/// unless DCT-DP, `model.kernel_profile` unless a method with kernels, and
+/// the keys [`method_keys`] lists for the point's method. Where the sparse
+/// method varies (swept, or left to its default beside a swept dense
+/// method): `ps_partitions` unless the sparse method is `ps`, and
 /// `vertical_scheduling` unless it is `alltoall`. Keys that are themselves swept (`swept`, dotted) are kept, and
 /// refused where they mean nothing: dropped, their swept values would
 /// label points that do not differ. An unknown method is left for
@@ -385,6 +387,29 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
         _ => return,
     };
     let drop = |key: &str| !swept(key);
+    // a sparse method's keys where the sparse method varies: swept, or
+    // left to its default, which follows the swept dense method
+    let sparse_varies =
+        swept("strategy.sparse") || (swept("strategy.dense") && raw.strategy.sparse.is_none());
+    if sparse_varies {
+        let sparse = raw.strategy.sparse.as_deref().unwrap_or(
+            if matches!(dense, DenseMethod::Ps | DenseMethod::Dct) {
+                "ps"
+            } else {
+                "allgather"
+            },
+        );
+        if sparse != "ps" && drop("strategy.ps_partitions") {
+            raw.strategy.ps_partitions = None;
+        }
+        if sparse != "alltoall" && drop("strategy.vertical_scheduling") {
+            raw.strategy.vertical_scheduling = None;
+        }
+    }
+    // the dense methods' keys only where the dense method is swept
+    if !swept("strategy.dense") {
+        return;
+    }
     if !matches!(dense, DenseMethod::TopK | DenseMethod::GTopK) && drop("strategy.density") {
         raw.strategy.density = None;
     }
@@ -403,21 +428,6 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
         && drop("model.kernel_profile")
     {
         raw.model.kernel_profile = None;
-    }
-    // the sparse method's own keys, at a point of another sparse method
-    // (the sparse default: `ps` beside PS and DCT-DP, else `allgather`)
-    let sparse = raw.strategy.sparse.as_deref().unwrap_or(
-        if matches!(dense, DenseMethod::Ps | DenseMethod::Dct) {
-            "ps"
-        } else {
-            "allgather"
-        },
-    );
-    if sparse != "ps" && drop("strategy.ps_partitions") {
-        raw.strategy.ps_partitions = None;
-    }
-    if sparse != "alltoall" && drop("strategy.vertical_scheduling") {
-        raw.strategy.vertical_scheduling = None;
     }
     let s = &mut raw.strategy;
     for (key, _, _) in method_keys(dense, s) {
