@@ -122,6 +122,12 @@ struct NetArgs {
     /// protocol; regimes for MPI's, which switch at a size].
     #[arg(long = "fit", value_parser = crate::named::<Shape>())]
     shape: Option<Shape>,
+    /// Fit an operation as this algorithm instead of the default
+    /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
+    /// broadcast, which sends to every child at once. Only an algorithm
+    /// whose time is linear in the size.
+    #[arg(long = "algo", value_name = "OP=ALGO")]
+    algos: Vec<String>,
     /// The profile to write.
     #[arg(short, long)]
     output: PathBuf,
@@ -171,6 +177,12 @@ struct CollectiveArgs {
     /// Timed repeats per size.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repeats: u32,
+    /// Fit an operation as this algorithm instead of the default
+    /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
+    /// broadcast, which sends to every child at once. Only an algorithm
+    /// whose time is linear in the size.
+    #[arg(long = "algo", value_name = "OP=ALGO")]
+    algos: Vec<String>,
     /// The profile to write (by rank 0).
     #[arg(short, long)]
     output: PathBuf,
@@ -182,6 +194,10 @@ fn requester() -> Requester {
         tool: format!("dtsim {}", env!("CARGO_PKG_VERSION")),
         command: std::env::args().collect::<Vec<_>>().join(" "),
     }
+}
+
+fn algos(specs: &[String]) -> Result<calibration::fit::Algos, CliError> {
+    calibration::fit::Algos::parse(specs).map_err(CliError::Input)
 }
 
 fn parse_size(flag: &str, text: &str) -> Result<u64, CliError> {
@@ -216,6 +232,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 osu: n.osu,
                 ranks: n.ranks,
                 shape: n.shape,
+                algos: algos(&n.algos)?,
             };
             (Some(calibrate::net(&req, &who)?), n.output)
         }
@@ -236,6 +253,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 min_size: parse_size("--min-size", &c.min_size)?,
                 max_size: parse_size("--max-size", &c.max_size)?,
                 repeats: c.repeats,
+                algos: algos(&c.algos)?,
             };
             // under MPI, only rank 0 has a profile to write
             (calibrate::collectives(&req, &who)?, c.output)

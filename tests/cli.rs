@@ -1665,3 +1665,38 @@ fn validate_models_the_named_algorithm() {
         );
     }
 }
+
+/// `dtsim calibrate net --algo OP=ALGO`: the fit models the named
+/// algorithm and the profile's provenance says so; a bad specification
+/// exits 2 for `calibrate net` and `calibrate collectives` alike, before
+/// anything is measured.
+#[test]
+fn calibrate_fits_the_named_algorithm() {
+    let dir = common::fresh_dir("cli", "calibrate-algo");
+    let log = fixture("nccl-tests/llv22_nccl_osx_1x2_gtx1080_old_layout_allgather_broadcast.txt");
+    let out = dir.join("net.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        &log,
+        "--algo",
+        "broadcast=ompi-binomial",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let saved = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        saved.contains("fitted with broadcast=ompi-binomial (--algo)"),
+        "{saved}"
+    );
+    for args in [
+        &["calibrate", "net", "--nccl-tests", &log][..],
+        &["calibrate", "collectives", "--backend", "mpi"][..],
+    ] {
+        let mut a = args.to_vec();
+        a.extend_from_slice(&["--algo", "allreduce=tree", "-o", out.to_str().unwrap()]);
+        assert_bad(&dtsim(&a), &["allreduce=tree", "not a straight line"]);
+    }
+}

@@ -262,6 +262,9 @@ pub struct NetRequest {
     /// How each operation's time is fitted over sizes (`None`: as the
     /// library's measurements are, [`Library::default_shape`]).
     pub shape: Option<Shape>,
+    /// The algorithm each operation is fitted with where not the default
+    /// (`--algo OP=ALGO`).
+    pub algos: Algos,
 }
 
 /// Fits every log (per operation and size regime), keeps the measurements,
@@ -278,7 +281,9 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
     for (src, log) in &logs {
         let in_src = |e: ValidateError| input(format!("{src}: {e}"));
         let ranks = ranks_of(log, req.ranks).map_err(in_src)?;
-        let model = Model::for_op(&log.op, ranks)
+        let model = req
+            .algos
+            .model(&log.op, ranks)
             .ok_or_else(|| in_src(ValidateError::UnknownOp(log.op.clone())))?;
         let pts = sim_points(log, ranks);
         let library = Library::of_tool(log.tool.name());
@@ -304,7 +309,12 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
     }
     let sources: std::collections::BTreeSet<String> = logs.iter().map(|(s, _)| s.clone()).collect();
     Ok(Profile {
-        provenance: who.provenance("net", sources.into_iter().collect(), None, vec![]),
+        provenance: who.provenance(
+            "net",
+            sources.into_iter().collect(),
+            None,
+            req.algos.notes(),
+        ),
         network: network_from(&fits)?,
         fits: entries,
         measurements,
@@ -581,6 +591,9 @@ pub struct CollectiveRequest {
     pub max_size: u64,
     /// Timed repeats per size (at least 1).
     pub repeats: u32,
+    /// The algorithm each operation is fitted with where not the default
+    /// (`--algo OP=ALGO`: the one the library was told to run).
+    pub algos: Algos,
 }
 
 /// Largest size a collective calibration measures.
@@ -724,7 +737,7 @@ pub fn collectives(
     );
     for OpSeries { op, ranks, points } in grouped {
         let pts = points;
-        let Some(model) = Model::for_op(&op, ranks) else {
+        let Some(model) = req.algos.model(&op, ranks) else {
             continue;
         };
         let library = Library::of_tool(backend);
@@ -744,6 +757,7 @@ pub fn collectives(
         }
     }
     let mut notes = notes;
+    notes.extend(req.algos.notes());
     notes.extend(library_settings(std::env::vars()));
     Ok(Some(Profile {
         provenance: who.provenance(
@@ -1241,6 +1255,7 @@ mod tests {
             min_size: 1024,
             max_size: 2048,
             repeats: 1,
+            algos: Algos::default(),
         };
         let e = collectives(&req, &who).unwrap_err();
         assert!(e.is_input(), "{e}");

@@ -232,6 +232,15 @@ impl Algos {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// A provenance note for each algorithm named: `fitted with
+    /// broadcast=ompi-binomial (--algo)`.
+    pub fn notes(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|(op, algo)| format!("fitted with {}={} (--algo)", op.name(), algo.name()))
+            .collect()
+    }
 }
 
 /// The collective a fit models for `op`: its default algorithm, but the
