@@ -206,6 +206,8 @@ fn parse_size(flag: &str, text: &str) -> Result<u64, CliError> {
 
 pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     let who = requester();
+    // a kernel calibration's checkpoint, which its finished profile replaces
+    let mut checkpoint = None;
     let (profile, output) = match a.what {
         What::Training(t) => {
             let req = calibration::training::TrainingRequest {
@@ -244,7 +246,9 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 repeats: k.repeats,
                 checkpoint: calibrate::checkpoint_of(&k.output),
             };
-            (Some(calibrate::kernels(&req, &who)?), k.output)
+            let profile = calibrate::kernels(&req, &who)?;
+            checkpoint = req.checkpoint;
+            (Some(profile), k.output)
         }
         What::Collectives(c) => {
             let req = CollectiveRequest {
@@ -261,8 +265,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     };
     if let Some(p) = profile {
         calibrate::write_profile(&p, &output)?;
-        // the finished profile replaces a kernel calibration's checkpoint
-        if let Some(partial) = calibrate::checkpoint_of(&output) {
+        if let Some(partial) = &checkpoint {
             let _ = std::fs::remove_file(partial);
         }
         // what the logs did not say, or said among other things

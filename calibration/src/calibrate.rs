@@ -122,12 +122,15 @@ pub fn write_profile(profile: &Profile, path: &Path) -> Result<(), CalibrateErro
 pub fn checkpoint_of(output: &Path) -> Option<PathBuf> {
     match std::fs::symlink_metadata(output) {
         Ok(m) if !m.is_file() => None,
-        _ => {
-            let mut p = output.as_os_str().to_owned();
-            p.push(".partial");
-            Some(PathBuf::from(p))
-        }
+        _ => Some(suffixed(output, ".partial")),
     }
+}
+
+/// `path` with `suffix` appended to its file name (`k.toml` → `k.toml.partial`).
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
 }
 
 /// Writes a checkpoint (a whole profile of the work done so far): to a
@@ -135,9 +138,7 @@ pub fn checkpoint_of(output: &Path) -> Option<PathBuf> {
 /// mid-write leaves the previous checkpoint whole; the temporary file is
 /// removed on failure.
 fn write_checkpoint(profile: &Profile, path: &Path) -> Result<(), CalibrateError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
+    let tmp = suffixed(path, ".tmp");
     let written = write_profile(profile, &tmp).and_then(|()| {
         std::fs::rename(&tmp, path).map_err(|e| CalibrateError::Write {
             path: path.display().to_string(),

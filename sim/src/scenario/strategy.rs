@@ -116,12 +116,7 @@ pub(super) fn validate_strategy(
         (Some(name), _) => {
             Some(SparseMethod::parse(name).map_err(|e| invalid("strategy.sparse", e))?)
         }
-        // TensorFlow-style parameter servers hold every variable: PS's and
-        // DCT-DP's tables go to the servers too
-        (None, true) if matches!(dense, DenseMethod::Ps | DenseMethod::Dct) => {
-            Some(SparseMethod::Ps)
-        }
-        (None, true) => Some(SparseMethod::AllGather),
+        (None, true) => Some(default_sparse(dense)),
         (None, false) => None,
     };
     let ps_partitions = match &s.ps_partitions {
@@ -364,6 +359,18 @@ fn inert_for(dense: DenseMethod, s: &RawStrategy) -> Option<(&'static str, &'sta
         .map(|(k, _, why)| (k, why))
 }
 
+/// The sparse method of a model with embedding tables when
+/// `strategy.sparse` is not given: TensorFlow-style parameter servers hold
+/// every variable, so PS's and DCT-DP's tables go to the servers too;
+/// otherwise Horovod's AllGather.
+fn default_sparse(dense: DenseMethod) -> SparseMethod {
+    if matches!(dense, DenseMethod::Ps | DenseMethod::Dct) {
+        SparseMethod::Ps
+    } else {
+        SparseMethod::AllGather
+    }
+}
+
 /// At a point of a sweep over `strategy.dense` or `strategy.sparse`, the
 /// keys that belong to the other methods of the sweep are dropped rather
 /// than refused (a `density` for the Top-k points means nothing at the
@@ -391,18 +398,16 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
     // left to its default, which follows the swept dense method
     let sparse_varies =
         swept("strategy.sparse") || (swept("strategy.dense") && raw.strategy.sparse.is_none());
-    if sparse_varies {
-        let sparse = raw.strategy.sparse.as_deref().unwrap_or(
-            if matches!(dense, DenseMethod::Ps | DenseMethod::Dct) {
-                "ps"
-            } else {
-                "allgather"
-            },
-        );
-        if sparse != "ps" && drop("strategy.ps_partitions") {
+    // (an unknown sparse method is left for validation to name)
+    let sparse = match raw.strategy.sparse.as_deref() {
+        Some(name) => SparseMethod::parse(name).ok(),
+        None => Some(default_sparse(dense)),
+    };
+    if let Some(sparse) = sparse.filter(|_| sparse_varies) {
+        if sparse != SparseMethod::Ps && drop("strategy.ps_partitions") {
             raw.strategy.ps_partitions = None;
         }
-        if sparse != "alltoall" && drop("strategy.vertical_scheduling") {
+        if sparse != SparseMethod::AllToAll && drop("strategy.vertical_scheduling") {
             raw.strategy.vertical_scheduling = None;
         }
     }
