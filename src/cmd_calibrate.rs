@@ -124,9 +124,10 @@ struct NetArgs {
     shape: Option<Shape>,
     /// Fit an operation as this algorithm instead of the default
     /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
-    /// broadcast, which sends to every child at once. Only an algorithm
-    /// whose time is linear in the size.
-    #[arg(long = "algo", value_name = "OP=ALGO")]
+    /// broadcast, which sends to every child at once;
+    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
+    /// allreduce=tree, NCCL's pipelined tree.
+    #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
     #[arg(short, long)]
@@ -179,9 +180,10 @@ struct CollectiveArgs {
     repeats: u32,
     /// Fit an operation as this algorithm instead of the default
     /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
-    /// broadcast, which sends to every child at once. Only an algorithm
-    /// whose time is linear in the size.
-    #[arg(long = "algo", value_name = "OP=ALGO")]
+    /// broadcast, which sends to every child at once;
+    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
+    /// allreduce=tree, NCCL's pipelined tree.
+    #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).
     #[arg(short, long)]

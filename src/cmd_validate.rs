@@ -40,9 +40,10 @@ pub struct ValidateArgs {
     shape: Option<Shape>,
     /// Model an operation with this algorithm instead of the fit's
     /// default (repeatable): e.g. broadcast=ompi-binomial, Open MPI's
-    /// binomial broadcast, which sends to every child at once. Only an
-    /// algorithm whose time is linear in the size.
-    #[arg(long = "algo", value_name = "OP=ALGO")]
+    /// binomial broadcast, which sends to every child at once;
+    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
+    /// allreduce=tree, NCCL's pipelined tree.
+    #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one
     /// object: every held-out run and the summary).

@@ -1655,9 +1655,14 @@ fn validate_models_the_named_algorithm() {
     );
     assert!((median(&ompi) - 0.149).abs() < 5e-4, "{}", median(&ompi));
     for (spec, says) in [
-        ("broadcast=ring", "not a straight line"),
+        ("allreduce=sharp", "where `sharp` cannot run"),
         ("broadcast=nvls", "broadcast has no `nvls` algorithm"),
         ("bcast=binomial", "unknown operation `bcast`"),
+        (
+            "broadcast=binomial:64KiB",
+            "applies to Open MPI's broadcast only",
+        ),
+        ("broadcast=ompi-binomial:0", "at least 1 byte"),
     ] {
         assert_bad(
             &dtsim(&["validate", "--measurements", &prof, "--algo", spec]),
@@ -1667,9 +1672,10 @@ fn validate_models_the_named_algorithm() {
 }
 
 /// `dtsim calibrate net --algo OP=ALGO`: the fit models the named
-/// algorithm and the profile's provenance says so; a bad specification
-/// exits 2 for `calibrate net` and `calibrate collectives` alike, before
-/// anything is measured.
+/// algorithm and the profile's provenance says so (with the segment size
+/// of a segmented broadcast, which its fit also records); a pipelined
+/// algorithm is fitted too; a bad specification exits 2 for `calibrate
+/// net` and `calibrate collectives` alike, before anything is measured.
 #[test]
 fn calibrate_fits_the_named_algorithm() {
     let dir = common::fresh_dir("cli", "calibrate-algo");
@@ -1691,12 +1697,38 @@ fn calibrate_fits_the_named_algorithm() {
         saved.contains("fitted with broadcast=ompi-binomial (--algo)"),
         "{saved}"
     );
+    assert!(!saved.contains("segment_bytes"), "{saved}");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        &log,
+        "--algo",
+        "broadcast=ompi-binomial:64KiB",
+        "--algo",
+        "allgather=ring",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let saved: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let notes = saved["provenance"]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str()
+            == Some("fitted with broadcast=ompi-binomial:65536 (--algo; segments of 65536 bytes)")),
+        "{notes:?}"
+    );
+    let fits = saved["fit"].as_array().unwrap();
+    let of = |op: &str| fits.iter().find(|f| f["op"].as_str() == Some(op)).unwrap();
+    assert_eq!(of("broadcast")["algorithm"].as_str(), Some("ompi-binomial"));
+    assert_eq!(of("broadcast")["segment_bytes"].as_integer(), Some(65536));
+    assert!(of("allgather").get("segment_bytes").is_none());
     for args in [
         &["calibrate", "net", "--nccl-tests", &log][..],
         &["calibrate", "collectives", "--backend", "mpi"][..],
     ] {
         let mut a = args.to_vec();
-        a.extend_from_slice(&["--algo", "allreduce=tree", "-o", out.to_str().unwrap()]);
-        assert_bad(&dtsim(&a), &["allreduce=tree", "not a straight line"]);
+        a.extend_from_slice(&["--algo", "allreduce=sharp", "-o", out.to_str().unwrap()]);
+        assert_bad(&dtsim(&a), &["allreduce=sharp", "cannot run"]);
     }
 }

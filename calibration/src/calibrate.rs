@@ -176,6 +176,10 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
             Model::Collective { algo, .. } => Some(algo.name().to_string()),
             Model::PointToPoint => None,
         },
+        segment_bytes: match f.model {
+            Model::Collective { segment, .. } if segment > 0 => Some(segment),
+            _ => None,
+        },
         segments: f.segments.clone(),
         residuals: f
             .residuals

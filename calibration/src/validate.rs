@@ -377,6 +377,7 @@ pub fn validate_across(
         shape: f.shape,
         sharpness: f.sharpness,
         regime_scale: to.bytes_per_step() / from.bytes_per_step(),
+        regime_segment: 0,
         segments: f.segments.clone(),
         residuals: f.residuals.clone(),
     };
@@ -415,6 +416,14 @@ pub fn validate_from_pingpong(
         shape: p2p.shape,
         sharpness: p2p.sharpness,
         regime_scale: model.bytes_per_step(),
+        regime_segment: match model {
+            Model::Collective {
+                algo: sim::collective::Algo::OmpiBinomial,
+                segment,
+                ..
+            } => segment,
+            Model::PointToPoint | Model::Collective { .. } => 0,
+        },
         segments: p2p.segments.clone(),
         residuals: p2p.residuals.clone(),
     };

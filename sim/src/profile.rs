@@ -145,6 +145,11 @@ pub struct FitEntry {
     /// ("ring", "binomial"; absent for point-to-point fits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<String>,
+    /// Open MPI's segmented broadcast (`algorithm = "ompi-binomial"`): the
+    /// segment size the fit modelled, bytes (`--algo
+    /// broadcast=ompi-binomial:SIZE`); absent, unsegmented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_bytes: Option<u64>,
     /// Size regimes, or protocols by rising bandwidth.
     pub segments: Vec<SegmentEntry>,
     /// Relative residual (fitted − measured)/measured of every fitted point.
@@ -402,6 +407,7 @@ mod tests {
                 shape: Some("protocols".into()),
                 sharpness: Some(4.0),
                 algorithm: Some("ring".into()),
+                segment_bytes: None,
                 segments: vec![Segment {
                     min_bytes: 8,
                     max_bytes: 1 << 20,
