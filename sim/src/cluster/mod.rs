@@ -473,7 +473,7 @@ pub struct Topology {
 /// Most links a path crosses: a PXN hop (2), the proxy's PCIe, two
 /// switch uplinks (staged through host memory), the NIC, two core links,
 /// the NIC, two uplinks and the receiver's PCIe.
-const MAX_PATH_LINKS: usize = 12;
+pub(crate) const MAX_PATH_LINKS: usize = 12;
 
 /// The links and latency of one transfer.
 #[derive(Debug, Clone, Copy, PartialEq)]

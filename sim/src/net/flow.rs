@@ -9,12 +9,26 @@
 //! exactly; the network is *settled* (remaining bytes brought up to date)
 //! only at changes.
 //!
-//! Complexity: a recomputation costs O(F·h + L·log L) heap work in
-//! practice (O(F·h·log L) at worst) for F flows of h links over L links;
-//! [`FlowNet::next_finish`] is O(1) after it. Callers batch all
-//! changes that happen at one instant and recompute once.
+//! Only the flows whose rates can change are refilled: those connected to
+//! a started or ended flow through shared links (its component in the
+//! flow–link graph). The max-min rates of a component depend on its own
+//! flows and links alone, and progressive filling restricted to it runs
+//! the same operations on each of its links in the same order as over the
+//! whole network (the least share first, ties by link id), so the rates
+//! are the same to the bit; every other flow keeps its rate. (The order
+//! of a link's flows does not matter: they all take the link's share, and
+//! each subtracts it from its other links, the same value whichever
+//! subtracts first.) A pairwise AlltoAll's flows, each alone on its
+//! links, then cost O(h) a change instead of O(F·h).
+//!
+//! Complexity: a recomputation costs O(C·h + L_C·log L_C) heap work in
+//! practice (O(C·h·log L_C) at worst) for the C flows of the changed
+//! components over their L_C links, plus O(F) to bring every flow's
+//! finish time up to date; [`FlowNet::next_finish`] is O(1) after it.
+//! Callers batch all changes that happen at one instant and recompute
+//! once.
 
-use crate::cluster::{LinkId, Path};
+use crate::cluster::{LinkId, MAX_PATH_LINKS, Path};
 use crate::time::{PS_PER_S, SimTime};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -31,6 +45,9 @@ struct Flow {
     finish: SimTime,
     tag: u64,
     fixed: bool,
+    /// Where it stands in each of its links' `on_link` lists (while
+    /// indexed), by the link's place in its path.
+    slot: [u32; MAX_PATH_LINKS],
 }
 
 /// A set of links and the flows crossing them.
@@ -44,6 +61,26 @@ pub struct FlowNet {
     dirty: bool,
     next_finish: SimTime,
     recomputations: u64,
+    /// Refill only the changed components ([`FlowNet::recompute`]); off,
+    /// every flow every time (the tests' reference).
+    incremental: bool,
+    /// [`SEARCH_FROM`] (the tests search from fewer).
+    search_from: usize,
+    /// Whether `on_link` and `changed` are kept ([`FlowNet::index`]).
+    indexed: bool,
+    /// Active flows on each link, in no order, each with the place of the
+    /// link in its path (while indexed).
+    on_link: Vec<Vec<(FlowId, u8)>>,
+    /// Links of the flows started or ended since the last recomputation
+    /// (while indexed).
+    changed: Vec<LinkId>,
+    /// Component search: visit stamps per link and per flow, the stamp of
+    /// this search, its queue and the flows found.
+    link_seen: Vec<u32>,
+    flow_seen: Vec<u32>,
+    stamp: u32,
+    queue: Vec<LinkId>,
+    component: Vec<FlowId>,
     // scratch space for progressive filling, reused between recomputations
     link_count: Vec<u32>,
     link_rem: Vec<f64>,
@@ -53,6 +90,12 @@ pub struct FlowNet {
     touched: Vec<LinkId>,
     heap: BinaryHeap<Reverse<(u64, LinkId)>>,
 }
+
+/// Active flows from which a recomputation looks for the changed
+/// components; below, it refills every flow, faster than keeping the
+/// index the search needs (`ring` and `dp-iter` of `cargo bench --bench
+/// scale`, docs/benchmarks.md).
+const SEARCH_FROM: usize = 16;
 
 /// Orders positive finite `f64` by bit pattern (monotonic for non-negative
 /// values), so the heap needs no float comparison.
@@ -74,6 +117,16 @@ impl FlowNet {
             dirty: false,
             next_finish: SimTime::MAX,
             recomputations: 0,
+            incremental: true,
+            search_from: SEARCH_FROM,
+            indexed: false,
+            on_link: vec![Vec::new(); n],
+            changed: Vec::new(),
+            link_seen: vec![0; n],
+            flow_seen: Vec::new(),
+            stamp: 0,
+            queue: Vec::new(),
+            component: Vec::new(),
             link_count: vec![0; n],
             link_rem: vec![0.0; n],
             link_start: vec![0; n + 1],
@@ -123,6 +176,7 @@ impl FlowNet {
             finish: SimTime::MAX,
             tag,
             fixed: false,
+            slot: [0; MAX_PATH_LINKS],
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -131,9 +185,14 @@ impl FlowNet {
             }
             None => {
                 self.flows.push(flow);
+                self.flow_seen.push(0);
                 (self.flows.len() - 1) as FlowId
             }
         };
+        if self.indexed {
+            self.link_in(id);
+            self.changed.extend_from_slice(path.links());
+        }
         self.active.push(id);
         self.dirty = true;
         id
@@ -166,6 +225,9 @@ impl FlowNet {
             if self.flows[f as usize].finish <= now {
                 done.push(self.flows[f as usize].tag);
                 self.free.push(f);
+                if self.indexed {
+                    self.link_out(f);
+                }
             } else {
                 self.active[kept] = f;
                 kept += 1;
@@ -175,13 +237,123 @@ impl FlowNet {
         self.dirty = true;
     }
 
-    /// Max-min fair rates by progressive filling; then each flow's finish.
+    /// Max-min fair rates by progressive filling of the components that
+    /// changed (module documentation); then each flow's finish.
     pub fn recompute(&mut self) {
         self.dirty = false;
         self.recomputations += 1;
-        let now = self.settled_at;
+        let mut flows = std::mem::take(&mut self.component);
+        flows.clear();
+        if !self.incremental || !self.index() || !self.changed_components(&mut flows) {
+            flows.clear();
+            flows.extend_from_slice(&self.active);
+        }
+        self.changed.clear();
+        self.fill(&flows);
+        self.component = flows;
+        self.finish_times();
+    }
+
+    /// Keeps the index of the active flows on each link while there are
+    /// enough of them to search (from `search_from`, until under half
+    /// that): a few flows are refilled faster than the index is kept.
+    /// True if the index was kept since the last recomputation, so that
+    /// `changed` holds every change since.
+    fn index(&mut self) -> bool {
+        let n = self.active.len();
+        if self.indexed {
+            if n >= self.search_from / 2 {
+                return true;
+            }
+            // the lists hold the active flows alone: empty them
+            for &f in &self.active {
+                for &l in self.flows[f as usize].path.links() {
+                    self.on_link[l as usize].clear();
+                }
+            }
+            self.indexed = false;
+        } else if n >= self.search_from {
+            for i in 0..self.active.len() {
+                self.link_in(self.active[i]);
+            }
+            self.indexed = true;
+        }
+        false
+    }
+
+    /// Enters flow `f` in its links' `on_link` lists.
+    fn link_in(&mut self, f: FlowId) {
+        let path = self.flows[f as usize].path;
+        for (k, &l) in path.links().iter().enumerate() {
+            let on = &mut self.on_link[l as usize];
+            self.flows[f as usize].slot[k] = on.len() as u32;
+            on.push((f, k as u8));
+        }
+    }
+
+    /// Takes flow `f` out of its links' `on_link` lists (the last of each
+    /// list takes its place), noting the links as changed.
+    fn link_out(&mut self, f: FlowId) {
+        let path = self.flows[f as usize].path;
+        for (k, &l) in path.links().iter().enumerate() {
+            let at = self.flows[f as usize].slot[k] as usize;
+            let on = &mut self.on_link[l as usize];
+            debug_assert_eq!(on[at], (f, k as u8));
+            on.swap_remove(at);
+            if let Some(&(g, kg)) = on.get(at) {
+                self.flows[g as usize].slot[kg as usize] = at as u32;
+            }
+            self.changed.push(l);
+        }
+    }
+
+    /// The flows connected through shared links to a link of a flow
+    /// started or ended since the last recomputation, into `out`; false
+    /// (and `out` partial) once they are over half the active flows, where
+    /// the search would cost about as much as it saves.
+    fn changed_components(&mut self, out: &mut Vec<FlowId>) -> bool {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // the stamps wrapped: clear the old marks
+            self.link_seen.fill(0);
+            self.flow_seen.fill(0);
+            self.stamp = 1;
+        }
+        let stamp = self.stamp;
+        self.queue.clear();
+        for &l in &self.changed {
+            if self.link_seen[l as usize] != stamp {
+                self.link_seen[l as usize] = stamp;
+                self.queue.push(l);
+            }
+        }
+        let limit = self.active.len() / 2;
+        while let Some(l) = self.queue.pop() {
+            for &(f, _) in &self.on_link[l as usize] {
+                if self.flow_seen[f as usize] == stamp {
+                    continue;
+                }
+                self.flow_seen[f as usize] = stamp;
+                out.push(f);
+                if out.len() > limit {
+                    return false;
+                }
+                for &m in self.flows[f as usize].path.links() {
+                    if self.link_seen[m as usize] != stamp {
+                        self.link_seen[m as usize] = stamp;
+                        self.queue.push(m);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Progressive filling of `flows`, which must be whole components: no
+    /// other active flow shares a link with them.
+    fn fill(&mut self, flows: &[FlowId]) {
         // count flows per link
-        for &f in &self.active {
+        for &f in flows {
             let fl = &mut self.flows[f as usize];
             fl.fixed = false;
             for &l in fl.path.links() {
@@ -203,7 +375,7 @@ impl FlowNet {
         }
         self.link_flows.clear();
         self.link_flows.resize(total as usize, 0);
-        for &f in &self.active {
+        for &f in flows {
             for &l in self.flows[f as usize].path.links() {
                 let l = l as usize;
                 self.link_flows[self.link_fill[l] as usize] = f;
@@ -215,7 +387,7 @@ impl FlowNet {
             let share = self.capacity[l as usize] / self.link_count[l as usize] as f64;
             self.heap.push(Reverse((key(share), l)));
         }
-        let mut unfixed = self.active.len();
+        let mut unfixed = flows.len();
         // A link's fair share only grows as other links' flows are fixed
         // (each takes at most the link's share), except by a rounding
         // ulp. So an increase is not pushed: the link's older, smaller
@@ -268,7 +440,11 @@ impl FlowNet {
             self.link_count[l as usize] = 0;
         }
         self.touched.clear();
-        // finish times
+    }
+
+    /// Each active flow's finish time at its rate, from the settled time.
+    fn finish_times(&mut self) {
+        let now = self.settled_at;
         let mut next = SimTime::MAX;
         for &f in &self.active {
             let fl = &mut self.flows[f as usize];
@@ -413,6 +589,128 @@ mod tests {
                 proptest::prop_assert_eq!(net.rate(*id).to_bits(), w.to_bits());
             }
         }
+    }
+
+    proptest::proptest! {
+        /// Refilling only the changed components gives every flow the
+        /// rate, and so the finish time, of refilling every flow, to the
+        /// bit, through random starts (1 to 4 at an instant, on 1 to 3 of
+        /// up to 16 links, so components form, merge and split) and ends;
+        /// searching from any flow count, or from 6 (the index is built
+        /// and dropped as the flows pass 6 and 3).
+        #[test]
+        fn refilling_the_changed_components_is_refilling_everything(
+            search_from in proptest::sample::select(vec![0usize, 6]),
+            caps in proptest::collection::vec(1e6f64..1e10, 2..16),
+            steps in proptest::collection::vec(
+                (
+                    proptest::collection::vec(
+                        (proptest::collection::vec(0usize..64, 1..4), 1e3f64..1e7),
+                        0..4,
+                    ),
+                    proptest::bool::ANY,
+                ),
+                1..60,
+            ),
+        ) {
+            let mut fast = FlowNet::new(&caps);
+            fast.search_from = search_from;
+            let mut every = FlowNet::new(&caps);
+            every.incremental = false;
+            let mut now = SimTime::ZERO;
+            let (mut done_fast, mut done_every) = (Vec::new(), Vec::new());
+            let mut tag = 0u64;
+            for (starts, advance) in &steps {
+                for (links, bytes) in starts {
+                    let mut v: Vec<LinkId> =
+                        links.iter().map(|&l| (l % caps.len()) as LinkId).collect();
+                    v.sort();
+                    v.dedup();
+                    let mut path = Path::new(0.0);
+                    for &l in &v {
+                        path.push(l);
+                    }
+                    let a = fast.start(now, path, *bytes, tag);
+                    let b = every.start(now, path, *bytes, tag);
+                    proptest::prop_assert_eq!(a, b);
+                    tag += 1;
+                }
+                let (tf, te) = (fast.next_finish(), every.next_finish());
+                proptest::prop_assert_eq!(tf, te);
+                for &f in &fast.active {
+                    proptest::prop_assert_eq!(fast.rate(f).to_bits(), every.rate(f).to_bits());
+                }
+                if *advance && tf != SimTime::MAX {
+                    now = tf;
+                    fast.finish_until(now, &mut done_fast);
+                    every.finish_until(now, &mut done_every);
+                    proptest::prop_assert_eq!(&done_fast, &done_every);
+                }
+            }
+            // drain: every flow ends at the same instant in both
+            loop {
+                let (tf, te) = (fast.next_finish(), every.next_finish());
+                proptest::prop_assert_eq!(tf, te);
+                if tf == SimTime::MAX {
+                    break;
+                }
+                fast.finish_until(tf, &mut done_fast);
+                every.finish_until(tf, &mut done_every);
+            }
+            proptest::prop_assert_eq!(done_fast, done_every);
+            proptest::prop_assert_eq!(fast.active(), 0);
+        }
+    }
+
+    /// A flow alone on its links is refilled alone: starting a flow on
+    /// links of its own, or ending one, leaves the other component's
+    /// flows as they were (their rates are not recomputed, only their
+    /// finish times brought forward from the same rates).
+    #[test]
+    fn a_change_refills_only_its_component() {
+        let t = star(4);
+        let mut net = FlowNet::new(t.capacities());
+        net.search_from = 0;
+        let a = net.start(
+            SimTime::ZERO,
+            t.path(Endpoint::Gpu(1), Endpoint::Gpu(0)),
+            1e9,
+            0,
+        );
+        let b = net.start(
+            SimTime::ZERO,
+            t.path(Endpoint::Gpu(2), Endpoint::Gpu(0)),
+            1e9,
+            1,
+        );
+        // the first recomputation builds the index and refills everything
+        net.recompute();
+        assert_eq!(net.rate(a), 0.5e9);
+        // a flow 3 -> 2 shares no link with a or b (2's uplink is b's, but
+        // 3 -> 2 runs on 3's uplink and 2's downlink)
+        let c = net.start(
+            SimTime::ZERO,
+            t.path(Endpoint::Gpu(3), Endpoint::Gpu(2)),
+            1e9,
+            2,
+        );
+        let mut found = Vec::new();
+        assert!(net.changed_components(&mut found));
+        assert_eq!(found, [c]);
+        net.recompute();
+        assert_eq!((net.rate(a), net.rate(b), net.rate(c)), (0.5e9, 0.5e9, 1e9));
+        // a flow 1 -> 3 joins a's and c's components (1's uplink, 3's
+        // downlink... and 0's downlink through a): all four are refilled
+        let d = net.start(
+            SimTime::ZERO,
+            t.path(Endpoint::Gpu(1), Endpoint::Gpu(3)),
+            1e9,
+            3,
+        );
+        let mut found = Vec::new();
+        assert!(!net.changed_components(&mut found), "{found:?}");
+        net.recompute();
+        assert_eq!(net.rate(d), 0.5e9);
     }
 
     #[test]
