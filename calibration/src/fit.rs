@@ -477,7 +477,8 @@ pub struct Fit {
     pub regime_scale: f64,
     /// For a point-to-point fit driving Open MPI's segmented broadcast:
     /// its segment size, bytes, so that a regime is chosen by the size of
-    /// a segment ([`Model::message_bytes`]); 0, by the buffer × the scale.
+    /// a segment, the buffer cut into ⌈m/segment⌉ equal ones (the message
+    /// Open MPI sends); 0, by the buffer × the scale.
     pub regime_segment: u64,
     /// Size regimes by increasing size, or protocols by increasing
     /// bandwidth ([`Shape`]).
