@@ -70,7 +70,8 @@ pub enum Model {
         /// Ranks.
         ranks: u32,
         /// The algorithm: the operation's default, but the binomial tree
-        /// for broadcast (a fit needs a structure linear in the size).
+        /// for broadcast (the algorithm MPI measurements force), or the
+        /// one the user names ([`Algos`]).
         algo: Algo,
         /// Broadcast by `ompi-binomial`: Open MPI's segment size in bytes
         /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented.
@@ -149,9 +150,9 @@ impl Model {
 
     /// Whether the time is linear in α and 1/B at every size, what a fit
     /// needs ([`Model::terms`]): checked at every fourth power of two
-    /// from 1 KiB to 16 GiB, at two latencies and bandwidths 10⁴ apart
-    /// in ratio. A model whose piece count followed α/B (an optimal
-    /// pipeline depth) would fail.
+    /// from 1 KiB to 16 GiB, at three (α, B) pairs (1 µs and 100 GB/s,
+    /// 100 µs and 100 MB/s, 50 µs and 3 GB/s). A model whose piece count
+    /// followed α/B (an optimal pipeline depth) would fail.
     pub fn is_linear_in_alpha_and_beta(&self) -> bool {
         (10..=34).step_by(2).all(|k| {
             let size = (1u64 << k) as f64;
@@ -477,8 +478,8 @@ pub struct Fit {
     pub regime_scale: f64,
     /// For a point-to-point fit driving Open MPI's segmented broadcast:
     /// its segment size, bytes, so that a regime is chosen by the size of
-    /// a segment, the buffer cut into ⌈m/segment⌉ equal ones (the message
-    /// Open MPI sends); 0, by the buffer × the scale.
+    /// the messages Open MPI sends, full segments (and a shorter last
+    /// one): min(buffer, segment); 0, by the buffer × the scale.
     pub regime_segment: u64,
     /// Size regimes by increasing size, or protocols by increasing
     /// bandwidth ([`Shape`]).
@@ -524,7 +525,7 @@ impl Fit {
     fn regime_bytes(&self, m: f64) -> u64 {
         let b = m * self.regime_scale;
         let b = if self.regime_segment > 0 {
-            b / (b / self.regime_segment as f64).ceil().max(1.0)
+            b.min(self.regime_segment as f64)
         } else {
             b
         };
@@ -1465,6 +1466,28 @@ mod tests {
         let (f, worst) = at16(&plain);
         assert!(f.median_abs_residual() < 1e-3, "{f:?}");
         assert!(worst > 0.4, "{worst}");
+    }
+
+    /// The default models are straight lines in the size at every rank
+    /// count (so their fits keep reading S and F once, as before terms
+    /// were read per size), and every algorithm the fit's flat cluster can
+    /// run is linear in α and 1/B (the guard in [`Algos::parse`] refuses
+    /// none of today's).
+    #[test]
+    fn defaults_are_straight_and_every_algorithm_can_be_fitted() {
+        for op in Op::ALL {
+            for ranks in [2u32, 3, 4, 5, 7, 8, 16, 33, 64, 128, 256, 1000, 1024, 4096] {
+                let m = Model::for_op(op.name(), ranks).unwrap();
+                assert!(m.is_straight(), "{} on {ranks}", op.name());
+            }
+            for &algo in op.algorithms() {
+                let spec = format!("{}={}", op.name(), algo.name());
+                match Algos::parse(std::slice::from_ref(&spec)) {
+                    Ok(_) => {}
+                    Err(e) => assert!(e.contains("cannot run"), "{spec}: {e}"),
+                }
+            }
+        }
     }
 
     #[test]

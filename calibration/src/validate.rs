@@ -134,6 +134,12 @@ pub enum ValidateError {
     /// The fit failed.
     #[error("`{0}`: {1}")]
     Fit(String, FitError),
+    /// A ping-pong fit asked to drive a pipelined algorithm, whose
+    /// messages change size with the buffer.
+    #[error(
+        "`{0}`: a ping-pong fit cannot drive `{1}`, whose pieces change size with the buffer, so no regime of the ping-pong's is the one its messages run in; fit the operation's own measurements instead"
+    )]
+    Pipelined(String, String),
 }
 
 fn summarise(
@@ -409,6 +415,18 @@ pub fn validate_from_pingpong(
     let model = algos
         .model(op, ranks)
         .ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
+    // a regime is chosen by the size of the collective's messages, a
+    // fixed fraction of the buffer for a straight model, a segment for
+    // Open MPI's segmented broadcast; a pipeline's pieces are neither
+    if let Model::Collective { algo, segment, .. } = model
+        && segment == 0
+        && !model.is_straight()
+    {
+        return Err(ValidateError::Pipelined(
+            op.to_string(),
+            algo.name().to_string(),
+        ));
+    }
     // the same regimes, now driving the collective's model, each chosen by
     // the size of the messages the collective sends (m·F/S per step)
     let f = Fit {

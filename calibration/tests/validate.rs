@@ -463,9 +463,9 @@ fn the_held_out_tables_in_the_docs_are_these() {
 /// `--algo broadcast=ompi-binomial:64KiB`: measurements made by Open
 /// MPI's segmented broadcast on 4 ranks (two MPI regimes, one link class)
 /// are predicted exactly at 8 and 16 ranks when the fit models it, and
-/// missed by over 25% at 16 ranks when it models the unsegmented tree
-/// (whose bytes term reads the segments' latencies as bandwidth: the fit
-/// module's `recovers_a_segmented_broadcast` works the numbers).
+/// missed by 59% and 120% at the largest size when it models the
+/// unsegmented tree, whose bytes term reads the segments' latencies as
+/// bandwidth.
 #[test]
 fn a_segmented_broadcast_is_fitted_and_predicted_across_ranks() {
     use calibration::calibrate::OpSeries;
@@ -507,10 +507,17 @@ fn a_segmented_broadcast_is_fitted_and_predicted_across_ranks() {
         };
         let right = across(&seg);
         assert!(right.max_abs_error < 1e-6, "{n}: {}", right.max_abs_error);
+        // the unsegmented tree reads 3·m/B' = 2·m/B + m·α/segment at 4
+        // ranks (0.78 ns a byte); at large sizes it predicts 6·m/B' at 8
+        // ranks and 10·m/B' at 16 where the truth is 3·m/B + m·α/segment
+        // and 4·m/B + m·α/segment: 59% and 120% high
         let wrong = across(&spec("broadcast=ompi-binomial"));
-        if n == 16 {
-            assert!(wrong.max_abs_error > 0.25, "{}", wrong.max_abs_error);
-        }
+        let want = if n == 8 { 0.59 } else { 1.20 };
+        assert!(
+            (wrong.max_abs_error - want).abs() < 0.01,
+            "{n}: {}",
+            wrong.max_abs_error
+        );
     }
 }
 
@@ -553,4 +560,36 @@ fn a_pingpong_fit_picks_the_regime_of_a_segment() {
     .unwrap();
     assert!(v.max_abs_error < 1e-6, "{}", v.max_abs_error);
     assert!(v.points.iter().all(|p| p.via == "ompi-binomial regime 1"));
+}
+
+/// A ping-pong fit cannot drive a pipelined algorithm (NCCL's tree): its
+/// pieces change size with the buffer, so no regime is theirs; refused
+/// with what to do instead.
+#[test]
+fn a_pingpong_fit_does_not_drive_a_pipeline() {
+    use calibration::fit::{Model, Shape};
+    use calibration::validate::validate_from_pingpong;
+    let tree = Algos::parse(&["allreduce=tree".to_string()]).unwrap();
+    let pingpong: Vec<(u64, f64)> = (8..=24)
+        .map(|k| {
+            let b = 1u64 << k;
+            (b, Model::PointToPoint.predict(b as f64, 2e-6, 5e9))
+        })
+        .collect();
+    let e = validate_from_pingpong(
+        &pingpong,
+        "allreduce",
+        8,
+        &pingpong,
+        "synthetic",
+        Some(Shape::Regimes),
+        &tree,
+    )
+    .unwrap_err();
+    assert!(matches!(e, ValidateError::Pipelined(..)), "{e}");
+    assert!(
+        e.to_string()
+            .contains("fit the operation's own measurements"),
+        "{e}"
+    );
 }
