@@ -356,11 +356,55 @@ fn profile_series(file: &str) -> Vec<calibration::calibrate::OpSeries> {
 }
 
 /// The measured profiles of the tables: (file, what the table calls it).
-const PROFILES: [(&str, &str); 3] = [
+const PROFILES: [(&str, &str); 7] = [
     ("mpi-4ranks-ci-vm.toml", "CI VM, Open MPI shared memory"),
     ("mpi-emulated-2hosts.toml", "emulated cluster, 2 hosts"),
     ("mpi-emulated-4hosts.toml", "emulated cluster, 4 hosts"),
+    (
+        "mpi-emulated-100mbit-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts",
+    ),
+    (
+        "mpi-emulated-100mbit-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts",
+    ),
+    (
+        "mpi-emulated-100mbit-wide-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts, 16 KiB–16 MiB",
+    ),
+    (
+        "mpi-emulated-100mbit-wide-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts, 16 KiB–16 MiB",
+    ),
 ];
+
+/// The algorithms the emulated cluster's measurements ran, as the fits
+/// model them: Open MPI's binomial broadcast (algorithm 6) sends to
+/// every child at once.
+fn open_mpi_broadcast() -> Algos {
+    Algos::parse(&["broadcast=ompi-binomial".to_string()]).unwrap()
+}
+
+/// The emulated cluster's cross-rank predictions: each operation's
+/// measurements at `from` fitted (by `shape`) and predicting those at
+/// `to`, with `algos`.
+fn across_profiles(
+    from: &str,
+    to: &str,
+    shape: calibration::fit::Shape,
+    algos: &Algos,
+) -> Vec<calibration::validate::Validation> {
+    use calibration::fit::Library;
+    use calibration::validate::validate_across;
+    let (a, b) = (profile_series(from), profile_series(to));
+    b.iter()
+        .filter(|s| s.op != "pingpong")
+        .map(|target| {
+            let fitted = a.iter().find(|s| s.op == target.op).unwrap();
+            validate_across(fitted, target, "emulated", Some(shape), Library::Mpi, algos).unwrap()
+        })
+        .collect()
+}
 
 /// The held-out tables of docs/calibration.md: every fixture log and
 /// measured profile, fitted on every other size by each shape, and the
@@ -416,22 +460,56 @@ fn held_out_tables() -> String {
         }
     }
     t += "\n| emulated cluster: fitted at → predicted | op | ranks | fit | lines | ≥ 64 KiB median | ≥ 64 KiB max | < 64 KiB median | all median | all max |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n";
-    let (two, four) = (profile_series(PROFILES[1].0), profile_series(PROFILES[2].0));
-    for target in four.iter().filter(|s| s.op != "pingpong") {
-        let fitted = two.iter().find(|s| s.op == target.op).unwrap();
-        for shape in [Shape::Protocols, Shape::Regimes] {
-            let v = validate_across(
-                fitted,
-                target,
-                "emulated",
-                Some(shape),
-                Library::Mpi,
-                &Algos::default(),
-            )
-            .unwrap();
-            t += &row("2 → 4 hosts", &v, shape == Library::Mpi.default_shape());
+    let runs = [
+        (
+            PROFILES[1].0,
+            PROFILES[2].0,
+            "2 → 4 hosts",
+            Algos::default(),
+        ),
+        (
+            PROFILES[3].0,
+            PROFILES[4].0,
+            "4 → 8 hosts, 100 Mbit/s",
+            Algos::default(),
+        ),
+        (
+            PROFILES[3].0,
+            PROFILES[4].0,
+            "4 → 8 hosts, 100 Mbit/s, broadcast=ompi-binomial",
+            open_mpi_broadcast(),
+        ),
+        (
+            PROFILES[5].0,
+            PROFILES[6].0,
+            "4 → 8 hosts, 100 Mbit/s, 16 KiB–16 MiB",
+            Algos::default(),
+        ),
+        (
+            PROFILES[5].0,
+            PROFILES[6].0,
+            "4 → 8 hosts, 100 Mbit/s, 16 KiB–16 MiB, broadcast=ompi-binomial",
+            open_mpi_broadcast(),
+        ),
+    ];
+    for (from, to, what, algos) in runs {
+        let by_shape: Vec<(Shape, Vec<calibration::validate::Validation>)> =
+            [Shape::Protocols, Shape::Regimes]
+                .into_iter()
+                .map(|shape| (shape, across_profiles(from, to, shape, &algos)))
+                .collect();
+        for i in 0..by_shape[0].1.len() {
+            for (shape, vs) in &by_shape {
+                let v = &vs[i];
+                // the named algorithm's rows: the operation it changes
+                if algos != Algos::default() && v.op != "broadcast" {
+                    continue;
+                }
+                t += &row(what, v, *shape == Library::Mpi.default_shape());
+            }
         }
     }
+    let _ = validate_across;
     t
 }
 
@@ -591,5 +669,39 @@ fn a_pingpong_fit_does_not_drive_a_pipeline() {
         e.to_string()
             .contains("fit the operation's own measurements"),
         "{e}"
+    );
+}
+
+/// Issue 13's cross-rank bounds on our own MPI measurements across hosts:
+/// the emulated cluster of `scripts/emulated-cluster.sh` at 100 Mbit/s
+/// (the committed run of 2026-11-26 22:02 UTC), fitted at 4 hosts by
+/// MPI's default shape (size regimes) with Open MPI's broadcast modelled
+/// as it runs, predicts every collective at 8 hosts within a median
+/// |error| of 5% and a maximum of 15% at every size (all ≥ 64 KiB). The
+/// textbook binomial broadcast, one child a step, misses by about a
+/// quarter: the algorithm, not the link, decides that one.
+#[test]
+fn the_emulated_cluster_meets_the_cross_rank_bounds() {
+    use calibration::fit::Shape;
+    let (four, eight) = (PROFILES[3].0, PROFILES[4].0);
+    let vs = across_profiles(four, eight, Shape::Regimes, &open_mpi_broadcast());
+    let ops: Vec<&str> = vs.iter().map(|v| v.op.as_str()).collect();
+    assert_eq!(ops, ["allgather", "allreduce", "alltoall", "broadcast"]);
+    for v in &vs {
+        assert_eq!((v.ranks, v.points.len()), (8, 7), "{}", v.op);
+        assert!(
+            v.median_abs_error_large <= 0.05 && v.max_abs_error_large <= 0.15,
+            "{}: median {:.3}, max {:.3}",
+            v.op,
+            v.median_abs_error_large,
+            v.max_abs_error_large
+        );
+    }
+    let textbook = across_profiles(four, eight, Shape::Regimes, &Algos::default());
+    let b = textbook.iter().find(|v| v.op == "broadcast").unwrap();
+    assert!(
+        b.median_abs_error_large > 0.2,
+        "{}",
+        b.median_abs_error_large
     );
 }
