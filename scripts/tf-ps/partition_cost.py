@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""What a parameter-server partition costs TensorFlow, measured.
+
+Issue 11 (Parallax Table 2) needs the per-partition cost of TensorFlow's
+parameter servers, which no source gives (docs/research/tf-ps-costs.md).
+This measures it on the machine it runs on: one parameter server and one
+worker in two processes on localhost, TensorFlow's gRPC between them, an
+embedding table of V rows x D columns on the server in P partitions
+(`fixed_size_partitioner`), and a training step that looks up B random
+rows (a gather per partition on the server, its rows sent to the worker)
+and applies their gradient by SGD (the gradient's rows sent back, a
+scatter per partition on the server). The step time against P, fitted as
+a + b*P by least squares, gives b: the time one more partition adds to a
+step of one worker, every partition's ops and its two tensor transfers.
+
+TensorFlow 2.x (tf.compat.v1 graph mode; Parallax ran TF 1.6, whose
+gRPC path this keeps: RecvTensor per partition and direction).
+
+    python3 -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu
+    /tmp/tfenv/bin/python scripts/tf-ps/partition_cost.py [--steps 100]
+
+Prints one line per P (median and quartiles of the step time) and the
+fit, as Markdown.
+"""
+import argparse
+import multiprocessing as mp
+import os
+import socket
+import statistics
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def run_ps(cluster, threads):
+    import tensorflow as tf
+
+    config = tf.compat.v1.ConfigProto(
+        intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
+    )
+    server = tf.distribute.Server(
+        tf.train.ClusterSpec(cluster), job_name="ps", task_index=0, config=config
+    )
+    server.join()
+
+
+def measure(cluster, parts, rows, dim, batch, steps, warmup, threads):
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    config = tf.compat.v1.ConfigProto(
+        intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
+    )
+    server = tf.distribute.Server(
+        tf.train.ClusterSpec(cluster), job_name="worker", task_index=0, config=config
+    )
+    out = {}
+    for p in parts:
+        graph = tf.Graph()
+        with graph.as_default():
+            with tf.device("/job:ps/task:0"):
+                emb = tf.compat.v1.get_variable(
+                    f"emb_p{p}",
+                    [rows, dim],
+                    initializer=tf.compat.v1.zeros_initializer(),
+                    partitioner=tf.compat.v1.fixed_size_partitioner(p),
+                    use_resource=False,
+                )
+            with tf.device("/job:worker/task:0"):
+                ids = tf.random.uniform([batch], 0, rows, dtype=tf.int64, seed=1)
+                looked = tf.nn.embedding_lookup(emb, ids)
+                loss = tf.reduce_sum(looked * looked)
+                train = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss)
+            init = tf.compat.v1.global_variables_initializer()
+        with tf.compat.v1.Session(server.target, graph=graph, config=config) as sess:
+            sess.run(init)
+            for _ in range(warmup):
+                sess.run(train)
+            times = []
+            for _ in range(steps):
+                t0 = time.perf_counter()
+                sess.run(train)
+                times.append(time.perf_counter() - t0)
+        out[p] = times
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--parts", default="1,2,4,8,16,32,64,128,256")
+    ap.add_argument("--rows", type=int, default=1 << 18)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=0, help="TF thread pools (0: TF's default)")
+    a = ap.parse_args()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    cluster = {
+        "ps": [f"localhost:{free_port()}"],
+        "worker": [f"localhost:{free_port()}"],
+    }
+    ctx = mp.get_context("spawn")
+    ps = ctx.Process(target=run_ps, args=(cluster, a.threads), daemon=True)
+    ps.start()
+    parts = [int(x) for x in a.parts.split(",")]
+    try:
+        res = measure(cluster, parts, a.rows, a.dim, a.batch, a.steps, a.warmup, a.threads)
+    finally:
+        ps.terminate()
+    import tensorflow as tf
+
+    print(
+        f"TensorFlow {tf.__version__}; {os.cpu_count()} CPUs; table {a.rows} x {a.dim} fp32; "
+        f"{a.batch} ids a step; {a.steps} timed steps after {a.warmup}\n"
+    )
+    print("| partitions | median step (ms) | quartiles (ms) |")
+    print("|---:|---:|---|")
+    xs, ys = [], []
+    for p in parts:
+        t = sorted(res[p])
+        q = statistics.quantiles(t, n=4)
+        med = statistics.median(t)
+        print(f"| {p} | {med * 1e3:.2f} | {q[0] * 1e3:.2f}–{q[2] * 1e3:.2f} |")
+        xs.append(p)
+        ys.append(med)
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    a0 = my - b * mx
+    print(f"\nfit: step = {a0 * 1e3:.2f} ms + {b * 1e6:.1f} us x partitions")
+
+
+if __name__ == "__main__":
+    main()
