@@ -12,6 +12,9 @@ and applies their gradient by SGD (the gradient's rows sent back, a
 scatter per partition on the server). The step time against P, fitted as
 a + b*P by least squares, gives b: the time one more partition adds to a
 step of one worker, every partition's ops and its two tensor transfers.
+The CPU time each process spends a step (the server's from /proc, the
+worker's from the process clock), fitted the same way, splits b between
+the server and the worker.
 
 TensorFlow 2.x (tf.compat.v1 graph mode; Parallax ran TF 1.6, whose
 gRPC path this keeps: RecvTensor per partition and direction).
@@ -48,7 +51,15 @@ def run_ps(cluster, threads):
     server.join()
 
 
-def measure(cluster, parts, rows, dim, batch, steps, warmup, threads):
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def measure(cluster, parts, rows, dim, batch, steps, warmup, threads, ps_pid):
     import tensorflow as tf
 
     tf.compat.v1.disable_eager_execution()
@@ -81,11 +92,14 @@ def measure(cluster, parts, rows, dim, batch, steps, warmup, threads):
             for _ in range(warmup):
                 sess.run(train)
             times = []
+            ps0, me0 = cpu_seconds(ps_pid), time.process_time()
             for _ in range(steps):
                 t0 = time.perf_counter()
                 sess.run(train)
                 times.append(time.perf_counter() - t0)
-        out[p] = times
+            ps_cpu = (cpu_seconds(ps_pid) - ps0) / steps
+            me_cpu = (time.process_time() - me0) / steps
+        out[p] = (times, ps_cpu, me_cpu)
     return out
 
 
@@ -109,7 +123,9 @@ def main():
     ps.start()
     parts = [int(x) for x in a.parts.split(",")]
     try:
-        res = measure(cluster, parts, a.rows, a.dim, a.batch, a.steps, a.warmup, a.threads)
+        res = measure(
+            cluster, parts, a.rows, a.dim, a.batch, a.steps, a.warmup, a.threads, ps.pid
+        )
     finally:
         ps.terminate()
     import tensorflow as tf
@@ -118,21 +134,33 @@ def main():
         f"TensorFlow {tf.__version__}; {os.cpu_count()} CPUs; table {a.rows} x {a.dim} fp32; "
         f"{a.batch} ids a step; {a.steps} timed steps after {a.warmup}\n"
     )
-    print("| partitions | median step (ms) | quartiles (ms) |")
-    print("|---:|---:|---|")
-    xs, ys = [], []
+    print("| partitions | median step (ms) | quartiles (ms) | server CPU a step (ms) | worker CPU a step (ms) |")
+    print("|---:|---:|---|---:|---:|")
+    xs, ys, ss, ws = [], [], [], []
     for p in parts:
-        t = sorted(res[p])
+        times, ps_cpu, me_cpu = res[p]
+        t = sorted(times)
         q = statistics.quantiles(t, n=4)
         med = statistics.median(t)
-        print(f"| {p} | {med * 1e3:.2f} | {q[0] * 1e3:.2f}–{q[2] * 1e3:.2f} |")
+        print(
+            f"| {p} | {med * 1e3:.2f} | {q[0] * 1e3:.2f}–{q[2] * 1e3:.2f} "
+            f"| {ps_cpu * 1e3:.2f} | {me_cpu * 1e3:.2f} |"
+        )
         xs.append(p)
         ys.append(med)
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    a0 = my - b * mx
-    print(f"\nfit: step = {a0 * 1e3:.2f} ms + {b * 1e6:.1f} us x partitions")
+        ss.append(ps_cpu)
+        ws.append(me_cpu)
+
+    def line(ys):
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        return my - b * mx, b
+
+    for what, v in [("step", ys), ("server CPU", ss), ("worker CPU", ws)]:
+        a0, b = line(v)
+        print(f"\nfit: {what} = {a0 * 1e3:.2f} ms + {b * 1e6:.1f} us x partitions", end="")
+    print()
 
 
 if __name__ == "__main__":
