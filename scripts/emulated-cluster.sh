@@ -2,8 +2,10 @@
 # An emulated Ethernet cluster on one Linux machine, for calibrating dtsim
 # across hosts as a user would (issue 13): N network namespaces ("hosts")
 # behind a bridge, each host's link shaped by tc (netem: a rate and a
-# one-way delay; where the kernel has no netem, tbf: the rate alone), Open MPI across them with the textbook algorithms forced
-# (docs/calibration.md), `dtsim calibrate collectives --backend mpi` at two
+# one-way delay; where the kernel has no netem, tbf: the rate alone),
+# Open MPI across them with the simulator's algorithms forced (broadcast:
+# Open MPI's binomial tree, algorithm 6; docs/calibration.md),
+# `dtsim calibrate collectives --backend mpi` at two
 # rank counts, then the smaller count's fits predicting the larger's
 # measurements (`dtsim validate --measurements A --predict B`).
 #
@@ -35,9 +37,12 @@ DTSIM=${DTSIM:-$PWD/target/release/dtsim}
 MIN_SIZE=${MIN_SIZE:-64KiB}
 MAX_SIZE=${MAX_SIZE:-4MiB}
 REPEATS=${REPEATS:-5}
-# tbf (where netem is missing): the bucket a host may send at line speed,
-# and the queue it holds before it drops (a drop costs TCP a timeout of
-# 200 ms or more, which no collective's model has)
+# The queue a host's shaper holds before it drops (a drop costs TCP a
+# timeout of 200 ms or more, which no collective's model has), and for
+# tbf (where netem is missing) the bucket it may send at line speed: at
+# least the rate over the kernel's HZ (tc-tbf(8)), so raise BURST with
+# the rate (16 kB suits 100 Mbit/s; a lone 1 Gbit/s stream still reached
+# its rate with it)
 BURST=${BURST:-16kb}
 LIMIT=${LIMIT:-16mb}
 BR=dtsimbr0
@@ -72,7 +77,9 @@ for i in $(seq 0 $((max - 1))); do
     ip -n "$ns" addr add "$SUBNET.$((i + 1))/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
-    if ! ip netns exec "$ns" tc qdisc add dev eth0 root netem rate "$RATE" delay "$DELAY" 2>/dev/null; then
+    # (netem's queue counts packets: 16,384 of 1,500 bytes, about 24 MB)
+    if ! ip netns exec "$ns" tc qdisc add dev eth0 root netem rate "$RATE" delay "$DELAY" \
+        limit $((16 * 1024)) 2>/dev/null; then
         # no netem in this kernel (containers often lack sch_netem): the
         # rate alone, by a token bucket; the delay is the stack's own
         [ "$i" = 0 ] && echo "netem unavailable: shaping the rate with tbf, no added delay" >&2

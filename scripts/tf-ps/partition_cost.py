@@ -12,9 +12,11 @@ and applies their gradient by SGD (the gradient's rows sent back, a
 scatter per partition on the server). The step time against P, fitted as
 a + b*P by least squares, gives b: the time one more partition adds to a
 step of one worker, every partition's ops and its two tensor transfers.
-The CPU time each process spends a step (the server's from /proc, the
-worker's from the process clock), fitted the same way, splits b between
-the server and the worker.
+The CPU time each process spends a step (the server's from /proc, in
+whole clock ticks, 10 ms on Linux: over 100 steps a resolution of 0.1 ms
+a step; the worker's from the process clock), its mean over the timed
+steps fitted the same way, says what each process spends of a
+partition; the two overlap, so their slopes add to more than b.
 
 TensorFlow 2.x (tf.compat.v1 graph mode; Parallax ran TF 1.6, whose
 gRPC path this keeps: RecvTensor per partition and direction).
@@ -22,8 +24,8 @@ gRPC path this keeps: RecvTensor per partition and direction).
     python3 -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu
     /tmp/tfenv/bin/python scripts/tf-ps/partition_cost.py [--steps 100]
 
-Prints one line per P (median and quartiles of the step time) and the
-fit, as Markdown.
+Prints one line per P (median and quartiles of the step time, and each
+process's mean CPU a step) and the three fits, as Markdown.
 """
 import argparse
 import multiprocessing as mp
