@@ -141,8 +141,7 @@ impl Model {
     /// broadcast's segment count from its segment size, bending it.
     pub fn is_straight(&self) -> bool {
         let s = self.structure();
-        (10..=34).step_by(2).all(|k| {
-            let size = (1u64 << k) as f64;
+        probe_sizes().all(|size| {
             let t = self.predict(size, 1.0, 1.0);
             (t - (s.steps + s.bytes * size)).abs() <= 1e-9 * t
         })
@@ -154,8 +153,7 @@ impl Model {
     /// 100 µs and 100 MB/s, 50 µs and 3 GB/s). A model whose piece count
     /// followed α/B (an optimal pipeline depth) would fail.
     pub fn is_linear_in_alpha_and_beta(&self) -> bool {
-        (10..=34).step_by(2).all(|k| {
-            let size = (1u64 << k) as f64;
+        probe_sizes().all(|size| {
             let (s, g) = self.terms(size);
             [(1e-6, 1e11), (1e-4, 1e8), (5e-5, 3e9)]
                 .iter()
@@ -199,6 +197,12 @@ impl Model {
             bytes: t1 - t0,
         }
     }
+}
+
+/// The sizes the shape checks of a [`Model`] probe: every fourth power of
+/// two from 1 KiB to 16 GiB, bytes.
+fn probe_sizes() -> impl Iterator<Item = f64> {
+    (10..=34).step_by(2).map(|k| (1u64 << k) as f64)
 }
 
 /// The algorithms fits model operations with where the user names one

@@ -201,6 +201,53 @@ fn a_fit_at_one_rank_count_predicts_another() {
     }
 }
 
+/// The algorithms of one `--algo` specification.
+fn algos(spec: &str) -> Algos {
+    Algos::parse(&[spec.to_string()]).unwrap()
+}
+
+/// A broadcast's times on `ranks` ranks as the algorithm `truth` names
+/// makes them, at the powers of two `log2_sizes`, with the latency and
+/// bandwidth `line` gives each size (its protocol).
+fn synthetic_broadcast(
+    truth: &Algos,
+    ranks: u32,
+    log2_sizes: std::ops::RangeInclusive<u32>,
+    line: impl Fn(u64) -> (f64, f64),
+) -> calibration::calibrate::OpSeries {
+    let m = truth.model("broadcast", ranks).unwrap();
+    calibration::calibrate::OpSeries {
+        op: "broadcast".into(),
+        ranks,
+        points: log2_sizes
+            .map(|k| {
+                let size = 1u64 << k;
+                let (a, b) = line(size);
+                (size, m.predict(size as f64, a, b))
+            })
+            .collect(),
+    }
+}
+
+/// `fitted` fitted by MPI's size regimes with `algos`, predicting
+/// `target`.
+fn across_regimes(
+    fitted: &calibration::calibrate::OpSeries,
+    target: &calibration::calibrate::OpSeries,
+    algos: &Algos,
+) -> calibration::validate::Validation {
+    use calibration::fit::{Library, Shape};
+    calibration::validate::validate_across(
+        fitted,
+        target,
+        "synthetic",
+        Some(Shape::Regimes),
+        Library::Mpi,
+        algos,
+    )
+    .unwrap()
+}
+
 /// `--algo broadcast=ompi-binomial`: measurements made by Open MPI's
 /// binomial broadcast (every child at once, its sends sharing the link)
 /// on 4 ranks, one link class, are predicted exactly at 8 and 16 ranks
@@ -209,35 +256,11 @@ fn a_fit_at_one_rank_count_predicts_another() {
 /// where Open MPI's grows faster (3 m/B against 6 m/B at 8 ranks).
 #[test]
 fn a_named_algorithm_is_the_one_fitted_and_predicted() {
-    use calibration::calibrate::OpSeries;
-    use calibration::fit::{Library, Shape};
-    use calibration::validate::validate_across;
-    let ompi = Algos::parse(&["broadcast=ompi-binomial".to_string()]).unwrap();
-    let (a, b) = (20e-6, 1.25e9);
-    let series = |ranks: u32| OpSeries {
-        op: "broadcast".into(),
-        ranks,
-        points: (16..=24)
-            .map(|k| {
-                let size = 1u64 << k;
-                let m = ompi.model("broadcast", ranks).unwrap();
-                (size, m.predict(size as f64, a, b))
-            })
-            .collect(),
-    };
+    let ompi = algos("broadcast=ompi-binomial");
+    let series = |ranks| synthetic_broadcast(&ompi, ranks, 16..=24, |_| (20e-6, 1.25e9));
     let four = series(4);
     for n in [8, 16] {
-        let across = |algos: &Algos| {
-            validate_across(
-                &four,
-                &series(n),
-                "synthetic",
-                Some(Shape::Regimes),
-                Library::Mpi,
-                algos,
-            )
-            .unwrap()
-        };
+        let across = |algos: &Algos| across_regimes(&four, &series(n), algos);
         let right = across(&ompi);
         assert!(right.max_abs_error < 1e-6, "{}", right.max_abs_error);
         assert!(
@@ -382,7 +405,7 @@ const PROFILES: [(&str, &str); 7] = [
 /// model them: Open MPI's binomial broadcast (algorithm 6) sends to
 /// every child at once.
 fn open_mpi_broadcast() -> Algos {
-    Algos::parse(&["broadcast=ompi-binomial".to_string()]).unwrap()
+    algos("broadcast=ompi-binomial")
 }
 
 /// The emulated cluster's cross-rank predictions: each operation's
@@ -547,11 +570,7 @@ fn the_held_out_tables_in_the_docs_are_these() {
 /// bandwidth.
 #[test]
 fn a_segmented_broadcast_is_fitted_and_predicted_across_ranks() {
-    use calibration::calibrate::OpSeries;
-    use calibration::fit::{Library, Shape};
-    use calibration::validate::validate_across;
-    let spec = |s: &str| Algos::parse(&[s.to_string()]).unwrap();
-    let seg = spec("broadcast=ompi-binomial:64KiB");
+    let seg = algos("broadcast=ompi-binomial:64KiB");
     let line = |b: u64| {
         if b < 1 << 16 {
             (3e-6, 1e9)
@@ -559,38 +578,17 @@ fn a_segmented_broadcast_is_fitted_and_predicted_across_ranks() {
             (25e-6, 5e9)
         }
     };
-    let series = |ranks: u32| OpSeries {
-        op: "broadcast".into(),
-        ranks,
-        points: (12..=26)
-            .map(|k| {
-                let size = 1u64 << k;
-                let (a, b) = line(size);
-                let m = seg.model("broadcast", ranks).unwrap();
-                (size, m.predict(size as f64, a, b))
-            })
-            .collect(),
-    };
+    let series = |ranks| synthetic_broadcast(&seg, ranks, 12..=26, line);
     let four = series(4);
     for n in [8, 16] {
-        let across = |algos: &Algos| {
-            validate_across(
-                &four,
-                &series(n),
-                "synthetic",
-                Some(Shape::Regimes),
-                Library::Mpi,
-                algos,
-            )
-            .unwrap()
-        };
+        let across = |algos: &Algos| across_regimes(&four, &series(n), algos);
         let right = across(&seg);
         assert!(right.max_abs_error < 1e-6, "{n}: {}", right.max_abs_error);
         // the unsegmented tree reads 3·m/B' = 2·m/B + m·α/segment at 4
         // ranks (0.78 ns a byte); at large sizes it predicts 6·m/B' at 8
         // ranks and 10·m/B' at 16 where the truth is 3·m/B + m·α/segment
         // and 4·m/B + m·α/segment: 59% and 120% high
-        let wrong = across(&spec("broadcast=ompi-binomial"));
+        let wrong = across(&algos("broadcast=ompi-binomial"));
         let want = if n == 8 { 0.59 } else { 1.20 };
         assert!(
             (wrong.max_abs_error - want).abs() < 0.01,
@@ -610,7 +608,7 @@ fn a_segmented_broadcast_is_fitted_and_predicted_across_ranks() {
 fn a_pingpong_fit_picks_the_regime_of_a_segment() {
     use calibration::fit::{Model, Shape};
     use calibration::validate::validate_from_pingpong;
-    let seg = Algos::parse(&["broadcast=ompi-binomial:64KiB".to_string()]).unwrap();
+    let seg = algos("broadcast=ompi-binomial:64KiB");
     let (eager, rendezvous) = ((2e-6, 2e9), (30e-6, 8e9));
     let line = |b: u64| if b <= 1 << 16 { eager } else { rendezvous };
     let pingpong: Vec<(u64, f64)> = (8..=24)
@@ -648,7 +646,7 @@ fn a_pingpong_fit_picks_the_regime_of_a_segment() {
 fn a_pingpong_fit_does_not_drive_a_pipeline() {
     use calibration::fit::{Model, Shape};
     use calibration::validate::validate_from_pingpong;
-    let tree = Algos::parse(&["allreduce=tree".to_string()]).unwrap();
+    let tree = algos("allreduce=tree");
     let pingpong: Vec<(u64, f64)> = (8..=24)
         .map(|k| {
             let b = 1u64 << k;
