@@ -1,6 +1,10 @@
-//! Times a parameter server's work on a sparse gradient, on one core: the
-//! CPU cost per element that `sim::train::planner::sparse::PS_ELEMENT_S`
-//! stands for.
+//! Times a parameter server's work on a sparse gradient, on one core, as
+//! a linear accumulator would do it (rows coalesced through a hash map).
+//! dtsim charged this (3.0 ns an element at 48 workers) until 2026-11-26;
+//! it now charges TensorFlow's own accumulator, which copies the sum so
+//! far at every push (`scripts/tf-ps/accumulate_cost.py`,
+//! `sim::train::planner::sparse::server_element_s`, docs/models.md §4.2).
+//! The example stays as the comparison.
 //!
 //! ```text
 //! cargo run --release -p kernels --example sparse_accumulate [WORKERS]
@@ -10,9 +14,8 @@
 //! fp32 values, larger than the caches, as a real shard is). Each of
 //! `WORKERS` (default 48, Parallax's GPUs) pushes a sparse gradient of
 //! `PUSH` rows (uniformly drawn row ids, seeded) with their values. The
-//! server aggregates them as TensorFlow's sparse accumulator does
-//! (coalescing duplicate rows: a map from row to its accumulated slot,
-//! then the values added into the slot) and applies SGD to the touched
+//! server aggregates them, coalescing duplicate rows (a map from row to
+//! its accumulated slot, then the values added into the slot) and applies SGD to the touched
 //! rows of the table. The time over the pushed elements (WORKERS × PUSH ×
 //! DIM) is printed in ns per element, the median of 5 runs.
 

@@ -131,6 +131,12 @@ pub struct Strategy {
     /// EmbRace's vertical sparse scheduling (sparse AlltoAll): coalesced
     /// gradients, sent as prior rows (the next batch's) and delayed rows.
     pub vertical_scheduling: bool,
+    /// Sparse AllGather through host memory (`strategy.allgather_staging =
+    /// "host"`): each GPU's sparse gradient copied to the host before the
+    /// AllGather and the gathered gradients copied back after it, as
+    /// Horovod's CPU AllGather kernel makes TensorFlow do (Horovod before
+    /// `HOROVOD_GPU_ALLGATHER`; Parallax's AR baseline, §6).
+    pub host_staged_allgather: bool,
     /// Top-k and gTop-k: the density ρ, k = ρ·m of the m gradient
     /// elements (`strategy.density`; default 0.001, the gTop-k paper's
     /// setting for CNNs, §IV-B).
@@ -176,6 +182,7 @@ impl Default for Strategy {
             sparse: None,
             ps_partitions: Partitions::PerServer,
             vertical_scheduling: false,
+            host_staged_allgather: false,
             density: 0.001,
             dct_sparsity: 0.95,
             dct_lifespan: 1000,

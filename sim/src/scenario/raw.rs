@@ -390,6 +390,10 @@ pub struct RawStrategy {
     /// EmbRace prior/delayed rows; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_scheduling: Option<bool>,
+    /// Sparse AllGather: `"none"` (the GPUs' buffers gathered directly) or
+    /// `"host"` (through host memory, Horovod's CPU AllGather kernel).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allgather_staging: Option<String>,
     /// What each message costs its channel before its transfer ("8.4us");
     /// default `sim::losses::TYPICAL_MESSAGE_OVERHEAD_S` (0 with `ideal`).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -154,6 +154,25 @@ pub(super) fn validate_strategy(
             ),
         ));
     }
+    let host_staged_allgather = match s.allgather_staging.as_deref() {
+        None | Some("none") => false,
+        Some("host") => true,
+        Some(other) => {
+            return Err(invalid(
+                "strategy.allgather_staging",
+                format!("must be \"none\" or \"host\", got \"{other}\""),
+            ));
+        }
+    };
+    if s.allgather_staging.is_some() && sparse != Some(SparseMethod::AllGather) {
+        return Err(invalid(
+            "strategy.allgather_staging",
+            format!(
+                "means nothing here: it says where the sparse AllGather gathers (on the GPUs, or through host memory), and the sparse method is `{}` (set `sparse = \"allgather\"`, or remove the key)",
+                sparse.map_or("none", |m| m.name())
+            ),
+        ));
+    }
     if let Some((key, why)) = inert_for(dense, s) {
         return Err(invalid(
             key,
@@ -263,6 +282,7 @@ pub(super) fn validate_strategy(
         dct_lifespan,
         density,
         vertical_scheduling: s.vertical_scheduling.unwrap_or(false),
+        host_staged_allgather,
         ps_partitions,
         sparse,
         dense,
@@ -379,8 +399,9 @@ fn default_sparse(dense: DenseMethod) -> SparseMethod {
 /// unless DCT-DP, `model.kernel_profile` unless a method with kernels, and
 /// the keys [`method_keys`] lists for the point's method. Where the sparse
 /// method varies (swept, or left to its default beside a swept dense
-/// method): `ps_partitions` unless the sparse method is `ps`, and
-/// `vertical_scheduling` unless it is `alltoall`. Keys that are themselves swept (`swept`, dotted) are kept, and
+/// method): `ps_partitions` unless the sparse method is `ps`,
+/// `vertical_scheduling` unless it is `alltoall`, and `allgather_staging`
+/// unless it is `allgather`. Keys that are themselves swept (`swept`, dotted) are kept, and
 /// refused where they mean nothing: dropped, their swept values would
 /// label points that do not differ. An unknown method is left for
 /// validation to name.
@@ -409,6 +430,9 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
         }
         if sparse != SparseMethod::AllToAll && drop("strategy.vertical_scheduling") {
             raw.strategy.vertical_scheduling = None;
+        }
+        if sparse != SparseMethod::AllGather && drop("strategy.allgather_staging") {
+            raw.strategy.allgather_staging = None;
         }
     }
     // the dense methods' keys only where the dense method is swept
@@ -472,6 +496,11 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
             "strategy.ps_partitions",
             s.ps_partitions.is_some(),
             "Parallax partitions sparse variables, and the model has none",
+        ),
+        (
+            "strategy.allgather_staging",
+            s.allgather_staging.is_some(),
+            "it says where sparse gradients are gathered, and the model has none",
         ),
     ];
     if let Some((key, _, why)) = about_embeddings
@@ -577,6 +606,7 @@ backward = "10ms"
             ("sparse = \"alltoall\"", "strategy.sparse"),
             ("vertical_scheduling = true", "strategy.vertical_scheduling"),
             ("ps_partitions = 8", "strategy.ps_partitions"),
+            ("allgather_staging = \"host\"", "strategy.allgather_staging"),
         ] {
             let text = format!("{GOOD}[strategy]\n{set}\n");
             let e = err(&text);
@@ -614,6 +644,56 @@ backward = "10ms"
         )
         .unwrap();
         assert!(p[0].config.strategy.vertical_scheduling);
+    }
+
+    /// `allgather_staging` is "none" or "host", and means something only
+    /// beside the sparse AllGather (the default beside an AllReduce); each
+    /// refusal names the key, its line and what is set instead.
+    #[test]
+    fn allgather_staging_needs_the_allgather() {
+        assert!(!strategy_of(SPARSE, "").host_staged_allgather);
+        assert!(!strategy_of(SPARSE, "allgather_staging = \"none\"").host_staged_allgather);
+        assert!(strategy_of(SPARSE, "allgather_staging = \"host\"").host_staged_allgather);
+        assert!(
+            strategy_of(
+                SPARSE,
+                "sparse = \"allgather\"\nallgather_staging = \"host\""
+            )
+            .host_staged_allgather
+        );
+        for (method, name) in [
+            ("sparse = \"alltoall\"\n", "alltoall"),
+            ("sparse = \"ps\"\n", "ps"),
+            ("dense = \"ps\"\n", "ps"),
+        ] {
+            let text = format!("{SPARSE}[strategy]\n{method}allgather_staging = \"host\"\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("strategy.allgather_staging"), "{e}");
+            assert_eq!(e.line, Some(line(&text, "allgather_staging")), "{e}");
+            assert!(e.message.contains("means nothing here"), "{e}");
+            assert!(e.message.contains(&format!("`{name}`")), "{e}");
+        }
+        let text = format!("{SPARSE}[strategy]\nallgather_staging = \"cpu\"\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.allgather_staging"), "{e}");
+        assert!(e.message.contains("\"none\" or \"host\""), "{e}");
+        // a sweep over the sparse method keeps the key at the AllGather
+        // and drops it elsewhere
+        let sweep = format!(
+            "{SPARSE}[strategy]\nallgather_staging = \"host\"\n[sweep]\n\"strategy.sparse\" = [\"allgather\", \"ps\", \"alltoall\"]\n"
+        );
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        let staged: Vec<_> = p
+            .iter()
+            .map(|p| {
+                let s = &p.config.strategy;
+                (s.sparse_name(), s.host_staged_allgather)
+            })
+            .collect();
+        assert_eq!(
+            staged,
+            [("allgather", true), ("ps", false), ("alltoall", false)]
+        );
     }
 
     /// With an embedding, `sparse` defaults by the dense method (PS for

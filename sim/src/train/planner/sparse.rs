@@ -12,26 +12,33 @@
 //!   dense AllReduce's algorithm (ring when the dense method is PS);
 //! * `allgather`: an AllGather of every GPU's sparse gradient (Horovod's
 //!   sparse path; Parallax's AR baseline sends its sparse variables this
-//!   way, §6.4): each GPU receives the other N − 1 gradients;
+//!   way, §6.4): each GPU receives the other N − 1 gradients; with
+//!   `allgather_staging = "host"` through host memory, a copy of the GPU's
+//!   gradient to the host before it and of the N gathered ones back after
+//!   it ([`host_copy_s`]), as Horovod's CPU AllGather kernel makes
+//!   TensorFlow do;
 //! * `ps`: a parameter-server push of each GPU's sparse gradient to the
 //!   servers and a pull of its updated rows ([`crate::collective::Op::Ps`],
 //!   variables spread evenly over the servers); push and pull both count
 //!   indices. Each GPU pulls its own rows (TensorFlow's embedding lookup
-//!   gathers each worker's rows from the servers). Under the density
-//!   model each GPU pushes its own rows too, with or without
-//!   `local_aggregation`: summing a machine's sparse gradients first saves
-//!   only the rows they share, and under the density model's independent
-//!   draws that is little (G GPUs of density α share about (G − 1)·α/2 of
-//!   their rows: 2% for Parallax's LM on 6 GPUs); dense variables still
-//!   are aggregated. Under the token model (`super::draws`), with
-//!   `local_aggregation`, each machine's CPU accumulators sum its GPUs'
-//!   gradients partition by partition and its first GPU pushes their
-//!   union (Parallax §5). Between push and pull the servers work (Parallax
+//!   gathers each worker's rows from the servers). With
+//!   `local_aggregation` each machine's CPU accumulators take its GPUs'
+//!   gradients partition by partition (Parallax §5, in the machine's one
+//!   process), and the servers' accumulators then take one push a machine
+//!   instead of one a GPU. Under the density model the bytes do not shrink:
+//!   summing a machine's sparse gradients first saves only the rows they
+//!   share, and under the density model's independent draws that is little
+//!   (G GPUs of density α share about (G − 1)·α/2 of their rows: 2% for
+//!   Parallax's LM on 6 GPUs), so each GPU's rows still cross the network.
+//!   Under the token model (`super::draws`) its first GPU pushes their
+//!   union. Dense variables are aggregated either way. Between push and
+//!   pull the servers work (Parallax
 //!   §3.2): each table is split into `ps_partitions` pieces round-robin
 //!   over the servers, every host runs its partitions as CPU tasks on
-//!   `cluster.cpu_cores` cores, each [`PS_ELEMENT_S`] per element pushed
-//!   into it, then one task of [`partition_cost_s`] per partition it
-//!   holds, serially (docs/models.md §4.2);
+//!   `cluster.cpu_cores` cores, each [`server_element_s`] per element
+//!   pushed into it (TensorFlow's accumulator merges every push with the
+//!   sum so far, then the update), then one task of [`partition_cost_s`]
+//!   per partition it holds, serially (docs/models.md §4.2);
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
 //!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
@@ -162,17 +169,66 @@ pub fn add(
                 continue;
             }
         };
+        // through host memory: the GPU's gradient to the host first, the
+        // gathered gradients back to the GPU after
+        let staged = method == SparseMethod::AllGather && cfg.strategy.host_staged_allgather;
+        let copy = |plan: &mut Plan, label: String, bytes: f64, after: TaskId| {
+            plan.tasks.push(Task {
+                label: Label::Named(label),
+                layer: Some(l),
+                work: Work::Cpu {
+                    duration: SimTime::from_secs(host_copy_s(&cfg.cluster, bytes)),
+                },
+                deps: vec![Dep {
+                    task: after,
+                    back: 0,
+                }],
+                priority: l as u64,
+                lead: false,
+            });
+            plan.tasks.len() as TaskId - 1
+        };
+        let gathered = match &payload {
+            Payload::Uniform(b) => *b,
+            _ => unreachable!("the AllGather's payload is uniform"),
+        };
+        let after_bwd = if staged {
+            copy(
+                plan,
+                format!("{name} sparse gradient to host"),
+                gathered / n as f64,
+                bwd(l),
+            )
+        } else {
+            bwd(l)
+        };
         let s = plan.tasks.len() as TaskId;
         plan.tasks.push(sync(
             format!("{name} sparse gradient"),
             collective,
             payload,
-            bwd(l),
+            after_bwd,
         ));
-        plan.tasks[fwd(l) as usize]
-            .deps
-            .push(Dep { task: s, back: 1 });
+        let done = if staged {
+            copy(plan, format!("{name} sparse gradients to GPU"), gathered, s)
+        } else {
+            s
+        };
+        plan.tasks[fwd(l) as usize].deps.push(Dep {
+            task: done,
+            back: 1,
+        });
     }
+}
+
+/// Seconds a copy of `bytes` between a GPU and its host's memory takes:
+/// the GPU's PCIe link's latency and bandwidth ([`crate::cluster::ClusterSpec::gpu_pcie`];
+/// `pcie3-x16`: 12.4 GB/s, `bandwidthTest` of pinned memory,
+/// docs/network-presets.md). The copy has the link to itself: it is not
+/// shared with the NIC's traffic or another GPU's on a PCIe switch.
+pub fn host_copy_s(cluster: &crate::cluster::ClusterSpec, bytes: f64) -> f64 {
+    let link = cluster.gpu_pcie();
+    link.latency + bytes / link.bandwidth
 }
 
 /// EmbRace's AlltoAll of table `e` (layer `l`): the lookup results to
@@ -383,35 +439,73 @@ pub fn vertical_kernel_s(tokens: u64, unique: u64, dim: u64, bytes: u64, bw: f64
         + (tokens + 3 * unique) as f64 * (dim * bytes) as f64 / bw
 }
 
-/// CPU seconds a parameter server spends per element of a pushed sparse
-/// gradient, aggregating it and applying the update: 3.0 ns, measured by
-/// `cargo run --release -p kernels --example sparse_accumulate` (48
-/// workers each pushing 2,000 rows of 512 fp32 values into a 200,000-row
-/// shard, coalesced through a row map as TensorFlow's sparse accumulator
-/// does, then SGD on the touched rows; one core of the AMD EPYC build
-/// machine, 2026-11-24: 3.05 ns median over three runs; 1.5 ns with 8
-/// workers, whose pushes share fewer new rows). Parallax's 2.1 GHz
-/// Broadwell cores are not faster per core; we take the measurement as
-/// it is.
-pub const PS_ELEMENT_S: f64 = 3.0e-9;
+/// CPU seconds TensorFlow's sparse accumulator spends per element it
+/// copies: 0.50 ns. Parallax aggregates each partition's sparse gradients
+/// in a `tf.SparseConditionalAccumulator` (snuspl/parallax,
+/// `graph_transform_lib.py`: `apply_indexed_slices_grad` per worker,
+/// `take_indexed_slices_grad` once), whose kernel merges each push with
+/// the sum so far into a new tensor (`sparse_conditional_accumulator.h`,
+/// `AddToAccumGradFunction`): the k-th push copies every row before it as
+/// well as its own. Measured by `scripts/tf-ps/accumulate_cost.py`
+/// (TensorFlow 2.21, one thread, 1 to 48 pushes of 1,000 rows × 512 into
+/// a 100,000-row partition, 2-core Xeon VM, 2026-11-26): 0.50 ns per
+/// element copied (least squares over the pushes; 0.43–0.57 ns at each
+/// count), where a cost per element pushed misses by 89%.
+pub const PS_COPY_S: f64 = 0.5e-9;
 
-/// CPU seconds of one TensorFlow operation's dispatch, the unit of a
-/// partition's fixed cost: 1 µs. TensorFlow's own measurement puts the
-/// executor's inter-op latency at "hundreds of nanoseconds", hundreds of
-/// trivial ops adding "hundreds of microseconds" to a step (TensorFlow
-/// commit 1736e0b, 2018, introducing `_ReadVariablesOp`); we round to
-/// 1 µs per op. An order of magnitude from a source, not a fit.
+/// CPU seconds a parameter server spends per element pushed applying the
+/// aggregate to its partition by SGD (TensorFlow's `scatter_sub` of the
+/// taken gradient): 2.0 ns, measured by the same script (1.3–2.2 ns per
+/// element pushed, 1.8–2.2 ns from 4 to 48 pushes).
+pub const PS_APPLY_S: f64 = 2.0e-9;
+
+/// CPU seconds per element pushed that an accumulator filled by `pushes`
+/// pushes of unsorted rows spends merging them: push k copies the k − 1
+/// pushes before it and itself, (pushes + 1)/2 copies an element over
+/// the arrival orders. An embedding's gradient lists its rows in batch
+/// order, unsorted, so the merge rarely meets a row twice (the script
+/// replays the kernel's merge on its draws: 1,175,695 rows copied for 48
+/// pushes of 1,000, against 1,176,000 when no row is met twice); rows the
+/// pushes share are counted as if distinct.
+pub fn accumulate_s(pushes: u32) -> f64 {
+    PS_COPY_S * (pushes as f64 + 1.0) / 2.0
+}
+
+/// CPU seconds per element pushed into a server's partition by `pushes`
+/// pushes: the accumulator's merge ([`accumulate_s`]) and the update
+/// ([`PS_APPLY_S`]). 14.3 ns for Parallax's 48 workers, 4.3 ns for its
+/// 8 machines under local aggregation.
+pub fn server_element_s(pushes: u32) -> f64 {
+    accumulate_s(pushes) + PS_APPLY_S
+}
+
+/// CPU seconds of one TensorFlow operation's dispatch without a transfer:
+/// 1 µs. TensorFlow's own measurement puts the executor's inter-op
+/// latency at "hundreds of nanoseconds", hundreds of trivial ops adding
+/// "hundreds of microseconds" to a step (TensorFlow commit 1736e0b, 2018,
+/// introducing `_ReadVariablesOp`); we round to 1 µs per op. An order of
+/// magnitude from a source, not a fit. Parallax's local aggregation runs
+/// in the machine's own process (in-graph replication), its ops without
+/// gRPC.
 pub const PS_OP_S: f64 = 1e-6;
+
+/// CPU seconds a server spends on one worker's op on a partition with
+/// its tensor's transfer through gRPC (an accumulate and its push, or a
+/// gather and its pull): 60 µs, measured by
+/// `scripts/tf-ps/partition_cost.py` (TensorFlow 2.21, one worker and one
+/// server on localhost, 2-core Xeon VM, 2026-11-26: the server's CPU a
+/// step grows by 119.6 µs a partition, a gather and a scatter with their
+/// transfers; docs/research/tf-ps-costs.md §0).
+pub const PS_TRANSFER_S: f64 = 60e-6;
 
 /// CPU seconds each partition of a sparse variable costs its server per
 /// iteration beyond its elements, with `pushes` workers pushing into it
-/// and `pulls` pulling from it: one accumulate op per push, one gather op
-/// per pull and one apply, (pushes + pulls + 1) ops of [`PS_OP_S`] (the
-/// partition's own arrays, requests and stitching: Parallax §3.2); 2N + 1
-/// for N GPUs without local aggregation. A server's partitions pay it
-/// one after the other (see the module documentation).
+/// and `pulls` pulling from it: one op with its transfer per push and per
+/// pull ([`PS_TRANSFER_S`]) and one apply ([`PS_OP_S`]); 5.76 ms for
+/// Parallax's 48 workers. A server's partitions pay it one after the
+/// other (see the module documentation).
 pub fn partition_cost_s(pushes: u32, pulls: u32) -> f64 {
-    (pushes as u64 + pulls as u64 + 1) as f64 * PS_OP_S
+    (pushes as u64 + pulls as u64) as f64 * PS_TRANSFER_S + PS_OP_S
 }
 
 /// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
@@ -450,7 +544,14 @@ fn ps_tasks(
             .collect()
     };
     let row_bytes = e.sparse_bytes(1, p) as f64;
-    let pushers = if local { cluster.nodes } else { n };
+    // with `local_aggregation` each machine's accumulators take its GPUs'
+    // gradients and the machine pushes once a partition, under either
+    // model (Parallax replicates a machine's GPUs in one process and sums
+    // them there, §5); under the density model the machine's push carries
+    // all its GPUs' rows (they share few), under the token model their
+    // union
+    let aggregating = cfg.strategy.local_aggregation && cluster.gpus_per_node > 1;
+    let pushers = if aggregating { cluster.nodes } else { n };
     // per iteration: the push and the pull payloads, each server task's
     // and each local task's elements (the busiest host's i-th largest)
     type Its = (Vec<(Payload, Payload)>, Vec<Vec<f64>>, Vec<Vec<f64>>);
@@ -544,14 +645,24 @@ fn ps_tasks(
                 .unwrap_or(0)
                 .max(1);
             let elements = n as f64 * r as f64 * e.dim as f64 / parts as f64;
+            // each machine's accumulator of a partition: its GPUs' rows
+            let locals = if aggregating {
+                let g = cluster.gpus_per_node as f64;
+                vec![g * r as f64 * e.dim as f64 / parts as f64; parts as usize]
+            } else {
+                Vec::new()
+            };
             (
                 vec![(payload.clone(), payload)],
                 vec![vec![elements; per_node]],
-                vec![Vec::new()],
+                vec![locals],
             )
         }
     };
-    let secs = |elements: f64| SimTime::from_secs(PS_ELEMENT_S * elements);
+    // seconds per element pushed: the server's accumulators and updates,
+    // and with local aggregation each machine's accumulators of its GPUs
+    let server_rate = server_element_s(pushers);
+    let local_rate = accumulate_s(cluster.gpus_per_node);
     // pulls are each GPU's own lookups: never aggregated
     let comm = |label: String, algo: Algo, payload: &Payload, after: TaskId| Task {
         label: Label::Named(label),
@@ -581,10 +692,16 @@ fn ps_tasks(
         lead: false,
     };
     // CPU tasks `label i`, i < the most any iteration has, each task's
-    // duration per iteration (0 where an iteration has fewer), waiting
-    // for `after`; then one bookkeeping task of `fixed` that waits for
-    // them all. Returns the bookkeeping task.
-    let stage = |plan: &mut Plan, label: &str, work: &[Vec<f64>], fixed: SimTime, after: TaskId| {
+    // duration per iteration (0 where an iteration has fewer; `rate`
+    // seconds an element), waiting for `after`; then one bookkeeping task
+    // of `fixed` that waits for them all. Returns the bookkeeping task.
+    let stage = |plan: &mut Plan,
+                 label: &str,
+                 work: &[Vec<f64>],
+                 rate: f64,
+                 fixed: SimTime,
+                 after: TaskId| {
+        let secs = |elements: f64| SimTime::from_secs(rate * elements);
         let count = work.iter().map(Vec::len).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(count);
         for i in 0..count {
@@ -614,10 +731,10 @@ fn ps_tasks(
     };
     // local aggregation: every machine's accumulators of the partitions,
     // each (G + 1) ops of bookkeeping (G pushes, one take)
-    let before_push = if local {
+    let before_push = if aggregating {
         let fixed =
             SimTime::from_secs((cluster.gpus_per_node as u64 + 1) as f64 * PS_OP_S * parts as f64);
-        stage(plan, "local partition", &local_work, fixed, bwd)
+        stage(plan, "local partition", &local_work, local_rate, fixed, bwd)
     } else {
         bwd
     };
@@ -630,7 +747,7 @@ fn ps_tasks(
     ));
     let per_node = server_work.iter().map(Vec::len).max().unwrap_or(1) as f64;
     let fixed = SimTime::from_secs(partition_cost_s(pushers, n) * per_node);
-    let stitch = stage(plan, "partition", &server_work, fixed, push);
+    let stitch = stage(plan, "partition", &server_work, server_rate, fixed, push);
     let pull = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
         format!("{name} sparse pull"),
