@@ -676,6 +676,7 @@ backward = "10ms"
         let text = format!("{SPARSE}[strategy]\nallgather_staging = \"cpu\"\n");
         let e = err(&text);
         assert_eq!(e.key.as_deref(), Some("strategy.allgather_staging"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "allgather_staging")), "{e}");
         assert!(e.message.contains("\"none\" or \"host\""), "{e}");
         // a sweep over the sparse method keeps the key at the AllGather
         // and drops it elsewhere

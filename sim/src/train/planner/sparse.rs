@@ -37,8 +37,10 @@
 //!   over the servers, every host runs its partitions as CPU tasks on
 //!   `cluster.cpu_cores` cores, each [`server_element_s`] per element
 //!   pushed into it (TensorFlow's accumulator merges every push with the
-//!   sum so far, then the update), then one task of [`partition_cost_s`]
-//!   per partition it holds, serially (docs/models.md §4.2);
+//!   sum so far, then the update) and [`PS_TRANSFER_S`] per pull served,
+//!   then one task of [`partition_cost_s`] per partition it holds for the
+//!   push transfers, which the tables' tasks take one after another
+//!   (docs/models.md §4.2);
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
 //!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
@@ -121,6 +123,8 @@ pub fn add(
         0
     };
     let layers = &cfg.model.layers;
+    // each sparse PS table's chain of push transfers on its servers
+    let mut chains: Vec<TaskId> = Vec::new();
     for (l, layer) in layers.iter().enumerate() {
         let Some(e) = &layer.embedding else {
             continue;
@@ -161,7 +165,7 @@ pub fn add(
                 Payload::Uniform(message_bytes(e, method, n, p) as f64),
             ),
             SparseMethod::Ps => {
-                ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
+                chains.push(ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l)));
                 continue;
             }
             SparseMethod::AllToAll => {
@@ -217,6 +221,16 @@ pub fn add(
         plan.tasks[fwd(l) as usize].deps.push(Dep {
             task: done,
             back: 1,
+        });
+    }
+    // a server receives the pushes of all its tables on one thread (see
+    // `partition_cost_s`): the tables' chains one after another, in the
+    // order the backward pass readies their gradients, the last layer's
+    // first
+    for pair in chains.windows(2) {
+        plan.tasks[pair[0] as usize].deps.push(Dep {
+            task: pair[1],
+            back: 0,
         });
     }
 }
@@ -449,7 +463,7 @@ pub fn vertical_kernel_s(tokens: u64, unique: u64, dim: u64, bytes: u64, bw: f64
 /// well as its own. Measured by `scripts/tf-ps/accumulate_cost.py`
 /// (TensorFlow 2.21, one thread, 1 to 48 pushes of 1,000 rows × 512 into
 /// a 100,000-row partition, 2-core Xeon VM, 2026-11-26): 0.50 ns per
-/// element copied (least squares over the pushes; 0.43–0.57 ns at each
+/// element copied (least squares over the pushes; 0.43–0.59 ns at each
 /// count), where a cost per element pushed misses by 89%.
 pub const PS_COPY_S: f64 = 0.5e-9;
 
@@ -491,26 +505,32 @@ pub const PS_OP_S: f64 = 1e-6;
 
 /// CPU seconds a server spends on one worker's op on a partition with
 /// its tensor's transfer through gRPC (an accumulate and its push, or a
-/// gather and its pull): 60 µs, measured by
+/// gather and its pull): 60 µs, derived from a measurement:
 /// `scripts/tf-ps/partition_cost.py` (TensorFlow 2.21, one worker and one
-/// server on localhost, 2-core Xeon VM, 2026-11-26: the server's CPU a
-/// step grows by 119.6 µs a partition, a gather and a scatter with their
-/// transfers; docs/research/tf-ps-costs.md §0).
+/// server on localhost, 2-core Xeon VM, 2026-11-26) finds the server's
+/// CPU a step growing by 119.6 µs a partition, a gather and a scatter
+/// with their transfers, so 60 µs each; that N workers cost N times one
+/// is our assumption (docs/research/tf-ps-costs.md §0).
 pub const PS_TRANSFER_S: f64 = 60e-6;
 
-/// CPU seconds each partition of a sparse variable costs its server per
-/// iteration beyond its elements, with `pushes` workers pushing into it
-/// and `pulls` pulling from it: one op with its transfer per push and per
-/// pull ([`PS_TRANSFER_S`]) and one apply ([`PS_OP_S`]); 5.76 ms for
-/// Parallax's 48 workers. A server's partitions pay it one after the
-/// other (see the module documentation).
-pub fn partition_cost_s(pushes: u32, pulls: u32) -> f64 {
-    (pushes as u64 + pulls as u64) as f64 * PS_TRANSFER_S + PS_OP_S
+/// CPU seconds of the chain each partition of a sparse variable costs
+/// its server per iteration, with `pushes` pushes into it: each push's
+/// transfer ([`PS_TRANSFER_S`]) and one apply ([`PS_OP_S`]); 2.88 ms for
+/// Parallax's 48 workers. The server is the gRPC client of its pushes
+/// (TensorFlow's receiver fetches a tensor), and TensorFlow's client
+/// completed every call on one polling thread (docs/models.md §4.2), so
+/// a server's push transfers run one after another, its partitions' and
+/// its tables' alike. Its pulls it serves from its own threads: their
+/// transfers cost each partition's task [`PS_TRANSFER_S`] a pull, on the
+/// host's cores beside the partition's elements.
+pub fn partition_cost_s(pushes: u32) -> f64 {
+    pushes as f64 * PS_TRANSFER_S + PS_OP_S
 }
 
 /// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
-/// with the token model and local aggregation, each machine's
-/// accumulators first.
+/// with local aggregation, each machine's accumulators first. Returns the
+/// task of the servers' push transfers, which `add` chains over the
+/// tables.
 fn ps_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
@@ -519,15 +539,26 @@ fn ps_tasks(
     e: &Embedding,
     fwd: TaskId,
     bwd: TaskId,
-) {
+) -> TaskId {
     let cluster = &cfg.cluster;
     let n = cluster.gpus();
     let p = cfg.model.gradient_precision;
     let name = &cfg.model.layers[l as usize].name;
     let tokens = e.token_model();
-    // a machine's sparse gradients are summed before they leave it only
-    // where the draws say which rows its GPUs share
-    let local = tokens.is_some() && cfg.strategy.local_aggregation && cluster.gpus_per_node > 1;
+    // with `local_aggregation` each machine's accumulators take its GPUs'
+    // gradients and the machine pushes once a partition, under either
+    // model (Parallax replicates a machine's GPUs in one process and sums
+    // them there, §5); under the density model the machine's push carries
+    // all its GPUs' rows (they share few), under the token model, whose
+    // draws say which rows its GPUs share, their union. The compressed
+    // methods' trainers push their own (their strategy refuses the key).
+    let aggregating = cfg.strategy.local_aggregation
+        && cluster.gpus_per_node > 1
+        && !matches!(
+            cfg.strategy.dense,
+            DenseMethod::Dct | DenseMethod::TopK | DenseMethod::GTopK
+        );
+    let local = tokens.is_some() && aggregating;
     let ps = Collective {
         ps_servers: cfg.strategy.ps_servers,
         local_aggregation: local,
@@ -544,13 +575,6 @@ fn ps_tasks(
             .collect()
     };
     let row_bytes = e.sparse_bytes(1, p) as f64;
-    // with `local_aggregation` each machine's accumulators take its GPUs'
-    // gradients and the machine pushes once a partition, under either
-    // model (Parallax replicates a machine's GPUs in one process and sums
-    // them there, §5); under the density model the machine's push carries
-    // all its GPUs' rows (they share few), under the token model their
-    // union
-    let aggregating = cfg.strategy.local_aggregation && cluster.gpus_per_node > 1;
     let pushers = if aggregating { cluster.nodes } else { n };
     // per iteration: the push and the pull payloads, each server task's
     // and each local task's elements (the busiest host's i-th largest)
@@ -692,21 +716,23 @@ fn ps_tasks(
         lead: false,
     };
     // CPU tasks `label i`, i < the most any iteration has, each task's
-    // duration per iteration (0 where an iteration has fewer; `rate`
-    // seconds an element), waiting for `after`; then one bookkeeping task
-    // of `fixed` that waits for them all. Returns the bookkeeping task.
+    // duration per iteration (`rate` seconds an element and `each`
+    // seconds; 0 where an iteration has fewer), waiting for `after`; then
+    // one bookkeeping task of `fixed` that waits for them all. Returns the
+    // bookkeeping task.
     let stage = |plan: &mut Plan,
                  label: &str,
                  work: &[Vec<f64>],
-                 rate: f64,
+                 (rate, each): (f64, f64),
                  fixed: SimTime,
                  after: TaskId| {
-        let secs = |elements: f64| SimTime::from_secs(rate * elements);
         let count = work.iter().map(Vec::len).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(count);
         for i in 0..count {
             let id = plan.tasks.len() as TaskId;
-            let at = |it: &Vec<f64>| secs(it.get(i).copied().unwrap_or(0.0));
+            let at = |it: &Vec<f64>| {
+                SimTime::from_secs(it.get(i).map_or(0.0, |&elements| rate * elements + each))
+            };
             plan.tasks.push(cpu(
                 format!("{name} {label} {i}"),
                 at(&work[0]),
@@ -734,7 +760,14 @@ fn ps_tasks(
     let before_push = if aggregating {
         let fixed =
             SimTime::from_secs((cluster.gpus_per_node as u64 + 1) as f64 * PS_OP_S * parts as f64);
-        stage(plan, "local partition", &local_work, local_rate, fixed, bwd)
+        stage(
+            plan,
+            "local partition",
+            &local_work,
+            (local_rate, 0.0),
+            fixed,
+            bwd,
+        )
     } else {
         bwd
     };
@@ -746,8 +779,17 @@ fn ps_tasks(
         before_push,
     ));
     let per_node = server_work.iter().map(Vec::len).max().unwrap_or(1) as f64;
-    let fixed = SimTime::from_secs(partition_cost_s(pushers, n) * per_node);
-    let stitch = stage(plan, "partition", &server_work, server_rate, fixed, push);
+    let fixed = SimTime::from_secs(partition_cost_s(pushers) * per_node);
+    // each partition's pulls, one a GPU, served beside its elements
+    let pulls = n as f64 * PS_TRANSFER_S;
+    let stitch = stage(
+        plan,
+        "partition",
+        &server_work,
+        (server_rate, pulls),
+        fixed,
+        push,
+    );
     let pull = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
         format!("{name} sparse pull"),
@@ -767,6 +809,7 @@ fn ps_tasks(
         back: 1,
     });
     plan.host_cores = cluster.cpu_cores;
+    stitch
 }
 
 /// Partitions of each sparse variable on `servers` servers.
