@@ -517,12 +517,14 @@ pub const PS_TRANSFER_S: f64 = 60e-6;
 /// its server per iteration, with `pushes` pushes into it: each push's
 /// transfer ([`PS_TRANSFER_S`]) and one apply ([`PS_OP_S`]); 2.88 ms for
 /// Parallax's 48 workers. The server is the gRPC client of its pushes
-/// (TensorFlow's receiver fetches a tensor), and TensorFlow's client
-/// completed every call on one polling thread (docs/models.md §4.2), so
-/// a server's push transfers run one after another, its partitions' and
-/// its tables' alike. Its pulls it serves from its own threads: their
-/// transfers cost each partition's task [`PS_TRANSFER_S`] a pull, on the
-/// host's cores beside the partition's elements.
+/// (TensorFlow's receiver fetches a tensor), and a copy of TensorFlow's
+/// client we could not date completed every call on one polling thread
+/// (docs/models.md §4.2); taking that as Parallax's TensorFlow 1.6, a
+/// server's push transfers run one after another, its partitions' and
+/// its tables' alike. Its pulls, which it answers, we assume served in
+/// parallel: their transfers cost each partition's task
+/// [`PS_TRANSFER_S`] a pull, on the host's cores beside the partition's
+/// elements.
 pub fn partition_cost_s(pushes: u32) -> f64 {
     pushes as f64 * PS_TRANSFER_S + PS_OP_S
 }
