@@ -133,8 +133,7 @@ def main():
             )
             apply = tf.compat.v1.scatter_sub(table, take.indices, take.values).op
             # the same reads without the accumulator: what is not its work
-            with tf.control_dependencies([]):
-                base = tf.group(*[tf.identity(v) for v in vals], *idx)
+            base = tf.group(*[tf.identity(v) for v in vals], *idx)
             init = tf.compat.v1.global_variables_initializer()
         with tf.compat.v1.Session(graph=graph, config=config) as sess:
             sess.run(init)

@@ -145,15 +145,13 @@ pub(super) fn validate_strategy(
             ));
         }
     };
-    if s.vertical_scheduling.is_some() && sparse != Some(SparseMethod::AllToAll) {
-        return Err(invalid(
-            "strategy.vertical_scheduling",
-            format!(
-                "means nothing here: EmbRace's vertical scheduling splits the gradients of its AlltoAll into prior and delayed rows, and the sparse method is `{}` (set `sparse = \"alltoall\"`, or remove the key)",
-                sparse.map_or("none", |m| m.name())
-            ),
-        ));
-    }
+    only_beside(
+        "strategy.vertical_scheduling",
+        s.vertical_scheduling.is_some(),
+        sparse,
+        SparseMethod::AllToAll,
+        "EmbRace's vertical scheduling splits the gradients of its AlltoAll into prior and delayed rows",
+    )?;
     let host_staged_allgather = match s.allgather_staging.as_deref() {
         None | Some("none") => false,
         Some("host") => true,
@@ -164,15 +162,13 @@ pub(super) fn validate_strategy(
             ));
         }
     };
-    if s.allgather_staging.is_some() && sparse != Some(SparseMethod::AllGather) {
-        return Err(invalid(
-            "strategy.allgather_staging",
-            format!(
-                "means nothing here: it says where the sparse AllGather gathers (on the GPUs, or through host memory), and the sparse method is `{}` (set `sparse = \"allgather\"`, or remove the key)",
-                sparse.map_or("none", |m| m.name())
-            ),
-        ));
-    }
+    only_beside(
+        "strategy.allgather_staging",
+        s.allgather_staging.is_some(),
+        sparse,
+        SparseMethod::AllGather,
+        "it says where the sparse AllGather gathers (on the GPUs, or through host memory)",
+    )?;
     if let Some((key, why)) = inert_for(dense, s) {
         return Err(invalid(
             key,
@@ -302,6 +298,28 @@ pub(super) fn validate_strategy(
 /// the whole cluster's structure (tree, hierarchical, NVLS, SHARP: a
 /// stage's data-parallel group is a strided subset of it), and local
 /// aggregation (a stage's PS workers push on their own).
+/// Refuses `key`, when `given`, beside any sparse method but `needs`:
+/// it means nothing there (`why` says what it does).
+fn only_beside(
+    key: &str,
+    given: bool,
+    sparse: Option<SparseMethod>,
+    needs: SparseMethod,
+    why: &str,
+) -> Result<(), Invalid> {
+    if !given || sparse == Some(needs) {
+        return Ok(());
+    }
+    Err(invalid(
+        key,
+        format!(
+            "means nothing here: {why}, and the sparse method is `{}` (set `sparse = \"{}\"`, or remove the key)",
+            sparse.map_or("none", |m| m.name()),
+            needs.name()
+        ),
+    ))
+}
+
 fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
     let key = "strategy.mp_stages";
     if sparse {

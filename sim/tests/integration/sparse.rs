@@ -65,6 +65,14 @@ backward = "{b}ms"
     )
 }
 
+/// The task of `plan` named `name`.
+fn task_named(plan: &Plan, name: &str) -> u32 {
+    plan.tasks
+        .iter()
+        .position(|t| matches!(&t.label, Label::Named(n) if n == name))
+        .unwrap_or_else(|| panic!("no task {name}")) as u32
+}
+
 /// The plan's sparse synchronisation tasks: (name, collective, payload).
 fn sparse_tasks(plan: &Plan) -> Vec<(String, Collective, Payload)> {
     plan.tasks
@@ -599,12 +607,7 @@ fn a_host_staged_allgather_copies_before_and_after() {
     assert!(!direct.strategy.host_staged_allgather);
     assert!(staged.strategy.host_staged_allgather);
     let plan = planner::plan(&staged);
-    let find = |name: &str| {
-        plan.tasks
-            .iter()
-            .position(|t| matches!(&t.label, Label::Named(n) if n == name))
-            .unwrap_or_else(|| panic!("no task {name}"))
-    };
+    let find = |name: &str| task_named(&plan, name) as usize;
     let (down, gather, up) = (
         find("emb sparse gradient to host"),
         find("emb sparse gradient"),
@@ -1185,17 +1188,11 @@ fn the_token_model_sizes_every_message_per_iteration() {
     };
     let rows = |g: u32, it: u32| tm.tokens(7, 0, g, it);
     let row_bytes = (8 * 4 + 4) as f64;
-    let named = |plan: &Plan, name: &str| {
-        plan.tasks
-            .iter()
-            .position(|t| matches!(&t.label, Label::Named(n) if n == name))
-            .unwrap_or_else(|| panic!("no task {name}")) as u32
-    };
     let iters = 2 + 4;
 
     let cfg = config(&token_scenario("sparse = \"allgather\""));
     let plan = planner::plan(&cfg);
-    let t = named(&plan, "emb sparse gradient");
+    let t = task_named(&plan, "emb sparse gradient");
     for it in 0..iters {
         assert_eq!(
             plan.payload(t, it),
@@ -1209,8 +1206,8 @@ fn the_token_model_sizes_every_message_per_iteration() {
     // iteration
     let cfg = config(&token_scenario("sparse = \"alltoall\""));
     let plan = planner::plan(&cfg);
-    let t = named(&plan, "emb lookup alltoall");
-    let g = named(&plan, "emb gradient alltoall");
+    let t = task_named(&plan, "emb lookup alltoall");
+    let g = task_named(&plan, "emb gradient alltoall");
     let block = 300.0 * 2.0 * 4.0;
     for it in [0, 3] {
         assert_eq!(plan.payload(t, it), &Payload::Uniform(6.0 * block));
@@ -1223,10 +1220,10 @@ fn the_token_model_sizes_every_message_per_iteration() {
         )));
         let plan = planner::plan(&cfg);
         let (push, pull) = (
-            named(&plan, "emb sparse push"),
-            named(&plan, "emb sparse pull"),
+            task_named(&plan, "emb sparse push"),
+            task_named(&plan, "emb sparse pull"),
         );
-        let stage = named(&plan, "emb partition 0");
+        let stage = task_named(&plan, "emb partition 0");
         for it in 0..iters {
             let server = |r: u64| ((r % 4) % 2) as usize;
             let count = |list: &[u64]| {
@@ -1326,12 +1323,6 @@ fn vertical_scheduling_splits_the_coalesced_gradient() {
         zipf: 1.0,
     };
     let rows = |g: u32, it: u32| tm.rows(7, 0, g, it);
-    let named = |plan: &Plan, name: &str| {
-        plan.tasks
-            .iter()
-            .position(|t| matches!(&t.label, Label::Named(n) if n == name))
-            .unwrap_or_else(|| panic!("no task {name}")) as u32
-    };
     let cfg = config(&token_scenario(
         "sparse = \"alltoall\"\nschedule = \"priority\"\nvertical_scheduling = true",
     ));
@@ -1343,9 +1334,9 @@ fn vertical_scheduling_splits_the_coalesced_gradient() {
             .any(|t| matches!(&t.label, Label::Named(n) if n == "emb gradient alltoall"))
     );
     let (v, prior, delayed) = (
-        named(&plan, "emb vertical scheduling"),
-        named(&plan, "emb prior gradient alltoall"),
-        named(&plan, "emb delayed gradient alltoall"),
+        task_named(&plan, "emb vertical scheduling"),
+        task_named(&plan, "emb prior gradient alltoall"),
+        task_named(&plan, "emb delayed gradient alltoall"),
     );
     // last in stream order, after every backward pass
     assert_eq!(*plan.compute_order().last().unwrap(), v);
@@ -1443,11 +1434,7 @@ fn vertical_scheduling_shortens_a_communication_bound_iteration() {
         .replace("tokens_per_batch = 300\nzipf = 1.0", "density = 0.02");
     let cfg = config(&dense);
     let plan = planner::plan(&cfg);
-    let prior = plan
-        .tasks
-        .iter()
-        .position(|t| matches!(&t.label, Label::Named(n) if n == "emb prior gradient alltoall"))
-        .unwrap() as u32;
+    let prior = task_named(&plan, "emb prior gradient alltoall");
     // 100 rows a GPU; 1 − 0.98^6 = 0.1142… → 11 prior rows
     let Payload::PerPair(p) = plan.payload(prior, 0) else {
         panic!("per-pair prior rows")

@@ -146,6 +146,8 @@ pub fn add(
             priority: l as u64,
             lead: false,
         };
+        // the AllReduce's dense table, or the AllGather's N gradients
+        let bytes = message_bytes(e, method, n, p) as f64;
         let (collective, payload) = match method {
             SparseMethod::AllReduce => {
                 let algo = match cfg.strategy.dense {
@@ -158,12 +160,9 @@ pub fn add(
                     algo,
                     ..Collective::new(Op::AllReduce)
                 };
-                (c, Payload::Uniform(message_bytes(e, method, n, p) as f64))
+                (c, Payload::Uniform(bytes))
             }
-            SparseMethod::AllGather => (
-                Collective::new(Op::AllGather),
-                Payload::Uniform(message_bytes(e, method, n, p) as f64),
-            ),
+            SparseMethod::AllGather => (Collective::new(Op::AllGather), Payload::Uniform(bytes)),
             SparseMethod::Ps => {
                 chains.push(ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l)));
                 continue;
@@ -177,30 +176,15 @@ pub fn add(
         // gathered gradients back to the GPU after
         let staged = method == SparseMethod::AllGather && cfg.strategy.host_staged_allgather;
         let copy = |plan: &mut Plan, label: String, bytes: f64, after: TaskId| {
-            plan.tasks.push(Task {
-                label: Label::Named(label),
-                layer: Some(l),
-                work: Work::Cpu {
-                    duration: SimTime::from_secs(host_copy_s(&cfg.cluster, bytes)),
-                },
-                deps: vec![Dep {
-                    task: after,
-                    back: 0,
-                }],
-                priority: l as u64,
-                lead: false,
-            });
+            let duration = SimTime::from_secs(host_copy_s(&cfg.cluster, bytes));
+            plan.tasks.push(cpu_task(l, label, duration, &[after]));
             plan.tasks.len() as TaskId - 1
-        };
-        let gathered = match &payload {
-            Payload::Uniform(b) => *b,
-            _ => unreachable!("the AllGather's payload is uniform"),
         };
         let after_bwd = if staged {
             copy(
                 plan,
                 format!("{name} sparse gradient to host"),
-                gathered / n as f64,
+                bytes / n as f64,
                 bwd(l),
             )
         } else {
@@ -214,7 +198,7 @@ pub fn add(
             after_bwd,
         ));
         let done = if staged {
-            copy(plan, format!("{name} sparse gradients to GPU"), gathered, s)
+            copy(plan, format!("{name} sparse gradients to GPU"), bytes, s)
         } else {
             s
         };
@@ -232,6 +216,19 @@ pub fn add(
             task: pair[1],
             back: 0,
         });
+    }
+}
+
+/// A host CPU task of table layer `l` of `duration`, waiting for the
+/// tasks `after` of the same iteration.
+fn cpu_task(l: u32, label: String, duration: SimTime, after: &[TaskId]) -> Task {
+    Task {
+        label: Label::Named(label),
+        layer: Some(l),
+        work: Work::Cpu { duration },
+        deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
+        priority: l as u64,
+        lead: false,
     }
 }
 
@@ -552,14 +549,12 @@ fn ps_tasks(
     // model (Parallax replicates a machine's GPUs in one process and sums
     // them there, §5); under the density model the machine's push carries
     // all its GPUs' rows (they share few), under the token model, whose
-    // draws say which rows its GPUs share, their union. The compressed
-    // methods' trainers push their own (their strategy refuses the key).
+    // draws say which rows its GPUs share, their union. DCT-DP's trainers
+    // push their own (its strategy refuses the key; Top-k and gTop-k take
+    // no tables).
     let aggregating = cfg.strategy.local_aggregation
         && cluster.gpus_per_node > 1
-        && !matches!(
-            cfg.strategy.dense,
-            DenseMethod::Dct | DenseMethod::TopK | DenseMethod::GTopK
-        );
+        && !matches!(cfg.strategy.dense, DenseMethod::Dct);
     let local = tokens.is_some() && aggregating;
     let ps = Collective {
         ps_servers: cfg.strategy.ps_servers,
@@ -709,14 +704,6 @@ fn ps_tasks(
         priority: l as u64,
         lead: false,
     };
-    let cpu = |label: String, duration: SimTime, deps: Vec<Dep>| Task {
-        label: Label::Named(label),
-        layer: Some(l),
-        work: Work::Cpu { duration },
-        deps,
-        priority: l as u64,
-        lead: false,
-    };
     // CPU tasks `label i`, i < the most any iteration has, each task's
     // duration per iteration (`rate` seconds an element and `each`
     // seconds; 0 where an iteration has fewer), waiting for `after`; then
@@ -735,13 +722,11 @@ fn ps_tasks(
             let at = |it: &Vec<f64>| {
                 SimTime::from_secs(it.get(i).map_or(0.0, |&elements| rate * elements + each))
             };
-            plan.tasks.push(cpu(
+            plan.tasks.push(cpu_task(
+                l,
                 format!("{name} {label} {i}"),
                 at(&work[0]),
-                vec![Dep {
-                    task: after,
-                    back: 0,
-                }],
+                &[after],
             ));
             if work.len() > 1 {
                 plan.per_iteration
@@ -750,11 +735,8 @@ fn ps_tasks(
             ids.push(id);
         }
         let done = plan.tasks.len() as TaskId;
-        plan.tasks.push(cpu(
-            format!("{name} {label}s"),
-            fixed,
-            ids.iter().map(|&task| Dep { task, back: 0 }).collect(),
-        ));
+        plan.tasks
+            .push(cpu_task(l, format!("{name} {label}s"), fixed, &ids));
         done
     };
     // local aggregation: every machine's accumulators of the partitions,
