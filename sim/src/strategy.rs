@@ -137,6 +137,12 @@ pub struct Strategy {
     /// Horovod's CPU AllGather kernel makes TensorFlow do (Horovod before
     /// `HOROVOD_GPU_ALLGATHER`; Parallax's AR baseline, §6).
     pub host_staged_allgather: bool,
+    /// Dense PS: each variable whole on one server, as TensorFlow places
+    /// them, with TensorFlow's server CPU (`strategy.ps_placement =
+    /// "whole"`, `train::planner::ps`); `false` (`"sharded"`): every
+    /// variable spread evenly over the servers (MXNet's and BytePS's
+    /// servers split large tensors) and no server CPU for dense variables.
+    pub ps_whole_variables: bool,
     /// Top-k and gTop-k: the density ρ, k = ρ·m of the m gradient
     /// elements (`strategy.density`; default 0.001, the gTop-k paper's
     /// setting for CNNs, §IV-B).
@@ -183,6 +189,7 @@ impl Default for Strategy {
             ps_partitions: Partitions::PerServer,
             vertical_scheduling: false,
             host_staged_allgather: false,
+            ps_whole_variables: false,
             density: 0.001,
             dct_sparsity: 0.95,
             dct_lifespan: 1000,

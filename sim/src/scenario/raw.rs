@@ -394,6 +394,11 @@ pub struct RawStrategy {
     /// `"host"` (through host memory, Horovod's CPU AllGather kernel).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allgather_staging: Option<String>,
+    /// Dense PS: `"sharded"` (every variable spread evenly over the
+    /// servers) or `"whole"` (each variable on one server, TensorFlow's
+    /// greedy placement and server CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ps_placement: Option<String>,
     /// What each message costs its channel before its transfer ("8.4us");
     /// default `sim::losses::TYPICAL_MESSAGE_OVERHEAD_S` (0 with `ideal`).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -169,6 +169,16 @@ pub(super) fn validate_strategy(
         SparseMethod::AllGather,
         "it says where the sparse AllGather gathers (on the GPUs, or through host memory)",
     )?;
+    let ps_whole_variables = match s.ps_placement.as_deref() {
+        None | Some("sharded") => false,
+        Some("whole") => true,
+        Some(other) => {
+            return Err(invalid(
+                "strategy.ps_placement",
+                format!("must be \"sharded\" or \"whole\", got \"{other}\""),
+            ));
+        }
+    };
     if let Some((key, why)) = inert_for(dense, s) {
         return Err(invalid(
             key,
@@ -279,6 +289,7 @@ pub(super) fn validate_strategy(
         density,
         vertical_scheduling: s.vertical_scheduling.unwrap_or(false),
         host_staged_allgather,
+        ps_whole_variables,
         ps_partitions,
         sparse,
         dense,
@@ -292,12 +303,6 @@ pub(super) fn validate_strategy(
     })
 }
 
-/// What model parallelism (`mp_stages` > 1) does not combine with: Top-k
-/// and gTop-k (their whole-model selection assumes one GPU holds the whole
-/// gradient), models with embedding tables, AllReduce algorithms built on
-/// the whole cluster's structure (tree, hierarchical, NVLS, SHARP: a
-/// stage's data-parallel group is a strided subset of it), and local
-/// aggregation (a stage's PS workers push on their own).
 /// Refuses `key`, when `given`, beside any sparse method but `needs`:
 /// it means nothing there (`why` says what it does).
 fn only_beside(
@@ -320,6 +325,13 @@ fn only_beside(
     ))
 }
 
+/// What model parallelism (`mp_stages` > 1) does not combine with: Top-k
+/// and gTop-k (their whole-model selection assumes one GPU holds the whole
+/// gradient), models with embedding tables, AllReduce algorithms built on
+/// the whole cluster's structure (tree, hierarchical, NVLS, SHARP: a
+/// stage's data-parallel group is a strided subset of it), local
+/// aggregation (a stage's PS workers push on their own), and whole
+/// variables on the servers (the stages' PS spreads them evenly).
 fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
     let key = "strategy.mp_stages";
     if sparse {
@@ -351,6 +363,10 @@ fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), 
             "strategy.local_aggregation",
             "with `mp_stages` > 1 each stage's GPUs push to the servers on their own: local aggregation is not modelled (remove the key)",
         )),
+        DenseMethod::Ps if s.ps_placement.as_deref() == Some("whole") => Err(invalid(
+            "strategy.ps_placement",
+            "with `mp_stages` > 1 the stages' servers are modelled with the variables spread evenly (\"sharded\"): whole variables and their servers' CPU are not modelled there (remove the key)",
+        )),
         _ => Ok(()),
     }
 }
@@ -364,6 +380,8 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
     const TOPK: &str = "Top-k and gTop-k send one message an iteration, the whole model's selected elements, by a collective of their own";
     const DCT: &str =
         "DCT-DP's trainers each push their own layers' kept elements to the parameter servers";
+    const PLACED: &str = "it places dense variables on parameter servers, and `dense` is not `ps`";
+    let placement = ("strategy.ps_placement", s.ps_placement.is_some(), PLACED);
     match dense {
         DenseMethod::TopK | DenseMethod::GTopK => vec![
             ("strategy.fusion", s.fusion.is_some(), TOPK),
@@ -375,6 +393,7 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
                 s.local_aggregation.is_some(),
                 TOPK,
             ),
+            placement,
         ],
         DenseMethod::Dct => vec![
             ("strategy.fusion", s.fusion.is_some(), DCT),
@@ -384,8 +403,10 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
                 s.local_aggregation.is_some(),
                 DCT,
             ),
+            placement,
         ],
-        _ => vec![],
+        DenseMethod::AllReduce(_) => vec![placement],
+        DenseMethod::Ps => vec![],
     }
 }
 
@@ -487,6 +508,7 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
             "strategy.allreduce" => s.allreduce = None,
             "strategy.ps_servers" => s.ps_servers = None,
             "strategy.local_aggregation" => s.local_aggregation = None,
+            "strategy.ps_placement" => s.ps_placement = None,
             _ => unreachable!("method_keys names these"),
         }
     }
@@ -662,6 +684,51 @@ backward = "10ms"
         )
         .unwrap();
         assert!(p[0].config.strategy.vertical_scheduling);
+    }
+
+    /// `ps_placement` is "sharded" (the default) or "whole", and means
+    /// something only with `dense = "ps"` in data parallelism; a sweep
+    /// over the dense method keeps it at the PS point and drops it at the
+    /// others.
+    #[test]
+    fn ps_placement_needs_the_dense_ps() {
+        let ps = "dense = \"ps\"\n";
+        assert!(!strategy_of(GOOD, ps).ps_whole_variables);
+        assert!(!strategy_of(GOOD, &format!("{ps}ps_placement = \"sharded\"")).ps_whole_variables);
+        assert!(strategy_of(GOOD, &format!("{ps}ps_placement = \"whole\"")).ps_whole_variables);
+        for method in ["allreduce", "topk", "gtopk", "dct"] {
+            let text =
+                format!("{GOOD}[strategy]\ndense = \"{method}\"\nps_placement = \"whole\"\n");
+            let e = err(&text);
+            assert_eq!(
+                e.key.as_deref(),
+                Some("strategy.ps_placement"),
+                "{method}: {e}"
+            );
+            assert_eq!(e.line, Some(line(&text, "ps_placement")), "{e}");
+            assert!(e.message.contains("`dense` is not `ps`"), "{e}");
+        }
+        let text = format!("{GOOD}[strategy]\n{ps}ps_placement = \"even\"\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.ps_placement"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "ps_placement")), "{e}");
+        assert!(e.message.contains("\"sharded\" or \"whole\""), "{e}");
+        let text = format!("{GOOD}[strategy]\n{ps}mp_stages = 2\nps_placement = \"whole\"\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.ps_placement"), "{e}");
+        assert!(e.message.contains("mp_stages"), "{e}");
+        let sweep = format!(
+            "{GOOD}[strategy]\n{ps}ps_placement = \"whole\"\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
+        );
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        let whole: Vec<_> = p
+            .iter()
+            .map(|p| {
+                let s = &p.config.strategy;
+                (s.dense_name(), s.ps_whole_variables)
+            })
+            .collect();
+        assert_eq!(whole, [("allreduce", false), ("ps", true)]);
     }
 
     /// `allgather_staging` is "none" or "host", and means something only

@@ -33,7 +33,7 @@ use super::channel::{Channel, Slice};
 use super::comm::{Comm, Started};
 use super::jitter::Jitter;
 use super::result::{Record, RunResult, Sent, result};
-use super::task::{ChannelId, ComputeKind, Dependents, Plan, TaskId, Work};
+use super::task::{ChannelId, ComputeKind, Dependents, PerIteration, Plan, TaskId, Work};
 use super::timeline::{CommSpan, ComputeSpan, Stall, TaskInfo, Timeline};
 use super::{Options, TrainConfig};
 use crate::collective::exec::{Finished, InstanceId};
@@ -65,9 +65,21 @@ impl Mode {
     /// its collectives and sets every time the others wait for. Model
     /// parallelism keeps every GPU: a stage's transfers go trainer by
     /// trainer, each trainer at its own GPUs' speeds.
+    ///
+    /// Host tasks whose work differs by node ([`PerIteration::PerNode`]:
+    /// parameter servers holding different variables) need every node's
+    /// host, so every GPU too: one host cannot stand for hosts that
+    /// differ.
     pub fn of(cfg: &TrainConfig, plan: &Plan, opts: Options) -> Mode {
         let jitter = cfg.model.compute_jitter > 0.0;
-        if opts.every_gpu || (jitter && (opts.trace || plan.stages > 1 || !barrier(plan))) {
+        let hosts_differ = plan
+            .per_iteration
+            .values()
+            .any(|p| matches!(p, PerIteration::PerNode(_)));
+        if opts.every_gpu
+            || hosts_differ
+            || (jitter && (opts.trace || plan.stages > 1 || !barrier(plan)))
+        {
             Mode::EveryGpu
         } else {
             Mode::Representative
@@ -759,7 +771,7 @@ impl Engine<'_> {
                 return;
             };
             self.hosts[node as usize].busy += 1;
-            let duration = self.plan.duration(task, iter);
+            let duration = self.plan.host_duration(task, iter, node);
             self.q.push(now + duration, Event::Cpu { node, iter, task });
         }
     }

@@ -183,6 +183,10 @@ pub enum PerIteration {
         /// The duration in iterations 0, every, 2·every, ….
         first: SimTime,
     },
+    /// A CPU task's duration on each node's host, by node, the same in
+    /// every iteration: the work of a parameter server's variables, which
+    /// sit on some servers and not on others.
+    PerNode(Arc<[SimTime]>),
 }
 
 impl Plan {
@@ -229,6 +233,16 @@ impl Plan {
         match self.tasks[t as usize].work {
             Work::Cpu { duration } | Work::Compute { duration, .. } => duration,
             Work::Comm { .. } => panic!("task {t} is a communication task"),
+        }
+    }
+
+    /// How long CPU task `t` runs in iteration `iter` on node `node`'s
+    /// host: [`PerIteration::PerNode`]'s duration there, else
+    /// [`Plan::duration`].
+    pub fn host_duration(&self, t: TaskId, iter: u32, node: u32) -> SimTime {
+        match self.per_iteration.get(&t) {
+            Some(PerIteration::PerNode(d)) => d[node as usize],
+            _ => self.duration(t, iter),
         }
     }
 

@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod preset_data;
 pub mod sparse;
 pub mod tokens;
+pub mod variables;
 
 pub use sparse::{Embedding, Rows};
 

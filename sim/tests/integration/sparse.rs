@@ -1501,3 +1501,165 @@ fn er_table3_ratios_of_the_token_model() {
     assert_eq!(table("transformer", "rtx3090", 5120, 0).tokens, 4517);
     assert_eq!(table("bert_base", "rtx3090", 32, 0).tokens, 12_288);
 }
+
+/// `ps_placement = "whole"` (docs/models.md §4.3): each dense variable
+/// whole on one server, placed greedily by bytes in creation order (a
+/// custom layer is one variable: 3M, 1M, 1M, 1M, 1M elements go to
+/// servers 0, 1, 1, 1 and, on the tie, 0 of 2); a layer's push and pull carry its bytes to and from
+/// its server only; the owning machine's host spends the measured CPU
+/// (the receiving thread's chain, the accumulator, the transfers) and the
+/// other none; the receiving tasks run one after another over the layers,
+/// the last layer's first; the next forward pass waits for the pull.
+#[test]
+fn whole_variables_are_placed_pushed_and_served() {
+    use sim::train::planner::ps::{
+        PS_ADD_S, PS_RECV_BYTE_S, PS_RECV_THREAD_BYTE_S, PS_SEND_BYTE_S, PS_UPDATE_S,
+    };
+    use sim::train::planner::sparse::PS_TRANSFER_S;
+    use sim::train::task::{Dep, PerIteration};
+    let layers: String = [3_000_000u64, 1_000_000, 1_000_000, 1_000_000, 1_000_000]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "[[model.layers]]\nname = \"l{i}\"\nparams = {p}\nforward = \"1ms\"\nbackward = \"2ms\"\n"
+            )
+        })
+        .collect();
+    let text = format!(
+        "name = \"w\"\n[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\nintra = \"pcie3-x16\"\ncpu_cores = 8\n[model]\nbatch_per_gpu = 8\n{layers}[strategy]\ndense = \"ps\"\nlocal_aggregation = false\nps_placement = \"whole\"\n"
+    );
+    let cfg = config(&text);
+    let plan = planner::plan(&cfg);
+    let owner = [0usize, 1, 1, 1, 0];
+    let n = 4.0;
+    for (l, &j) in owner.iter().enumerate() {
+        let e = if l == 0 { 3e6 } else { 1e6 };
+        let bytes = 4.0 * e;
+        // the push and the pull: the layer's bytes on its server only
+        let pull = task_named(&plan, &format!("l{l} pull"));
+        let push = plan
+            .tasks
+            .iter()
+            .position(|t| t.label == Label::Parameters && t.layer == Some(l as u32))
+            .unwrap();
+        for t in [push, pull as usize] {
+            let Work::Comm {
+                payload: Payload::PerServer(shards),
+                collective,
+                ..
+            } = &plan.tasks[t].work
+            else {
+                panic!("l{l}: not a per-server PS transfer")
+            };
+            assert_eq!(collective.op, Op::Ps);
+            let mut want = [0.0; 2];
+            want[j] = bytes;
+            assert_eq!(&shards[..], &want[..], "l{l}");
+        }
+        // the hosts' CPU: the owner's, measured costs; the other's, none
+        let on = |name: &str| -> Vec<f64> {
+            let t = task_named(&plan, &format!("l{l} {name}"));
+            match plan.per_iteration.get(&t) {
+                Some(PerIteration::PerNode(d)) => d.iter().map(|s| s.as_secs()).collect(),
+                other => panic!("l{l} {name}: {other:?}"),
+            }
+        };
+        let expect = |name: &str, secs: f64| {
+            let d = on(name);
+            // SimTime's picoseconds against milliseconds
+            assert_close(d[j], secs, 1e-9, &format!("l{l} {name}"));
+            assert_eq!(d[1 - j], 0.0, "l{l} {name} off its server");
+        };
+        expect(
+            "receive",
+            n * (PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S),
+        );
+        // four pushes, a task each (8 cores)
+        expect("receive 0", bytes * PS_RECV_BYTE_S);
+        expect("accumulate", n * e * PS_ADD_S + e * PS_UPDATE_S);
+        expect("serve 3", PS_TRANSFER_S + bytes * PS_SEND_BYTE_S);
+        // the next forward pass waits for the pull
+        let fwd = plan
+            .tasks
+            .iter()
+            .position(|t| t.label == Label::Forward && t.layer == Some(l as u32))
+            .unwrap();
+        assert!(plan.tasks[fwd].deps.contains(&Dep {
+            task: pull,
+            back: 1
+        }));
+        // the receiving chain: each layer's waits for the layer above's
+        if l + 1 < owner.len() {
+            let above = task_named(&plan, &format!("l{} receive", l + 1));
+            let me = task_named(&plan, &format!("l{l} receive"));
+            assert!(plan.tasks[me as usize].deps.contains(&Dep {
+                task: above,
+                back: 0
+            }));
+        }
+    }
+    // it runs, slower than with the variables spread evenly, whose servers
+    // spend no CPU on them
+    let whole = simulate(&cfg).unwrap();
+    let sharded = simulate(&config(&text.replace("\"whole\"", "\"sharded\""))).unwrap();
+    assert!(
+        whole.iteration_time_s > sharded.iteration_time_s,
+        "{} {}",
+        whole.iteration_time_s,
+        sharded.iteration_time_s
+    );
+}
+
+/// PX-B1's dense models under TensorFlow's placement
+/// (`whole-variables-images.toml`): AR/PS > 1 for ResNet-50 and
+/// Inception-v3, where the same sweep with the variables spread evenly
+/// (`table1-images.toml`) leaves AR and PS within 1% (both hide their
+/// communication behind the backward pass). And what the placement does
+/// to the sparse models (`whole-variables-nlp.toml`, docs/reproductions.md):
+/// every point slower than with the dense variables spread evenly (the
+/// placement only adds the servers' CPU and concentrates bytes), the LM's
+/// curve still rising from 8 to 128 partitions and falling at 256.
+#[test]
+fn px_b1_dense_models_with_whole_variables() {
+    let dir = "../scenarios/papers/parallax";
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("{}/{dir}/{f}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{f}: {e}"))
+    };
+    // points: model × (allreduce, ps)
+    let whole = paper(&read("whole-variables-images.toml"));
+    let sharded = paper(&read("table1-images.toml"));
+    for (i, model) in ["resnet50", "inception_v3"].iter().enumerate() {
+        let (ar, ps) = (&whole[2 * i], &whole[2 * i + 1]);
+        assert_eq!((ar.model.as_str(), ps.model.as_str()), (*model, *model));
+        assert_eq!((ar.dense.as_str(), ps.dense.as_str()), ("allreduce", "ps"));
+        assert!(
+            ar.throughput > ps.throughput,
+            "{model}: AR {} PS {}",
+            ar.throughput,
+            ps.throughput
+        );
+        let ratio = sharded[2 * i].throughput / sharded[2 * i + 1].throughput;
+        assert!(
+            (0.99..1.01).contains(&ratio),
+            "{model} sharded AR/PS {ratio}"
+        );
+    }
+    let whole = paper(&read("whole-variables-nlp.toml"));
+    let even = paper(&read("table2.toml"));
+    assert_eq!(whole.len(), even.len());
+    for (w, s) in whole.iter().zip(&even) {
+        assert_eq!(w.model, s.model);
+        assert!(
+            w.throughput < s.throughput,
+            "{}: {} {}",
+            w.model,
+            w.throughput,
+            s.throughput
+        );
+    }
+    // LM: partitions 8 … 256
+    let lm: Vec<f64> = whole[..6].iter().map(|r| r.throughput).collect();
+    assert!(lm[4] > lm[0] && lm[5] < lm[4], "{lm:?}");
+}

@@ -8,7 +8,9 @@
 //!   binomial or in-switch (NVLS, SHARP) AllReduce per gradient (BaiduRing; Horovod's wait-free
 //!   backpropagation and fusion);
 //! * [`ps`]: data parallelism through parameter servers (Parallax §2, the
-//!   PS architecture), with or without local aggregation;
+//!   PS architecture), with or without local aggregation, each layer
+//!   spread evenly over the servers or, as TensorFlow places them, each
+//!   variable whole on one server with the servers' CPU;
 //! * [`compressed`]: Top-k and gTop-k S-SGD (the gTop-k paper), the whole
 //!   gradient sparsified after the backward pass by a selection kernel on
 //!   the compute stream;
@@ -145,8 +147,26 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     for l in (0..l_count).rev() {
         tasks.push(backward_task(l, &layers[l as usize]));
     }
+    // through parameter servers with each variable whole on its server
+    // (`ps_placement = "whole"`): the push to the servers of the layer's
+    // variables now, their work and the pull below
+    let dense_ps = comm && cfg.strategy.dense == DenseMethod::Ps && cfg.strategy.ps_whole_variables;
+    let servers = collective.servers(&cfg.cluster);
+    let placed = if dense_ps {
+        ps::placement(cfg, servers)
+    } else {
+        Vec::new()
+    };
+    let bpe = cfg.model.gradient_precision.bytes();
     for (l, layer) in layers.iter().enumerate() {
-        if sync[l].is_some() {
+        if sync[l].is_some() && dense_ps {
+            tasks.push(ps::push_task(
+                l as u32,
+                collective,
+                ps::server_bytes(&placed[l], servers, bpe),
+                bwd(l as u32),
+            ));
+        } else if sync[l].is_some() {
             tasks.push(Task {
                 label: Label::Parameters,
                 layer: Some(l as u32),
@@ -179,6 +199,54 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
         stage: Vec::new(),
         per_iteration: Default::default(),
     };
-    sparse::add(cfg, &mut plan, fwd, bwd);
+    let mut chains = sparse::add(cfg, &mut plan, &fwd, bwd);
+    if dense_ps {
+        let la = collective.local_aggregation && cfg.cluster.gpus_per_node > 1;
+        let pushers = if la {
+            cfg.cluster.nodes
+        } else {
+            cfg.cluster.gpus()
+        };
+        for l in 0..l_count {
+            let Some(push) = sync[l as usize] else {
+                continue;
+            };
+            let payload = ps::server_bytes(&placed[l as usize], servers, bpe);
+            let (pull, receiving) = ps::server_tasks(
+                cfg,
+                &mut plan,
+                l,
+                &placed[l as usize],
+                (pushers, pushers),
+                collective,
+                payload,
+                (bwd(l), push),
+            );
+            chains.push((l, receiving));
+            // the next forward pass waits for the pull
+            for d in &mut plan.tasks[fwd(l) as usize].deps {
+                if d.task == push && d.back == 1 {
+                    d.task = pull;
+                }
+            }
+        }
+    }
+    chain_receives(&mut plan, chains);
     plan
+}
+
+/// A parameter server receives the pushes of all its variables and tables
+/// on one thread (the thread that completes its gRPC calls,
+/// [`sparse::partition_cost_s`]): their receiving tasks `chains` (layer,
+/// task) run one after another, in the order the backward pass readies
+/// their gradients, the last layer's first (on one layer, its sparse
+/// table's before its dense variables').
+pub fn chain_receives(plan: &mut Plan, mut chains: Vec<(u32, TaskId)>) {
+    chains.sort_by_key(|&(l, t)| (l, std::cmp::Reverse(t)));
+    for pair in chains.windows(2) {
+        plan.tasks[pair[0].1 as usize].deps.push(Dep {
+            task: pair[1].1,
+            back: 0,
+        });
+    }
 }

@@ -1,14 +1,241 @@
-//! Data parallelism through parameter servers (Parallax §2): each layer's
-//! gradient is pushed to the servers holding its shards and the updated
-//! parameters pulled back, with servers on every machine by default and,
-//! with local aggregation, one push per machine after an intra-node
-//! reduce. The servers' CPU time is not modelled yet (it arrives with the
-//! sparse-methods issue, as CPU tasks on the hosts).
+//! Data parallelism through parameter servers (Parallax §2, the PS
+//! architecture): every worker pushes each layer's gradient to the
+//! servers, they aggregate the pushes and apply them, and every worker
+//! pulls the updated parameters back. With local aggregation a machine's
+//! GPUs are reduced first and the machine pushes once.
+//!
+//! By default (`ps_placement = "sharded"`) each layer is spread evenly
+//! over the servers and synchronised by one PS collective, pushes and
+//! pulls overlapped, the servers' CPU not charged. With `"whole"`, as
+//! TensorFlow runs it (docs/models.md §4.3):
+//!
+//! * **Placement.** Parallax hands TensorFlow's `replica_device_setter` a
+//!   `GreedyLoadBalancingStrategy` (snuspl/parallax,
+//!   `ps/between_graph_parallel.py`): the trainable variables, in creation
+//!   order, each on the server holding the fewest bytes so far (the first
+//!   such server on a tie); server j runs on machine j mod M. A layer's
+//!   variables are `crate::workload::variables`'s. So a layer's push goes
+//!   to the servers of its variables only, and a large variable's 48
+//!   pushes all reach one machine: the hot spot that a PS balanced in
+//!   bytes does not have.
+//! * **A server's CPU** (TensorFlow's, measured by
+//!   `scripts/tf-ps/dense_cost.py`, docs/research/tf-ps-costs.md §0.3):
+//!   each push's transfer ([`super::sparse::PS_TRANSFER_S`] and
+//!   [`PS_RECV_THREAD_BYTE_S`] a byte) on the thread that completes the
+//!   server's gRPC calls, one after another over all its variables and
+//!   tables (the same chain as the sparse partitions' pushes,
+//!   [`super::sparse::partition_cost_s`]); the rest of each push's
+//!   receiving ([`PS_RECV_BYTE_S`]) and each pull's sending
+//!   ([`PS_SEND_BYTE_S`], with its [`super::sparse::PS_TRANSFER_S`]) on
+//!   the host's cores, a task a transfer; and the accumulator
+//!   (`tf.ConditionalAccumulator`, which Parallax uses for dense
+//!   variables), whose lock takes the pushes one at a time, each adding
+//!   into the sum in place ([`PS_ADD_S`] an element), then the update
+//!   ([`PS_UPDATE_S`] an element).
 
 use super::super::TrainConfig;
-use super::super::task::Plan;
+use super::super::task::{Dep, Label, PerIteration, Plan, Task, TaskId, Work};
+use crate::collective::{Algo, Collective, Payload};
+use crate::time::SimTime;
 
-/// The plan: [`super::data_parallel`] with the strategy's PS collective.
+/// CPU seconds a server's `ConditionalAccumulator` spends per element of
+/// each push, adding it into the sum in place (TensorFlow's dense
+/// `AddToAccumGradFunction`): 0.42 ns, measured by
+/// `scripts/tf-ps/dense_cost.py` (TensorFlow 2.21, one thread, 1 to 48
+/// pushes of 1M and 4M fp32 elements, 2-core Xeon VM, 2026-11-27: the
+/// least-squares fit over the sizes of 1M elements and more; 0.42 and
+/// 0.43 ns at 48 pushes). Smaller variables stay in the caches and cost
+/// less (0.25 ns at 262,144 elements); we charge them the same.
+pub const PS_ADD_S: f64 = 0.42e-9;
+
+/// CPU seconds a server spends per element of a dense variable taking the
+/// average from its accumulator and applying it by SGD: 0.8 ns, the same
+/// script's fit (0.62 ns at 1M elements, 0.79 ns at 4M).
+pub const PS_UPDATE_S: f64 = 0.8e-9;
+
+/// CPU seconds per byte of a pushed tensor that a server spends on the
+/// thread that completes its gRPC calls: 0.17 ns, the busiest server
+/// thread's share of a push in `scripts/tf-ps/dense_cost.py` (one worker
+/// and one server on localhost, pushes of 64 kB to 64 MB; 0.159 and
+/// 0.176 ns a byte in two runs, 2026-11-27). TensorFlow 2.21's gRPC reads
+/// its sockets on event-engine threads beside it; Parallax's TensorFlow
+/// 1.6 ran an older gRPC whose reads fell to the threads polling the
+/// completion queue, one in TensorFlow's client, so its share there may
+/// have been larger: not measured (docs/research/tf-ps-costs.md §0.3).
+pub const PS_RECV_THREAD_BYTE_S: f64 = 0.17e-9;
+
+/// CPU seconds per byte of a pushed tensor that a server spends receiving
+/// it besides [`PS_RECV_THREAD_BYTE_S`] and the accumulator's add, on its
+/// other threads: 0.48 ns, the same script's server CPU for a push (0.71
+/// and 0.80 ns a byte in the two runs, 0.76 taken) less those two (0.17
+/// ns, and 0.105 ns: the add's 0.42 ns an element of 4 bytes).
+pub const PS_RECV_BYTE_S: f64 = 0.48e-9;
+
+/// CPU seconds per byte of a pulled tensor that a server spends sending
+/// it: 0.27 ns, the same script's server CPU for a pull (0.282 and 0.266
+/// ns in the two runs).
+pub const PS_SEND_BYTE_S: f64 = 0.27e-9;
+
+/// The plan: [`super::data_parallel`], which builds the servers' tasks of
+/// each layer with [`placement`] and [`server_tasks`].
 pub fn plan(cfg: &TrainConfig) -> Plan {
     super::data_parallel(cfg, cfg.strategy.dense_collective(), "communication")
+}
+
+/// Each layer's dense variables, by layer: (elements, server) of each,
+/// placed greedily by bytes in creation order (layer by layer, each
+/// layer's variables in order) on `servers` servers.
+pub fn placement(cfg: &TrainConfig, servers: u32) -> Vec<Vec<(u64, u32)>> {
+    let mut load = vec![0u64; servers.max(1) as usize];
+    cfg.model
+        .layers
+        .iter()
+        .map(|layer| {
+            if layer.params == 0 {
+                return Vec::new();
+            }
+            crate::workload::variables::split(&cfg.model.name, &layer.name, layer.params)
+                .into_iter()
+                .map(|elements| {
+                    let (j, _) = load
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|&(j, &b)| (b, j))
+                        .expect("at least one server");
+                    load[j] += elements;
+                    (elements, j as u32)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Bytes of layer `vars`'s variables on each of `servers` servers: what
+/// every worker pushes to, and pulls from, each.
+pub fn server_bytes(vars: &[(u64, u32)], servers: u32, bytes_per_element: u64) -> Payload {
+    let mut shards = vec![0.0; servers as usize];
+    for &(elements, j) in vars {
+        shards[j as usize] += (elements * bytes_per_element) as f64;
+    }
+    Payload::PerServer(shards.into())
+}
+
+/// The push of layer `l`'s gradient, on `channel` 0 with `collective`'s
+/// servers, to the servers of its variables.
+pub fn push_task(l: u32, collective: Collective, payload: Payload, after: TaskId) -> Task {
+    Task {
+        label: Label::Parameters,
+        layer: Some(l),
+        work: Work::Comm {
+            channel: 0,
+            collective: Collective {
+                algo: Algo::Push,
+                ..collective
+            },
+            payload,
+        },
+        deps: vec![Dep {
+            task: after,
+            back: 0,
+        }],
+        priority: l as u64,
+        lead: false,
+    }
+}
+
+/// The servers' work on layer `l` (variables `vars`, pushed by `pushers`
+/// workers, pulled by `pullers`), after its push task `push`, and the
+/// pull of `payload` after it; returns (the pull, the receiving task that
+/// joins the server's chain of push transfers).
+#[allow(clippy::too_many_arguments)]
+pub fn server_tasks(
+    cfg: &TrainConfig,
+    plan: &mut Plan,
+    l: u32,
+    vars: &[(u64, u32)],
+    (pushers, pullers): (u32, u32),
+    collective: Collective,
+    payload: Payload,
+    (ready, push): (TaskId, TaskId),
+) -> (TaskId, TaskId) {
+    let cluster = &cfg.cluster;
+    let nodes = cluster.nodes;
+    let bpe = cfg.model.gradient_precision.bytes();
+    let name = &cfg.model.layers[l as usize].name;
+    // per node: the chain's share, each transfer's, the accumulator's
+    let mut chain = vec![0.0; nodes as usize];
+    let mut recv = vec![0.0; nodes as usize];
+    let mut send = vec![0.0; nodes as usize];
+    let mut accum = vec![0.0; nodes as usize];
+    for &(elements, j) in vars {
+        let h = (j % nodes) as usize;
+        let bytes = (elements * bpe) as f64;
+        let e = elements as f64;
+        chain[h] += pushers as f64 * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S);
+        recv[h] += bytes * PS_RECV_BYTE_S;
+        send[h] += super::sparse::PS_TRANSFER_S + bytes * PS_SEND_BYTE_S;
+        accum[h] += pushers as f64 * e * PS_ADD_S + e * PS_UPDATE_S;
+    }
+    let per_node = |v: &[f64]| -> PerIteration {
+        PerIteration::PerNode(v.iter().map(|&s| SimTime::from_secs(s)).collect())
+    };
+    let cpu = |plan: &mut Plan, label: String, each: &[f64], after: &[TaskId]| -> TaskId {
+        let id = plan.tasks.len() as TaskId;
+        let longest = each.iter().copied().fold(0.0, f64::max);
+        plan.tasks.push(Task {
+            label: Label::Named(label),
+            layer: Some(l),
+            work: Work::Cpu {
+                duration: SimTime::from_secs(longest),
+            },
+            deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
+            priority: l as u64,
+            lead: false,
+        });
+        plan.per_iteration.insert(id, per_node(each));
+        id
+    };
+    // the transfers each on a core: one task a push, then one a pull
+    let cores = cluster.cpu_cores.max(1);
+    let ways = |count: u32| count.min(cores).max(1);
+    let receiving = cpu(plan, format!("{name} receive"), &chain, &[ready]);
+    let mut received = vec![receiving];
+    let k = ways(pushers);
+    let share: Vec<f64> = recv
+        .iter()
+        .map(|&s| s * pushers as f64 / k as f64)
+        .collect();
+    for i in 0..k {
+        received.push(cpu(plan, format!("{name} receive {i}"), &share, &[ready]));
+    }
+    let applied = cpu(plan, format!("{name} accumulate"), &accum, &[ready]);
+    received.push(applied);
+    received.push(push);
+    let k = ways(pullers);
+    let share: Vec<f64> = send
+        .iter()
+        .map(|&s| s * pullers as f64 / k as f64)
+        .collect();
+    let mut served = Vec::with_capacity(k as usize);
+    for i in 0..k {
+        served.push(cpu(plan, format!("{name} serve {i}"), &share, &received));
+    }
+    let pull = plan.tasks.len() as TaskId;
+    plan.tasks.push(Task {
+        label: Label::Named(format!("{name} pull")),
+        layer: Some(l),
+        work: Work::Comm {
+            channel: 0,
+            collective: Collective {
+                algo: Algo::Pull,
+                ..collective
+            },
+            payload,
+        },
+        deps: served.iter().map(|&task| Dep { task, back: 0 }).collect(),
+        priority: l as u64,
+        lead: false,
+    });
+    plan.host_cores = cores;
+    (pull, receiving)
 }

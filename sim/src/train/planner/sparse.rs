@@ -94,19 +94,22 @@ pub fn lookups_first(cfg: &TrainConfig) -> bool {
 
 /// Adds the sparse tasks of every embedding layer to `plan`, the dense
 /// plan whose forward pass of layer l is task `fwd(l)` and backward pass
-/// `bwd(l)`.
+/// `bwd(l)`. Returns, for each sparse PS table, its layer and the task of
+/// its servers' push transfers, which [`super::chain_receives`] runs one
+/// after another with the dense variables'.
 pub fn add(
     cfg: &TrainConfig,
     plan: &mut Plan,
     fwd: impl Fn(u32) -> TaskId,
     bwd: impl Fn(u32) -> TaskId,
-) {
+) -> Vec<(u32, TaskId)> {
+    let mut chains: Vec<(u32, TaskId)> = Vec::new();
     let Some(method) = cfg.strategy.sparse else {
-        return;
+        return chains;
     };
     let n = cfg.cluster.gpus();
     if n < 2 {
-        return;
+        return chains;
     }
     let p = cfg.model.gradient_precision;
     // DCT-DP pushes to and pulls from the same servers
@@ -123,8 +126,6 @@ pub fn add(
         0
     };
     let layers = &cfg.model.layers;
-    // each sparse PS table's chain of push transfers on its servers
-    let mut chains: Vec<TaskId> = Vec::new();
     for (l, layer) in layers.iter().enumerate() {
         let Some(e) = &layer.embedding else {
             continue;
@@ -164,7 +165,7 @@ pub fn add(
             }
             SparseMethod::AllGather => (Collective::new(Op::AllGather), Payload::Uniform(bytes)),
             SparseMethod::Ps => {
-                chains.push(ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l)));
+                chains.push((l, ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l))));
                 continue;
             }
             SparseMethod::AllToAll => {
@@ -207,16 +208,7 @@ pub fn add(
             back: 1,
         });
     }
-    // a server receives the pushes of all its tables on one thread (see
-    // `partition_cost_s`): the tables' chains one after another, in the
-    // order the backward pass readies their gradients, the last layer's
-    // first
-    for pair in chains.windows(2) {
-        plan.tasks[pair[0] as usize].deps.push(Dep {
-            task: pair[1],
-            back: 0,
-        });
-    }
+    chains
 }
 
 /// A host CPU task of table layer `l` of `duration`, waiting for the
@@ -528,8 +520,8 @@ pub fn partition_cost_s(pushes: u32) -> f64 {
 
 /// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
 /// with local aggregation, each machine's accumulators first. Returns the
-/// task of the servers' push transfers, which `add` chains over the
-/// tables.
+/// task of the servers' push transfers, which `super::chain_receives`
+/// chains over the tables and the dense variables.
 fn ps_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
