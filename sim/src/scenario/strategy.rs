@@ -179,6 +179,21 @@ pub(super) fn validate_strategy(
             ));
         }
     };
+    // whole variables go as tensors of their own, on channels of their own
+    // (`train::planner::ps`); without tables nothing else is fused or cut
+    if ps_whole_variables && dense == DenseMethod::Ps && sparse.is_none() {
+        for (key, given) in [
+            ("strategy.fusion", s.fusion.is_some()),
+            ("strategy.partition", s.partition.is_some()),
+        ] {
+            if given {
+                return Err(invalid(
+                    key,
+                    "means nothing here: with `ps_placement = \"whole\"` each dense variable is pushed and pulled as a tensor of its own, never fused or cut, and the model has no embedding table whose transfers it would shape; remove the key",
+                ));
+            }
+        }
+    }
     if let Some((key, why)) = inert_for(dense, s) {
         return Err(invalid(
             key,
@@ -717,6 +732,25 @@ backward = "10ms"
         let e = err(&text);
         assert_eq!(e.key.as_deref(), Some("strategy.ps_placement"), "{e}");
         assert!(e.message.contains("mp_stages"), "{e}");
+        for key in ["fusion", "partition"] {
+            let text =
+                format!("{GOOD}[strategy]\n{ps}ps_placement = \"whole\"\n{key} = \"8MiB\"\n");
+            let e = err(&text);
+            assert_eq!(
+                e.key.as_deref(),
+                Some(format!("strategy.{key}").as_str()),
+                "{e}"
+            );
+            assert_eq!(e.line, Some(line(&text, key)), "{e}");
+            assert!(e.message.contains("never fused or cut"), "{e}");
+            // beside an embedding they shape its tables' transfers
+            let text =
+                format!("{SPARSE}[strategy]\n{ps}ps_placement = \"whole\"\n{key} = \"8MiB\"\n");
+            assert!(
+                super::super::load_str(&text, "f.toml", "f").is_ok(),
+                "{key} with a table"
+            );
+        }
         let sweep = format!(
             "{GOOD}[strategy]\n{ps}ps_placement = \"whole\"\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
         );

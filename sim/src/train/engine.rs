@@ -759,6 +759,26 @@ impl Engine<'_> {
         let st = self.state(iter);
         st.node_pending[i] -= 1;
         if st.node_pending[i] == 0 {
+            // a server's task on a host that holds none of its work ends
+            // at once, without waiting for a core
+            let idle = matches!(
+                self.plan.per_iteration.get(&t),
+                Some(PerIteration::PerNode(_))
+            ) && self.plan.host_duration(t, iter, node) == SimTime::ZERO;
+            if idle {
+                // `on_cpu` frees the core it did not wait for
+                self.hosts[node as usize].busy += 1;
+                let now = self.now();
+                self.q.push(
+                    now,
+                    Event::Cpu {
+                        node,
+                        iter,
+                        task: t,
+                    },
+                );
+                return;
+            }
             self.hosts[node as usize].queue.push_back((iter, t));
             self.run_host(node);
         }

@@ -4,8 +4,8 @@
 //! A framework's parameter servers hold whole variables: TensorFlow's
 //! `replica_device_setter`, with the `GreedyLoadBalancingStrategy` that
 //! Parallax passes it (snuspl/parallax, `ps/between_graph_parallel.py`),
-//! puts each trainable variable, in creation order, on the server holding
-//! the fewest bytes so far, and every worker pushes and pulls each
+//! puts each variable, in creation order, on the server holding the
+//! fewest bytes so far, and every worker pushes and pulls each trainable
 //! variable as a tensor of its own. A preset layer is a block of several
 //! variables (a bottleneck block's convolutions and batch norms), so the
 //! planner needs them one by one.
@@ -183,7 +183,8 @@ mod tests {
     use crate::workload::preset_data::PRESETS;
 
     /// Every listed layer's variables add up to the preset's parameters,
-    /// and the counts are TensorFlow's (161 for ResNet-50).
+    /// and the counts are the architectures' (161 tensors in
+    /// torchvision's ResNet-50).
     #[test]
     fn the_lists_add_up_to_the_layers() {
         for name in ["resnet50", "inception_v3", "lm", "nmt"] {

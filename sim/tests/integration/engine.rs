@@ -411,6 +411,79 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
     }
 }
 
+/// A CPU task's duration may differ by node (`PerIteration::PerNode`: a
+/// parameter server's variables on some hosts and not others), and a
+/// host with nothing of such a task to do lets it pass at once instead
+/// of queueing it behind its busy cores. Two nodes of one core: after a
+/// 1 ms forward pass, "long" runs 5 ms on node 1 (nothing on node 0) and
+/// "a" 4 ms on node 0 (nothing on node 1), "long" readied first; an empty
+/// transfer waits for "a" on every node, and the next forward pass for
+/// it. Passing at once, node 1's "a" ends at 1 ms and the transfer at 5
+/// ms (node 0's): a 5 ms iteration. Queued behind "long", it would end
+/// at 6 ms: a 6 ms iteration.
+#[test]
+fn cpu_tasks_may_differ_by_node() {
+    use sim::train::task::PerIteration;
+    let c = ClusterSpec::flat(2, 1e9, 0.0);
+    let cpu = |name: &str| Task {
+        label: Label::Named(name.into()),
+        layer: None,
+        work: Work::Cpu { duration: ms(0.0) },
+        deps: vec![Dep { task: 0, back: 0 }],
+        priority: 0,
+        lead: false,
+    };
+    let mut plan = Plan {
+        tasks: vec![
+            Task {
+                label: Label::Named("fwd".into()),
+                layer: Some(0),
+                work: Work::Compute {
+                    kind: ComputeKind::Forward,
+                    duration: ms(1.0),
+                },
+                deps: vec![Dep { task: 3, back: 1 }],
+                priority: 0,
+                lead: false,
+            },
+            cpu("long"),
+            cpu("a"),
+            Task {
+                label: Label::Named("x".into()),
+                layer: Some(0),
+                work: Work::Comm {
+                    channel: 0,
+                    collective: Collective::new(Op::AllReduce),
+                    payload: Payload::Uniform(0.0),
+                },
+                deps: vec![Dep { task: 2, back: 0 }],
+                priority: 0,
+                lead: false,
+            },
+        ],
+        channels: vec![ChannelSpec {
+            name: "x".into(),
+            schedule: Schedule::Fifo,
+            fusion: 0,
+            partition: 0,
+        }],
+        host_cores: 1,
+        per_iteration: Default::default(),
+        stages: 1,
+        stage: Vec::new(),
+    };
+    for (t, on) in [(1u32, [0.0, 5.0]), (2, [4.0, 0.0])] {
+        plan.per_iteration.insert(
+            t,
+            PerIteration::PerNode(on.iter().map(|&x| ms(x)).collect()),
+        );
+    }
+    plan.check();
+    let cfg = config(c, model(vec![layer("l", 0, 1.0, 0.0)]), NetModel::Flow);
+    let (r, _) = engine::run(&cfg, &plan, with(|o| o.every_gpu = true)).unwrap();
+    assert_close(r.iteration_time_s, 5e-3, 1e-12, "iteration");
+}
+
 /// AllGatherv by ring, per-rank blocks s_j, on one link class (N
 /// single-GPU nodes, bandwidth B, latency α): in step k every rank
 /// forwards a block to its successor, and the largest block crosses N−1

@@ -1506,7 +1506,8 @@ fn er_table3_ratios_of_the_token_model() {
 /// whole on one server, placed greedily by bytes in creation order (a
 /// custom layer is one variable: 3M, 1M, 1M, 1M, 1M elements go to
 /// servers 0, 1, 1, 1 and, on the tie, 0 of 2); a layer's push and pull carry its bytes to and from
-/// its server only; the owning machine's host spends the measured CPU
+/// its server only, on that server's push and pull channels; the owning
+/// machine's host spends the measured CPU
 /// (the receiving thread's chain, the accumulator, the transfers) and the
 /// other none; the receiving tasks run one after another over the layers,
 /// the last layer's first; the next forward pass waits for the pull.
@@ -1547,12 +1548,16 @@ fn whole_variables_are_placed_pushed_and_served() {
             let Work::Comm {
                 payload: Payload::PerServer(shards),
                 collective,
-                ..
+                channel,
             } = &plan.tasks[t].work
             else {
                 panic!("l{l}: not a per-server PS transfer")
             };
             assert_eq!(collective.op, Op::Ps);
+            // a channel a server and direction: pushes 1 and 2, pulls 3
+            // and 4 (2 servers)
+            let first = if t == push { 1 } else { 3 };
+            assert_eq!(*channel, first + j as u32, "l{l}");
             let mut want = [0.0; 2];
             want[j] = bytes;
             assert_eq!(&shards[..], &want[..], "l{l}");

@@ -224,7 +224,8 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
     };
     // the embedding tables, by the sparse method (DCT thresholds the dense
     // layers only, §3.1)
-    super::sparse::add(cfg, &mut plan, |l| l, |l| bwd[l as usize]);
+    let chains = super::sparse::add(cfg, &mut plan, |l| l, |l| bwd[l as usize]);
+    super::chain_receives(&mut plan, chains);
     plan
 }
 

@@ -160,10 +160,14 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     let bpe = cfg.model.gradient_precision.bytes();
     for (l, layer) in layers.iter().enumerate() {
         if sync[l].is_some() && dense_ps {
+            // the push to the layer's first server; the others' after
+            // the sparse tasks (`ps::server_tasks`)
+            let j = placed[l][0].1;
             tasks.push(ps::push_task(
                 l as u32,
+                ps::push_channel(j),
                 collective,
-                ps::server_bytes(&placed[l], servers, bpe),
+                ps::server_bytes(&placed[l], j, servers, bpe),
                 bwd(l as u32),
             ));
         } else if sync[l].is_some() {
@@ -199,6 +203,21 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
         stage: Vec::new(),
         per_iteration: Default::default(),
     };
+    if dense_ps {
+        // a push and a pull channel a server: TensorFlow's transfers are
+        // RPCs of their own, to different servers and in both directions
+        // at once; each sends a variable's tensor whole
+        for way in ["push", "pull"] {
+            for j in 0..servers {
+                plan.channels.push(ChannelSpec {
+                    name: format!("{way} {j}"),
+                    schedule: st.schedule,
+                    fusion: 0,
+                    partition: 0,
+                });
+            }
+        }
+    }
     let mut chains = sparse::add(cfg, &mut plan, &fwd, bwd);
     if dense_ps {
         let la = collective.local_aggregation && cfg.cluster.gpus_per_node > 1;
@@ -211,24 +230,20 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
             let Some(push) = sync[l as usize] else {
                 continue;
             };
-            let payload = ps::server_bytes(&placed[l as usize], servers, bpe);
-            let (pull, receiving) = ps::server_tasks(
+            let (pulls, receiving) = ps::server_tasks(
                 cfg,
                 &mut plan,
                 l,
                 &placed[l as usize],
                 (pushers, pushers),
-                collective,
-                payload,
+                (collective, servers),
                 (bwd(l), push),
             );
             chains.push((l, receiving));
-            // the next forward pass waits for the pull
-            for d in &mut plan.tasks[fwd(l) as usize].deps {
-                if d.task == push && d.back == 1 {
-                    d.task = pull;
-                }
-            }
+            // the next forward pass waits for the pulls
+            let deps = &mut plan.tasks[fwd(l) as usize].deps;
+            deps.retain(|d| !(d.task == push && d.back == 1));
+            deps.extend(pulls.into_iter().map(|task| Dep { task, back: 1 }));
         }
     }
     chain_receives(&mut plan, chains);

@@ -11,13 +11,20 @@
 //!
 //! * **Placement.** Parallax hands TensorFlow's `replica_device_setter` a
 //!   `GreedyLoadBalancingStrategy` (snuspl/parallax,
-//!   `ps/between_graph_parallel.py`): the trainable variables, in creation
+//!   `ps/between_graph_parallel.py`): the variables, in creation
 //!   order, each on the server holding the fewest bytes so far (the first
-//!   such server on a tie); server j runs on machine j mod M. A layer's
-//!   variables are `crate::workload::variables`'s. So a layer's push goes
-//!   to the servers of its variables only, and a large variable's 48
-//!   pushes all reach one machine: the hot spot that a PS balanced in
-//!   bytes does not have.
+//!   such server on a tie); server j runs on machine j mod M. dtsim places
+//!   the trainable variables, `crate::workload::variables`'s; Parallax's
+//!   load function also counts the variables nobody pushes (batch norms'
+//!   running statistics, the global step), a few percent of the bytes,
+//!   which it leaves out. A layer's push goes to the servers of its
+//!   variables only, a message to each on a channel of that server's
+//!   (and its pull likewise), so transfers to different servers and in
+//!   both directions run at once, as TensorFlow's RPCs do; a large
+//!   variable's 48 pushes all reach one machine: the hot spot that a PS
+//!   balanced in bytes does not have. Several servers on one machine
+//!   (`ps_servers` > machines) share its host: their receiving chains
+//!   and accumulators run as one, which over-serialises them.
 //! * **A server's CPU** (TensorFlow's, measured by
 //!   `scripts/tf-ps/dense_cost.py`, docs/research/tf-ps-costs.md §0.3):
 //!   each push's transfer ([`super::sparse::PS_TRANSFER_S`] and
@@ -34,7 +41,7 @@
 //!   ([`PS_UPDATE_S`] an element).
 
 use super::super::TrainConfig;
-use super::super::task::{Dep, Label, PerIteration, Plan, Task, TaskId, Work};
+use super::super::task::{ChannelId, Dep, Label, PerIteration, Plan, Task, TaskId, Work};
 use crate::collective::{Algo, Collective, Payload};
 use crate::time::SimTime;
 
@@ -42,16 +49,17 @@ use crate::time::SimTime;
 /// each push, adding it into the sum in place (TensorFlow's dense
 /// `AddToAccumGradFunction`): 0.42 ns, measured by
 /// `scripts/tf-ps/dense_cost.py` (TensorFlow 2.21, one thread, 1 to 48
-/// pushes of 1M and 4M fp32 elements, 2-core Xeon VM, 2026-11-27: the
-/// least-squares fit over the sizes of 1M elements and more; 0.42 and
-/// 0.43 ns at 48 pushes). Smaller variables stay in the caches and cost
-/// less (0.25 ns at 262,144 elements); we charge them the same.
+/// pushes of 1M and 4M fp32 elements, 2-core Xeon VM, 2026-11-27): the
+/// script's least-squares fit over the sizes of 1M elements and more,
+/// a + 0.423 ns·N·E + 0.860 ns·E, each point within 8%. Smaller variables
+/// stay in the caches and cost less (0.25 ns an element pushed at
+/// 262,144 elements, update included); we charge them the same.
 pub const PS_ADD_S: f64 = 0.42e-9;
 
 /// CPU seconds a server spends per element of a dense variable taking the
-/// average from its accumulator and applying it by SGD: 0.8 ns, the same
-/// script's fit (0.62 ns at 1M elements, 0.79 ns at 4M).
-pub const PS_UPDATE_S: f64 = 0.8e-9;
+/// average from its accumulator and applying it by SGD: 0.86 ns, the same
+/// fit's.
+pub const PS_UPDATE_S: f64 = 0.86e-9;
 
 /// CPU seconds per byte of a pushed tensor that a server spends on the
 /// thread that completes its gRPC calls: 0.17 ns, the busiest server
@@ -62,6 +70,9 @@ pub const PS_UPDATE_S: f64 = 0.8e-9;
 /// 1.6 ran an older gRPC whose reads fell to the threads polling the
 /// completion queue, one in TensorFlow's client, so its share there may
 /// have been larger: not measured (docs/research/tf-ps-costs.md §0.3).
+/// That one thread takes every worker's pushes one after another, as
+/// §4.2's chain has it, is our assumption: the measurement had one
+/// worker, and spread its receiving over four or five threads.
 pub const PS_RECV_THREAD_BYTE_S: f64 = 0.17e-9;
 
 /// CPU seconds per byte of a pushed tensor that a server spends receiving
@@ -110,58 +121,112 @@ pub fn placement(cfg: &TrainConfig, servers: u32) -> Vec<Vec<(u64, u32)>> {
         .collect()
 }
 
-/// Bytes of layer `vars`'s variables on each of `servers` servers: what
-/// every worker pushes to, and pulls from, each.
-pub fn server_bytes(vars: &[(u64, u32)], servers: u32, bytes_per_element: u64) -> Payload {
+/// Bytes of layer `vars`'s variables on server `j` of `servers`: what
+/// every worker pushes to, and pulls from, it (the other servers' shares
+/// empty).
+pub fn server_bytes(vars: &[(u64, u32)], j: u32, servers: u32, bytes_per_element: u64) -> Payload {
     let mut shards = vec![0.0; servers as usize];
-    for &(elements, j) in vars {
-        shards[j as usize] += (elements * bytes_per_element) as f64;
-    }
+    shards[j as usize] = vars
+        .iter()
+        .filter(|&&(_, s)| s == j)
+        .map(|&(elements, _)| (elements * bytes_per_element) as f64)
+        .sum();
     Payload::PerServer(shards.into())
 }
 
-/// The push of layer `l`'s gradient, on `channel` 0 with `collective`'s
-/// servers, to the servers of its variables.
-pub fn push_task(l: u32, collective: Collective, payload: Payload, after: TaskId) -> Task {
+/// The channel of the pushes to server `j`: channel 0 is the plan's own,
+/// then one a server for the pushes and one a server for the pulls.
+pub fn push_channel(j: u32) -> ChannelId {
+    1 + j
+}
+
+/// The channel of the pulls from server `j` of `servers`.
+pub fn pull_channel(j: u32, servers: u32) -> ChannelId {
+    1 + servers + j
+}
+
+/// The servers of `vars`, ascending, each once.
+fn servers_of(vars: &[(u64, u32)]) -> Vec<u32> {
+    let mut js: Vec<u32> = vars.iter().map(|&(_, j)| j).collect();
+    js.sort_unstable();
+    js.dedup();
+    js
+}
+
+/// A transfer of layer `l` (`algo` push or pull) on `channel`, waiting
+/// for the tasks `after`.
+fn transfer(
+    l: u32,
+    label: Label,
+    (channel, algo): (ChannelId, Algo),
+    collective: Collective,
+    payload: Payload,
+    after: &[TaskId],
+) -> Task {
     Task {
-        label: Label::Parameters,
+        label,
         layer: Some(l),
         work: Work::Comm {
-            channel: 0,
-            collective: Collective {
-                algo: Algo::Push,
-                ..collective
-            },
+            channel,
+            collective: Collective { algo, ..collective },
             payload,
         },
-        deps: vec![Dep {
-            task: after,
-            back: 0,
-        }],
+        deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
         priority: l as u64,
         lead: false,
     }
 }
 
-/// The servers' work on layer `l` (variables `vars`, pushed by `pushers`
-/// workers, pulled by `pullers`), after its push task `push`, and the
-/// pull of `payload` after it; returns (the pull, the receiving task that
+/// The push of layer `l`'s gradient to one server, on `channel` with
+/// `collective`'s servers (`payload` that server's bytes).
+pub fn push_task(
+    l: u32,
+    channel: ChannelId,
+    collective: Collective,
+    payload: Payload,
+    after: TaskId,
+) -> Task {
+    transfer(
+        l,
+        Label::Parameters,
+        (channel, Algo::Push),
+        collective,
+        payload,
+        &[after],
+    )
+}
+
+/// The servers' work on layer `l` (variables `vars` on `servers`
+/// servers, pushed by `pushers` workers, pulled by `pullers`), its
+/// gradient ready at task `ready` and its push to its first server task
+/// `push`: the pushes to its other servers, the servers' CPU, and a pull
+/// from each of its servers. Returns (the pulls, the receiving task that
 /// joins the server's chain of push transfers).
-#[allow(clippy::too_many_arguments)]
 pub fn server_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
     l: u32,
     vars: &[(u64, u32)],
     (pushers, pullers): (u32, u32),
-    collective: Collective,
-    payload: Payload,
+    (collective, servers): (Collective, u32),
     (ready, push): (TaskId, TaskId),
-) -> (TaskId, TaskId) {
+) -> (Vec<TaskId>, TaskId) {
     let cluster = &cfg.cluster;
     let nodes = cluster.nodes;
     let bpe = cfg.model.gradient_precision.bytes();
     let name = &cfg.model.layers[l as usize].name;
+    let js = servers_of(vars);
+    let mut pushes = vec![push];
+    for &j in &js[1..] {
+        pushes.push(plan.tasks.len() as TaskId);
+        plan.tasks.push(push_task(
+            l,
+            push_channel(j),
+            collective,
+            server_bytes(vars, j, servers, bpe),
+            ready,
+        ));
+    }
     // per node: the chain's share, each transfer's, the accumulator's
     let mut chain = vec![0.0; nodes as usize];
     let mut recv = vec![0.0; nodes as usize];
@@ -210,7 +275,7 @@ pub fn server_tasks(
     }
     let applied = cpu(plan, format!("{name} accumulate"), &accum, &[ready]);
     received.push(applied);
-    received.push(push);
+    received.extend(&pushes);
     let k = ways(pullers);
     let share: Vec<f64> = send
         .iter()
@@ -220,22 +285,23 @@ pub fn server_tasks(
     for i in 0..k {
         served.push(cpu(plan, format!("{name} serve {i}"), &share, &received));
     }
-    let pull = plan.tasks.len() as TaskId;
-    plan.tasks.push(Task {
-        label: Label::Named(format!("{name} pull")),
-        layer: Some(l),
-        work: Work::Comm {
-            channel: 0,
-            collective: Collective {
-                algo: Algo::Pull,
-                ..collective
-            },
-            payload,
-        },
-        deps: served.iter().map(|&task| Dep { task, back: 0 }).collect(),
-        priority: l as u64,
-        lead: false,
-    });
+    let mut pulls = Vec::with_capacity(js.len());
+    for &j in &js {
+        pulls.push(plan.tasks.len() as TaskId);
+        let label = if js.len() == 1 {
+            format!("{name} pull")
+        } else {
+            format!("{name} pull {j}")
+        };
+        plan.tasks.push(transfer(
+            l,
+            Label::Named(label),
+            (pull_channel(j, servers), Algo::Pull),
+            collective,
+            server_bytes(vars, j, servers, bpe),
+            &served,
+        ));
+    }
     plan.host_cores = cores;
-    (pull, receiving)
+    (pulls, receiving)
 }

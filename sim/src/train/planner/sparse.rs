@@ -97,6 +97,7 @@ pub fn lookups_first(cfg: &TrainConfig) -> bool {
 /// `bwd(l)`. Returns, for each sparse PS table, its layer and the task of
 /// its servers' push transfers, which [`super::chain_receives`] runs one
 /// after another with the dense variables'.
+#[must_use = "the tables' receiving tasks run one after another: pass them to `chain_receives`"]
 pub fn add(
     cfg: &TrainConfig,
     plan: &mut Plan,
