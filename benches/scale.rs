@@ -156,6 +156,7 @@ fn child(workload: &str, gpus: u32) {
                     backward: SimTime::from_secs(200e-6),
                     activation_bytes: 0,
                     embedding: None,
+                    variables: Vec::new(),
                 })
                 .collect();
             let cfg = TrainConfig {

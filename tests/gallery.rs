@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 13] = [
+const GALLERY: [(&str, &str); 14] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -27,6 +27,10 @@ const GALLERY: [(&str, &str); 13] = [
         "scenarios/examples/vgg16-16gpu-10gbe.toml",
     ),
     ("parallax-table2", "scenarios/papers/parallax/table2.toml"),
+    (
+        "parallax-whole-variables",
+        "scenarios/papers/parallax/whole-variables-images.toml",
+    ),
     (
         "embrace-fig7-gnmt8",
         "scenarios/papers/embrace/fig7-gnmt8.toml",

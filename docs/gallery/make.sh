@@ -14,7 +14,9 @@ for s in scaling-10gbe-vs-ib schedule-by-model stragglers vgg16-16gpu-10gbe \
     ./target/release/dtsim report "scenarios/examples/$s.toml" -o "docs/gallery/$s"
 done
 # the papers' setups (docs/reproductions.md): name, then scenario
-for pair in parallax-table2:parallax/table2 embrace-fig7-gnmt8:embrace/fig7-gnmt8 \
+for pair in parallax-table2:parallax/table2 \
+    parallax-whole-variables:parallax/whole-variables-images \
+    embrace-fig7-gnmt8:embrace/fig7-gnmt8 \
     embrace-fig9-gnmt8:embrace/fig9-gnmt8 embrace-fig4a:embrace/fig4a \
     gtopk-table4-vgg16:gtopk/table4-vgg16 dct-dp-sparsity:dct/dp-sparsity \
     dct-mp-sparsity:dct/mp-sparsity ring-lm-40gpu:ring/lm-40gpu; do

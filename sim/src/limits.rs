@@ -15,6 +15,10 @@ pub const MAX_SWEEP_POINTS: u64 = 1_000_000_000;
 pub const MAX_ITERATIONS: u64 = 1_000_000;
 /// Most parameters in one layer.
 pub const MAX_LAYER_PARAMS: u64 = 1_000_000_000_000;
+
+/// Most dense variables one layer may list (`model.layers[i].variables`):
+/// ResNet-50 has 161 in all, a large transformer a few thousand.
+pub const MAX_LAYER_VARIABLES: usize = 100_000;
 /// Longest compute time of one layer, seconds (one day).
 pub const MAX_LAYER_TIME_S: f64 = 86_400.0;
 /// Most pieces one tensor may be cut into by `partition`.

@@ -281,6 +281,10 @@ pub struct RawLayer {
     /// A sparse (embedding) part.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding: Option<RawEmbedding>,
+    /// The dense variables' elements, adding up to `params`; default one
+    /// variable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Vec<i64>>,
 }
 
 /// `[model.layers.embedding]`.

@@ -444,9 +444,14 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                     }
                     Ok(d)
                 };
+                let variables = match &l.variables {
+                    None => Vec::new(),
+                    Some(v) => layer_variables(v, params as u64, &k("variables"))?,
+                };
                 layers.push(Layer {
                     name: l.name.clone().unwrap_or_else(|| format!("layer{i}")),
                     params: params as u64,
+                    variables,
                     forward: time(&l.forward, "forward")?,
                     backward: time(&l.backward, "backward")?,
                     activation_bytes: size(&l.activation_bytes, &k("activation_bytes"), 0)?,
@@ -880,6 +885,43 @@ pub(super) fn size(v: &Option<IntOrText>, key: &str, default: u64) -> Result<u64
     }
 }
 
+/// A custom layer's `variables` (`key`): at least one, at most
+/// `limits::MAX_LAYER_VARIABLES`, each of one element or more, adding up
+/// to the layer's `params`.
+fn layer_variables(v: &[i64], params: u64, key: &str) -> Result<Vec<u64>, Invalid> {
+    if v.is_empty() {
+        return Err(invalid(
+            key,
+            "lists no variable: give each variable's elements, or leave the key out for one variable of `params`",
+        ));
+    }
+    if v.len() > limits::MAX_LAYER_VARIABLES {
+        return Err(invalid(
+            key,
+            format!(
+                "lists {} variables, more than the {} a layer may have",
+                v.len(),
+                limits::MAX_LAYER_VARIABLES
+            ),
+        ));
+    }
+    if let Some((j, x)) = v.iter().enumerate().find(|&(_, &x)| x < 1) {
+        return Err(invalid(
+            key,
+            format!("entry {j} is {x}: a variable holds one element or more"),
+        ));
+    }
+    let sum: u128 = v.iter().map(|&x| x as u128).sum();
+    if sum != params as u128 {
+        return Err(invalid(
+            key,
+            format!(
+                "adds up to {sum} elements, and the layer's `params` is {params}: the variables hold the layer's parameters"
+            ),
+        ));
+    }
+    Ok(v.iter().map(|&x| x as u64).collect())
+}
 #[cfg(test)]
 mod tests {
 
@@ -912,6 +954,50 @@ mod tests {
     }
     use super::super::tests::{GOOD, err};
     use super::super::{load_str, load_str_in};
+
+    /// A custom layer's `variables`: kept as given when they add up to
+    /// its `params`; refused, naming the key and its line, when empty,
+    /// with an entry under one element, or adding up to another count.
+    #[test]
+    fn a_layers_variables_add_up_to_its_params() {
+        let base = |vars: &str| {
+            format!(
+                "name = \"t\"\n[cluster]\nnodes = 2\ngpus_per_node = 1\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\n[[model.layers]]\nname = \"a\"\nparams = 3000\nforward = \"1ms\"\nbackward = \"2ms\"\n{vars}"
+            )
+        };
+        let layers = |text: &str| {
+            load_str(text, "f.toml", "f").unwrap()[0]
+                .config
+                .model
+                .layers
+                .clone()
+        };
+        assert_eq!(layers(&base(""))[0].variable_sizes(), [3000]);
+        let given = layers(&base("variables = [1000, 2000]\n"));
+        assert_eq!(given[0].variables, [1000, 2000]);
+        assert_eq!(given[0].variable_sizes(), [1000, 2000]);
+        for (vars, says) in [
+            ("variables = []\n", "lists no variable"),
+            ("variables = [3000, 0]\n", "entry 1 is 0"),
+            ("variables = [-1, 3001]\n", "entry 0 is -1"),
+            ("variables = [1000, 1000]\n", "adds up to 2000 elements"),
+        ] {
+            let text = base(vars);
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("model.layers[0].variables"), "{e}");
+            let line = text
+                .lines()
+                .position(|l| l.starts_with("variables"))
+                .unwrap()
+                + 1;
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.contains(says), "{vars}: {e}");
+        }
+        // a preset's layers carry their architecture's variables
+        let p = load_str(GOOD, "f.toml", "f").unwrap();
+        let conv1 = &p[0].config.model.layers[0];
+        assert_eq!(conv1.variables, [9408, 64, 64]);
+    }
 
     /// `cluster.node` stands for its bundle; a key beside it wins; an
     /// unknown node is refused at its line, with the known names; without

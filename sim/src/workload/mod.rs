@@ -81,9 +81,27 @@ pub struct Layer {
     /// synchronised by `strategy.sparse`); `params` counts the dense
     /// part only.
     pub embedding: Option<Embedding>,
+    /// The dense variables (tensors) the layer's parameters are in, their
+    /// elements in creation order, adding up to `params`: what a
+    /// parameter server holding whole variables places and receives one
+    /// by one (`strategy.ps_placement = "whole"`). Empty: one variable of
+    /// `params`.
+    pub variables: Vec<u64>,
 }
 
 impl Layer {
+    /// The elements of each dense variable: [`Layer::variables`], or
+    /// `params` as one (none without parameters).
+    pub fn variable_sizes(&self) -> Vec<u64> {
+        if !self.variables.is_empty() {
+            self.variables.clone()
+        } else if self.params > 0 {
+            vec![self.params]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Gradient bytes of the layer in `precision`.
     pub fn grad_bytes(&self, precision: Precision) -> u64 {
         self.params * precision.bytes()
@@ -178,6 +196,11 @@ impl Model {
                 Layer {
                     name: l.name.to_string(),
                     params: l.params,
+                    variables: if l.params > 0 {
+                        variables::split(name, l.name, l.params)
+                    } else {
+                        Vec::new()
+                    },
                     forward: SimTime::from_secs(iter_s * share / 3.0),
                     backward: SimTime::from_secs(iter_s * share * 2.0 / 3.0),
                     activation_bytes: l.activation_elems * batch as u64 * 4,

@@ -17,7 +17,8 @@
 //! `B`, `W_P`), and for the NMT, whose blocks are GNMT-4's scaled to
 //! Parallax's 94.1M, one variable per LSTM cell (kernel and bias as one)
 //! in the block's cells, each of an equal share. Every list adds up to
-//! its layer's parameters (tested). A layer not listed is one variable.
+//! its layer's parameters (tested). A layer not listed is one variable;
+//! a custom layer may list its own (`[[model.layers]] variables`).
 
 /// Element counts of the dense variables of layer `layer` of preset
 /// `model`, in creation order, or `None` where the layer is one variable

@@ -34,6 +34,7 @@ fn step(p: u32, m: u64, dense: DenseMethod, net: NetModel) -> TrainConfig {
         backward: SimTime::from_secs(0.020),
         activation_bytes: 0,
         embedding: None,
+        variables: Vec::new(),
     }];
     TrainConfig {
         name: "t".into(),

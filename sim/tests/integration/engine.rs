@@ -27,6 +27,7 @@ fn layer(name: &str, params: u64, fwd_ms: f64, bwd_ms: f64) -> Layer {
         backward: ms(bwd_ms),
         activation_bytes: 0,
         embedding: None,
+        variables: Vec::new(),
     }
 }
 

@@ -1668,3 +1668,50 @@ fn px_b1_dense_models_with_whole_variables() {
     let lm: Vec<f64> = whole[..6].iter().map(|r| r.throughput).collect();
     assert!(lm[4] > lm[0] && lm[5] < lm[4], "{lm:?}");
 }
+
+/// A layer whose `variables` land on two servers pushes to each on its
+/// own channel and pulls from each, and its next forward pass waits for
+/// both pulls. Variables of 1M and 2M elements on 2 servers: 1M to server
+/// 0, 2M to server 1 (the greedy placement); the push of 4 MB to server
+/// 0 on channel 1, of 8 MB to server 1 on channel 2, the pulls on
+/// channels 3 and 4.
+#[test]
+fn a_layers_variables_go_to_their_servers() {
+    use sim::train::task::Dep;
+    let text = "name = \"w\"\n[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\nintra = \"pcie3-x16\"\n[model]\nbatch_per_gpu = 8\n[[model.layers]]\nname = \"l0\"\nparams = 3000000\nvariables = [1000000, 2000000]\nforward = \"1ms\"\nbackward = \"2ms\"\n[strategy]\ndense = \"ps\"\nps_placement = \"whole\"\n";
+    let cfg = config(text);
+    let plan = planner::plan(&cfg);
+    let transfers: Vec<(u32, Vec<f64>, bool)> = plan
+        .tasks
+        .iter()
+        .filter_map(|t| match &t.work {
+            Work::Comm {
+                channel,
+                payload: Payload::PerServer(shards),
+                collective,
+            } => Some((*channel, shards.to_vec(), collective.algo == Algo::Push)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        transfers,
+        [
+            (1, vec![4e6, 0.0], true),
+            (2, vec![0.0, 8e6], true),
+            (3, vec![4e6, 0.0], false),
+            (4, vec![0.0, 8e6], false),
+        ]
+    );
+    let fwd = &plan.tasks[0];
+    for name in ["l0 pull 0", "l0 pull 1"] {
+        let pull = task_named(&plan, name);
+        assert!(
+            fwd.deps.contains(&Dep {
+                task: pull,
+                back: 1
+            }),
+            "{name}"
+        );
+    }
+    simulate(&cfg).unwrap();
+}

@@ -555,6 +555,7 @@ mod tests {
                 backward: SimTime(c),
                 activation_bytes: 0,
                 embedding: None,
+                variables: Vec::new(),
             })
             .collect();
         m

@@ -105,7 +105,8 @@ pub fn placement(cfg: &TrainConfig, servers: u32) -> Vec<Vec<(u64, u32)>> {
             if layer.params == 0 {
                 return Vec::new();
             }
-            crate::workload::variables::split(&cfg.model.name, &layer.name, layer.params)
+            layer
+                .variable_sizes()
                 .into_iter()
                 .map(|elements| {
                     let (j, _) = load
