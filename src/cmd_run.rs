@@ -171,6 +171,21 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 k.source
             ))?;
         }
+        if let Some(pl) = &r.ps_placement {
+            let b = pl.busiest();
+            let n = pl.bytes_per_push.len().max(1) as f64;
+            let mean = pl.bytes_per_push.iter().sum::<f64>() / n;
+            print_line(format_args!(
+                "  ps_placement = \"whole\": {} dense variables on {} servers; a push sends the busiest server {} ({} variable{}; {} on average); its receiving thread spends {:.2} ms an iteration on them",
+                pl.variables.iter().sum::<u32>(),
+                pl.variables.len(),
+                HumanBytes(pl.bytes_per_push[b]),
+                pl.variables[b],
+                if pl.variables[b] == 1 { "" } else { "s" },
+                HumanBytes(mean),
+                ms(pl.receive_thread_s[b])
+            ))?;
+        }
         if let Some(s) = &r.partition_search {
             let samples: Vec<String> = s
                 .samples

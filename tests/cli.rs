@@ -1366,6 +1366,51 @@ ps_partitions = "auto"
     );
 }
 
+/// `ps_placement = "whole"`: `dtsim run` says where the dense variables
+/// went and what the busiest server's receiving thread spends, and
+/// `--json` carries it by server as `ps_placement`. Two layers of 3M and
+/// 1M elements on two servers: 12 MB (11.4 MiB) a push to server 0, 4 MB
+/// to server 1 (7.6 MiB on average).
+#[test]
+fn the_whole_placement_is_reported() {
+    let text = r#"name = "whole"
+iterations = 2
+[cluster]
+nodes = 2
+gpus_per_node = 2
+network = "ib-edr-100g"
+[model]
+batch_per_gpu = 32
+[[model.layers]]
+name = "a"
+params = 3000000
+forward = "1ms"
+backward = "1ms"
+[[model.layers]]
+name = "b"
+params = 1000000
+forward = "1ms"
+backward = "1ms"
+[strategy]
+dense = "ps"
+ps_placement = "whole"
+"#;
+    let f = scenario("whole.toml", text);
+    let o = dtsim(&["run", f.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let p = &v["ps_placement"];
+    assert_eq!(p["variables"], serde_json::json!([1, 1]));
+    assert_eq!(p["bytes_per_push"], serde_json::json!([12e6, 4e6]));
+    assert_eq!(p["receive_thread_s"].as_array().unwrap().len(), 2);
+    let o = dtsim(&["run", f.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("ps_placement = \"whole\": 2 dense variables on 2 servers; a push sends the busiest server 11.4 MiB (1 variable; 7.6 MiB on average)"),
+        "{out}"
+    );
+}
+
 /// A log as a cluster prints it: the nccl-tests output with its rank lines
 /// cut (captured without its header), Open MPI's help aggregation between
 /// the column titles and the rows, and Slurm and NCCL lines among the

@@ -94,6 +94,11 @@ pub struct RunResult {
     /// the partitions chosen (Parallax §3.2); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_search: Option<super::partitions::PartitionSearch>,
+    /// `strategy.ps_placement = "whole"`: where the dense variables sit
+    /// and what their pushes cost each server (why a PS of whole
+    /// variables is as fast as it is); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ps_placement: Option<super::planner::ps::Placement>,
     /// The kernels the method inserts on each GPU's compute stream (Top-k
     /// selection, gTop-k's merges, DCT-DP's thresholds and masks), each
     /// with its mean cost an iteration and
@@ -248,6 +253,7 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         events: r.events,
         comm_by_channel,
         partition_search: None,
+        ps_placement: super::planner::ps::summary(cfg),
         kernels: {
             let mut k = super::planner::compressed::kernel_uses(cfg);
             k.extend(super::planner::mp::kernel_uses(cfg));

@@ -1608,6 +1608,21 @@ fn whole_variables_are_placed_pushed_and_served() {
     // spend no CPU on them
     let whole = simulate(&cfg).unwrap();
     let sharded = simulate(&config(&text.replace("\"whole\"", "\"sharded\""))).unwrap();
+    // the result says where the variables went and what their pushes
+    // cost each server's receiving thread: server 0 holds l0 and l4 (4M
+    // elements, 16 MB a push), server 1 l1 to l3 (12 MB)
+    let pl = whole
+        .ps_placement
+        .as_ref()
+        .expect("whole placement summarised");
+    assert_eq!(pl.variables, [2, 3]);
+    assert_eq!(pl.bytes_per_push, [16e6, 12e6]);
+    for (j, (count, bytes)) in [(2.0, 16e6), (3.0, 12e6)].into_iter().enumerate() {
+        let want = n * (count * PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S);
+        assert_close(pl.receive_thread_s[j], want, 1e-12, "receiving thread");
+    }
+    assert_eq!(pl.busiest(), 0);
+    assert!(sharded.ps_placement.is_none());
     assert!(
         whole.iteration_time_s > sharded.iteration_time_s,
         "{} {}",

@@ -44,6 +44,7 @@ use super::super::TrainConfig;
 use super::super::task::{ChannelId, Dep, Label, PerIteration, Plan, Task, TaskId, Work};
 use crate::collective::{Algo, Collective, Payload};
 use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
 
 /// CPU seconds a server's `ConditionalAccumulator` spends per element of
 /// each push, adding it into the sum in place (TensorFlow's dense
@@ -120,6 +121,74 @@ pub fn placement(cfg: &TrainConfig, servers: u32) -> Vec<Vec<(u64, u32)>> {
                 .collect()
         })
         .collect()
+}
+
+/// Where a run's dense variables sit on the servers with whole variables
+/// (`ps_placement = "whole"`), and what their pushes cost each server an
+/// iteration: the placement's imbalance in bytes and in the receiving
+/// thread's time, which the busiest server sets.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// Dense variables on each server, by server.
+    pub variables: Vec<u32>,
+    /// Bytes every pusher sends each server an iteration (a GPU's, or a
+    /// machine's with local aggregation), by server.
+    pub bytes_per_push: Vec<f64>,
+    /// Seconds an iteration each server's receiving thread spends on the
+    /// dense pushes (their transfers, [`super::sparse::PS_TRANSFER_S`]
+    /// and [`PS_RECV_THREAD_BYTE_S`] a byte), by server; the sparse
+    /// tables' pushes come on top.
+    pub receive_thread_s: Vec<f64>,
+}
+
+impl Placement {
+    /// The server whose receiving thread is busiest (the first of equals).
+    pub fn busiest(&self) -> usize {
+        let mut best = 0;
+        for (j, &s) in self.receive_thread_s.iter().enumerate() {
+            if s > self.receive_thread_s[best] {
+                best = j;
+            }
+        }
+        best
+    }
+}
+
+/// The placement summary of `cfg`, where its dense variables sit whole
+/// on parameter servers (`dense = "ps"`, `ps_placement = "whole"`, more
+/// than one GPU, data parallelism); `None` otherwise.
+pub fn summary(cfg: &TrainConfig) -> Option<Placement> {
+    let st = &cfg.strategy;
+    let cluster = &cfg.cluster;
+    if st.dense != crate::strategy::DenseMethod::Ps
+        || !st.ps_whole_variables
+        || st.mp_stages > 1
+        || cluster.gpus() < 2
+    {
+        return None;
+    }
+    let collective = st.dense_collective();
+    let servers = collective.servers(cluster);
+    let pushers = if collective.local_aggregation && cluster.gpus_per_node > 1 {
+        cluster.nodes
+    } else {
+        cluster.gpus()
+    };
+    let bpe = cfg.model.gradient_precision.bytes();
+    let mut out = Placement {
+        variables: vec![0; servers as usize],
+        bytes_per_push: vec![0.0; servers as usize],
+        receive_thread_s: vec![0.0; servers as usize],
+    };
+    for (elements, j) in placement(cfg, servers).into_iter().flatten() {
+        let bytes = (elements * bpe) as f64;
+        let j = j as usize;
+        out.variables[j] += 1;
+        out.bytes_per_push[j] += bytes;
+        out.receive_thread_s[j] +=
+            pushers as f64 * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S);
+    }
+    Some(out)
 }
 
 /// Bytes of layer `vars`'s variables on server `j` of `servers`: what
