@@ -4,7 +4,7 @@
 
 use super::assert_close;
 use sim::scenario::{Point, load_file, load_str};
-use sim::train::task::Work;
+use sim::train::task::{Label, Work};
 use sim::train::{RunResult, planner, simulate};
 use std::path::Path;
 
@@ -280,6 +280,29 @@ fn dlrm_preset_with_its_tables_under_dct() {
         })
         .count();
     assert!(sparse_tasks >= 26, "{sparse_tasks}");
+    // the servers receive the 26 tables' pushes on one thread: each
+    // table's chain task waits for the next table's (the backward pass
+    // readies the higher layer's first), the highest for none of them
+    let chains: Vec<usize> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| matches!(&t.label, Label::Named(n) if n.ends_with(" partitions")))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(chains.len(), 26);
+    for pair in chains.windows(2) {
+        assert!(plan.tasks[pair[0]].layer < plan.tasks[pair[1]].layer);
+        assert!(
+            plan.tasks[pair[0]]
+                .deps
+                .iter()
+                .any(|d| d.task == pair[1] as u32 && d.back == 0),
+            "table {:?} waits for {:?}",
+            plan.tasks[pair[0]].layer,
+            plan.tasks[pair[1]].layer
+        );
+    }
     let t = |eta: f64| at(&runs, &[("dct_sparsity", eta)]);
     assert!(t(0.95) < t(0.0), "{} {}", t(0.95), t(0.0));
 }

@@ -160,9 +160,13 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     let bpe = cfg.model.gradient_precision.bytes();
     for (l, layer) in layers.iter().enumerate() {
         if sync[l].is_some() && dense_ps {
-            // the push to the layer's first server; the others' after
-            // the sparse tasks (`ps::server_tasks`)
-            let j = placed[l][0].1;
+            // the push to the lowest of the layer's servers; the others'
+            // after the sparse tasks (`ps::server_tasks`)
+            let j = placed[l]
+                .iter()
+                .map(|&(_, j)| j)
+                .min()
+                .expect("a layer with parameters has a variable");
             tasks.push(ps::push_task(
                 l as u32,
                 ps::push_channel(j),

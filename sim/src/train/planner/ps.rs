@@ -14,13 +14,15 @@
 //!   `ps/between_graph_parallel.py`): the variables, in creation
 //!   order, each on the server holding the fewest bytes so far (the first
 //!   such server on a tie); server j runs on machine j mod M. dtsim places
-//!   the trainable variables, `crate::workload::variables`'s; Parallax's
+//!   the trainable variables, each layer's [`crate::workload::Layer::variables`]
+//!   (a preset's from `crate::workload::variables`); Parallax's
 //!   load function also counts the variables nobody pushes (batch norms'
 //!   running statistics, the global step), a few percent of the bytes,
 //!   which it leaves out. A layer's push goes to the servers of its
 //!   variables only, a message to each on a channel of that server's
 //!   (and its pull likewise), so transfers to different servers and in
-//!   both directions run at once, as TensorFlow's RPCs do; a large
+//!   both directions run at once, as TensorFlow's RPCs do (to one server,
+//!   one after another on its channel); a large
 //!   variable's 48 pushes all reach one machine: the hot spot that a PS
 //!   balanced in bytes does not have. Several servers on one machine
 //!   (`ps_servers` > machines) share its host: their receiving chains
@@ -268,8 +270,8 @@ pub fn push_task(
 
 /// The servers' work on layer `l` (variables `vars` on `servers`
 /// servers, pushed by `pushers` workers, pulled by `pullers`), its
-/// gradient ready at task `ready` and its push to its first server task
-/// `push`: the pushes to its other servers, the servers' CPU, and a pull
+/// gradient ready at task `ready` and its push to the lowest of its
+/// servers task `push`: the pushes to its other servers, the servers' CPU, and a pull
 /// from each of its servers. Returns (the pulls, the receiving task that
 /// joins the server's chain of push transfers).
 pub fn server_tasks(
