@@ -493,6 +493,27 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
     if !swept("strategy.dense") {
         return;
     }
+    // whole variables on the servers send each variable whole: the
+    // AllReduce points' fusion and pieces mean nothing at the PS point of
+    // a model without tables (`validate_strategy` refuses them there)
+    let has_tables = match raw.model.preset.as_deref() {
+        Some(name) => crate::workload::preset_data::PRESETS
+            .iter()
+            .find(|p| p.name == name)
+            .is_some_and(|p| p.layers.iter().any(|l| l.embedding.is_some())),
+        None => raw.model.layers.iter().any(|l| l.embedding.is_some()),
+    };
+    if dense == DenseMethod::Ps
+        && raw.strategy.ps_placement.as_deref() == Some("whole")
+        && !has_tables
+    {
+        if drop("strategy.fusion") {
+            raw.strategy.fusion = None;
+        }
+        if drop("strategy.partition") {
+            raw.strategy.partition = None;
+        }
+    }
     if !matches!(dense, DenseMethod::TopK | DenseMethod::GTopK) && drop("strategy.density") {
         raw.strategy.density = None;
     }
@@ -763,6 +784,30 @@ backward = "10ms"
             })
             .collect();
         assert_eq!(whole, [("allreduce", false), ("ps", true)]);
+        // the AllReduce points' fusion and pieces are dropped at the PS
+        // point of whole variables (a model without tables), not refused
+        let sweep = format!(
+            "{GOOD}[strategy]\n{ps}ps_placement = \"whole\"\nfusion = \"8MiB\"\npartition = \"1MiB\"\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
+        );
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        let fusion: Vec<_> = p
+            .iter()
+            .map(|p| {
+                let s = &p.config.strategy;
+                (s.dense_name(), s.fusion, s.ps_whole_variables)
+            })
+            .collect();
+        let d = crate::strategy::Strategy::default();
+        assert_eq!(
+            fusion,
+            [("allreduce", 8 << 20, false), ("ps", d.fusion, true)]
+        );
+        // swept itself, it is kept, and refused where it means nothing
+        let sweep = format!(
+            "{GOOD}[strategy]\n{ps}ps_placement = \"whole\"\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n\"strategy.fusion\" = [\"8MiB\"]\n"
+        );
+        let e = super::super::load_str(&sweep, "f.toml", "f").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("strategy.fusion"), "{e}");
     }
 
     /// `allgather_staging` is "none" or "host", and means something only
