@@ -30,35 +30,16 @@ process's mean CPU a step) and the three fits, as Markdown.
 import argparse
 import multiprocessing as mp
 import os
-import socket
 import statistics
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
+from tfps import cpu_seconds, free_port, run_ps
 
 
-def run_ps(cluster, threads):
-    import tensorflow as tf
-
-    config = tf.compat.v1.ConfigProto(
-        intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
-    )
-    server = tf.distribute.Server(
-        tf.train.ClusterSpec(cluster), job_name="ps", task_index=0, config=config
-    )
-    server.join()
 
 
-def cpu_seconds(pid):
-    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
+
+
 
 
 def measure(cluster, parts, rows, dim, batch, steps, warmup, threads, ps_pid):

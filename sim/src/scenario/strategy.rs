@@ -152,16 +152,11 @@ pub(super) fn validate_strategy(
         SparseMethod::AllToAll,
         "EmbRace's vertical scheduling splits the gradients of its AlltoAll into prior and delayed rows",
     )?;
-    let host_staged_allgather = match s.allgather_staging.as_deref() {
-        None | Some("none") => false,
-        Some("host") => true,
-        Some(other) => {
-            return Err(invalid(
-                "strategy.allgather_staging",
-                format!("must be \"none\" or \"host\", got \"{other}\""),
-            ));
-        }
-    };
+    let host_staged_allgather = switch(
+        "strategy.allgather_staging",
+        s.allgather_staging.as_deref(),
+        ("none", "host"),
+    )?;
     only_beside(
         "strategy.allgather_staging",
         s.allgather_staging.is_some(),
@@ -169,16 +164,11 @@ pub(super) fn validate_strategy(
         SparseMethod::AllGather,
         "it says where the sparse AllGather gathers (on the GPUs, or through host memory)",
     )?;
-    let ps_whole_variables = match s.ps_placement.as_deref() {
-        None | Some("sharded") => false,
-        Some("whole") => true,
-        Some(other) => {
-            return Err(invalid(
-                "strategy.ps_placement",
-                format!("must be \"sharded\" or \"whole\", got \"{other}\""),
-            ));
-        }
-    };
+    let ps_whole_variables = switch(
+        "strategy.ps_placement",
+        s.ps_placement.as_deref(),
+        ("sharded", "whole"),
+    )?;
     // whole variables go as tensors of their own, on channels of their own
     // (`train::planner::ps`); without tables nothing else is fused or cut
     if ps_whole_variables && dense == DenseMethod::Ps && sparse.is_none() {
@@ -316,6 +306,20 @@ pub(super) fn validate_strategy(
         // resolved against `ideal` (`validate::validate`)
         message_overhead_s: 0.0,
     })
+}
+
+/// A key of two named values, `off` (the default, also when absent) or
+/// `on`: whether it is `on`; anything else refused, naming both.
+fn switch(key: &str, value: Option<&str>, (off, on): (&str, &str)) -> Result<bool, Invalid> {
+    match value {
+        None => Ok(false),
+        Some(v) if v == off => Ok(false),
+        Some(v) if v == on => Ok(true),
+        Some(other) => Err(invalid(
+            key,
+            format!("must be \"{off}\" or \"{on}\", got \"{other}\""),
+        )),
+    }
 }
 
 /// Refuses `key`, when `given`, beside any sparse method but `needs`:

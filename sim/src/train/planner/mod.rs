@@ -224,12 +224,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     }
     let mut chains = sparse::add(cfg, &mut plan, &fwd, bwd);
     if dense_ps {
-        let la = collective.local_aggregation && cfg.cluster.gpus_per_node > 1;
-        let pushers = if la {
-            cfg.cluster.nodes
-        } else {
-            cfg.cluster.gpus()
-        };
+        let pushers = ps::pushers(cfg, collective);
         for l in 0..l_count {
             let Some(push) = sync[l as usize] else {
                 continue;

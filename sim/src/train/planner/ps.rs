@@ -156,6 +156,25 @@ impl Placement {
     }
 }
 
+/// Workers that push each variable through `collective`: the machines
+/// with local aggregation (a machine's GPUs reduced first), else the GPUs.
+pub fn pushers(cfg: &TrainConfig, collective: Collective) -> u32 {
+    let cluster = &cfg.cluster;
+    if collective.local_aggregation && cluster.gpus_per_node > 1 {
+        cluster.nodes
+    } else {
+        cluster.gpus()
+    }
+}
+
+/// Seconds a server's receiving thread spends on `pushers` pushes of a
+/// variable of `bytes`: each push's transfer
+/// ([`super::sparse::PS_TRANSFER_S`]) and its bytes
+/// ([`PS_RECV_THREAD_BYTE_S`]).
+pub fn receive_thread_s(pushers: u32, bytes: f64) -> f64 {
+    pushers as f64 * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S)
+}
+
 /// The placement summary of `cfg`, where its dense variables sit whole
 /// on parameter servers (`dense = "ps"`, `ps_placement = "whole"`, more
 /// than one GPU, data parallelism); `None` otherwise.
@@ -171,11 +190,7 @@ pub fn summary(cfg: &TrainConfig) -> Option<Placement> {
     }
     let collective = st.dense_collective();
     let servers = collective.servers(cluster);
-    let pushers = if collective.local_aggregation && cluster.gpus_per_node > 1 {
-        cluster.nodes
-    } else {
-        cluster.gpus()
-    };
+    let pushers = pushers(cfg, collective);
     let bpe = cfg.model.gradient_precision.bytes();
     let mut out = Placement {
         variables: vec![0; servers as usize],
@@ -187,8 +202,7 @@ pub fn summary(cfg: &TrainConfig) -> Option<Placement> {
         let j = j as usize;
         out.variables[j] += 1;
         out.bytes_per_push[j] += bytes;
-        out.receive_thread_s[j] +=
-            pushers as f64 * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S);
+        out.receive_thread_s[j] += receive_thread_s(pushers, bytes);
     }
     Some(out)
 }
@@ -308,7 +322,7 @@ pub fn server_tasks(
         let h = (j % nodes) as usize;
         let bytes = (elements * bpe) as f64;
         let e = elements as f64;
-        chain[h] += pushers as f64 * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S);
+        chain[h] += receive_thread_s(pushers, bytes);
         recv[h] += bytes * PS_RECV_BYTE_S;
         send[h] += super::sparse::PS_TRANSFER_S + bytes * PS_SEND_BYTE_S;
         accum[h] += pushers as f64 * e * PS_ADD_S + e * PS_UPDATE_S;
@@ -316,19 +330,16 @@ pub fn server_tasks(
     let per_node = |v: &[f64]| -> PerIteration {
         PerIteration::PerNode(v.iter().map(|&s| SimTime::from_secs(s)).collect())
     };
+    // a host task lasting `each[h]` on node h (its `work` the longest)
     let cpu = |plan: &mut Plan, label: String, each: &[f64], after: &[TaskId]| -> TaskId {
         let id = plan.tasks.len() as TaskId;
         let longest = each.iter().copied().fold(0.0, f64::max);
-        plan.tasks.push(Task {
-            label: Label::Named(label),
-            layer: Some(l),
-            work: Work::Cpu {
-                duration: SimTime::from_secs(longest),
-            },
-            deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
-            priority: l as u64,
-            lead: false,
-        });
+        plan.tasks.push(super::sparse::cpu_task(
+            l,
+            label,
+            SimTime::from_secs(longest),
+            after,
+        ));
         plan.per_iteration.insert(id, per_node(each));
         id
     };

@@ -214,7 +214,7 @@ pub fn add(
 
 /// A host CPU task of table layer `l` of `duration`, waiting for the
 /// tasks `after` of the same iteration.
-fn cpu_task(l: u32, label: String, duration: SimTime, after: &[TaskId]) -> Task {
+pub(super) fn cpu_task(l: u32, label: String, duration: SimTime, after: &[TaskId]) -> Task {
     Task {
         label: Label::Named(label),
         layer: Some(l),
