@@ -126,7 +126,8 @@ struct NetArgs {
     /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
     /// broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
-    /// allreduce=tree, NCCL's pipelined tree.
+    /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
+    /// choice of recursive doubling or the ring by size.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
@@ -182,7 +183,8 @@ struct CollectiveArgs {
     /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
     /// broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
-    /// allreduce=tree, NCCL's pipelined tree.
+    /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
+    /// choice of recursive doubling or the ring by size.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).

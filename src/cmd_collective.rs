@@ -42,7 +42,9 @@ pub struct CollectiveArgs {
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
     /// Algorithm: allreduce
-    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp;
+    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp; allgather
+    /// ring|recursive-doubling|bruck|mpich (MPICH's selection: recursive
+    /// doubling or Bruck's below its thresholds, the ring above);
     /// broadcast ring|binomial|ompi-binomial (Open MPI's: every child at
     /// once); alltoall pairwise; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
@@ -134,6 +136,9 @@ struct Output<'a> {
     /// indices), bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     density: Option<f64>,
+    /// A selection (`mpich`): the algorithm it runs at this size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     precision: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -265,6 +270,11 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         network: &c.network,
         bytes_sent_per_gpu: t.bytes_sent_per_gpu,
         density: t.sparse.map(|s| s.density),
+        runs: sim::collective::Collective::new(t.op)
+            .with_algo(t.algo)
+            .map(|k| k.selected(c.gpus(), size as f64))
+            .filter(|&r| r != t.algo)
+            .map(|r| r.name()),
         precision: t.sparse.map(|s| s.precision.name()),
         k: t.sparse.map(|s| s.k),
         payload_bytes: t.sparse.map(|s| s.payload_bytes),
@@ -297,7 +307,10 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
     print_line(format_args!(
         "{} ({}, {} model) of {what} on {} ({} x {}, {}): {:.6} ms, algbw {}, busbw {}, {} sent per GPU",
         out.op,
-        out.algo,
+        match out.runs {
+            Some(r) => format!("{}: {r}", out.algo),
+            None => out.algo.to_string(),
+        },
         out.model,
         Count(out.gpus as u64, "GPU"),
         Count(c.nodes as u64, "node"),

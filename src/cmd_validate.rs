@@ -42,7 +42,10 @@ pub struct ValidateArgs {
     /// default (repeatable): e.g. broadcast=ompi-binomial, Open MPI's
     /// binomial broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
-    /// allreduce=tree, NCCL's pipelined tree.
+    /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
+    /// selection (recursive doubling below 512 KiB of output on a power
+    /// of two ranks, the ring from there), whose switch the size regimes
+    /// break at.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one

@@ -573,6 +573,70 @@ fn collective_json(args: &[&str]) -> Value {
     serde_json::from_str(stdout(&o).trim()).unwrap()
 }
 
+/// MPICH's allgather selection from the command line: under 512 KiB of
+/// output on 16 ranks it runs recursive doubling (4 steps, the time of
+/// `recursive-doubling` itself), from 512 KiB the ring, and says which;
+/// an algorithm the operation lacks is refused with the ones it has.
+#[test]
+fn mpichs_allgather_selection() {
+    let at = |size: &str, algo: &str| {
+        collective_json(&[
+            "--op",
+            "allgather",
+            "--gpus",
+            "16",
+            "--size",
+            size,
+            "--algo",
+            algo,
+        ])
+    };
+    let small = at("256KiB", "mpich");
+    assert_eq!(small["algo"], "mpich");
+    assert_eq!(small["runs"], "recursive-doubling");
+    assert_eq!(
+        small["time_s"],
+        at("256KiB", "recursive-doubling")["time_s"]
+    );
+    let large = at("512KiB", "mpich");
+    assert_eq!(large["runs"], "ring");
+    assert_eq!(large["time_s"], at("512KiB", "ring")["time_s"]);
+    assert!(at("256KiB", "ring").get("runs").is_none());
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "reducescatter",
+        "--gpus",
+        "8",
+        "--size",
+        "1MiB",
+        "--algo",
+        "mpich",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected one of ring"),
+        "{}",
+        stderr(&o)
+    );
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "allgather",
+        "--gpus",
+        "16",
+        "--size",
+        "1MiB",
+        "--algo",
+        "mpich",
+    ]);
+    assert!(
+        stdout(&o).contains("allgather (mpich: ring,"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 /// `--node` stands for a machine's keys; a flag beside it overrides its
 /// part.
 #[test]

@@ -187,6 +187,43 @@ impl Model {
         }
     }
 
+    /// The buffer sizes at which the modelled library changes algorithm
+    /// (MPICH's selection, `--algo allgather=mpich`; [`Collective::switches`]):
+    /// a regime never spans one, and a size is predicted by the regimes on
+    /// its side. Empty for a model of one algorithm.
+    pub fn switches(&self) -> Vec<f64> {
+        match *self {
+            Model::Collective {
+                op, algo, ranks, ..
+            } => Collective::new(op)
+                .with_algo(algo)
+                .map_or_else(Vec::new, |c| c.switches(ranks)),
+            Model::PointToPoint => Vec::new(),
+        }
+    }
+
+    /// Which stretch between [`Model::switches`] a buffer of `bytes` lies
+    /// in: 0 below the first switch (and always, without switches).
+    pub fn zone(&self, bytes: f64) -> usize {
+        self.switches().iter().filter(|&&s| bytes >= s).count()
+    }
+
+    /// The algorithm run for a buffer of `bytes`: a selection's choice at
+    /// that size ([`Collective::selected`]), else the model's algorithm;
+    /// `None` for a point-to-point model.
+    pub fn algo_at(&self, bytes: f64) -> Option<Algo> {
+        match *self {
+            Model::Collective {
+                op, algo, ranks, ..
+            } => Some(
+                Collective::new(op)
+                    .with_algo(algo)
+                    .map_or(algo, |c| c.selected(ranks, bytes)),
+            ),
+            Model::PointToPoint => None,
+        }
+    }
+
     /// S and F of `T(m) = S·α + F·m/B`, read off the simulator by evaluating
     /// its model at unit latency and bandwidth.
     pub fn structure(&self) -> Structure {
@@ -509,11 +546,12 @@ impl Fit {
             return blend(self.segments.iter().map(at), self.sharpness);
         }
         let bytes = self.regime_bytes(m);
-        let first = &self.segments[0];
+        let segments = self.same_algorithm(m);
+        let first = &segments[0];
         if bytes <= first.min_bytes {
             return at(first);
         }
-        for w in self.segments.windows(2) {
+        for w in segments.windows(2) {
             let (a, b) = (&w[0], &w[1]);
             if bytes <= a.max_bytes {
                 return at(a);
@@ -522,7 +560,29 @@ impl Fit {
                 return (at(a) * at(b)).sqrt();
             }
         }
-        at(self.segments.last().expect("a fit has a regime"))
+        at(segments.last().expect("a fit has a regime"))
+    }
+
+    /// The regimes fitted on sizes that ran the algorithm a buffer of `m`
+    /// bytes runs (the library's selection; [`Model::switches`]), or all
+    /// of them where none did, or where the model has one algorithm.
+    fn same_algorithm(&self, m: f64) -> &[Segment] {
+        if self.model.switches().is_empty() {
+            return &self.segments;
+        }
+        let zone = self.model.zone(m);
+        let of = |s: &Segment| self.model.zone(s.min_bytes as f64);
+        let lo = self.segments.iter().position(|s| of(s) == zone);
+        match lo {
+            Some(lo) => {
+                let hi = self.segments[lo..]
+                    .iter()
+                    .position(|s| of(s) != zone)
+                    .map_or(self.segments.len(), |k| lo + k);
+                &self.segments[lo..hi]
+            }
+            None => &self.segments,
+        }
     }
 
     /// The size that selects the regime of a buffer of `m` bytes.
@@ -554,22 +614,30 @@ impl Fit {
     /// algorithm and the protocol), "pingpong eager", or for regimes
     /// "regime 2" / "between regimes 2 and 3".
     pub fn via(&self, bytes: u64) -> String {
-        let algo = match self.model {
-            Model::PointToPoint => "pingpong",
-            Model::Collective { algo, .. } => algo.name(),
-        };
+        let algo = self
+            .model
+            .algo_at(bytes as f64)
+            .map_or("pingpong", |a| a.name());
         if self.shape == Shape::Protocols {
             let s = &self.segments[self.fastest(bytes)];
             return format!("{algo} {}", s.protocol.as_deref().unwrap_or("?"));
         }
+        let same = self.same_algorithm(bytes as f64);
+        // regimes are numbered over the whole fit
+        let first = self
+            .segments
+            .iter()
+            .position(|s| std::ptr::eq(s, &same[0]))
+            .unwrap_or(0);
         let bytes = self.regime_bytes(bytes as f64);
-        let n = self.segments.len();
-        for (i, s) in self.segments.iter().enumerate() {
+        let n = same.len();
+        for (i, s) in same.iter().enumerate() {
+            let k = first + i + 1;
             if bytes <= s.max_bytes || i + 1 == n {
-                return format!("{algo} regime {}", i + 1);
+                return format!("{algo} regime {k}");
             }
-            if bytes < self.segments[i + 1].min_bytes {
-                return format!("{algo} between regimes {} and {}", i + 1, i + 2);
+            if bytes < same[i + 1].min_bytes {
+                return format!("{algo} between regimes {k} and {}", k + 1);
             }
         }
         unreachable!("a fit has a regime")
@@ -733,11 +801,24 @@ pub fn fit(
     let pts = usable(&model, points)?;
     let n = pts.len();
     let min_points = min_points.max(2);
+    // a regime stays on one side of every size at which the library
+    // changes algorithm, where each side has the points to fit a line;
+    // otherwise the switch is not known to the regimes
+    let zones: Vec<usize> = pts.iter().map(|p| model.zone(p.m)).collect();
+    let split = zones
+        .iter()
+        .all(|z| zones.iter().filter(|&x| x == z).count() >= min_points);
+    let inf = f64::INFINITY;
     // cost[i][j]: SSE of one regime over pts[i..j]
-    let seg_cost = |i: usize, j: usize| fit_line(&pts[i..j]).2;
+    let seg_cost = |i: usize, j: usize| {
+        if split && zones[i] != zones[j - 1] {
+            inf
+        } else {
+            fit_line(&pts[i..j]).2
+        }
+    };
     let kmax = max_segments.max(1).min(n / min_points).max(1);
     // dp[k][j]: best SSE covering pts[..j] with k regimes; back-pointers
-    let inf = f64::INFINITY;
     let mut dp = vec![vec![inf; n + 1]; kmax + 1];
     let mut back = vec![vec![0usize; n + 1]; kmax + 1];
     dp[0][0] = 0.0;
@@ -1492,6 +1573,56 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// MPICH's selection (`--algo allgather=mpich`): on one link (α, B)
+    /// its times jump at 512 KiB where recursive doubling gives way to the
+    /// ring; the regimes break there and not elsewhere, each side recovers
+    /// the link exactly, every size (the switch itself included) is
+    /// predicted by its own side's regime, and a point says which
+    /// algorithm ran it.
+    #[test]
+    fn regimes_break_where_mpich_changes_algorithm() {
+        let mpich = Algos::parse(&["allgather=mpich".to_string()])
+            .unwrap()
+            .model("allgather", 16)
+            .unwrap();
+        assert_eq!(mpich.switches(), vec![524_288.0]);
+        assert!(!mpich.is_straight());
+        let (alpha, bw) = (4e-6, 8e9);
+        let pts: Vec<(u64, f64)> = (10..=22)
+            .map(|k| {
+                let b = 1u64 << k;
+                (b, mpich.predict(b as f64, alpha, bw))
+            })
+            .collect();
+        let f = fit(mpich, &pts, 8, 2).unwrap();
+        assert_eq!(f.segments.len(), 2, "{f:?}");
+        for s in &f.segments {
+            assert_eq!(
+                mpich.zone(s.min_bytes as f64),
+                mpich.zone(s.max_bytes as f64),
+                "a regime spans the switch: {s:?}"
+            );
+            assert!((s.alpha_s - alpha).abs() / alpha < 1e-6, "{s:?}");
+            assert!((s.bandwidth_bps - bw).abs() / bw < 1e-6, "{s:?}");
+        }
+        for m in [3u64 << 12, 524_287, 524_288, 3 << 19, 3 << 21] {
+            let want = mpich.predict(m as f64, alpha, bw);
+            let got = f.predict(m);
+            assert!(
+                (got - want).abs() / want < 1e-6,
+                "{m}: {got} against {want}"
+            );
+        }
+        assert_eq!(f.via(1 << 18), "recursive-doubling regime 1");
+        assert_eq!(f.via(1 << 20), "ring regime 2");
+        // the selection's steps: 4 below the switch, 15 from it
+        let t = |m: f64| mpich.terms(m).0;
+        assert!((t(524_287.0) - 4.0).abs() < 1e-9 && (t(524_288.0) - 15.0).abs() < 1e-9);
+        // the same times fitted as the ring alone do not fit one line
+        let ring = Model::for_op("allgather", 16).unwrap();
+        assert!(fit(ring, &pts, 1, 2).unwrap().median_abs_residual() > 0.01);
     }
 
     #[test]

@@ -77,6 +77,10 @@ pub struct CostModel {
     /// Bytes sent by all participants together, per byte of buffer.
     sent_per_byte: f64,
     gpus: u32,
+    /// A selection ([`Algo::Mpich`]): from each size (bytes) on, the
+    /// compiled model of the algorithm it runs there, by increasing size
+    /// (in place of everything above); empty otherwise.
+    selection: Vec<(f64, CostModel)>,
 }
 
 impl CostModel {
@@ -85,6 +89,30 @@ impl CostModel {
         if coll.segment > 0 && (coll.op, coll.algo) == (Op::Broadcast, Algo::OmpiBinomial) {
             // its segment count, and so its steps, grow with the buffer
             return CostModel::segmented(coll, cluster);
+        }
+        let members = coll.group_size(cluster);
+        let switches = coll.switches(members);
+        if !switches.is_empty() {
+            // one compiled model per stretch of sizes that runs one algorithm
+            let selection = std::iter::once(0.0)
+                .chain(switches)
+                .map(|from| {
+                    let chosen = Collective {
+                        algo: coll.selected(members, from),
+                        ..*coll
+                    };
+                    (from, CostModel::new(&chosen, cluster))
+                })
+                .collect();
+            return CostModel {
+                steps: Vec::new(),
+                pipes: Vec::new(),
+                ring_steps: 0,
+                segmented: None,
+                sent_per_byte: 0.0,
+                gpus: cluster.gpus(),
+                selection,
+            };
         }
         // A program for a 1-byte buffer: every send's bytes are then the
         // fraction of the buffer it carries.
@@ -165,6 +193,7 @@ impl CostModel {
             segmented: None,
             sent_per_byte: sent,
             gpus: cluster.gpus(),
+            selection: Vec::new(),
         }
     }
 
@@ -205,8 +234,21 @@ impl CostModel {
         model
     }
 
+    /// The compiled model of the algorithm a selection runs for `bytes`.
+    fn chosen(&self, bytes: f64) -> Option<&CostModel> {
+        self.selection
+            .iter()
+            .rev()
+            .find(|(from, _)| bytes >= *from)
+            .or(self.selection.first())
+            .map(|(_, m)| m)
+    }
+
     /// Time in seconds for a buffer of `bytes`.
     pub fn time(&self, bytes: f64) -> f64 {
+        if let Some(m) = self.chosen(bytes) {
+            return m.time(bytes);
+        }
         self.steps
             .iter()
             .map(|(mult, terms)| {
@@ -228,6 +270,9 @@ impl CostModel {
 
     /// Bytes sent by all participants together for a buffer of `bytes`.
     pub fn bytes_sent_total(&self, bytes: f64) -> f64 {
+        if let Some(m) = self.chosen(bytes) {
+            return m.bytes_sent_total(bytes);
+        }
         self.sent_per_byte * bytes
     }
 
@@ -238,8 +283,11 @@ impl CostModel {
     }
 
     /// Number of steps of the program (pipelined phases counted at one
-    /// piece).
+    /// piece); of a selection, the steps at its smallest sizes.
     pub fn steps(&self) -> u32 {
+        if let Some(m) = self.selection.first() {
+            return m.1.steps();
+        }
         self.steps.iter().map(|(m, _)| *m).sum::<u32>()
             + self.ring_steps
             + self.pipes.iter().map(|p| p.fill + 1).sum::<u32>()
@@ -684,6 +732,72 @@ mod tests {
 
     fn eval(terms: &[(f64, f64)], x: f64) -> f64 {
         terms.iter().map(|&(a, c)| a + c * x).fold(0.0, f64::max)
+    }
+
+    /// AllGather's closed forms on a flat cluster (one link class, α and
+    /// B): recursive doubling ⌈log2 N⌉ steps whose parts double, (N−1)/N·m
+    /// in all, on a power of two; Bruck's the same steps and bytes on any
+    /// N; and MPICH's selection runs each below its threshold and the
+    /// ring, (N−1)α + (N−1)/N·m/B, from there. The flow model, one
+    /// transfer a link a step, agrees.
+    #[test]
+    fn allgather_algorithms_and_mpichs_selection() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let gather = |algo: Algo| Collective::new(Op::AllGather).with_algo(algo).unwrap();
+        let close = |got: f64, want: f64, what: &str| {
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "{what}: {got} against {want}"
+            )
+        };
+        for n in [2u32, 3, 5, 8, 12, 16] {
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            let nf = n as f64;
+            let log = (nf.log2()).ceil();
+            let bytes = |m: f64| (nf - 1.0) / nf * m / bw;
+            for m in [1e3, 6e4, 1e5, 5e5, 524_288.0, 4e6] {
+                let what = format!("n {n}, m {m}");
+                let ring = gather(Algo::Ring).analytical(&spec).time(m);
+                close(ring, (nf - 1.0) * alpha + bytes(m), &what);
+                let bruck = gather(Algo::Bruck).analytical(&spec).time(m);
+                close(bruck, log * alpha + bytes(m), &what);
+                if n.is_power_of_two() {
+                    let rd = gather(Algo::RecursiveDoubling).analytical(&spec).time(m);
+                    close(rd, log * alpha + bytes(m), &what);
+                }
+                let mpich = gather(Algo::Mpich);
+                let want = if n.is_power_of_two() && m < 524_288.0
+                    || !n.is_power_of_two() && m < 81_920.0
+                {
+                    log * alpha + bytes(m)
+                } else {
+                    ring
+                };
+                close(mpich.analytical(&spec).time(m), want, &what);
+                let flow = crate::collective::exec::run_flow(&mpich, &spec, m)
+                    .unwrap()
+                    .time
+                    .as_secs();
+                // the flow model's clock ticks in picoseconds: one a step
+                assert!((flow - want).abs() <= 1e-12 * nf, "{what}: flow {flow}");
+                // every algorithm sends each rank the N − 1 parts it lacks
+                close(
+                    mpich.analytical(&spec).bytes_sent_total(m),
+                    (nf - 1.0) * m,
+                    &what,
+                );
+            }
+            let sw = gather(Algo::Mpich).switches(n);
+            assert_eq!(
+                sw,
+                vec![if n.is_power_of_two() {
+                    524_288.0
+                } else {
+                    81_920.0
+                }]
+            );
+            assert!(gather(Algo::Ring).switches(n).is_empty());
+        }
     }
 
     /// The terms are the recurrence's longest path at every size, on

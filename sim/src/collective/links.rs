@@ -362,7 +362,12 @@ mod tests {
             symmetric += prog.node_symmetric() as u32;
             let fast = link_bytes(&prog, &topo);
             let full = link_bytes_full(&prog, &topo);
-            let unit = link_bytes(&c.program(&spec, 1.0), &topo);
+            // a selection's loads are linear within each algorithm it runs
+            let at_m = Collective {
+                algo: c.selected(c.group_size(&spec), m),
+                ..c
+            };
+            let unit = link_bytes(&at_m.program(&spec, 1.0), &topo);
             let flow = run_flow(&c, &spec, m).unwrap().link_bytes;
             for l in 0..fast.len() {
                 let what = format!("{c:?} {} on {spec:?}", topo.link_name(l as u32));

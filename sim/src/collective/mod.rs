@@ -120,7 +120,13 @@ impl Op {
                 Algo::NvlsTree,
                 Algo::Sharp,
             ],
-            Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
+            Op::AllGather => &[
+                Algo::Ring,
+                Algo::RecursiveDoubling,
+                Algo::Bruck,
+                Algo::Mpich,
+            ],
+            Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast => &[Algo::Ring, Algo::Binomial, Algo::OmpiBinomial],
             Op::AllToAll => &[Algo::Pairwise],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
@@ -216,6 +222,18 @@ pub enum Algo {
     /// ([`program::Phase::BinomialBcastAll`]). The textbook binomial
     /// (`binomial`) sends to one child a step.
     OmpiBinomial,
+    /// AllGather by Bruck's algorithm: ⌈log2 N⌉ steps for any N, each
+    /// rank sending what it holds to rank i − 2^k ([`program::Phase::Bruck`]).
+    Bruck,
+    /// AllGather as MPICH chooses it by default (its collective selection,
+    /// `maint/tuning/coll/mpir/generic.json`, thresholds
+    /// `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` = 524288 and
+    /// `MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE` = 81920 bytes of gathered
+    /// output): recursive doubling below 512 KiB on a power-of-two
+    /// communicator, Bruck below 80 KiB on any other, the ring from there
+    /// ([`Collective::selected`]). The algorithm, and so the steps, change
+    /// with the size.
+    Mpich,
     /// Point-to-point to the next model-parallel stage ([`Op::SendRecv`]).
     Next,
     /// Point-to-point to the previous model-parallel stage.
@@ -224,7 +242,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 14] = [
+    pub const ALL: [Algo; 16] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -239,6 +257,8 @@ impl Algo {
         Algo::NvlsTree,
         Algo::Sharp,
         Algo::OmpiBinomial,
+        Algo::Bruck,
+        Algo::Mpich,
     ];
 
     /// Name on the command line and in results.
@@ -258,6 +278,8 @@ impl Algo {
             Algo::NvlsTree => "nvls-tree",
             Algo::Sharp => "sharp",
             Algo::OmpiBinomial => "ompi-binomial",
+            Algo::Bruck => "bruck",
+            Algo::Mpich => "mpich",
             Algo::Next => "next",
             Algo::Prev => "prev",
         }
@@ -469,6 +491,44 @@ impl Collective {
             .then_some(Collective { algo, ..self })
     }
 
+    /// The algorithm a selection ([`Algo::Mpich`]) runs for a buffer of
+    /// `bytes` on groups of `members` ranks; any other algorithm is itself.
+    /// MPICH compares the gathered output (`total_msg_size`) with its
+    /// thresholds: under 524288 bytes on a power-of-two communicator,
+    /// recursive doubling; under 81920 bytes on any other, Bruck's; else
+    /// the ring.
+    pub fn selected(&self, members: u32, bytes: f64) -> Algo {
+        match (self.op, self.algo) {
+            (Op::AllGather, Algo::Mpich) => {
+                if members.is_power_of_two() && bytes < MPICH_ALLGATHER_LONG {
+                    Algo::RecursiveDoubling
+                } else if !members.is_power_of_two() && bytes < MPICH_ALLGATHER_SHORT {
+                    Algo::Bruck
+                } else {
+                    Algo::Ring
+                }
+            }
+            (_, algo) => algo,
+        }
+    }
+
+    /// The buffer sizes, bytes, at which a selection ([`Algo::Mpich`]) on
+    /// groups of `members` ranks changes algorithm: from each, up to the
+    /// next, one algorithm runs ([`Collective::selected`]). Empty for
+    /// every other algorithm.
+    pub fn switches(&self, members: u32) -> Vec<f64> {
+        match (self.op, self.algo) {
+            (Op::AllGather, Algo::Mpich) if members > 1 => {
+                if members.is_power_of_two() {
+                    vec![MPICH_ALLGATHER_LONG]
+                } else {
+                    vec![MPICH_ALLGATHER_SHORT]
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// Number of PS servers on `cluster`.
     pub fn servers(&self, cluster: &ClusterSpec) -> u32 {
         if self.op != Op::Ps {
@@ -561,7 +621,22 @@ impl Collective {
                     chunk: bytes / g,
                 },
             ],
-            (Op::AllGather | Op::ReduceScatter, _) => vec![Phase::Ring {
+            (Op::AllGather, Algo::Mpich) => {
+                let chosen = Collective {
+                    algo: self.selected(size, bytes),
+                    ..*self
+                };
+                return chosen.program(cluster, bytes);
+            }
+            (Op::AllGather, Algo::RecursiveDoubling) => vec![Phase::RecursiveDoubling {
+                group: all,
+                bytes: bytes / n,
+            }],
+            (Op::AllGather, Algo::Bruck) => vec![Phase::Bruck {
+                group: all,
+                bytes: bytes / n,
+            }],
+            (Op::AllGather | Op::ReduceScatter, Algo::Ring) => vec![Phase::Ring {
                 group: all,
                 steps: size - 1,
                 chunk: bytes / n,
@@ -750,7 +825,8 @@ impl Collective {
     /// Bytes each directed link of `cluster`'s [`crate::cluster::Topology`]
     /// carries during one run on a buffer of `bytes`, indexed by
     /// [`crate::cluster::LinkId`] ([`links::link_bytes`] of
-    /// [`Collective::program`]). Proportional to `bytes`.
+    /// [`Collective::program`]). Proportional to `bytes` (for a selection,
+    /// [`Algo::Mpich`], between two of its [`Collective::switches`]).
     pub fn link_bytes(&self, cluster: &ClusterSpec, bytes: f64) -> Vec<f64> {
         let topo = crate::cluster::Topology::new(cluster);
         links::link_bytes(&self.program(cluster, bytes), &topo)
@@ -761,6 +837,15 @@ impl Collective {
         analytical::CostModel::new(self, cluster)
     }
 }
+
+/// MPICH's `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` default, bytes of gathered
+/// output: below it a power-of-two communicator gathers by recursive
+/// doubling ([`Algo::Mpich`]).
+const MPICH_ALLGATHER_LONG: f64 = 524_288.0;
+
+/// MPICH's `MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE` default, bytes of gathered
+/// output: below it any other communicator gathers by Bruck's algorithm.
+const MPICH_ALLGATHER_SHORT: f64 = 81_920.0;
 
 /// The network presets whose switches reduce (SHARPv2 on Quantum HDR,
 /// SHARPv3 on Quantum-2 NDR; EDR's SHARPv1 reduced small messages only).

@@ -180,6 +180,18 @@ pub enum Phase {
         /// Bytes contributed by each member.
         bytes: f64,
     },
+    /// AllGather by Bruck's algorithm (Bruck et al. 1997; MPICH's
+    /// `MPIR_Allgather_intra_brucks`): in step k member i sends the parts
+    /// it holds, min(2^k, s − 2^k) of them, to member i − 2^k (mod s) and
+    /// receives as many from member i + 2^k, so ⌈log2 s⌉ steps for any
+    /// group size, without recursive doubling's folds (the final local
+    /// rotation costs no communication).
+    Bruck {
+        /// Groups.
+        group: Grouping,
+        /// Bytes contributed by each member.
+        bytes: f64,
+    },
     /// Parameter-server push and pull of a variable sharded evenly over the
     /// servers: each worker sends `shard` bytes to every server and each
     /// server sends `shard` bytes to every worker. With `overlap` the push
@@ -831,6 +843,7 @@ impl Program {
                 let (_, log, fold) = doubling(self.group_size(group));
                 log + 2 * fold as u32
             }
+            Phase::Bruck { group, .. } => ceil_log2(self.group_size(group)),
             Phase::Ps { part, .. } => match part {
                 PsPart::PushPull => 2,
                 PsPart::Push | PsPart::Pull => 1,
@@ -1597,6 +1610,7 @@ impl Program {
             | Phase::BinomialBcast { .. }
             | Phase::BinomialBcastAll { .. }
             | Phase::RecursiveDoubling { .. }
+            | Phase::Bruck { .. }
             | Phase::RingV { .. }
             | Phase::PairwiseV { .. }
             | Phase::Chain { .. }
@@ -1845,6 +1859,7 @@ impl Program {
                     Phase::BinomialBcast { group, bytes } => (group, bytes),
                     Phase::Pairwise { group, chunk } => (group, chunk),
                     Phase::RecursiveDoubling { group, bytes } => (group, bytes),
+                    Phase::Bruck { group, bytes } => (group, bytes),
                     Phase::Ring { .. }
                     | Phase::Ps { .. }
                     | Phase::Shift { .. }
@@ -1877,6 +1892,10 @@ impl Program {
                         (idx < d && idx + d < s).then(|| (idx + d, 1))
                     }
                     Phase::RecursiveDoubling { .. } => doubling_send(s, idx, k),
+                    Phase::Bruck { .. } => {
+                        let d = 1u32 << k;
+                        Some(((idx + s - d % s) % s, d.min(s - d)))
+                    }
                     _ => unreachable!(),
                 };
                 if let Some((to, parts)) = to {
@@ -1949,6 +1968,7 @@ impl Program {
                     | Phase::BinomialBcast { group, .. }
                     | Phase::Pairwise { group, .. }
                     | Phase::RecursiveDoubling { group, .. } => group,
+                    Phase::Bruck { group, .. } => group,
                     Phase::Ps { .. }
                     | Phase::Shift { .. }
                     | Phase::BinomialBcastAll { .. }
@@ -1975,6 +1995,8 @@ impl Program {
                     Phase::Pairwise { .. } => true,
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
                     Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
+                    // every member hears from member i + 2^k
+                    Phase::Bruck { .. } => true,
                     Phase::RecursiveDoubling { .. } => {
                         // rounds are exchanges; a fold's receiver is its
                         // sender's partner
@@ -2242,6 +2264,7 @@ mod tests {
                         vec![Phase::RecursiveDoubling { group, bytes: 1.0 }],
                         0,
                     );
+                    check_balance(&spec, vec![Phase::Bruck { group, bytes: 1.0 }], 0);
                 }
                 for (overlap, part) in [
                     (true, PsPart::PushPull),
@@ -2468,6 +2491,54 @@ mod tests {
             let log = if s > 1 { 31 - s.leading_zeros() } else { 0 };
             let extra = if s.is_power_of_two() { 0 } else { 2 };
             assert_eq!(prog.steps(), log + extra, "s {s}");
+        }
+    }
+
+    /// Bruck's AllGather: in step k member i holds parts i … i + 2^k − 1
+    /// (mod s) and sends the first min(2^k, s − 2^k) of them to member
+    /// i − 2^k, which lacks every one; after ⌈log2 s⌉ steps every member
+    /// holds all s parts, having received each of the s − 1 others once.
+    #[test]
+    fn bruck_gathers_everything_once() {
+        for s in 1..=37u32 {
+            let spec = ClusterSpec::flat(s, 1e9, 0.0);
+            let prog = Program::new(
+                &spec,
+                vec![Phase::Bruck {
+                    group: Grouping::All,
+                    bytes: 1.0,
+                }],
+                0,
+            );
+            let mut has: Vec<u64> = (0..s).map(|i| 1u64 << i).collect();
+            let mut recv = vec![0.0; s as usize];
+            let mut out = Vec::new();
+            for step in 0..prog.steps() {
+                let before = has.clone();
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    assert!(out.len() <= 1, "s {s}");
+                    for &Send { to: d, bytes, .. } in &out {
+                        let dist = 1u32 << step;
+                        assert_eq!((d + dist) % s, p, "s {s} step {step}: to i − 2^k");
+                        // the first `bytes` parts of p's run, p, p + 1, …
+                        let parts = (0..bytes as u32).fold(0u64, |acc, j| acc | 1 << ((p + j) % s));
+                        assert_eq!(parts & !before[p as usize], 0, "sends what it holds");
+                        assert_eq!(parts & before[d as usize], 0, "duplicate parts, s {s}");
+                        assert_eq!(bytes, dist.min(s - dist) as f64, "s {s} step {step}");
+                        has[d as usize] |= parts;
+                        recv[d as usize] += bytes;
+                    }
+                }
+                for p in 0..s {
+                    assert_eq!(prog.expected_recvs(p, step), 1, "s {s} step {step}");
+                }
+            }
+            let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
+            assert!(has.iter().all(|&h| h == all), "s {s}");
+            assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
+            assert_eq!(prog.steps(), ceil_log2(s), "s {s}");
         }
     }
 
