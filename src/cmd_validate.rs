@@ -44,8 +44,8 @@ pub struct ValidateArgs {
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// selection (recursive doubling below 512 KiB of output on a power
-    /// of two ranks, the ring from there), whose switch the size regimes
-    /// break at.
+    /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
+    /// whose switch the size regimes break at.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one

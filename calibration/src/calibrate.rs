@@ -686,7 +686,10 @@ pub fn collectives(
             }
             (
                 run.timings,
-                vec![format!("{} MPI ranks", run.size)],
+                vec![
+                    format!("{} MPI ranks", run.size),
+                    format!("{MPI_LIBRARY_NOTE}{}", run.library),
+                ],
                 // MPI's processor name is the host's name
                 named_host(&run.processor),
             )
@@ -733,6 +736,10 @@ pub fn collectives(
             source: String::new(),
         })
         .collect();
+    let mut notes = notes;
+    notes.extend(library_settings(std::env::vars()));
+    // what the user named, and the MPI library's own selections elsewhere
+    let (algos, defaults) = with_library_defaults(&req.algos, &notes);
     let mut fits = Vec::new();
     let mut entries = Vec::new();
     let grouped = by_op(
@@ -742,7 +749,7 @@ pub fn collectives(
     );
     for OpSeries { op, ranks, points } in grouped {
         let pts = points;
-        let Some(model) = req.algos.model(&op, ranks) else {
+        let Some(model) = algos.model(&op, ranks) else {
             continue;
         };
         let library = Library::of_tool(backend);
@@ -761,9 +768,8 @@ pub fn collectives(
             });
         }
     }
-    let mut notes = notes;
     notes.extend(req.algos.notes());
-    notes.extend(library_settings(std::env::vars()));
+    notes.extend(defaults);
     Ok(Some(Profile {
         provenance: who.provenance(
             "collectives",
@@ -781,14 +787,22 @@ pub fn collectives(
 /// The communication library's settings among environment variables
 /// `vars`, as provenance notes: Open MPI's MCA parameters (`OMPI_MCA_*`,
 /// which force its collective algorithms), NCCL's (`NCCL_*`: `NCCL_ALGO`,
-/// `NCCL_PROTO`, …), UCX's, Intel MPI's and MPICH's, sorted, so that a
+/// `NCCL_PROTO`, …), UCX's, Intel MPI's and MPICH's (its `MPIR_CVAR_*`
+/// control variables, which force its algorithms), sorted, so that a
 /// profile says which algorithms the library was told to use. The
 /// parameters Open MPI's launcher sets in every process it starts (its
 /// runtime's `orte_*`, `ess_*`, `pmix`, `plm_*`, working directory,
 /// oversubscription) say nothing about the library's algorithms and are
 /// left out.
 pub fn library_settings(vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
-    const PREFIXES: [&str; 5] = ["OMPI_MCA_", "NCCL_", "UCX_", "I_MPI_", "MPICH_"];
+    const PREFIXES: [&str; 6] = [
+        "OMPI_MCA_",
+        "NCCL_",
+        "UCX_",
+        "I_MPI_",
+        "MPICH_",
+        "MPIR_CVAR_",
+    ];
     const LAUNCHER: [&str; 9] = [
         "OMPI_MCA_orte_",
         "OMPI_MCA_ess_",
@@ -807,6 +821,49 @@ pub fn library_settings(vars: impl Iterator<Item = (String, String)>) -> Vec<Str
         .collect();
     out.sort();
     out
+}
+
+/// The provenance note that names the MPI library a profile was measured
+/// with (`MPI_Get_library_version`'s first line).
+pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
+
+/// The algorithms an MPI library runs by default where they are not the
+/// fits' textbook ones, read off a profile's provenance `notes` (the MPI
+/// library's own description and the library settings
+/// [`library_settings`] recorded): MPICH (`MPICH Version: …`, not the
+/// vendors' derivatives, whose tuning differs) gathers by its own
+/// selection, `allgather=mpich`, unless `MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM`
+/// forced another. Open MPI's measurements are fitted as they are by
+/// default.
+pub fn library_algos(notes: &[String]) -> Algos {
+    let mpich = notes
+        .iter()
+        .filter_map(|n| n.strip_prefix(MPI_LIBRARY_NOTE))
+        .any(|lib| lib.starts_with("MPICH Version"));
+    let forced = notes.iter().any(|n| {
+        n.strip_prefix("library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=")
+            .is_some_and(|v| !v.trim().eq_ignore_ascii_case("auto"))
+    });
+    if mpich && !forced {
+        Algos::parse(&["allgather=mpich".to_string()]).expect("a known algorithm")
+    } else {
+        Algos::default()
+    }
+}
+
+/// The algorithms fits of a profile with provenance `notes` model: the
+/// user's (`--algo`), and for the other operations the MPI library's
+/// defaults ([`library_algos`]), with a provenance note for each default
+/// used.
+pub fn with_library_defaults(user: &Algos, notes: &[String]) -> (Algos, Vec<String>) {
+    let lib = library_algos(notes);
+    let used: Vec<String> = lib
+        .notes_by_op()
+        .into_iter()
+        .filter(|(op, _)| !user.names(*op))
+        .map(|(_, n)| n.replace("(--algo)", "(the MPI library's default selection)"))
+        .collect();
+    (user.with_defaults(&lib), used)
 }
 
 /// What `dtsim validate` was given.
@@ -874,6 +931,7 @@ fn profile_series(p: &Path) -> Result<ProfileSeries, CalibrateError> {
         ),
         library,
         shapes,
+        notes: prof.provenance.notes,
     })
 }
 
@@ -883,6 +941,8 @@ struct ProfileSeries {
     series: Vec<OpSeries>,
     library: Library,
     shapes: std::collections::BTreeMap<(String, u32), Shape>,
+    /// The profile's provenance notes (which MPI library measured it).
+    notes: Vec<String>,
 }
 
 /// Validates every log, and every collective of the profile against its
@@ -906,6 +966,8 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
     }
     if let (Some(a), Some(b)) = (&req.measurements, &req.predict) {
         let (from, to) = (profile_series(a)?, profile_series(b)?);
+        // the measuring library's selections: the fitted profile's
+        let (algos, _) = with_library_defaults(&req.algos, &from.notes);
         let (library, shapes, from, to) = (from.library, from.shapes, from.series, to.series);
         let src = format!("{} → {}", a.display(), b.display());
         for target in to.iter().filter(|g| g.op != "pingpong") {
@@ -931,7 +993,7 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
                     req.shape
                         .or_else(|| shapes.get(&(fitted.op.clone(), fitted.ranks)).copied()),
                     library,
-                    &req.algos,
+                    &algos,
                 )
                 .map_err(|e| input(format!("{src}: {e}")))?,
             );
@@ -961,12 +1023,11 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
                 "{src}: needs at least 2 pingpong measurements"
             )));
         }
+        let (algos, _) = with_library_defaults(&req.algos, &prof.provenance.notes);
         for g in grouped.iter().filter(|g| g.op != "pingpong") {
             results.push(
-                validate_from_pingpong(
-                    &ping, &g.op, g.ranks, &g.points, &src, req.shape, &req.algos,
-                )
-                .map_err(|e| input(format!("{src}: {e}")))?,
+                validate_from_pingpong(&ping, &g.op, g.ranks, &g.points, &src, req.shape, &algos)
+                    .map_err(|e| input(format!("{src}: {e}")))?,
             );
         }
     }
@@ -1204,17 +1265,129 @@ mod tests {
             ("OMPI_MCA_ess_base_jobid", "1087307777"),
             ("OMPI_MCA_pmix", "^s1,s2,cray,isolated"),
             ("OMPI_MCA_btl", "tcp,self"),
+            ("MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM", "ring"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
         assert_eq!(
             library_settings(vars.into_iter()),
             [
+                "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring",
                 "library setting: NCCL_ALGO=Ring",
                 "library setting: OMPI_MCA_btl=tcp,self",
                 "library setting: OMPI_MCA_coll_tuned_allreduce_algorithm=4",
                 "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
             ]
         );
+    }
+
+    /// MPICH's own description selects its allgather (unless a setting
+    /// forced another algorithm); Open MPI's and vendors' derivatives of
+    /// MPICH do not; what the user names wins, and a default used is
+    /// noted.
+    #[test]
+    fn the_mpi_librarys_selection_is_the_default() {
+        let notes = |lib: &str, extra: &[&str]| -> Vec<String> {
+            std::iter::once(format!("{MPI_LIBRARY_NOTE}{lib}"))
+                .chain(extra.iter().map(|s| s.to_string()))
+                .collect()
+        };
+        let mpich = notes("MPICH Version:\t4.1.2", &[]);
+        let gather = |a: &Algos| a.model("allgather", 16);
+        let chosen = library_algos(&mpich);
+        assert!(matches!(
+            gather(&chosen),
+            Some(Model::Collective {
+                algo: sim::collective::Algo::Mpich,
+                ..
+            })
+        ));
+        for other in [
+            notes("Open MPI v4.1.6, package: Debian OpenMPI", &[]),
+            notes("MPI VERSION    : CRAY MPICH version 8.1.28", &[]),
+            notes("Intel(R) MPI Library 2021.10 for Linux* OS", &[]),
+            notes(
+                "MPICH Version:\t4.1.2",
+                &["library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring"],
+            ),
+        ] {
+            assert!(library_algos(&other).is_empty(), "{other:?}");
+        }
+        let auto = notes(
+            "MPICH Version:\t4.1.2",
+            &["library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=auto"],
+        );
+        assert!(!library_algos(&auto).is_empty());
+        // the user's algorithm wins; another operation's keeps the default
+        let user = Algos::parse(&["allgather=ring".into()]).unwrap();
+        let (a, used) = with_library_defaults(&user, &mpich);
+        assert!(matches!(
+            gather(&a),
+            Some(Model::Collective {
+                algo: sim::collective::Algo::Ring,
+                ..
+            })
+        ));
+        assert!(used.is_empty());
+        let user = Algos::parse(&["broadcast=ompi-binomial".into()]).unwrap();
+        let (a, used) = with_library_defaults(&user, &mpich);
+        assert_eq!(a.model("allgather", 16), gather(&chosen));
+        assert_eq!(
+            used,
+            ["fitted with allgather=mpich (the MPI library's default selection)"]
+        );
+    }
+
+    /// A profile measured with MPICH (its provenance says so) is
+    /// validated with MPICH's allgather: its allgathers, made by MPICH's
+    /// selection over the ping-pong's own link, are predicted exactly from
+    /// the ping-pong fit; the same measurements said to come from Open
+    /// MPI are predicted as the ring, 11 latencies too many below 512 KiB.
+    #[test]
+    fn a_profiles_mpi_library_models_its_allgather() {
+        use sim::profile::{MeasurementEntry, Provenance};
+        let (alpha, bw) = (20e-6, 2e9);
+        let mpich = Algos::parse(&["allgather=mpich".into()])
+            .unwrap()
+            .model("allgather", 16)
+            .unwrap();
+        let entry = |op: &str, ranks, size_bytes: u64, time_s| MeasurementEntry {
+            op: op.into(),
+            size_bytes,
+            time_s,
+            ranks,
+            source: String::new(),
+        };
+        let mut measurements: Vec<MeasurementEntry> = (10..=22)
+            .map(|k| entry("pingpong", 2, 1 << k, alpha + (1u64 << k) as f64 / bw))
+            .collect();
+        measurements.extend((14..=22).map(|k| {
+            let m = 1u64 << k;
+            entry("allgather", 16, m, mpich.predict(m as f64, alpha, bw))
+        }));
+        let dir = std::env::temp_dir().join(format!("dtsim-mpich-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let worst = |lib: &str| {
+            let prof = Profile {
+                provenance: Provenance {
+                    notes: vec![format!("{MPI_LIBRARY_NOTE}{lib}")],
+                    ..Provenance::default()
+                },
+                measurements: measurements.clone(),
+                ..Profile::default()
+            };
+            let path = dir.join(format!("{}.toml", lib.len()));
+            std::fs::write(&path, prof.to_toml()).unwrap();
+            let v = validate(&ValidateRequest {
+                measurements: Some(path),
+                ..ValidateRequest::default()
+            })
+            .unwrap();
+            assert_eq!(v.len(), 1);
+            v[0].max_abs_error
+        };
+        assert!(worst("MPICH Version:\t4.1.2") < 1e-6);
+        assert!(worst("Open MPI v4.1.6") > 0.1);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -224,6 +224,27 @@ impl Model {
         }
     }
 
+    /// [`Model::bytes_per_step`] of the algorithm a buffer of `m` bytes
+    /// runs ([`Model::algo_at`]): a selection's messages are those of the
+    /// algorithm it chose at that size.
+    pub fn bytes_per_step_at(&self, m: f64) -> f64 {
+        match (*self, self.algo_at(m)) {
+            (
+                Model::Collective {
+                    op, ranks, segment, ..
+                },
+                Some(algo),
+            ) => Model::Collective {
+                op,
+                ranks,
+                algo,
+                segment,
+            }
+            .bytes_per_step(),
+            _ => self.bytes_per_step(),
+        }
+    }
+
     /// S and F of `T(m) = S·α + F·m/B`, read off the simulator by evaluating
     /// its model at unit latency and bandwidth.
     pub fn structure(&self) -> Structure {
@@ -382,6 +403,23 @@ impl Algos {
         }
     }
 
+    /// These algorithms, and `defaults`' for the operations these do not
+    /// name (what the user named wins over a library's default).
+    pub fn with_defaults(&self, defaults: &Algos) -> Algos {
+        let mut out = self.0.clone();
+        for d in &defaults.0 {
+            if !out.iter().any(|(op, _, _)| *op == d.0) {
+                out.push(*d);
+            }
+        }
+        Algos(out)
+    }
+
+    /// Whether it names an algorithm for `op`.
+    pub fn names(&self, op: Op) -> bool {
+        self.0.iter().any(|(o, _, _)| *o == op)
+    }
+
     /// Whether it names no algorithm.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -391,15 +429,23 @@ impl Algos {
     /// broadcast=ompi-binomial (--algo)`, `fitted with
     /// broadcast=ompi-binomial:65536 (--algo; segments of 65536 bytes)`.
     pub fn notes(&self) -> Vec<String> {
+        self.notes_by_op().into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// [`Algos::notes`], each with the operation it is about.
+    pub fn notes_by_op(&self) -> Vec<(Op, String)> {
         self.0
             .iter()
-            .map(|(op, algo, segment)| match segment {
-                0 => format!("fitted with {}={} (--algo)", op.name(), algo.name()),
-                s => format!(
-                    "fitted with {}={}:{s} (--algo; segments of {s} bytes)",
-                    op.name(),
-                    algo.name()
-                ),
+            .map(|&(op, algo, segment)| {
+                let note = match segment {
+                    0 => format!("fitted with {}={} (--algo)", op.name(), algo.name()),
+                    s => format!(
+                        "fitted with {}={}:{s} (--algo; segments of {s} bytes)",
+                        op.name(),
+                        algo.name()
+                    ),
+                };
+                (op, note)
             })
             .collect()
     }
@@ -522,6 +568,13 @@ pub struct Fit {
     /// the messages Open MPI sends, full segments (and a shorter last
     /// one): min(buffer, segment); 0, by the buffer × the scale.
     pub regime_segment: u64,
+    /// For fits whose regimes were fitted on another model's messages and
+    /// drive a selection ([`Model::switches`]), whose message size per
+    /// byte of buffer changes with the algorithm it runs: that other
+    /// model (the ping-pong, or the collective at another rank count).
+    /// The scale is then, at each size, the ratio of the two models'
+    /// [`Model::bytes_per_step_at`], in place of `regime_scale`.
+    pub regime_from: Option<Model>,
     /// Size regimes by increasing size, or protocols by increasing
     /// bandwidth ([`Shape`]).
     pub segments: Vec<Segment>,
@@ -567,11 +620,20 @@ impl Fit {
     /// bytes runs (the library's selection; [`Model::switches`]), or all
     /// of them where none did, or where the model has one algorithm.
     fn same_algorithm(&self, m: f64) -> &[Segment] {
-        if self.model.switches().is_empty() {
+        // the regimes' sizes are those of the model they were fitted on: a
+        // ping-pong's messages know no algorithm
+        let fitted = match self.regime_from {
+            Some(Model::PointToPoint) => return &self.segments,
+            Some(from) => from,
+            None => self.model,
+        };
+        if self.model.switches().is_empty() || fitted.switches().is_empty() {
             return &self.segments;
         }
+        // the n-th algorithm of the selection at the size, the n-th of the
+        // fitted one's (their thresholds differ with the rank count)
         let zone = self.model.zone(m);
-        let of = |s: &Segment| self.model.zone(s.min_bytes as f64);
+        let of = |s: &Segment| fitted.zone(s.min_bytes as f64);
         let lo = self.segments.iter().position(|s| of(s) == zone);
         match lo {
             Some(lo) => {
@@ -587,7 +649,11 @@ impl Fit {
 
     /// The size that selects the regime of a buffer of `m` bytes.
     fn regime_bytes(&self, m: f64) -> u64 {
-        let b = m * self.regime_scale;
+        let scale = match self.regime_from {
+            Some(from) => self.model.bytes_per_step_at(m) / from.bytes_per_step_at(m),
+            None => self.regime_scale,
+        };
+        let b = m * scale;
         let b = if self.regime_segment > 0 {
             b.min(self.regime_segment as f64)
         } else {
@@ -884,6 +950,7 @@ pub fn fit(
         sharpness: f64::INFINITY,
         regime_scale: 1.0,
         regime_segment: 0,
+        regime_from: None,
         segments,
         residuals,
     })
@@ -1299,6 +1366,7 @@ pub fn fit_protocols(
         sharpness,
         regime_scale: 1.0,
         regime_segment: 0,
+        regime_from: None,
         segments,
         residuals,
     })

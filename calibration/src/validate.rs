@@ -384,6 +384,7 @@ pub fn validate_across(
         sharpness: f.sharpness,
         regime_scale: to.bytes_per_step() / from.bytes_per_step(),
         regime_segment: 0,
+        regime_from: (!from.switches().is_empty() || !to.switches().is_empty()).then_some(from),
         segments: f.segments.clone(),
         residuals: f.residuals.clone(),
     };
@@ -418,9 +419,12 @@ pub fn validate_from_pingpong(
     // a regime is chosen by the size of the collective's messages, a
     // fixed fraction of the buffer for a straight model, a segment for
     // Open MPI's segmented broadcast; a pipeline's pieces are neither
+    // (a selection, whose algorithms are each straight, sends the
+    // messages of the one it runs at each size)
     if let Model::Collective { algo, segment, .. } = model
         && segment == 0
         && !model.is_straight()
+        && model.switches().is_empty()
     {
         return Err(ValidateError::Pipelined(
             op.to_string(),
@@ -442,6 +446,7 @@ pub fn validate_from_pingpong(
             } => segment,
             Model::PointToPoint | Model::Collective { .. } => 0,
         },
+        regime_from: (!model.switches().is_empty()).then_some(Model::PointToPoint),
         segments: p2p.segments.clone(),
         residuals: p2p.residuals.clone(),
     };

@@ -201,6 +201,74 @@ fn a_fit_at_one_rank_count_predicts_another() {
     }
 }
 
+/// MPICH's selection across rank counts and from a ping-pong: allgathers
+/// made by MPICH's selection on one link (α, B) at 16 ranks predict those
+/// at 8 (the same 512 KiB switch) and at 12 (Bruck's below 80 KiB, the
+/// ring above) exactly, each size by the regime fitted on the same
+/// algorithm's side of the switch; a ping-pong of that link predicts
+/// them too, each size's messages those of the algorithm it runs.
+#[test]
+fn mpichs_selection_across_rank_counts() {
+    use calibration::calibrate::OpSeries;
+    use calibration::fit::{Library, Shape};
+    use calibration::validate::{validate_across, validate_from_pingpong};
+    let (alpha, bw) = (8e-6, 3e9);
+    let mpich = algos("allgather=mpich");
+    let series = |ranks: u32| {
+        let m = mpich.model("allgather", ranks).unwrap();
+        OpSeries {
+            op: "allgather".into(),
+            ranks,
+            points: (12..=24)
+                .map(|k| (1u64 << k, m.predict((1u64 << k) as f64, alpha, bw)))
+                .collect(),
+        }
+    };
+    let sixteen = series(16);
+    for n in [8, 12] {
+        let target = series(n);
+        let v = validate_across(
+            &sixteen,
+            &target,
+            "synthetic",
+            Some(Shape::Regimes),
+            Library::Mpi,
+            &mpich,
+        )
+        .unwrap();
+        assert!(v.max_abs_error < 1e-6, "at {n}: {}", v.max_abs_error);
+        // the ring alone, fitted and predicting, misses below the switch
+        let ring = validate_across(
+            &sixteen,
+            &target,
+            "synthetic",
+            Some(Shape::Regimes),
+            Library::Mpi,
+            &Algos::default(),
+        )
+        .unwrap();
+        assert!(ring.max_abs_error > 0.05, "at {n}: {}", ring.max_abs_error);
+        let ping: Vec<(u64, f64)> = (6..=24)
+            .map(|k| (1u64 << k, alpha + (1u64 << k) as f64 / bw))
+            .collect();
+        let v = validate_from_pingpong(
+            &ping,
+            "allgather",
+            n,
+            &target.points,
+            "synthetic",
+            None,
+            &mpich,
+        )
+        .unwrap();
+        assert!(
+            v.max_abs_error < 1e-6,
+            "from the ping-pong at {n}: {}",
+            v.max_abs_error
+        );
+    }
+}
+
 /// The algorithms of one `--algo` specification.
 fn algos(spec: &str) -> Algos {
     Algos::parse(&[spec.to_string()]).unwrap()

@@ -39,6 +39,14 @@ pub(super) fn measure(ops: &[Op], sizes: &[u64], repeats: u32) -> Result<MpiRun,
     }
     let processor = mpi::environment::processor_name()
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let library = mpi::environment::library_version()
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let library = library
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
 
     let mut timings = Vec::new();
     for &op in ops {
@@ -59,6 +67,7 @@ pub(super) fn measure(ops: &[Op], sizes: &[u64], repeats: u32) -> Result<MpiRun,
         rank: rank as u32,
         size: ranks as u32,
         processor,
+        library,
         timings,
     })
 }

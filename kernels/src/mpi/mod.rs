@@ -153,6 +153,9 @@ pub struct MpiRun {
     pub size: u32,
     /// `MPI_Get_processor_name` of this rank (usually the host name).
     pub processor: String,
+    /// The first line of `MPI_Get_library_version`: which MPI library ran
+    /// ("Open MPI v4.1.6, package: …", "MPICH Version: 4.1.2").
+    pub library: String,
     /// One timing per operation and size, in the order asked for, on rank 0;
     /// empty on every other rank.
     pub timings: Vec<CollectiveTiming>,
