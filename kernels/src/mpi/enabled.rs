@@ -41,11 +41,12 @@ pub(super) fn measure(ops: &[Op], sizes: &[u64], repeats: u32) -> Result<MpiRun,
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let library = mpi::environment::library_version()
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    // the C string's terminator comes with it
     let library = library
         .lines()
         .next()
         .unwrap_or_default()
-        .trim()
+        .trim_matches(|c: char| c == '\0' || c.is_whitespace())
         .to_string();
 
     let mut timings = Vec::new();
