@@ -80,6 +80,10 @@ const INPUTS: &[(&str, &str)] = &[
         "osu_allreduce.log",
         "tests/fixtures/osu/nwtnni_collective_osu_allreduce_ring_8node_full.txt",
     ),
+    (
+        "osu_allgather.log",
+        "tests/fixtures/osu/olcf_riker_osu_allgather_4node_16ranks.txt",
+    ),
     ("mpi.toml", "tests/fixtures/profiles/mpi-4ranks-ci-vm.toml"),
     (
         "runs.csv",
