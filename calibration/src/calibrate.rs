@@ -787,21 +787,23 @@ pub fn collectives(
 /// The communication library's settings among environment variables
 /// `vars`, as provenance notes: Open MPI's MCA parameters (`OMPI_MCA_*`,
 /// which force its collective algorithms), NCCL's (`NCCL_*`: `NCCL_ALGO`,
-/// `NCCL_PROTO`, …), UCX's, Intel MPI's and MPICH's (its `MPIR_CVAR_*`
-/// control variables, which force its algorithms), sorted, so that a
+/// `NCCL_PROTO`, …), UCX's, Intel MPI's and MPICH's (its control
+/// variables, read as `MPICH_*`, `MPIR_PARAM_*` or `MPIR_CVAR_*`, which
+/// force its algorithms), sorted, so that a
 /// profile says which algorithms the library was told to use. The
 /// parameters Open MPI's launcher sets in every process it starts (its
 /// runtime's `orte_*`, `ess_*`, `pmix`, `plm_*`, working directory,
 /// oversubscription) say nothing about the library's algorithms and are
 /// left out.
 pub fn library_settings(vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
-    const PREFIXES: [&str; 6] = [
+    const PREFIXES: [&str; 7] = [
         "OMPI_MCA_",
         "NCCL_",
         "UCX_",
         "I_MPI_",
         "MPICH_",
         "MPIR_CVAR_",
+        "MPIR_PARAM_",
     ];
     const LAUNCHER: [&str; 9] = [
         "OMPI_MCA_orte_",
@@ -832,19 +834,32 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// library's own description and the library settings
 /// [`library_settings`] recorded): MPICH (`MPICH Version: …`, not the
 /// vendors' derivatives, whose tuning differs) gathers by its own
-/// selection, `allgather=mpich`, unless `MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM`
-/// forced another. Open MPI's measurements are fitted as they are by
-/// default.
+/// selection, `allgather=mpich`, unless a setting forced another
+/// algorithm (`ALLGATHER_INTRA_ALGORITHM` other than `auto`) or moved the
+/// selection's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
+/// `ALLGATHER_SHORT_MSG_SIZE`), each under any of the names MPICH reads
+/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). Open MPI's measurements are
+/// fitted as they are by default.
 pub fn library_algos(notes: &[String]) -> Algos {
     let mpich = notes
         .iter()
         .filter_map(|n| n.strip_prefix(MPI_LIBRARY_NOTE))
         .any(|lib| lib.starts_with("MPICH Version"));
-    let forced = notes.iter().any(|n| {
-        n.strip_prefix("library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=")
-            .is_some_and(|v| !v.trim().eq_ignore_ascii_case("auto"))
+    // (name without MPICH's prefix, value) of each recorded setting
+    let settings = notes.iter().filter_map(|n| {
+        let kv = n.strip_prefix("library setting: ")?;
+        let (k, v) = kv.split_once('=')?;
+        let name = ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
+            .iter()
+            .find_map(|p| k.strip_prefix(p))?;
+        Some((name, v.trim()))
     });
-    if mpich && !forced {
+    let changed = settings.into_iter().any(|(name, v)| match name {
+        "ALLGATHER_INTRA_ALGORITHM" => !v.eq_ignore_ascii_case("auto"),
+        "ALLGATHER_LONG_MSG_SIZE" | "ALLGATHER_SHORT_MSG_SIZE" => true,
+        _ => false,
+    });
+    if mpich && !changed {
         Algos::parse(&["allgather=mpich".to_string()]).expect("a known algorithm")
     } else {
         Algos::default()
@@ -966,8 +981,9 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
     }
     if let (Some(a), Some(b)) = (&req.measurements, &req.predict) {
         let (from, to) = (profile_series(a)?, profile_series(b)?);
-        // the measuring library's selections: the fitted profile's
-        let (algos, _) = with_library_defaults(&req.algos, &from.notes);
+        // each profile's measuring library's selections
+        let (from_algos, _) = with_library_defaults(&req.algos, &from.notes);
+        let (to_algos, _) = with_library_defaults(&req.algos, &to.notes);
         let (library, shapes, from, to) = (from.library, from.shapes, from.series, to.series);
         let src = format!("{} → {}", a.display(), b.display());
         for target in to.iter().filter(|g| g.op != "pingpong") {
@@ -985,7 +1001,7 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
                     ))
                 })?;
             results.push(
-                crate::validate::validate_across(
+                crate::validate::validate_between(
                     fitted,
                     target,
                     &src,
@@ -993,7 +1009,7 @@ pub fn validate(req: &ValidateRequest) -> Result<Vec<Validation>, CalibrateError
                     req.shape
                         .or_else(|| shapes.get(&(fitted.op.clone(), fitted.ranks)).copied()),
                     library,
-                    &algos,
+                    (&from_algos, &to_algos),
                 )
                 .map_err(|e| input(format!("{src}: {e}")))?,
             );
@@ -1312,9 +1328,21 @@ mod tests {
         ] {
             assert!(library_algos(&other).is_empty(), "{other:?}");
         }
+        for other in [
+            "library setting: MPICH_ALLGATHER_INTRA_ALGORITHM=brucks",
+            "library setting: MPIR_PARAM_ALLGATHER_INTRA_ALGORITHM=ring",
+            "library setting: MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE=65536",
+            "library setting: MPICH_ALLGATHER_SHORT_MSG_SIZE=0",
+        ] {
+            let n = notes("MPICH Version:\t4.1.2", &[other]);
+            assert!(library_algos(&n).is_empty(), "{other}");
+        }
         let auto = notes(
             "MPICH Version:\t4.1.2",
-            &["library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=auto"],
+            &[
+                "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=auto",
+                "library setting: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring",
+            ],
         );
         assert!(!library_algos(&auto).is_empty());
         // the user's algorithm wins; another operation's keeps the default
@@ -1387,6 +1415,41 @@ mod tests {
         };
         assert!(worst("MPICH Version:\t4.1.2") < 1e-6);
         assert!(worst("Open MPI v4.1.6") > 0.1);
+        // a profile predicting another: each modelled with its own
+        // library's algorithm (MPICH's selection at 16 ranks fitted, Open
+        // MPI's ring at 8 predicted, on one link)
+        let ring = Model::for_op("allgather", 8).unwrap();
+        let write = |name: &str, lib: &str, model: &Model, ranks| {
+            let prof = Profile {
+                provenance: Provenance {
+                    notes: vec![format!("{MPI_LIBRARY_NOTE}{lib}")],
+                    ..Provenance::default()
+                },
+                measurements: (12..=24)
+                    .map(|k| {
+                        let m = 1u64 << k;
+                        entry("allgather", ranks, m, model.predict(m as f64, alpha, bw))
+                    })
+                    .collect(),
+                ..Profile::default()
+            };
+            let path = dir.join(name);
+            std::fs::write(&path, prof.to_toml()).unwrap();
+            path
+        };
+        let a = write("a.toml", "MPICH Version:\t4.1.2", &mpich, 16);
+        let across = |b_lib: &str| {
+            let b = write("b.toml", b_lib, &ring, 8);
+            let v = validate(&ValidateRequest {
+                measurements: Some(a.clone()),
+                predict: Some(b),
+                ..ValidateRequest::default()
+            })
+            .unwrap();
+            v[0].max_abs_error
+        };
+        assert!(across("Open MPI v4.1.6") < 1e-6);
+        assert!(across("MPICH Version:\t4.1.2") > 0.1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

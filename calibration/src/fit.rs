@@ -245,6 +245,18 @@ impl Model {
         }
     }
 
+    /// [`Model::bytes_per_step_at`] of the algorithm the selection runs
+    /// in its `zone`-th stretch of sizes ([`Model::zone`]): the one it
+    /// runs from the zone's first switch (from 0 for zone 0). A model of
+    /// one algorithm has one zone.
+    pub fn bytes_per_step_in_zone(&self, zone: usize) -> f64 {
+        let from = match zone {
+            0 => 0.0,
+            z => self.switches().get(z - 1).copied().unwrap_or(f64::INFINITY),
+        };
+        self.bytes_per_step_at(from)
+    }
+
     /// S and F of `T(m) = S·α + F·m/B`, read off the simulator by evaluating
     /// its model at unit latency and bandwidth.
     pub fn structure(&self) -> Structure {
@@ -650,7 +662,17 @@ impl Fit {
     /// The size that selects the regime of a buffer of `m` bytes.
     fn regime_bytes(&self, m: f64) -> u64 {
         let scale = match self.regime_from {
-            Some(from) => self.model.bytes_per_step_at(m) / from.bytes_per_step_at(m),
+            // the messages of the algorithm `m` runs, over those of the
+            // same algorithm where the regimes were fitted: the fitted
+            // model's algorithm of the same zone ([`Fit::same_algorithm`])
+            Some(from) => {
+                let zone = if from.switches().is_empty() {
+                    0
+                } else {
+                    self.model.zone(m)
+                };
+                self.model.bytes_per_step_at(m) / from.bytes_per_step_in_zone(zone)
+            }
             None => self.regime_scale,
         };
         let b = m * scale;
@@ -1394,7 +1416,7 @@ pub fn fit_measurements(
     shape: Option<Shape>,
     library: Library,
 ) -> Result<(Fit, Vec<(u64, f64)>), FitError> {
-    let (kept, dropped) = screen(points);
+    let (kept, dropped) = screen_for(&model, points);
     let f = match shape.unwrap_or(library.default_shape()) {
         Shape::Protocols => fit_protocols(model, &kept, library)?,
         Shape::Regimes => fit(model, &kept, MAX_REGIMES, MIN_POINTS)?,
@@ -1404,13 +1426,14 @@ pub fn fit_measurements(
 
 /// Why [`screen`] kept each of `dropped` out of a fit of `points`: its
 /// throughput against the best at a smaller size, in words.
-pub fn screen_reasons(points: &[(u64, f64)], dropped: &[(u64, f64)]) -> Vec<String> {
+pub fn screen_reasons(model: &Model, points: &[(u64, f64)], dropped: &[(u64, f64)]) -> Vec<String> {
     dropped
         .iter()
         .map(|&(m, t)| {
+            let zone = model.zone(m as f64);
             let best = points
                 .iter()
-                .filter(|p| p.0 < m && p.1 > 0.0)
+                .filter(|p| p.0 < m && p.1 > 0.0 && model.zone(p.0 as f64) == zone)
                 .map(|p| p.0 as f64 / p.1)
                 .fold(0.0f64, f64::max);
             let thr = if t > 0.0 { m as f64 / t } else { 0.0 };
@@ -1431,11 +1454,24 @@ pub fn screen_reasons(points: &[(u64, f64)], dropped: &[(u64, f64)]) -> Vec<Stri
 /// would drag the largest regime off. Screened points are still predicted
 /// and reported by validation; they are only kept out of the fit.
 pub fn screen(points: &[(u64, f64)]) -> (Points, Points) {
+    screen_for(&Model::PointToPoint, points)
+}
+
+/// [`screen`] for measurements `model` makes: a selection
+/// ([`Model::switches`]) may run a slower algorithm from its switch on
+/// (MPICH's ring after its recursive doubling), so a point is compared
+/// with the smaller sizes that ran the same algorithm only.
+pub fn screen_for(model: &Model, points: &[(u64, f64)]) -> (Points, Points) {
     let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.0);
     let (mut kept, mut dropped) = (Vec::new(), Vec::new());
     let mut best = 0.0f64;
+    let mut zone = 0;
     for (m, t) in sorted {
+        let z = model.zone(m as f64);
+        if z != zone {
+            (zone, best) = (z, 0.0);
+        }
         let thr = if t > 0.0 { m as f64 / t } else { 0.0 };
         if m >= 1 << 20 && thr < 0.6 * best {
             dropped.push((m, t));

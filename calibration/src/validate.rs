@@ -311,7 +311,7 @@ fn every_other_size(
     let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
     let (f, dropped) = fit_measurements(model, &fit_pts, shape, library)
         .map_err(|e| ValidateError::Fit(op.into(), e))?;
-    let screened = crate::fit::screen_reasons(&fit_pts, &dropped)
+    let screened = crate::fit::screen_reasons(&model, &fit_pts, &dropped)
         .into_iter()
         .zip(&dropped)
         .map(|(reason, &(size_bytes, measured_s))| ScreenedPoint {
@@ -369,13 +369,27 @@ pub fn validate_across(
     library: Library,
     algos: &Algos,
 ) -> Result<Validation, ValidateError> {
+    validate_between(fitted, target, source, shape, library, (algos, algos))
+}
+
+/// [`validate_across`] where the two series ran different algorithms
+/// (measured with different libraries or settings): `algos.0` models
+/// `fitted`, `algos.1` `target`.
+pub fn validate_between(
+    fitted: &crate::calibrate::OpSeries,
+    target: &crate::calibrate::OpSeries,
+    source: &str,
+    shape: Option<Shape>,
+    library: Library,
+    algos: (&Algos, &Algos),
+) -> Result<Validation, ValidateError> {
     let op = &fitted.op;
-    let model = |ranks| {
+    let model = |algos: &Algos, ranks| {
         algos
             .model(op, ranks)
             .ok_or_else(|| ValidateError::UnknownOp(op.clone()))
     };
-    let (from, to) = (model(fitted.ranks)?, model(target.ranks)?);
+    let (from, to) = (model(algos.0, fitted.ranks)?, model(algos.1, target.ranks)?);
     let (f, _) = fit_measurements(from, &fitted.points, shape, library)
         .map_err(|e| ValidateError::Fit(op.clone(), e))?;
     let fit = Fit {

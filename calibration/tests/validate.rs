@@ -269,6 +269,71 @@ fn mpichs_selection_across_rank_counts() {
     }
 }
 
+/// Across rank counts whose switches differ, a size is looked up in the
+/// regimes of the algorithm it runs, at the size that sends the same
+/// messages there. The link has two protocols, switching at 16 KiB
+/// messages; fitted at 64 ranks (recursive doubling below 512 KiB, the
+/// ring above), the allgathers at 12 ranks (Bruck below 80 KiB, the ring
+/// above) are predicted exactly, 256 KiB included: the ring's 21 KiB
+/// messages at 12 ranks are those of 1.33 MiB at 64, where 64 ranks run
+/// the ring too, on the second protocol.
+#[test]
+fn mpichs_selection_across_unlike_switches() {
+    use calibration::calibrate::OpSeries;
+    use calibration::fit::{Library, Shape};
+    use calibration::validate::validate_across;
+    let mpich = algos("allgather=mpich");
+    let series = |ranks: u32, sizes: &[u64]| {
+        let m = mpich.model("allgather", ranks).unwrap();
+        let points = sizes
+            .iter()
+            .map(|&b| {
+                let b_f = b as f64;
+                let (a, bw) = if b_f * m.bytes_per_step_at(b_f) < 16384.0 {
+                    (5e-6, 1e9)
+                } else {
+                    (20e-6, 4e9)
+                };
+                (b, m.predict(b_f, a, bw))
+            })
+            .collect();
+        OpSeries {
+            op: "allgather".into(),
+            ranks,
+            points,
+        }
+    };
+    // every regime of the 64-rank fit with at least two sizes
+    let k = |x: u64| x << 10;
+    let fitted: Vec<u64> = [
+        4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 448, 512, 640, 768, 896, 1024, 2048, 4096, 8192,
+    ]
+    .map(k)
+    .to_vec();
+    let targets: Vec<u64> = [16, 32, 64, 96, 128, 256, 384, 512, 1024, 4096]
+        .map(k)
+        .to_vec();
+    let v = validate_across(
+        &series(64, &fitted),
+        &series(12, &targets),
+        "synthetic",
+        Some(Shape::Regimes),
+        Library::Mpi,
+        &mpich,
+    )
+    .unwrap();
+    for p in &v.points {
+        assert!(
+            p.error.abs() < 1e-6,
+            "{}: {} ({}) {:?}",
+            p.size_bytes,
+            p.error,
+            p.via,
+            v.regimes
+        );
+    }
+}
+
 /// The algorithms of one `--algo` specification.
 fn algos(spec: &str) -> Algos {
     Algos::parse(&[spec.to_string()]).unwrap()
