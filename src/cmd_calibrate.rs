@@ -127,7 +127,8 @@ struct NetArgs {
     /// broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
-    /// choice of recursive doubling, Bruck's or the ring by size.
+    /// choice of recursive doubling, Bruck's or the ring by size (ompi,
+    /// Open MPI's).
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
@@ -184,7 +185,8 @@ struct CollectiveArgs {
     /// broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
-    /// choice of recursive doubling, Bruck's or the ring by size.
+    /// choice of recursive doubling, Bruck's or the ring by size (ompi,
+    /// Open MPI's).
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).

@@ -43,8 +43,8 @@ pub struct CollectiveArgs {
     precision: Option<Precision>,
     /// Algorithm: allreduce
     /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp; allgather
-    /// ring|recursive-doubling|bruck|mpich (MPICH's selection: recursive
-    /// doubling or Bruck's below its thresholds, the ring above);
+    /// ring|recursive-doubling|bruck|neighbor-exchange|mpich|ompi (MPICH's
+    /// and Open MPI's default selections among them by size);
     /// broadcast ring|binomial|ompi-binomial (Open MPI's: every child at
     /// once); alltoall pairwise; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.

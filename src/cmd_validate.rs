@@ -45,7 +45,8 @@ pub struct ValidateArgs {
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// selection (recursive doubling below 512 KiB of output on a power
     /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
-    /// whose switch the size regimes break at.
+    /// whose switch the size regimes break at; allgather=ompi, Open MPI
+    /// 4.1's.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one

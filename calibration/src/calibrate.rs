@@ -838,32 +838,71 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// algorithm (`ALLGATHER_INTRA_ALGORITHM` other than `auto`) or moved the
 /// selection's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
 /// `ALLGATHER_SHORT_MSG_SIZE`), each under any of the names MPICH reads
-/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). Open MPI's measurements are
-/// fitted as they are by default.
+/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). Open MPI 4.1 and later
+/// gather by coll tuned's fixed decision, `allgather=ompi`, unless its
+/// dynamic rules forced an allgather (`coll_tuned_use_dynamic_rules` with
+/// `coll_tuned_allgather_algorithm` or a rules file) or `coll` chose the
+/// components by hand. Another library, or an older Open MPI, is fitted
+/// with the textbook algorithms.
 pub fn library_algos(notes: &[String]) -> Algos {
-    let mpich = notes
+    let library = notes
         .iter()
-        .filter_map(|n| n.strip_prefix(MPI_LIBRARY_NOTE))
-        .any(|lib| lib.starts_with("MPICH Version"));
-    // (name without MPICH's prefix, value) of each recorded setting
-    let settings = notes.iter().filter_map(|n| {
-        let kv = n.strip_prefix("library setting: ")?;
-        let (k, v) = kv.split_once('=')?;
-        let name = ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
-            .iter()
-            .find_map(|p| k.strip_prefix(p))?;
-        Some((name, v.trim()))
-    });
-    let changed = settings.into_iter().any(|(name, v)| match name {
-        "ALLGATHER_INTRA_ALGORITHM" => !v.eq_ignore_ascii_case("auto"),
-        "ALLGATHER_LONG_MSG_SIZE" | "ALLGATHER_SHORT_MSG_SIZE" => true,
-        _ => false,
-    });
-    if mpich && !changed {
-        Algos::parse(&["allgather=mpich".to_string()]).expect("a known algorithm")
+        .find_map(|n| n.strip_prefix(MPI_LIBRARY_NOTE))
+        .unwrap_or_default();
+    // (name, value) of each recorded setting
+    let settings: Vec<(&str, &str)> = notes
+        .iter()
+        .filter_map(|n| {
+            let (k, v) = n.strip_prefix("library setting: ")?.split_once('=')?;
+            Some((k, v.trim()))
+        })
+        .collect();
+    let spec = if library.starts_with("MPICH Version") {
+        // MPICH reads each control variable under three names
+        let changed = settings.iter().any(|(k, v)| {
+            let name = ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
+                .iter()
+                .find_map(|p| k.strip_prefix(p));
+            match name {
+                Some("ALLGATHER_INTRA_ALGORITHM") => !v.eq_ignore_ascii_case("auto"),
+                Some("ALLGATHER_LONG_MSG_SIZE" | "ALLGATHER_SHORT_MSG_SIZE") => true,
+                _ => false,
+            }
+        });
+        (!changed).then_some("allgather=mpich")
+    } else if open_mpi_version(library).is_some_and(|v| v >= (4, 1)) {
+        // coll tuned's fixed decision runs unless its dynamic rules force
+        // an allgather (an algorithm, or a rules file) or the collective
+        // components were chosen by hand
+        let set = |name: &str| {
+            settings
+                .iter()
+                .find(|(k, _)| k.strip_prefix("OMPI_MCA_") == Some(name))
+                .map(|(_, v)| *v)
+        };
+        let dynamic = set("coll_tuned_use_dynamic_rules")
+            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
+        let forced = set("coll_tuned_allgather_algorithm")
+            .is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "ignore"));
+        let rules = set("coll_tuned_dynamic_rules_filename").is_some_and(|v| !v.is_empty());
+        let components = set("coll").is_some();
+        (!(dynamic && (forced || rules) || components)).then_some("allgather=ompi")
     } else {
-        Algos::default()
-    }
+        None
+    };
+    spec.map_or_else(Algos::default, |s| {
+        Algos::parse(&[s.to_string()]).expect("a known algorithm")
+    })
+}
+
+/// Open MPI's (major, minor) version from its `MPI_Get_library_version`
+/// line (`Open MPI v4.1.4, package: …`).
+fn open_mpi_version(library: &str) -> Option<(u32, u32)> {
+    let v = library.strip_prefix("Open MPI v")?;
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// The algorithms fits of a profile with provenance `notes` model: the
@@ -1317,8 +1356,44 @@ mod tests {
                 ..
             })
         ));
+        // Open MPI 4.1 and later: its fixed decision, unless forced
+        let ompi = |extra: &[&str]| {
+            let n = notes("Open MPI v4.1.4, package: Debian OpenMPI", extra);
+            gather(&library_algos(&n))
+        };
+        let is = |m: Option<Model>, algo| matches!(m, Some(Model::Collective { algo: a, .. }) if a == algo);
+        assert!(is(ompi(&[]), sim::collective::Algo::Ompi));
+        assert!(is(
+            ompi(&[
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                "library setting: OMPI_MCA_coll_tuned_allreduce_algorithm=4",
+            ]),
+            sim::collective::Algo::Ompi
+        ));
+        // an allgather algorithm without dynamic rules is ignored by Open MPI
+        assert!(is(
+            ompi(&["library setting: OMPI_MCA_coll_tuned_allgather_algorithm=4"]),
+            sim::collective::Algo::Ompi
+        ));
+        for forced in [
+            &[
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                "library setting: OMPI_MCA_coll_tuned_allgather_algorithm=4",
+            ][..],
+            &[
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=true",
+                "library setting: OMPI_MCA_coll_tuned_dynamic_rules_filename=/r.conf",
+            ],
+            &["library setting: OMPI_MCA_coll=^hcoll"],
+        ] {
+            assert!(is(ompi(forced), sim::collective::Algo::Ring), "{forced:?}");
+        }
+        assert_eq!(
+            open_mpi_version("Open MPI v5.0.3, package: x"),
+            Some((5, 0))
+        );
         for other in [
-            notes("Open MPI v4.1.6, package: Debian OpenMPI", &[]),
+            notes("Open MPI v4.0.7, package: Debian OpenMPI", &[]),
             notes("MPI VERSION    : CRAY MPICH version 8.1.28", &[]),
             notes("Intel(R) MPI Library 2021.10 for Linux* OS", &[]),
             notes(
@@ -1414,11 +1489,15 @@ mod tests {
             v[0].max_abs_error
         };
         assert!(worst("MPICH Version:\t4.1.2") < 1e-6);
-        assert!(worst("Open MPI v4.1.6") > 0.1);
+        assert!(worst("Open MPI v4.0.7") > 0.1);
         // a profile predicting another: each modelled with its own
         // library's algorithm (MPICH's selection at 16 ranks fitted, Open
-        // MPI's ring at 8 predicted, on one link)
-        let ring = Model::for_op("allgather", 8).unwrap();
+        // MPI 4.1's at 8, recursive doubling at every size, predicted, on
+        // one link)
+        let ring = Algos::parse(&["allgather=ompi".into()])
+            .unwrap()
+            .model("allgather", 8)
+            .unwrap();
         let write = |name: &str, lib: &str, model: &Model, ranks| {
             let prof = Profile {
                 provenance: Provenance {

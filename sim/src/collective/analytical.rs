@@ -800,6 +800,54 @@ mod tests {
         }
     }
 
+    /// Open MPI's default AllGather (4.1 and later): on fewer than 32
+    /// ranks recursive doubling at every size (Bruck's when the count is
+    /// not a power of two; one swap on 2), on 32 to 63 recursive doubling
+    /// (or Bruck's) under 1 KiB a rank, neighbor exchange, N/2 steps of
+    /// (N−1)/N·m in all, under 64 KiB, the ring from there; the flow model
+    /// agrees with each closed form.
+    #[test]
+    fn open_mpis_allgather_selection() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let ompi = Collective::new(Op::AllGather)
+            .with_algo(Algo::Ompi)
+            .unwrap();
+        for (n, per_rank, steps) in [
+            (2u32, 1e6, 1.0),
+            (4, 1e3, 2.0),
+            (4, 1e7, 2.0),
+            (6, 1e6, 3.0),
+            (16, 1e6, 4.0),
+            (48, 512.0, 6.0),
+            (48, 4096.0, 24.0),
+            (48, 65536.0, 47.0),
+            (33, 4096.0, 32.0),
+            (64, 256.0, 6.0),
+            (64, 8192.0, 32.0),
+        ] {
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            let nf = n as f64;
+            let m = per_rank * nf;
+            let want = steps * alpha + (nf - 1.0) / nf * m / bw;
+            let got = ompi.analytical(&spec).time(m);
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "n {n}, {per_rank} B a rank: {got} against {want}"
+            );
+            let flow = crate::collective::exec::run_flow(&ompi, &spec, m)
+                .unwrap()
+                .time
+                .as_secs();
+            assert!(
+                (flow - want).abs() <= 1e-12 * nf,
+                "n {n}: flow {flow} against {want}"
+            );
+        }
+        // where it switches on 48 ranks, in bytes of output
+        assert_eq!(ompi.switches(48), vec![1024.0 * 48.0, 65536.0 * 48.0]);
+        assert!(ompi.switches(16).is_empty());
+    }
+
     /// The terms are the recurrence's longest path at every size, on
     /// rings of unlike hops (two classes, as NVLink and a NIC, and
     /// arbitrary ones), for steps fewer and more than a lap.

@@ -124,7 +124,9 @@ impl Op {
                 Algo::Ring,
                 Algo::RecursiveDoubling,
                 Algo::Bruck,
+                Algo::NeighborExchange,
                 Algo::Mpich,
+                Algo::Ompi,
             ],
             Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast => &[Algo::Ring, Algo::Binomial, Algo::OmpiBinomial],
@@ -234,6 +236,16 @@ pub enum Algo {
     /// ([`Collective::selected`]). The algorithm, and so the steps, change
     /// with the size.
     Mpich,
+    /// AllGather by neighbor exchange: N/2 steps for an even N, each rank
+    /// swapping two parts with alternate neighbours
+    /// ([`program::Phase::NeighborExchange`]); the ring for an odd N, as
+    /// Open MPI falls back.
+    NeighborExchange,
+    /// AllGather as Open MPI 4.1 and later choose it by default (coll
+    /// tuned's fixed decision, `ompi_coll_tuned_allgather_intra_dec_fixed`:
+    /// by the ranks and each rank's bytes, recursive doubling, Bruck's,
+    /// neighbor exchange or the ring; [`Collective::selected`]).
+    Ompi,
     /// Point-to-point to the next model-parallel stage ([`Op::SendRecv`]).
     Next,
     /// Point-to-point to the previous model-parallel stage.
@@ -242,7 +254,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 16] = [
+    pub const ALL: [Algo; 18] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -259,6 +271,8 @@ impl Algo {
         Algo::OmpiBinomial,
         Algo::Bruck,
         Algo::Mpich,
+        Algo::NeighborExchange,
+        Algo::Ompi,
     ];
 
     /// Name on the command line and in results.
@@ -280,6 +294,8 @@ impl Algo {
             Algo::OmpiBinomial => "ompi-binomial",
             Algo::Bruck => "bruck",
             Algo::Mpich => "mpich",
+            Algo::NeighborExchange => "neighbor-exchange",
+            Algo::Ompi => "ompi",
             Algo::Next => "next",
             Algo::Prev => "prev",
         }
@@ -491,14 +507,22 @@ impl Collective {
             .then_some(Collective { algo, ..self })
     }
 
-    /// The algorithm a selection ([`Algo::Mpich`]) runs for a buffer of
-    /// `bytes` on groups of `members` ranks; any other algorithm is itself.
-    /// MPICH compares the gathered output (`total_msg_size`) with its
-    /// thresholds: under 524288 bytes on a power-of-two communicator,
-    /// recursive doubling; under 81920 bytes on any other, Bruck's; else
-    /// the ring.
+    /// The algorithm a selection ([`Algo::Mpich`], [`Algo::Ompi`]) runs
+    /// for a buffer of `bytes` on groups of `members` ranks; any other
+    /// algorithm is itself. MPICH compares the gathered output
+    /// (`total_msg_size`) with its thresholds: under 524288 bytes on a
+    /// power-of-two communicator, recursive doubling; under 81920 bytes on
+    /// any other, Bruck's; else the ring. Open MPI looks each rank's bytes
+    /// up in a table by the rank count (`ompi_allgather`).
     pub fn selected(&self, members: u32, bytes: f64) -> Algo {
         match (self.op, self.algo) {
+            (Op::AllGather, Algo::Ompi) => {
+                let per_rank = bytes / members.max(1) as f64;
+                ompi_allgather(members)
+                    .into_iter()
+                    .find(|&(below, _)| per_rank < below)
+                    .map_or(Algo::Ring, |(_, a)| a)
+            }
             (Op::AllGather, Algo::Mpich) => {
                 if members.is_power_of_two() && bytes < MPICH_ALLGATHER_LONG {
                     Algo::RecursiveDoubling
@@ -512,12 +536,22 @@ impl Collective {
         }
     }
 
-    /// The buffer sizes, bytes, at which a selection ([`Algo::Mpich`]) on
+    /// The buffer sizes, bytes, at which a selection ([`Algo::Mpich`],
+    /// [`Algo::Ompi`]) on
     /// groups of `members` ranks changes algorithm: from each, up to the
     /// next, one algorithm runs ([`Collective::selected`]). Empty for
     /// every other algorithm.
     pub fn switches(&self, members: u32) -> Vec<f64> {
         match (self.op, self.algo) {
+            (Op::AllGather, Algo::Ompi) => {
+                // where the algorithm changes, in bytes of output
+                let table = ompi_allgather(members);
+                table
+                    .windows(2)
+                    .filter(|w| w[0].1 != w[1].1)
+                    .map(|w| w[0].0 * members as f64)
+                    .collect()
+            }
             (Op::AllGather, Algo::Mpich) if members > 1 => {
                 if members.is_power_of_two() {
                     vec![MPICH_ALLGATHER_LONG]
@@ -621,7 +655,7 @@ impl Collective {
                     chunk: bytes / g,
                 },
             ],
-            (Op::AllGather, Algo::Mpich) => {
+            (Op::AllGather, Algo::Mpich | Algo::Ompi) => {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
@@ -635,6 +669,18 @@ impl Collective {
             (Op::AllGather, Algo::Bruck) => vec![Phase::Bruck {
                 group: all,
                 bytes: bytes / n,
+            }],
+            (Op::AllGather, Algo::NeighborExchange) if size.is_multiple_of(2) => {
+                vec![Phase::NeighborExchange {
+                    group: all,
+                    bytes: bytes / n,
+                }]
+            }
+            // Open MPI's neighbor exchange runs the ring on an odd count
+            (Op::AllGather, Algo::NeighborExchange) => vec![Phase::Ring {
+                group: all,
+                steps: size - 1,
+                chunk: bytes / n,
             }],
             (Op::AllGather | Op::ReduceScatter, Algo::Ring) => vec![Phase::Ring {
                 group: all,
@@ -836,6 +882,82 @@ impl Collective {
     pub fn analytical(&self, cluster: &ClusterSpec) -> analytical::CostModel {
         analytical::CostModel::new(self, cluster)
     }
+}
+
+/// Open MPI's default AllGather on `members` ranks (coll tuned's fixed
+/// decision, `ompi_coll_tuned_allgather_intra_dec_fixed`, Open MPI 4.1 to
+/// 5.0; read off the source and checked against 4.1.4's compiled
+/// library): (each rank's bytes below which, algorithm), by increasing
+/// size, the last unbounded. Its recursive doubling runs Bruck's on a
+/// count that is not a power of two, and its neighbor exchange the ring
+/// on an odd count; two ranks swap their halves once (as the ring's one
+/// step).
+fn ompi_allgather(members: u32) -> Vec<(f64, Algo)> {
+    const RD: u8 = 3;
+    const BRUCK: u8 = 2;
+    const RING: u8 = 4;
+    const NEIGHBOR: u8 = 5;
+    let pow2 = members.is_power_of_two();
+    let algo = |a: u8| match a {
+        RD if pow2 => Algo::RecursiveDoubling,
+        RD | BRUCK => Algo::Bruck,
+        NEIGHBOR if members.is_multiple_of(2) => Algo::NeighborExchange,
+        _ => Algo::Ring,
+    };
+    let rows: &[(f64, u8)] = match members {
+        0..=2 => &[(f64::INFINITY, RING)],
+        3..=31 => &[(f64::INFINITY, RD)],
+        32..=63 => &[(1024.0, RD), (65536.0, NEIGHBOR), (f64::INFINITY, RING)],
+        64..=127 => &[(512.0, RD), (65536.0, NEIGHBOR), (f64::INFINITY, RING)],
+        128..=255 => &[
+            (512.0, RD),
+            (131072.0, NEIGHBOR),
+            (524288.0, RING),
+            (1048576.0, NEIGHBOR),
+            (f64::INFINITY, RING),
+        ],
+        256..=511 => &[
+            (32.0, RD),
+            (128.0, BRUCK),
+            (1024.0, RD),
+            (131072.0, NEIGHBOR),
+            (524288.0, RING),
+            (1048576.0, NEIGHBOR),
+            (f64::INFINITY, RING),
+        ],
+        512..=1023 => &[
+            (64.0, RD),
+            (256.0, BRUCK),
+            (2048.0, RD),
+            (f64::INFINITY, NEIGHBOR),
+        ],
+        1024..=2047 => &[
+            (4.0, RD),
+            (8.0, BRUCK),
+            (16.0, RD),
+            (32.0, BRUCK),
+            (256.0, RD),
+            (512.0, BRUCK),
+            (4096.0, RD),
+            (f64::INFINITY, NEIGHBOR),
+        ],
+        2048..=4095 => &[
+            (32.0, BRUCK),
+            (128.0, RD),
+            (512.0, BRUCK),
+            (4096.0, RD),
+            (f64::INFINITY, NEIGHBOR),
+        ],
+        _ => &[
+            (2.0, RD),
+            (8.0, BRUCK),
+            (16.0, RD),
+            (512.0, BRUCK),
+            (4096.0, RD),
+            (f64::INFINITY, NEIGHBOR),
+        ],
+    };
+    rows.iter().map(|&(below, a)| (below, algo(a))).collect()
 }
 
 /// MPICH's `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` default, bytes of gathered

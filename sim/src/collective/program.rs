@@ -192,6 +192,20 @@ pub enum Phase {
         /// Bytes contributed by each member.
         bytes: f64,
     },
+    /// AllGather by neighbor exchange (Chen et al. 2005; Open MPI's
+    /// `ompi_coll_base_allgather_intra_neighborexchange`), for an even
+    /// group size s: s/2 steps; in step 0 each even member and the odd one
+    /// after it swap their parts, in step 1 each member sends its pair's
+    /// two parts to its other neighbour, and in step k ≥ 2 the two parts
+    /// it received in step k − 1 (an even member's left neighbour in odd
+    /// steps, its right one in even steps; an odd member's the other way
+    /// round).
+    NeighborExchange {
+        /// Groups (of an even size).
+        group: Grouping,
+        /// Bytes contributed by each member.
+        bytes: f64,
+    },
     /// Parameter-server push and pull of a variable sharded evenly over the
     /// servers: each worker sends `shard` bytes to every server and each
     /// server sends `shard` bytes to every worker. With `overlap` the push
@@ -681,6 +695,19 @@ fn doubling(s: u32) -> (u32, u32, bool) {
     (p2, log, p2 != s)
 }
 
+/// The member that member `idx` of a neighbor-exchange group of `s`
+/// (even) swaps with in local step `k` ([`Phase::NeighborExchange`]):
+/// its pair partner (an even member's right neighbour) in step 0 and
+/// every even step, its other neighbour in odd ones.
+fn neighbor_of(s: u32, idx: u32, k: u32) -> u32 {
+    let right = (idx + 1) % s;
+    let left = (idx + s - 1) % s;
+    match (idx.is_multiple_of(2), k.is_multiple_of(2)) {
+        (true, true) | (false, false) => right,
+        (true, false) | (false, true) => left,
+    }
+}
+
 /// Where member `idx` of a recursive-doubling group of `s` sends in local
 /// step `k`, and how many members' parts it sends (see
 /// [`Phase::RecursiveDoubling`]).
@@ -844,6 +871,7 @@ impl Program {
                 log + 2 * fold as u32
             }
             Phase::Bruck { group, .. } => ceil_log2(self.group_size(group)),
+            Phase::NeighborExchange { group, .. } => self.group_size(group) / 2,
             Phase::Ps { part, .. } => match part {
                 PsPart::PushPull => 2,
                 PsPart::Push | PsPart::Pull => 1,
@@ -1611,6 +1639,7 @@ impl Program {
             | Phase::BinomialBcastAll { .. }
             | Phase::RecursiveDoubling { .. }
             | Phase::Bruck { .. }
+            | Phase::NeighborExchange { .. }
             | Phase::RingV { .. }
             | Phase::PairwiseV { .. }
             | Phase::Chain { .. }
@@ -1860,6 +1889,7 @@ impl Program {
                     Phase::Pairwise { group, chunk } => (group, chunk),
                     Phase::RecursiveDoubling { group, bytes } => (group, bytes),
                     Phase::Bruck { group, bytes } => (group, bytes),
+                    Phase::NeighborExchange { group, bytes } => (group, bytes),
                     Phase::Ring { .. }
                     | Phase::Ps { .. }
                     | Phase::Shift { .. }
@@ -1895,6 +1925,9 @@ impl Program {
                     Phase::Bruck { .. } => {
                         let d = 1u32 << k;
                         Some(((idx + s - d % s) % s, d.min(s - d)))
+                    }
+                    Phase::NeighborExchange { .. } => {
+                        Some((neighbor_of(s, idx, k), if k == 0 { 1 } else { 2 }))
                     }
                     _ => unreachable!(),
                 };
@@ -1968,7 +2001,7 @@ impl Program {
                     | Phase::BinomialBcast { group, .. }
                     | Phase::Pairwise { group, .. }
                     | Phase::RecursiveDoubling { group, .. } => group,
-                    Phase::Bruck { group, .. } => group,
+                    Phase::Bruck { group, .. } | Phase::NeighborExchange { group, .. } => group,
                     Phase::Ps { .. }
                     | Phase::Shift { .. }
                     | Phase::BinomialBcastAll { .. }
@@ -1996,7 +2029,7 @@ impl Program {
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
                     Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
                     // every member hears from member i + 2^k
-                    Phase::Bruck { .. } => true,
+                    Phase::Bruck { .. } | Phase::NeighborExchange { .. } => true,
                     Phase::RecursiveDoubling { .. } => {
                         // rounds are exchanges; a fold's receiver is its
                         // sender's partner
@@ -2265,6 +2298,19 @@ mod tests {
                         0,
                     );
                     check_balance(&spec, vec![Phase::Bruck { group, bytes: 1.0 }], 0);
+                    let members = match group {
+                        Grouping::All => spec.gpus(),
+                        Grouping::IntraNode => spec.gpus_per_node,
+                        Grouping::Rail => spec.nodes,
+                        Grouping::Block(k) | Grouping::Stage { size: k, .. } => k,
+                    };
+                    if members.is_multiple_of(2) {
+                        check_balance(
+                            &spec,
+                            vec![Phase::NeighborExchange { group, bytes: 1.0 }],
+                            0,
+                        );
+                    }
                 }
                 for (overlap, part) in [
                     (true, PsPart::PushPull),
@@ -2491,6 +2537,60 @@ mod tests {
             let log = if s > 1 { 31 - s.leading_zeros() } else { 0 };
             let extra = if s.is_power_of_two() { 0 } else { 2 };
             assert_eq!(prog.steps(), log + extra, "s {s}");
+        }
+    }
+
+    /// Neighbor exchange gathers every part once on an even group: step 0
+    /// swaps each pair's own parts, step 1 the pair's two parts, and each
+    /// later step the two parts a member received the step before, which
+    /// its partner lacks; after s/2
+    /// steps every member holds all s parts, each received once.
+    #[test]
+    fn neighbor_exchange_gathers_everything_once() {
+        for s in (2..=40u32).step_by(2) {
+            let spec = ClusterSpec::flat(s, 1e9, 0.0);
+            let prog = Program::new(
+                &spec,
+                vec![Phase::NeighborExchange {
+                    group: Grouping::All,
+                    bytes: 1.0,
+                }],
+                0,
+            );
+            assert_eq!(prog.steps(), s / 2);
+            let mut has: Vec<u64> = (0..s).map(|i| 1u64 << i).collect();
+            // what each member received in the step before
+            let mut fresh: Vec<u64> = has.clone();
+            let mut out = Vec::new();
+            for step in 0..prog.steps() {
+                let before = has.clone();
+                let mut got = vec![0u64; s as usize];
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    assert_eq!(out.len(), 1, "s {s} step {step}");
+                    let Send { to: d, bytes, .. } = out[0];
+                    // it swaps with its partner, who sends back to it
+                    assert_eq!(neighbor_of(s, d, step), p, "s {s} step {step}");
+                    let parts = if step == 0 {
+                        before[p as usize]
+                    } else {
+                        fresh[p as usize]
+                    };
+                    assert_eq!(bytes, parts.count_ones() as f64, "s {s} step {step}");
+                    assert_eq!(parts & before[d as usize], 0, "duplicate parts, s {s}");
+                    got[d as usize] |= parts;
+                    assert_eq!(prog.expected_recvs(p, step), 1);
+                }
+                for p in 0..s as usize {
+                    has[p] |= got[p];
+                }
+                // step 1 sends the pair's two parts, later steps the two
+                // received the step before
+                fresh = if step == 0 { has.clone() } else { got };
+            }
+            let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
+            assert!(has.iter().all(|&h| h == all), "s {s}");
         }
     }
 
