@@ -838,12 +838,15 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// algorithm (`ALLGATHER_INTRA_ALGORITHM` other than `auto`) or moved the
 /// selection's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
 /// `ALLGATHER_SHORT_MSG_SIZE`), each under any of the names MPICH reads
-/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). Open MPI 4.1 and later
-/// gather by coll tuned's fixed decision, `allgather=ompi`, unless its
-/// dynamic rules forced an allgather (`coll_tuned_use_dynamic_rules` with
-/// `coll_tuned_allgather_algorithm` or a rules file) or `coll` chose the
-/// components by hand. Another library, or an older Open MPI, is fitted
-/// with the textbook algorithms.
+/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). Open MPI gathers by the
+/// algorithm its dynamic rules force (`coll_tuned_use_dynamic_rules` with
+/// `coll_tuned_allgather_algorithm`: Bruck's, recursive doubling, the
+/// ring, neighbor exchange), and otherwise, in 4.1 and the 4.x after it,
+/// by coll tuned's fixed decision, `allgather=ompi`, unless a rules file
+/// or `coll` (the components chosen by hand) says otherwise; 5.0's coll
+/// han runs the collectives ahead of coll tuned, and earlier versions
+/// decided otherwise, so they keep the textbook ring. Another library is
+/// fitted with the textbook algorithms.
 pub fn library_algos(notes: &[String]) -> Algos {
     let library = notes
         .iter()
@@ -870,23 +873,44 @@ pub fn library_algos(notes: &[String]) -> Algos {
             }
         });
         (!changed).then_some("allgather=mpich")
-    } else if open_mpi_version(library).is_some_and(|v| v >= (4, 1)) {
-        // coll tuned's fixed decision runs unless its dynamic rules force
-        // an allgather (an algorithm, or a rules file) or the collective
-        // components were chosen by hand
+    } else if let Some(version) = open_mpi_version(library) {
         let set = |name: &str| {
             settings
                 .iter()
                 .find(|(k, _)| k.strip_prefix("OMPI_MCA_") == Some(name))
                 .map(|(_, v)| *v)
         };
-        let dynamic = set("coll_tuned_use_dynamic_rules")
-            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
+        // Open MPI's booleans: a non-zero number, t, true, y, yes, enabled
+        let dynamic = set("coll_tuned_use_dynamic_rules").is_some_and(|v| {
+            let v = v.to_ascii_lowercase();
+            v.parse::<i64>().is_ok_and(|n| n != 0)
+                || matches!(v.as_str(), "t" | "true" | "y" | "yes" | "enabled")
+        });
+        // a forced algorithm, by number or name (coll tuned's enumeration)
         let forced = set("coll_tuned_allgather_algorithm")
-            .is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "ignore"));
-        let rules = set("coll_tuned_dynamic_rules_filename").is_some_and(|v| !v.is_empty());
+            .filter(|_| dynamic)
+            .map(|v| match v.to_ascii_lowercase().as_str() {
+                "2" | "bruck" => Some("allgather=bruck"),
+                "3" | "recursive_doubling" => Some("allgather=recursive-doubling"),
+                "4" | "ring" | "6" | "two_proc" => Some("allgather=ring"),
+                "5" | "neighbor" => Some("allgather=neighbor-exchange"),
+                "0" | "ignore" => None,
+                // linear, or what this version does not name: not modelled
+                _ => Some("allgather=ring"),
+            });
+        let rules =
+            dynamic && set("coll_tuned_dynamic_rules_filename").is_some_and(|v| !v.is_empty());
         let components = set("coll").is_some();
-        (!(dynamic && (forced || rules) || components)).then_some("allgather=ompi")
+        match forced {
+            Some(Some(spec)) => Some(spec),
+            // coll tuned's fixed decision, where it decides: 4.1 and the
+            // 4.x after it (5.0's coll han takes the collectives first, at
+            // a higher priority, wherever it runs)
+            _ if !rules && !components && ((4, 1)..(5, 0)).contains(&version) => {
+                Some("allgather=ompi")
+            }
+            _ => None,
+        }
     } else {
         None
     };
@@ -915,7 +939,7 @@ pub fn with_library_defaults(user: &Algos, notes: &[String]) -> (Algos, Vec<Stri
         .notes_by_op()
         .into_iter()
         .filter(|(op, _)| !user.names(*op))
-        .map(|(_, n)| n.replace("(--algo)", "(the MPI library's default selection)"))
+        .map(|(_, n)| n.replace("(--algo)", "(as the MPI library and its settings chose)"))
         .collect();
     (user.with_defaults(&lib), used)
 }
@@ -1375,23 +1399,40 @@ mod tests {
             ompi(&["library setting: OMPI_MCA_coll_tuned_allgather_algorithm=4"]),
             sim::collective::Algo::Ompi
         ));
-        for forced in [
-            &[
-                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
-                "library setting: OMPI_MCA_coll_tuned_allgather_algorithm=4",
-            ][..],
+        // forced by its dynamic rules: the algorithm forced, by number or
+        // name, whatever the spelling of true
+        for (on, algo, want) in [
+            ("enabled", "4", sim::collective::Algo::Ring),
+            ("1", "bruck", sim::collective::Algo::Bruck),
+            ("t", "3", sim::collective::Algo::RecursiveDoubling),
+            ("yes", "5", sim::collective::Algo::NeighborExchange),
+            ("2", "1", sim::collective::Algo::Ring),
+        ] {
+            let settings = [
+                format!("library setting: OMPI_MCA_coll_tuned_use_dynamic_rules={on}"),
+                format!("library setting: OMPI_MCA_coll_tuned_allgather_algorithm={algo}"),
+            ];
+            let refs: Vec<&str> = settings.iter().map(String::as_str).collect();
+            assert!(is(ompi(&refs), want), "{on} {algo}");
+        }
+        // a rules file, the components chosen by hand: not modelled
+        for other in [
             &[
                 "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=true",
                 "library setting: OMPI_MCA_coll_tuned_dynamic_rules_filename=/r.conf",
-            ],
+            ][..],
             &["library setting: OMPI_MCA_coll=^hcoll"],
         ] {
-            assert!(is(ompi(forced), sim::collective::Algo::Ring), "{forced:?}");
+            assert!(is(ompi(other), sim::collective::Algo::Ring), "{other:?}");
         }
+        // 5.0's coll han decides ahead of coll tuned
+        let five = notes("Open MPI v5.0.3, package: Open MPI", &[]);
+        assert!(library_algos(&five).is_empty());
         assert_eq!(
-            open_mpi_version("Open MPI v5.0.3, package: x"),
+            open_mpi_version("Open MPI v5.0.0rc12, package: x"),
             Some((5, 0))
         );
+        assert_eq!(open_mpi_version("Open MPI v4.1.5a1"), Some((4, 1)));
         for other in [
             notes("Open MPI v4.0.7, package: Debian OpenMPI", &[]),
             notes("MPI VERSION    : CRAY MPICH version 8.1.28", &[]),
@@ -1436,7 +1477,7 @@ mod tests {
         assert_eq!(a.model("allgather", 16), gather(&chosen));
         assert_eq!(
             used,
-            ["fitted with allgather=mpich (the MPI library's default selection)"]
+            ["fitted with allgather=mpich (as the MPI library and its settings chose)"]
         );
     }
 

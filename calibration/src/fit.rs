@@ -245,16 +245,26 @@ impl Model {
         }
     }
 
-    /// [`Model::bytes_per_step_at`] of the algorithm the selection runs
-    /// in its `zone`-th stretch of sizes ([`Model::zone`]): the one it
-    /// runs from the zone's first switch (from 0 for zone 0). A model of
-    /// one algorithm has one zone.
-    pub fn bytes_per_step_in_zone(&self, zone: usize) -> f64 {
-        let from = match zone {
-            0 => 0.0,
-            z => self.switches().get(z - 1).copied().unwrap_or(f64::INFINITY),
+    /// This model running the algorithm of `algo`'s kind that it runs at
+    /// some size ([`same_kind`]: a selection's recursive doubling and
+    /// Bruck's are one kind), or `None` if it runs none of that kind.
+    pub fn running(&self, algo: Algo) -> Option<Model> {
+        let Model::Collective {
+            op, ranks, segment, ..
+        } = *self
+        else {
+            return None;
         };
-        self.bytes_per_step_at(from)
+        std::iter::once(0.0)
+            .chain(self.switches())
+            .filter_map(|m| self.algo_at(m))
+            .find(|&a| same_kind(a, algo))
+            .map(|algo| Model::Collective {
+                op,
+                ranks,
+                algo,
+                segment,
+            })
     }
 
     /// S and F of `T(m) = S·α + F·m/B`, read off the simulator by evaluating
@@ -267,6 +277,15 @@ impl Model {
             bytes: t1 - t0,
         }
     }
+}
+
+/// Whether two algorithms are of one kind for matching regimes across rank
+/// counts: the same, or recursive doubling and Bruck's (⌈log2 N⌉ steps
+/// whose messages double, the one a library runs on a power-of-two count,
+/// the other on the rest).
+pub fn same_kind(a: Algo, b: Algo) -> bool {
+    let log_steps = |x: Algo| matches!(x, Algo::RecursiveDoubling | Algo::Bruck);
+    a == b || log_steps(a) && log_steps(b)
 }
 
 /// The sizes the shape checks of a [`Model`] probe: every fourth power of
@@ -611,13 +630,13 @@ impl Fit {
             return blend(self.segments.iter().map(at), self.sharpness);
         }
         let bytes = self.regime_bytes(m);
-        let segments = self.same_algorithm(m);
-        let first = &segments[0];
+        let segments: Vec<&Segment> = self.same_algorithm(m).into_iter().map(|(_, s)| s).collect();
+        let first = segments[0];
         if bytes <= first.min_bytes {
             return at(first);
         }
         for w in segments.windows(2) {
-            let (a, b) = (&w[0], &w[1]);
+            let (a, b) = (w[0], w[1]);
             if bytes <= a.max_bytes {
                 return at(a);
             }
@@ -631,32 +650,35 @@ impl Fit {
     /// The regimes fitted on sizes that ran the algorithm a buffer of `m`
     /// bytes runs (the library's selection; [`Model::switches`]), or all
     /// of them where none did, or where the model has one algorithm.
-    fn same_algorithm(&self, m: f64) -> &[Segment] {
+    fn same_algorithm(&self, m: f64) -> Vec<(usize, &Segment)> {
+        let all = || self.segments.iter().enumerate().collect::<Vec<_>>();
         // the regimes' sizes are those of the model they were fitted on: a
         // ping-pong's messages know no algorithm
         let fitted = match self.regime_from {
-            Some(Model::PointToPoint) => return &self.segments,
+            Some(Model::PointToPoint) => return all(),
             Some(from) => from,
             None => self.model,
         };
         if self.model.switches().is_empty() || fitted.switches().is_empty() {
-            return &self.segments;
+            return all();
         }
-        // the n-th algorithm of the selection at the size, the n-th of the
-        // fitted one's (their thresholds differ with the rank count)
-        let zone = self.model.zone(m);
-        let of = |s: &Segment| fitted.zone(s.min_bytes as f64);
-        let lo = self.segments.iter().position(|s| of(s) == zone);
-        match lo {
-            Some(lo) => {
-                let hi = self.segments[lo..]
-                    .iter()
-                    .position(|s| of(s) != zone)
-                    .map_or(self.segments.len(), |k| lo + k);
-                &self.segments[lo..hi]
-            }
-            None => &self.segments,
-        }
+        // the regimes fitted on sizes that ran an algorithm of the same
+        // kind (their thresholds, and the algorithms between them, differ
+        // with the rank count)
+        let Some(algo) = self.model.algo_at(m) else {
+            return all();
+        };
+        let same: Vec<(usize, &Segment)> = self
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                fitted
+                    .algo_at(s.min_bytes as f64)
+                    .is_some_and(|a| same_kind(a, algo))
+            })
+            .collect();
+        if same.is_empty() { all() } else { same }
     }
 
     /// The size that selects the regime of a buffer of `m` bytes.
@@ -666,12 +688,13 @@ impl Fit {
             // same algorithm where the regimes were fitted: the fitted
             // model's algorithm of the same zone ([`Fit::same_algorithm`])
             Some(from) => {
-                let zone = if from.switches().is_empty() {
-                    0
-                } else {
-                    self.model.zone(m)
-                };
-                self.model.bytes_per_step_at(m) / from.bytes_per_step_in_zone(zone)
+                let here = self.model.bytes_per_step_at(m);
+                let fitted = self
+                    .model
+                    .algo_at(m)
+                    .and_then(|a| from.running(a))
+                    .map_or_else(|| from.bytes_per_step_at(m), |f| f.bytes_per_step());
+                here / fitted
             }
             None => self.regime_scale,
         };
@@ -710,22 +733,16 @@ impl Fit {
             let s = &self.segments[self.fastest(bytes)];
             return format!("{algo} {}", s.protocol.as_deref().unwrap_or("?"));
         }
-        let same = self.same_algorithm(bytes as f64);
         // regimes are numbered over the whole fit
-        let first = self
-            .segments
-            .iter()
-            .position(|s| std::ptr::eq(s, &same[0]))
-            .unwrap_or(0);
+        let same = self.same_algorithm(bytes as f64);
         let bytes = self.regime_bytes(bytes as f64);
         let n = same.len();
-        for (i, s) in same.iter().enumerate() {
-            let k = first + i + 1;
+        for (i, (k, s)) in same.iter().enumerate() {
             if bytes <= s.max_bytes || i + 1 == n {
-                return format!("{algo} regime {k}");
+                return format!("{algo} regime {}", k + 1);
             }
-            if bytes < same[i + 1].min_bytes {
-                return format!("{algo} between regimes {k} and {}", k + 1);
+            if bytes < same[i + 1].1.min_bytes {
+                return format!("{algo} between regimes {} and {}", k + 1, same[i + 1].0 + 1);
             }
         }
         unreachable!("a fit has a regime")
@@ -890,16 +907,29 @@ pub fn fit(
     let n = pts.len();
     let min_points = min_points.max(2);
     // a regime stays on one side of every size at which the library
-    // changes algorithm, where each side has the points to fit a line;
-    // otherwise the switch is not known to the regimes
+    // changes algorithm where both sides have the points to fit a line;
+    // a switch next to a stretch of fewer sizes is not known to the
+    // regimes (that stretch joins its neighbours)
     let zones: Vec<usize> = pts.iter().map(|p| model.zone(p.m)).collect();
-    let split = zones
+    let stretches = model.switches().len() + 1;
+    let count = |z: usize| zones.iter().filter(|&&x| x == z).count();
+    let enforced: Vec<bool> = (0..stretches.saturating_sub(1))
+        .map(|k| count(k) >= min_points && count(k + 1) >= min_points)
+        .collect();
+    // the side of every enforced switch a point lies on
+    let side: Vec<usize> = zones
         .iter()
-        .all(|z| zones.iter().filter(|&x| x == z).count() >= min_points);
+        .map(|&z| {
+            enforced[..z.min(enforced.len())]
+                .iter()
+                .filter(|&&e| e)
+                .count()
+        })
+        .collect();
     let inf = f64::INFINITY;
     // cost[i][j]: SSE of one regime over pts[i..j]
     let seg_cost = |i: usize, j: usize| {
-        if split && zones[i] != zones[j - 1] {
+        if side[i] != side[j - 1] {
             inf
         } else {
             fit_line(&pts[i..j]).2

@@ -334,6 +334,92 @@ fn mpichs_selection_across_unlike_switches() {
     }
 }
 
+/// Open MPI's selection (`allgather=ompi`) across rank counts whose
+/// algorithms differ in number and order: 48 ranks run Bruck's, neighbor
+/// exchange and the ring by each rank's bytes, 33 Bruck's and the ring,
+/// 64 recursive doubling, neighbor exchange and the ring. Each algorithm
+/// here runs on a link of its own (a different α and B), so a size is
+/// predicted exactly only from the regimes fitted on its own algorithm's
+/// sizes (recursive doubling's from Bruck's: one kind): fitted at 48,
+/// both other counts are.
+#[test]
+fn open_mpis_selection_across_rank_counts() {
+    use calibration::calibrate::OpSeries;
+    use calibration::fit::{Library, Shape};
+    use calibration::validate::validate_across;
+    use sim::collective::Algo;
+    let ompi = algos("allgather=ompi");
+    let link = |a: Option<Algo>| match a {
+        Some(Algo::Bruck | Algo::RecursiveDoubling) => (2e-6, 1e9),
+        Some(Algo::NeighborExchange) => (5e-6, 2e9),
+        _ => (9e-6, 3e9),
+    };
+    let series = |ranks: u32| {
+        let m = ompi.model("allgather", ranks).unwrap();
+        let points = (8..=22)
+            .map(|k| {
+                let b = (1u64 << k) * ranks as u64;
+                let (a, bw) = link(m.algo_at(b as f64));
+                (b, m.predict(b as f64, a, bw))
+            })
+            .collect();
+        OpSeries {
+            op: "allgather".into(),
+            ranks,
+            points,
+        }
+    };
+    let fitted = series(48);
+    for n in [33, 64] {
+        let v = validate_across(
+            &fitted,
+            &series(n),
+            "synthetic",
+            Some(Shape::Regimes),
+            Library::Mpi,
+            &ompi,
+        )
+        .unwrap();
+        for p in &v.points {
+            assert!(
+                p.error.abs() < 1e-6,
+                "at {n}, {} B: {} ({})",
+                p.size_bytes,
+                p.error,
+                p.via
+            );
+        }
+    }
+}
+
+/// A stretch between two of a selection's switches with one fitted size
+/// lets those two go (its size joins a neighbour's regime), and the
+/// regimes keep to the other switches: on 128 ranks Open MPI runs
+/// neighbor exchange again between 512 KiB and 1 MiB a rank, where a
+/// doubling sweep has one size, and no regime spans its first two
+/// switches (512 B and 128 KiB a rank).
+#[test]
+fn a_short_stretch_drops_only_its_own_switches() {
+    use calibration::fit::{Library, Shape, fit_measurements};
+    let m = algos("allgather=ompi").model("allgather", 128).unwrap();
+    let points: Vec<(u64, f64)> = (6..=23)
+        .map(|k| {
+            let b = (1u64 << k) * 128;
+            (b, m.predict(b as f64, 4e-6, 2e9))
+        })
+        .collect();
+    let (f, _) = fit_measurements(m, &points, Some(Shape::Regimes), Library::Mpi).unwrap();
+    for switch in [512.0 * 128.0, 131072.0 * 128.0] {
+        for r in &f.segments {
+            assert!(
+                (r.max_bytes as f64) < switch || r.min_bytes as f64 >= switch,
+                "a regime spans {switch}: {r:?}"
+            );
+        }
+    }
+    assert!(f.median_abs_residual() < 1e-9, "{f:?}");
+}
+
 /// The algorithms of one `--algo` specification.
 fn algos(spec: &str) -> Algos {
     Algos::parse(&[spec.to_string()]).unwrap()
