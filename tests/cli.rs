@@ -635,6 +635,22 @@ fn mpichs_allgather_selection() {
         "{}",
         stdout(&o)
     );
+    // neighbor exchange on an odd count runs the ring, and says so
+    let odd = |algo: &str| {
+        collective_json(&[
+            "--op",
+            "allgather",
+            "--gpus",
+            "33",
+            "--size",
+            "1MiB",
+            "--algo",
+            algo,
+        ])
+    };
+    let ne = odd("neighbor-exchange");
+    assert_eq!(ne["runs"], "ring");
+    assert_eq!(ne["time_s"], odd("ring")["time_s"]);
 }
 
 /// `--node` stands for a machine's keys; a flag beside it overrides its

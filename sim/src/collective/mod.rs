@@ -513,9 +513,12 @@ impl Collective {
     /// (`total_msg_size`) with its thresholds: under 524288 bytes on a
     /// power-of-two communicator, recursive doubling; under 81920 bytes on
     /// any other, Bruck's; else the ring. Open MPI looks each rank's bytes
-    /// up in a table by the rank count (`ompi_allgather`).
+    /// up in a table by the rank count (`ompi_allgather`). Neighbor
+    /// exchange on an odd count runs the ring.
     pub fn selected(&self, members: u32, bytes: f64) -> Algo {
         match (self.op, self.algo) {
+            // Open MPI's neighbor exchange runs the ring on an odd count
+            (Op::AllGather, Algo::NeighborExchange) if !members.is_multiple_of(2) => Algo::Ring,
             (Op::AllGather, Algo::Ompi) => {
                 let per_rank = bytes / members.max(1) as f64;
                 ompi_allgather(members)
