@@ -588,23 +588,18 @@ pub struct Fit {
     /// How sharply a [`Shape::Protocols`] fit switches from one protocol
     /// to the next ([`blend`]'s q; ∞: at the lines' crossing).
     pub sharpness: f64,
-    /// Bytes of one point-to-point message per byte of buffer: 1 for fits
-    /// of the operation itself (regimes are looked up by buffer size); for
-    /// a point-to-point fit driving a collective, the collective's message
-    /// size per byte of buffer (1/N for a ring), so that each regime is
-    /// chosen by the size of the messages the collective actually sends.
-    pub regime_scale: f64,
     /// For a point-to-point fit driving Open MPI's segmented broadcast:
     /// its segment size, bytes, so that a regime is chosen by the size of
     /// the messages Open MPI sends, full segments (and a shorter last
     /// one): min(buffer, segment); 0, by the buffer × the scale.
     pub regime_segment: u64,
-    /// For fits whose regimes were fitted on another model's messages and
-    /// drive a selection ([`Model::switches`]), whose message size per
-    /// byte of buffer changes with the algorithm it runs: that other
-    /// model (the ping-pong, or the collective at another rank count).
-    /// The scale is then, at each size, the ratio of the two models'
-    /// [`Model::bytes_per_step_at`], in place of `regime_scale`.
+    /// The model whose messages the regimes were fitted on, where it is
+    /// not `model`: the ping-pong driving a collective, or the collective
+    /// at another rank count. A buffer's regime is then chosen by the
+    /// size of the messages it sends, the buffer scaled by the ratio of
+    /// the two models' message sizes per byte of buffer
+    /// ([`Model::bytes_per_step_at`]: 1/N for a ring over a ping-pong's
+    /// 1), of the algorithm it runs; `None`, by the buffer's size.
     pub regime_from: Option<Model>,
     /// Size regimes by increasing size, or protocols by increasing
     /// bandwidth ([`Shape`]).
@@ -685,8 +680,8 @@ impl Fit {
     fn regime_bytes(&self, m: f64) -> u64 {
         let scale = match self.regime_from {
             // the messages of the algorithm `m` runs, over those of the
-            // same algorithm where the regimes were fitted: the fitted
-            // model's algorithm of the same zone ([`Fit::same_algorithm`])
+            // same kind of algorithm where the regimes were fitted
+            // ([`Fit::same_algorithm`])
             Some(from) => {
                 let here = self.model.bytes_per_step_at(m);
                 let fitted = self
@@ -696,7 +691,7 @@ impl Fit {
                     .map_or_else(|| from.bytes_per_step_at(m), |f| f.bytes_per_step());
                 here / fitted
             }
-            None => self.regime_scale,
+            None => 1.0,
         };
         let b = m * scale;
         let b = if self.regime_segment > 0 {
@@ -1000,7 +995,6 @@ pub fn fit(
         model,
         shape: Shape::Regimes,
         sharpness: f64::INFINITY,
-        regime_scale: 1.0,
         regime_segment: 0,
         regime_from: None,
         segments,
@@ -1416,7 +1410,6 @@ pub fn fit_protocols(
         model,
         shape: Shape::Protocols,
         sharpness,
-        regime_scale: 1.0,
         regime_segment: 0,
         regime_from: None,
         segments,

@@ -396,9 +396,8 @@ pub fn validate_between(
         model: to,
         shape: f.shape,
         sharpness: f.sharpness,
-        regime_scale: to.bytes_per_step() / from.bytes_per_step(),
         regime_segment: 0,
-        regime_from: (!from.switches().is_empty() || !to.switches().is_empty()).then_some(from),
+        regime_from: Some(from),
         segments: f.segments.clone(),
         residuals: f.residuals.clone(),
     };
@@ -451,7 +450,6 @@ pub fn validate_from_pingpong(
         model,
         shape: p2p.shape,
         sharpness: p2p.sharpness,
-        regime_scale: model.bytes_per_step(),
         regime_segment: match model {
             Model::Collective {
                 algo: sim::collective::Algo::OmpiBinomial,
@@ -460,7 +458,7 @@ pub fn validate_from_pingpong(
             } => segment,
             Model::PointToPoint | Model::Collective { .. } => 0,
         },
-        regime_from: (!model.switches().is_empty()).then_some(Model::PointToPoint),
+        regime_from: Some(Model::PointToPoint),
         segments: p2p.segments.clone(),
         residuals: p2p.residuals.clone(),
     };
