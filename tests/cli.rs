@@ -123,8 +123,7 @@ fn collective_json_fields_and_busbw() {
         "0us",
         "--json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = json_of(&o);
     for f in [
         "op",
         "algo",
@@ -349,8 +348,7 @@ fn sparse_collectives_from_the_command_line() {
                 model,
                 "--json",
             ]);
-            assert!(o.status.success(), "{}", stderr(&o));
-            let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+            let v = json_of(&o);
             // 100 MB = 25e6 fp32 elements; k = 25,000; 8 bytes each on the wire
             assert_eq!(v["k"], 25_000);
             assert_eq!(v["payload_bytes"], 200_000);
@@ -396,8 +394,7 @@ fn sparse_collectives_from_the_command_line() {
         "0us",
         "--json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = json_of(&o);
     assert_eq!(
         (v["algo"].as_str(), v["k"].as_u64()),
         (Some("ring"), Some(2_500_000))
@@ -568,9 +565,19 @@ fn bad_collective_arguments() {
 /// `dtsim collective` with `args` and `--json`: it must succeed, and its
 /// one line is returned.
 fn collective_json(args: &[&str]) -> Value {
-    let o = dtsim(&[&["collective"], args, &["--json"]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_str(stdout(&o).trim()).unwrap()
+    json_of(&dtsim(&[&["collective"], args, &["--json"]].concat()))
+}
+
+/// `dtsim run FILE --json` of a one-point scenario: it must succeed, and
+/// its one object is returned.
+fn run_json(file: &Path) -> Value {
+    json_of(&dtsim(&["run", file.to_str().unwrap(), "--json"]))
+}
+
+/// The one JSON line of a command that must have succeeded.
+fn json_of(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_str(stdout(o).trim()).unwrap()
 }
 
 /// MPICH's allgather selection from the command line: under 512 KiB of
@@ -821,8 +828,7 @@ fn single_gpu_collective_takes_no_time() {
             "--model",
             model,
         ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        let v = json_of(&o);
         assert_eq!(v["time_s"].as_f64(), Some(0.0));
     }
 }
@@ -837,8 +843,7 @@ fn validate_json_per_point_on_an_nccl_tests_log() {
         "16",
         "--json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = json_of(&o);
     assert_eq!(v["op"], "allreduce");
     let points = v["points"].as_array().unwrap();
     assert!(points.len() >= 10);
@@ -906,8 +911,7 @@ fn validate_works_on_osu_logs() {
         &fixture("osu/libfabric_cray_pr859_osu_latency_2node_aries.txt"),
         "--json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = json_of(&o);
     assert_eq!(v["tool"], "osu");
     assert_eq!(v["ranks"], 2);
     // an OSU collective needs --ranks
@@ -985,9 +989,7 @@ fn calibrated_profile_drives_a_scenario() {
         GOOD.replace("\"ib-edr-100g\"", "\"net.toml\""),
     )
     .unwrap();
-    let o = dtsim(&["run", dir.join("s.toml").to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = run_json(&dir.join("s.toml"));
     assert_eq!(v["network"], "net.toml");
     assert!(bw > 1e9, "fitted bandwidth {bw}");
 }
@@ -1220,8 +1222,7 @@ fn trace_is_a_consistent_chrome_trace() {
         "--trace-gpus",
         "3",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let r = json_of(&o);
     let t: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let ev = t["traceEvents"].as_array().unwrap();
     let layers = 18; // resnet50 preset entries
@@ -1425,9 +1426,7 @@ sparse = "ps"
 ps_partitions = "auto"
 "#;
     let f = scenario("auto.toml", text);
-    let o = dtsim(&["run", f.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = run_json(&f);
     let s = &v["partition_search"];
     let chosen = s["chosen"].as_u64().unwrap();
     let samples = s["samples"].as_array().unwrap();
@@ -1476,9 +1475,7 @@ dense = "ps"
 ps_placement = "whole"
 "#;
     let f = scenario("whole.toml", text);
-    let o = dtsim(&["run", f.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = run_json(&f);
     let p = &v["ps_placement"];
     assert_eq!(p["variables"], serde_json::json!([1, 1]));
     assert_eq!(p["bytes_per_push"], serde_json::json!([12e6, 4e6]));
@@ -1733,8 +1730,7 @@ mp_microbatches = 2
         "{}",
         stdout(&o)
     );
-    let o = dtsim(&["run", f.to_str().unwrap(), "--json"]);
-    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let v = run_json(&f);
     assert_eq!(
         v["model_parallel"]["stages"],
         serde_json::json!(["a..b", "c"])

@@ -152,44 +152,22 @@ fn impossible_rank_counts_are_refused() {
 /// is.
 #[test]
 fn a_fit_at_one_rank_count_predicts_another() {
-    use calibration::calibrate::OpSeries;
-    use calibration::fit::{Library, Model, Shape};
-    use calibration::validate::validate_across;
     let (a1, b1, a2, b2) = (5e-6, 2e9, 12e-6, 10e9);
     let series = |op: &str, ranks: u32| {
-        let m = Model::for_op(op, ranks).unwrap();
-        let st = m.structure();
-        let per_step = st.bytes / st.steps;
-        let points = (10..=26)
-            .map(|k| {
-                let size = 1u64 << k;
-                // the library switches protocol at 64 KiB messages
-                let (a, b) = if size as f64 * per_step < 65536.0 {
-                    (a1, b1)
-                } else {
-                    (a2, b2)
-                };
-                (size, m.predict(size as f64, a, b))
-            })
-            .collect();
-        OpSeries {
-            op: op.into(),
-            ranks,
-            points,
-        }
+        synthetic(&Algos::default(), op, ranks, doubling(10, 26), |m, size| {
+            let st = m.structure();
+            // the library switches protocol at 64 KiB messages
+            if size as f64 * st.bytes / st.steps < 65536.0 {
+                (a1, b1)
+            } else {
+                (a2, b2)
+            }
+        })
     };
     for op in ["allreduce", "broadcast"] {
         let four = series(op, 4);
         for n in [8, 16] {
-            let v = validate_across(
-                &four,
-                &series(op, n),
-                "synthetic",
-                Some(Shape::Regimes),
-                Library::Mpi,
-                &Algos::default(),
-            )
-            .unwrap();
+            let v = across_regimes(&four, &series(op, n), &Algos::default());
             assert_eq!((v.ranks, v.points.len()), (n, 17));
             assert_eq!(v.fitted_on, "4 ranks");
             assert!(
@@ -209,47 +187,24 @@ fn a_fit_at_one_rank_count_predicts_another() {
 /// them too, each size's messages those of the algorithm it runs.
 #[test]
 fn mpichs_selection_across_rank_counts() {
-    use calibration::calibrate::OpSeries;
-    use calibration::fit::{Library, Shape};
-    use calibration::validate::{validate_across, validate_from_pingpong};
+    use calibration::validate::validate_from_pingpong;
     let (alpha, bw) = (8e-6, 3e9);
     let mpich = algos("allgather=mpich");
-    let series = |ranks: u32| {
-        let m = mpich.model("allgather", ranks).unwrap();
-        OpSeries {
-            op: "allgather".into(),
-            ranks,
-            points: (12..=24)
-                .map(|k| (1u64 << k, m.predict((1u64 << k) as f64, alpha, bw)))
-                .collect(),
-        }
+    let series = |ranks| {
+        synthetic(&mpich, "allgather", ranks, doubling(12, 24), |_, _| {
+            (alpha, bw)
+        })
     };
     let sixteen = series(16);
     for n in [8, 12] {
         let target = series(n);
-        let v = validate_across(
-            &sixteen,
-            &target,
-            "synthetic",
-            Some(Shape::Regimes),
-            Library::Mpi,
-            &mpich,
-        )
-        .unwrap();
+        let v = across_regimes(&sixteen, &target, &mpich);
         assert!(v.max_abs_error < 1e-6, "at {n}: {}", v.max_abs_error);
         // the ring alone, fitted and predicting, misses below the switch
-        let ring = validate_across(
-            &sixteen,
-            &target,
-            "synthetic",
-            Some(Shape::Regimes),
-            Library::Mpi,
-            &Algos::default(),
-        )
-        .unwrap();
+        let ring = across_regimes(&sixteen, &target, &Algos::default());
         assert!(ring.max_abs_error > 0.05, "at {n}: {}", ring.max_abs_error);
-        let ping: Vec<(u64, f64)> = (6..=24)
-            .map(|k| (1u64 << k, alpha + (1u64 << k) as f64 / bw))
+        let ping: Vec<(u64, f64)> = doubling(6, 24)
+            .map(|b| (b, alpha + b as f64 / bw))
             .collect();
         let v = validate_from_pingpong(
             &ping,
@@ -279,49 +234,28 @@ fn mpichs_selection_across_rank_counts() {
 /// the ring too, on the second protocol.
 #[test]
 fn mpichs_selection_across_unlike_switches() {
-    use calibration::calibrate::OpSeries;
-    use calibration::fit::{Library, Shape};
-    use calibration::validate::validate_across;
     let mpich = algos("allgather=mpich");
     let series = |ranks: u32, sizes: &[u64]| {
-        let m = mpich.model("allgather", ranks).unwrap();
-        let points = sizes
-            .iter()
-            .map(|&b| {
-                let b_f = b as f64;
-                let (a, bw) = if b_f * m.bytes_per_step_at(b_f) < 16384.0 {
+        synthetic(
+            &mpich,
+            "allgather",
+            ranks,
+            sizes.iter().map(|&k| k << 10),
+            |m, b| {
+                if b as f64 * m.bytes_per_step_at(b as f64) < 16384.0 {
                     (5e-6, 1e9)
                 } else {
                     (20e-6, 4e9)
-                };
-                (b, m.predict(b_f, a, bw))
-            })
-            .collect();
-        OpSeries {
-            op: "allgather".into(),
-            ranks,
-            points,
-        }
+                }
+            },
+        )
     };
-    // every regime of the 64-rank fit with at least two sizes
-    let k = |x: u64| x << 10;
-    let fitted: Vec<u64> = [
+    // every regime of the 64-rank fit with at least two sizes (KiB)
+    let fitted = [
         4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 448, 512, 640, 768, 896, 1024, 2048, 4096, 8192,
-    ]
-    .map(k)
-    .to_vec();
-    let targets: Vec<u64> = [16, 32, 64, 96, 128, 256, 384, 512, 1024, 4096]
-        .map(k)
-        .to_vec();
-    let v = validate_across(
-        &series(64, &fitted),
-        &series(12, &targets),
-        "synthetic",
-        Some(Shape::Regimes),
-        Library::Mpi,
-        &mpich,
-    )
-    .unwrap();
+    ];
+    let targets = [16, 32, 64, 96, 128, 256, 384, 512, 1024, 4096];
+    let v = across_regimes(&series(64, &fitted), &series(12, &targets), &mpich);
     for p in &v.points {
         assert!(
             p.error.abs() < 1e-6,
@@ -344,42 +278,21 @@ fn mpichs_selection_across_unlike_switches() {
 /// both other counts are.
 #[test]
 fn open_mpis_selection_across_rank_counts() {
-    use calibration::calibrate::OpSeries;
-    use calibration::fit::{Library, Shape};
-    use calibration::validate::validate_across;
     use sim::collective::Algo;
     let ompi = algos("allgather=ompi");
-    let link = |a: Option<Algo>| match a {
-        Some(Algo::Bruck | Algo::RecursiveDoubling) => (2e-6, 1e9),
-        Some(Algo::NeighborExchange) => (5e-6, 2e9),
-        _ => (9e-6, 3e9),
-    };
     let series = |ranks: u32| {
-        let m = ompi.model("allgather", ranks).unwrap();
-        let points = (8..=22)
-            .map(|k| {
-                let b = (1u64 << k) * ranks as u64;
-                let (a, bw) = link(m.algo_at(b as f64));
-                (b, m.predict(b as f64, a, bw))
-            })
-            .collect();
-        OpSeries {
-            op: "allgather".into(),
-            ranks,
-            points,
-        }
+        let sizes = doubling(8, 22).map(|b| b * ranks as u64);
+        synthetic(&ompi, "allgather", ranks, sizes, |m, b| {
+            match m.algo_at(b as f64) {
+                Some(Algo::Bruck | Algo::RecursiveDoubling) => (2e-6, 1e9),
+                Some(Algo::NeighborExchange) => (5e-6, 2e9),
+                _ => (9e-6, 3e9),
+            }
+        })
     };
     let fitted = series(48);
     for n in [33, 64] {
-        let v = validate_across(
-            &fitted,
-            &series(n),
-            "synthetic",
-            Some(Shape::Regimes),
-            Library::Mpi,
-            &ompi,
-        )
-        .unwrap();
+        let v = across_regimes(&fitted, &series(n), &ompi);
         for p in &v.points {
             assert!(
                 p.error.abs() < 1e-6,
@@ -476,27 +389,33 @@ fn mpichs_selection_predicts_the_olcf_allgather() {
     }
 }
 
-/// A broadcast's times on `ranks` ranks as the algorithm `truth` names
-/// makes them, at the powers of two `log2_sizes`, with the latency and
-/// bandwidth `line` gives each size (its protocol).
-fn synthetic_broadcast(
+/// An operation's times on `ranks` ranks as the algorithm `truth` names
+/// makes them, at `sizes`, with the latency and bandwidth `line` gives
+/// each size under the model (its protocol, or the algorithm it runs).
+fn synthetic(
     truth: &Algos,
+    op: &str,
     ranks: u32,
-    log2_sizes: std::ops::RangeInclusive<u32>,
-    line: impl Fn(u64) -> (f64, f64),
+    sizes: impl IntoIterator<Item = u64>,
+    line: impl Fn(&calibration::fit::Model, u64) -> (f64, f64),
 ) -> calibration::calibrate::OpSeries {
-    let m = truth.model("broadcast", ranks).unwrap();
+    let m = truth.model(op, ranks).unwrap();
     calibration::calibrate::OpSeries {
-        op: "broadcast".into(),
+        op: op.into(),
         ranks,
-        points: log2_sizes
-            .map(|k| {
-                let size = 1u64 << k;
-                let (a, b) = line(size);
+        points: sizes
+            .into_iter()
+            .map(|size| {
+                let (a, b) = line(&m, size);
                 (size, m.predict(size as f64, a, b))
             })
             .collect(),
     }
+}
+
+/// Powers of two from 2^`lo` to 2^`hi` bytes.
+fn doubling(lo: u32, hi: u32) -> impl Iterator<Item = u64> {
+    (lo..=hi).map(|k| 1u64 << k)
 }
 
 /// `fitted` fitted by MPI's size regimes with `algos`, predicting
@@ -527,7 +446,11 @@ fn across_regimes(
 #[test]
 fn a_named_algorithm_is_the_one_fitted_and_predicted() {
     let ompi = algos("broadcast=ompi-binomial");
-    let series = |ranks| synthetic_broadcast(&ompi, ranks, 16..=24, |_| (20e-6, 1.25e9));
+    let series = |ranks| {
+        synthetic(&ompi, "broadcast", ranks, doubling(16, 24), |_, _| {
+            (20e-6, 1.25e9)
+        })
+    };
     let four = series(4);
     for n in [8, 16] {
         let across = |algos: &Algos| across_regimes(&four, &series(n), algos);
@@ -859,14 +782,14 @@ fn the_held_out_tables_in_the_docs_are_these() {
 #[test]
 fn a_segmented_broadcast_is_fitted_and_predicted_across_ranks() {
     let seg = algos("broadcast=ompi-binomial:64KiB");
-    let line = |b: u64| {
+    let line = |_: &calibration::fit::Model, b: u64| {
         if b < 1 << 16 {
             (3e-6, 1e9)
         } else {
             (25e-6, 5e9)
         }
     };
-    let series = |ranks| synthetic_broadcast(&seg, ranks, 12..=26, line);
+    let series = |ranks| synthetic(&seg, "broadcast", ranks, doubling(12, 26), line);
     let four = series(4);
     for n in [8, 16] {
         let across = |algos: &Algos| across_regimes(&four, &series(n), algos);

@@ -2492,152 +2492,132 @@ mod tests {
         }
     }
 
-    /// Recursive doubling gathers every member's part on every member, and
-    /// each member receives exactly the s − 1 parts it lacks (no part
-    /// twice), for powers of two and not.
+    /// Walks a one-phase AllGather over `s` single-GPU nodes step by step,
+    /// with the parts each member holds as a bit set (s ≤ 64):
+    /// `parts(step, from, to, held, fresh)` names the parts a send carries,
+    /// from what every member held before the step and what each received
+    /// the step before. Checks that a member sends at most one message a
+    /// step, that each carries as many bytes as parts, only parts its
+    /// sender holds and none its receiver has, and that every member ends
+    /// with all s parts, having received each of the s − 1 others once.
+    /// Returns the program.
+    fn gathers_everything_once(
+        s: u32,
+        phase: Phase,
+        mut parts: impl FnMut(u32, u32, u32, &[u64], &[u64]) -> u64,
+    ) -> Program {
+        let prog = Program::new(&ClusterSpec::flat(s, 1e9, 0.0), vec![phase], 0);
+        let mut has: Vec<u64> = (0..s).map(|i| 1u64 << i).collect();
+        let mut fresh = vec![0u64; s as usize];
+        let mut recv = vec![0.0; s as usize];
+        let mut out = Vec::new();
+        for step in 0..prog.steps() {
+            let before = has.clone();
+            let mut got = vec![0u64; s as usize];
+            for p in 0..s {
+                out.clear();
+                prog.sends(p, step, &mut out);
+                assert!(out.len() <= 1, "s {s} step {step}");
+                for &Send { to: d, bytes, .. } in &out {
+                    let parts = parts(step, p, d, &before, &fresh);
+                    assert_eq!(bytes, parts.count_ones() as f64, "s {s} step {step}");
+                    assert_eq!(parts & !before[p as usize], 0, "sends what it holds");
+                    assert_eq!(parts & before[d as usize], 0, "duplicate parts, s {s}");
+                    got[d as usize] |= parts;
+                    recv[d as usize] += bytes;
+                }
+            }
+            for (h, g) in has.iter_mut().zip(&got) {
+                *h |= g;
+            }
+            fresh = got;
+        }
+        let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
+        assert!(has.iter().all(|&h| h == all), "s {s}");
+        assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
+        prog
+    }
+
+    /// Recursive doubling: each round a member sends all it holds to its
+    /// partner; a group whose size is not a power of two folds its extras
+    /// in first and, last, sends each only the parts it lacks; for powers
+    /// of two and not.
     #[test]
     fn recursive_doubling_gathers_everything_once() {
         for s in 1..=37u32 {
-            let spec = ClusterSpec::flat(s, 1e9, 0.0);
-            let prog = Program::new(
-                &spec,
-                vec![Phase::RecursiveDoubling {
-                    group: Grouping::All,
-                    bytes: 1.0,
-                }],
-                0,
-            );
-            // which parts each member holds, as a bit set (s ≤ 64)
-            let mut has: Vec<u64> = (0..s).map(|i| 1u64 << i).collect();
-            let mut recv = vec![0.0; s as usize];
-            let mut out = Vec::new();
-            for step in 0..prog.steps() {
-                let before = has.clone();
-                for p in 0..s {
-                    out.clear();
-                    prog.sends(p, step, &mut out);
-                    for &Send { to: d, bytes, .. } in &out {
-                        // a send carries what the sender holds
-                        let parts = if step + 1 == prog.steps() && !s.is_power_of_two() {
-                            // the fold-out sends only what the extra lacks
-                            before[p as usize] & !before[d as usize]
-                        } else {
-                            before[p as usize]
-                        };
-                        assert_eq!(bytes, parts.count_ones() as f64, "s {s} step {step}");
-                        assert_eq!(parts & before[d as usize], 0, "duplicate parts, s {s}");
-                        has[d as usize] |= parts;
-                        recv[d as usize] += bytes;
-                    }
-                }
-            }
-            let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
-            assert!(has.iter().all(|&h| h == all), "s {s}");
-            assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
+            let last = |steps: u32| steps.saturating_sub(1);
             let log = if s > 1 { 31 - s.leading_zeros() } else { 0 };
             let extra = if s.is_power_of_two() { 0 } else { 2 };
+            let phase = Phase::RecursiveDoubling {
+                group: Grouping::All,
+                bytes: 1.0,
+            };
+            let prog = gathers_everything_once(s, phase, |step, p, d, held, _| {
+                if step == last(log + extra) && !s.is_power_of_two() {
+                    // the fold-out sends only what the extra lacks
+                    held[p as usize] & !held[d as usize]
+                } else {
+                    held[p as usize]
+                }
+            });
             assert_eq!(prog.steps(), log + extra, "s {s}");
         }
     }
 
-    /// Neighbor exchange gathers every part once on an even group: step 0
-    /// swaps each pair's own parts, step 1 the pair's two parts, and each
-    /// later step the two parts a member received the step before, which
-    /// its partner lacks; after s/2
-    /// steps every member holds all s parts, each received once.
+    /// Neighbor exchange on an even group: step 0 swaps each pair's own
+    /// parts, step 1 the pair's two parts, and each later step the two
+    /// parts a member received the step before, which its other neighbour
+    /// lacks; s/2 steps, every member swapping with the partner that sends
+    /// back to it and hearing one message a step.
     #[test]
     fn neighbor_exchange_gathers_everything_once() {
         for s in (2..=40u32).step_by(2) {
-            let spec = ClusterSpec::flat(s, 1e9, 0.0);
-            let prog = Program::new(
-                &spec,
-                vec![Phase::NeighborExchange {
-                    group: Grouping::All,
-                    bytes: 1.0,
-                }],
-                0,
-            );
+            let phase = Phase::NeighborExchange {
+                group: Grouping::All,
+                bytes: 1.0,
+            };
+            let prog = gathers_everything_once(s, phase, |step, p, d, held, fresh| {
+                assert_eq!(neighbor_of(s, d, step), p, "s {s} step {step}");
+                if step <= 1 {
+                    held[p as usize]
+                } else {
+                    fresh[p as usize]
+                }
+            });
             assert_eq!(prog.steps(), s / 2);
-            let mut has: Vec<u64> = (0..s).map(|i| 1u64 << i).collect();
-            // what each member received in the step before
-            let mut fresh: Vec<u64> = has.clone();
             let mut out = Vec::new();
             for step in 0..prog.steps() {
-                let before = has.clone();
-                let mut got = vec![0u64; s as usize];
                 for p in 0..s {
                     out.clear();
                     prog.sends(p, step, &mut out);
                     assert_eq!(out.len(), 1, "s {s} step {step}");
-                    let Send { to: d, bytes, .. } = out[0];
-                    // it swaps with its partner, who sends back to it
-                    assert_eq!(neighbor_of(s, d, step), p, "s {s} step {step}");
-                    let parts = if step == 0 {
-                        before[p as usize]
-                    } else {
-                        fresh[p as usize]
-                    };
-                    assert_eq!(bytes, parts.count_ones() as f64, "s {s} step {step}");
-                    assert_eq!(parts & before[d as usize], 0, "duplicate parts, s {s}");
-                    got[d as usize] |= parts;
-                    assert_eq!(prog.expected_recvs(p, step), 1);
+                    assert_eq!(prog.expected_recvs(p, step), 1, "s {s} step {step}");
                 }
-                for p in 0..s as usize {
-                    has[p] |= got[p];
-                }
-                // step 1 sends the pair's two parts, later steps the two
-                // received the step before
-                fresh = if step == 0 { has.clone() } else { got };
             }
-            let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
-            assert!(has.iter().all(|&h| h == all), "s {s}");
         }
     }
 
     /// Bruck's AllGather: in step k member i holds parts i … i + 2^k − 1
     /// (mod s) and sends the first min(2^k, s − 2^k) of them to member
-    /// i − 2^k, which lacks every one; after ⌈log2 s⌉ steps every member
-    /// holds all s parts, having received each of the s − 1 others once.
+    /// i − 2^k; ⌈log2 s⌉ steps, each member hearing one message a step.
     #[test]
     fn bruck_gathers_everything_once() {
         for s in 1..=37u32 {
-            let spec = ClusterSpec::flat(s, 1e9, 0.0);
-            let prog = Program::new(
-                &spec,
-                vec![Phase::Bruck {
-                    group: Grouping::All,
-                    bytes: 1.0,
-                }],
-                0,
-            );
-            let mut has: Vec<u64> = (0..s).map(|i| 1u64 << i).collect();
-            let mut recv = vec![0.0; s as usize];
-            let mut out = Vec::new();
+            let phase = Phase::Bruck {
+                group: Grouping::All,
+                bytes: 1.0,
+            };
+            let prog = gathers_everything_once(s, phase, |step, p, d, _, _| {
+                let dist = 1u32 << step;
+                assert_eq!((d + dist) % s, p, "s {s} step {step}: to i − 2^k");
+                // the first parts of p's run, p, p + 1, …
+                (0..dist.min(s - dist)).fold(0u64, |acc, j| acc | 1 << ((p + j) % s))
+            });
             for step in 0..prog.steps() {
-                let before = has.clone();
-                for p in 0..s {
-                    out.clear();
-                    prog.sends(p, step, &mut out);
-                    assert!(out.len() <= 1, "s {s}");
-                    for &Send { to: d, bytes, .. } in &out {
-                        let dist = 1u32 << step;
-                        assert_eq!((d + dist) % s, p, "s {s} step {step}: to i − 2^k");
-                        // the first `bytes` parts of p's run, p, p + 1, …
-                        let parts = (0..bytes as u32).fold(0u64, |acc, j| acc | 1 << ((p + j) % s));
-                        assert_eq!(parts & !before[p as usize], 0, "sends what it holds");
-                        assert_eq!(parts & before[d as usize], 0, "duplicate parts, s {s}");
-                        assert_eq!(bytes, dist.min(s - dist) as f64, "s {s} step {step}");
-                        has[d as usize] |= parts;
-                        recv[d as usize] += bytes;
-                    }
-                }
                 for p in 0..s {
                     assert_eq!(prog.expected_recvs(p, step), 1, "s {s} step {step}");
                 }
             }
-            let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
-            assert!(has.iter().all(|&h| h == all), "s {s}");
-            assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
             assert_eq!(prog.steps(), ceil_log2(s), "s {s}");
         }
     }
