@@ -128,7 +128,8 @@ struct NetArgs {
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
-    /// Open MPI's).
+    /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
+    /// choice of recursive doubling, Rabenseifner's or the ring.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
@@ -186,7 +187,8 @@ struct CollectiveArgs {
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
-    /// Open MPI's).
+    /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
+    /// choice of recursive doubling, Rabenseifner's or the ring.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).

@@ -42,9 +42,11 @@ pub struct CollectiveArgs {
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
     /// Algorithm: allreduce
-    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp; allgather
-    /// ring|recursive-doubling|bruck|neighbor-exchange|mpich|ompi (MPICH's
-    /// and Open MPI's default selections among them by size);
+    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp|
+    /// recursive-doubling|rabenseifner|mpich|ompi; allgather
+    /// ring|recursive-doubling|bruck|neighbor-exchange|mpich|ompi (mpich,
+    /// ompi: MPICH's and Open MPI's default selections among them by
+    /// size);
     /// broadcast ring|binomial|ompi-binomial (Open MPI's: every child at
     /// once); alltoall pairwise; ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.

@@ -58,19 +58,35 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             continue;
         }
         let label = p.label();
+        let r = &p.result;
+        let mut dense = if r.dense == "allreduce" {
+            format!("ar-{}", r.algo)
+        } else {
+            r.dense.to_string()
+        };
+        // the sparse method after the dense one ("ar-ring+ps": Parallax's
+        // hybrid), for a model with sparse parts
+        if r.sparse != "none" {
+            dense = format!("{dense}+{}", r.sparse);
+        }
         let (width, mw, ref unit) = match width {
             Some(ref w) => w.clone(),
             None => {
                 let w = bound.max(label.len()).max(28);
                 // room for "ar-hierarchical+allgather" when the model has
                 // sparse parts
-                let mw = if p.result.sparse == "none" { 10 } else { 25 };
+                // (and for the MPI libraries' longer names)
+                let mw = if p.result.sparse == "none" { 10 } else { 25 }.max(dense.len());
                 print_line(format_args!(
                     "{:<w$} {:>5} {:<14} {:<mw$} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
                     "scenario",
                     "gpus",
                     "network",
-                    if mw > 10 { "dense+sparse" } else { "dense" },
+                    if p.result.sparse == "none" {
+                        "dense"
+                    } else {
+                        "dense+sparse"
+                    },
                     "schedule",
                     "iter (ms)",
                     // the first point's unit (a row of another model, in a
@@ -87,17 +103,6 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                     .clone()
             }
         };
-        let r = &p.result;
-        let mut dense = if r.dense == "allreduce" {
-            format!("ar-{}", r.algo)
-        } else {
-            r.dense.to_string()
-        };
-        // the sparse method after the dense one ("ar-ring+ps": Parallax's
-        // hybrid), for a model with sparse parts
-        if r.sparse != "none" {
-            dense = format!("{dense}+{}", r.sparse);
-        }
         // + 0.0: a zero that came out negative (-0.0) prints as 0
         let ms = |s: f64| s * 1e3 + 0.0;
         print_line(format_args!(

@@ -580,6 +580,69 @@ fn json_of(o: &Output) -> Value {
     serde_json::from_str(stdout(o).trim()).unwrap()
 }
 
+/// The MPI libraries' AllReduce from the command line and in training:
+/// on 8 ranks Open MPI's selection runs recursive doubling under 8 KiB and
+/// Rabenseifner's from there, MPICH's Rabenseifner's from 32 bytes, each
+/// with the time of the algorithm it names; a training run with
+/// `allreduce = "ompi"` runs, and its trace names the algorithm each
+/// message ran (`allreduce/ompi:rabenseifner`); with `mp_stages` the
+/// stages' groups run Rabenseifner's too.
+#[test]
+fn mpi_libraries_allreduce() {
+    let at = |size: &str, algo: &str| {
+        collective_json(&[
+            "--op",
+            "allreduce",
+            "--gpus",
+            "8",
+            "--size",
+            size,
+            "--algo",
+            algo,
+        ])
+    };
+    for (size, algo, runs) in [
+        ("4KiB", "ompi", "recursive-doubling"),
+        ("8KiB", "ompi", "rabenseifner"),
+        ("16B", "mpich", "recursive-doubling"),
+        ("32B", "mpich", "rabenseifner"),
+    ] {
+        let v = at(size, algo);
+        assert_eq!(v["runs"], runs, "{size} {algo}");
+        assert_eq!(v["time_s"], at(size, runs)["time_s"], "{size} {algo}");
+    }
+    let text = GOOD.replace("[strategy]", "[strategy]\nallreduce = \"ompi\"");
+    let p = scenario("ompi-allreduce.toml", &text);
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ompi-trace.json");
+    let r = json_of(&dtsim(&[
+        "run",
+        p.to_str().unwrap(),
+        "--json",
+        "--trace",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(r["algo"], "ompi");
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let names: std::collections::BTreeSet<String> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "communication")
+        .filter_map(|e| e["name"].as_str())
+        .map(|n| n.split(' ').next().unwrap().to_string())
+        .collect();
+    assert!(
+        !names.is_empty() && names.iter().all(|n| n.starts_with("allreduce/ompi:")),
+        "{names:?}"
+    );
+    assert!(names.contains("allreduce/ompi:rabenseifner"), "{names:?}");
+    let staged = GOOD.replace(
+        "[strategy]",
+        "[strategy]\nallreduce = \"rabenseifner\"\nmp_stages = 2",
+    );
+    run_json(&scenario("staged-rabenseifner.toml", &staged));
+}
+
 /// MPICH's allgather selection from the command line: under 512 KiB of
 /// output on 16 ranks it runs recursive doubling (4 steps, the time of
 /// `recursive-doubling` itself), from 512 KiB the ring, and says which;

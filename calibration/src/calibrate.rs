@@ -832,20 +832,27 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// The algorithms an MPI library runs by default where they are not the
 /// fits' textbook ones, read off a profile's provenance `notes` (the MPI
 /// library's own description and the library settings
-/// [`library_settings`] recorded): MPICH (`MPICH Version: …`, not the
-/// vendors' derivatives, whose tuning differs) gathers by its own
-/// selection, `allgather=mpich`, unless a setting forced another
-/// algorithm (`ALLGATHER_INTRA_ALGORITHM` other than `auto`) or moved the
-/// selection's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
-/// `ALLGATHER_SHORT_MSG_SIZE`), each under any of the names MPICH reads
-/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). Open MPI gathers by the
-/// algorithm its dynamic rules force (`coll_tuned_use_dynamic_rules` with
-/// `coll_tuned_allgather_algorithm`: Bruck's, recursive doubling, the
-/// ring, neighbor exchange), and otherwise, in 4.1 and the 4.x after it,
-/// by coll tuned's fixed decision, `allgather=ompi`, unless a rules file
-/// or `coll` (the components chosen by hand) says otherwise; 5.0's coll
-/// han runs the collectives ahead of coll tuned, and earlier versions
-/// decided otherwise, so they keep the textbook ring. Another library is
+/// [`library_settings`] recorded), for AllGather and AllReduce.
+///
+/// MPICH (`MPICH Version: …`, not the vendors' derivatives, whose tuning
+/// differs) runs its own selections, `allgather=mpich` and
+/// `allreduce=mpich`, each unless a setting forced another algorithm
+/// (`ALLGATHER_INTRA_ALGORITHM`, `ALLREDUCE_INTRA_ALGORITHM` other than
+/// `auto`) or moved the allgather's thresholds
+/// (`ALLGATHER_LONG_MSG_SIZE`, `ALLGATHER_SHORT_MSG_SIZE`), each under
+/// any of the names MPICH reads (`MPICH_*`, `MPIR_PARAM_*`,
+/// `MPIR_CVAR_*`).
+///
+/// Open MPI runs the algorithm its dynamic rules force
+/// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
+/// Bruck's, recursive doubling, the ring, neighbor exchange; with
+/// `coll_tuned_allreduce_algorithm`: a reduce and a broadcast, recursive
+/// doubling, the ring, segmented or not, Rabenseifner's), and otherwise,
+/// in 4.1 and the 4.x after it, coll tuned's fixed decisions,
+/// `allgather=ompi` and `allreduce=ompi`, unless a rules file or `coll`
+/// (the components chosen by hand) says otherwise; 5.0's coll han runs
+/// the collectives ahead of coll tuned, and earlier versions decided
+/// otherwise, so they keep the textbook algorithms. Another library is
 /// fitted with the textbook algorithms.
 pub fn library_algos(notes: &[String]) -> Algos {
     let library = notes
@@ -860,19 +867,29 @@ pub fn library_algos(notes: &[String]) -> Algos {
             Some((k, v.trim()))
         })
         .collect();
-    let spec = if library.starts_with("MPICH Version") {
+    let specs: Vec<&str> = if library.starts_with("MPICH Version") {
         // MPICH reads each control variable under three names
-        let changed = settings.iter().any(|(k, v)| {
-            let name = ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
-                .iter()
-                .find_map(|p| k.strip_prefix(p));
-            match name {
-                Some("ALLGATHER_INTRA_ALGORITHM") => !v.eq_ignore_ascii_case("auto"),
-                Some("ALLGATHER_LONG_MSG_SIZE" | "ALLGATHER_SHORT_MSG_SIZE") => true,
-                _ => false,
-            }
-        });
-        (!changed).then_some("allgather=mpich")
+        let changed = |names: &[&str], algorithm: &str| {
+            settings.iter().any(|(k, v)| {
+                let name = ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
+                    .iter()
+                    .find_map(|p| k.strip_prefix(p));
+                match name {
+                    Some(n) if n == algorithm => !v.eq_ignore_ascii_case("auto"),
+                    Some(n) => names.contains(&n),
+                    None => false,
+                }
+            })
+        };
+        let gather = !changed(
+            &["ALLGATHER_LONG_MSG_SIZE", "ALLGATHER_SHORT_MSG_SIZE"],
+            "ALLGATHER_INTRA_ALGORITHM",
+        );
+        let reduce = !changed(&[], "ALLREDUCE_INTRA_ALGORITHM");
+        [(gather, "allgather=mpich"), (reduce, "allreduce=mpich")]
+            .into_iter()
+            .filter_map(|(default, spec)| default.then_some(spec))
+            .collect()
     } else if let Some(version) = open_mpi_version(library) {
         let set = |name: &str| {
             settings
@@ -886,37 +903,53 @@ pub fn library_algos(notes: &[String]) -> Algos {
             v.parse::<i64>().is_ok_and(|n| n != 0)
                 || matches!(v.as_str(), "t" | "true" | "y" | "yes" | "enabled")
         });
-        // a forced algorithm, by number or name (coll tuned's enumeration)
-        let forced = set("coll_tuned_allgather_algorithm")
-            .filter(|_| dynamic)
-            .map(|v| match v.to_ascii_lowercase().as_str() {
-                "2" | "bruck" => Some("allgather=bruck"),
-                "3" | "recursive_doubling" => Some("allgather=recursive-doubling"),
-                "4" | "ring" | "6" | "two_proc" => Some("allgather=ring"),
-                "5" | "neighbor" => Some("allgather=neighbor-exchange"),
-                "0" | "ignore" => None,
-                // linear, or what this version does not name: not modelled
-                _ => Some("allgather=ring"),
-            });
+        // a forced algorithm, by number or name (coll tuned's enumeration):
+        // Some(None) for 0 or `ignore` (the decision runs)
+        let forced = |op: &str, named: fn(&str) -> Option<&'static str>| {
+            set(&format!("coll_tuned_{op}_algorithm"))
+                .filter(|_| dynamic)
+                .map(|v| named(v.to_ascii_lowercase().as_str()))
+        };
+        let gather = forced("allgather", |v| match v {
+            "2" | "bruck" => Some("allgather=bruck"),
+            "3" | "recursive_doubling" => Some("allgather=recursive-doubling"),
+            "4" | "ring" | "6" | "two_proc" => Some("allgather=ring"),
+            "5" | "neighbor" => Some("allgather=neighbor-exchange"),
+            "0" | "ignore" => None,
+            // linear, or what this version does not name: not modelled
+            _ => Some("allgather=ring"),
+        });
+        let reduce = forced("allreduce", |v| match v {
+            // a reduce, then a broadcast
+            "2" | "nonoverlapping" => Some("allreduce=binomial"),
+            "3" | "recursive_doubling" => Some("allreduce=recursive-doubling"),
+            // the segmented ring's segments are not modelled
+            "4" | "ring" | "5" | "segmented_ring" => Some("allreduce=ring"),
+            "6" | "rabenseifner" => Some("allreduce=rabenseifner"),
+            "0" | "ignore" => None,
+            // linear, or what this version does not name: not modelled
+            _ => Some("allreduce=ring"),
+        });
         let rules =
             dynamic && set("coll_tuned_dynamic_rules_filename").is_some_and(|v| !v.is_empty());
         let components = set("coll").is_some();
-        match forced {
-            Some(Some(spec)) => Some(spec),
-            // coll tuned's fixed decision, where it decides: 4.1 and the
-            // 4.x after it (5.0's coll han takes the collectives first, at
-            // a higher priority, wherever it runs)
-            _ if !rules && !components && ((4, 1)..(5, 0)).contains(&version) => {
-                Some("allgather=ompi")
-            }
-            _ => None,
-        }
+        // coll tuned's fixed decision, where it decides: 4.1 and the 4.x
+        // after it (5.0's coll han takes the collectives first, at a higher
+        // priority, wherever it runs)
+        let decides = !rules && !components && ((4, 1)..(5, 0)).contains(&version);
+        [(gather, "allgather=ompi"), (reduce, "allreduce=ompi")]
+            .into_iter()
+            .filter_map(|(forced, decision)| match forced {
+                Some(Some(spec)) => Some(spec),
+                _ if decides => Some(decision),
+                _ => None,
+            })
+            .collect()
     } else {
-        None
+        Vec::new()
     };
-    spec.map_or_else(Algos::default, |s| {
-        Algos::parse(&[s.to_string()]).expect("a known algorithm")
-    })
+    let specs: Vec<String> = specs.into_iter().map(String::from).collect();
+    Algos::parse(&specs).expect("known algorithms")
 }
 
 /// Open MPI's (major, minor) version from its `MPI_Get_library_version`
@@ -1370,30 +1403,49 @@ mod tests {
                 .chain(extra.iter().map(|s| s.to_string()))
                 .collect()
         };
+        use sim::collective::Algo;
         let mpich = notes("MPICH Version:\t4.1.2", &[]);
         let gather = |a: &Algos| a.model("allgather", 16);
-        let chosen = library_algos(&mpich);
-        assert!(matches!(
-            gather(&chosen),
-            Some(Model::Collective {
-                algo: sim::collective::Algo::Mpich,
-                ..
-            })
-        ));
-        // Open MPI 4.1 and later: its fixed decision, unless forced
-        let ompi = |extra: &[&str]| {
-            let n = notes("Open MPI v4.1.4, package: Debian OpenMPI", extra);
-            gather(&library_algos(&n))
-        };
+        let reduce = |a: &Algos| a.model("allreduce", 16);
         let is = |m: Option<Model>, algo| matches!(m, Some(Model::Collective { algo: a, .. }) if a == algo);
-        assert!(is(ompi(&[]), sim::collective::Algo::Ompi));
-        assert!(is(
-            ompi(&[
-                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
-                "library setting: OMPI_MCA_coll_tuned_allreduce_algorithm=4",
-            ]),
-            sim::collective::Algo::Ompi
-        ));
+        let chosen = library_algos(&mpich);
+        assert!(is(gather(&chosen), Algo::Mpich));
+        assert!(is(reduce(&chosen), Algo::Mpich));
+        // Open MPI 4.1 and later: its fixed decision, unless forced
+        let ompi_both = |extra: &[&str]| {
+            let n = notes("Open MPI v4.1.4, package: Debian OpenMPI", extra);
+            let a = library_algos(&n);
+            (gather(&a), reduce(&a))
+        };
+        let ompi = |extra: &[&str]| ompi_both(extra).0;
+        assert!(is(ompi(&[]), Algo::Ompi));
+        assert!(is(ompi_both(&[]).1, Algo::Ompi));
+        // an allreduce forced, the allgather decided, and the other way
+        let (g, r) = ompi_both(&[
+            "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+            "library setting: OMPI_MCA_coll_tuned_allreduce_algorithm=4",
+        ]);
+        assert!(is(g, Algo::Ompi) && is(r, Algo::Ring));
+        let (g, r) = ompi_both(&[
+            "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+            "library setting: OMPI_MCA_coll_tuned_allgather_algorithm=4",
+        ]);
+        assert!(is(g, Algo::Ring) && is(r, Algo::Ompi));
+        for (algo, want) in [
+            ("6", Algo::Rabenseifner),
+            ("rabenseifner", Algo::Rabenseifner),
+            ("3", Algo::RecursiveDoubling),
+            ("2", Algo::Binomial),
+            ("segmented_ring", Algo::Ring),
+            ("0", Algo::Ompi),
+        ] {
+            let forced = format!("library setting: OMPI_MCA_coll_tuned_allreduce_algorithm={algo}");
+            let (_, r) = ompi_both(&[
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=yes",
+                &forced,
+            ]);
+            assert!(is(r, want), "allreduce {algo}");
+        }
         // an allgather algorithm without dynamic rules is ignored by Open MPI
         assert!(is(
             ompi(&["library setting: OMPI_MCA_coll_tuned_allgather_algorithm=4"]),
@@ -1402,11 +1454,11 @@ mod tests {
         // forced by its dynamic rules: the algorithm forced, by number or
         // name, whatever the spelling of true
         for (on, algo, want) in [
-            ("enabled", "4", sim::collective::Algo::Ring),
-            ("1", "bruck", sim::collective::Algo::Bruck),
-            ("t", "3", sim::collective::Algo::RecursiveDoubling),
-            ("yes", "5", sim::collective::Algo::NeighborExchange),
-            ("2", "1", sim::collective::Algo::Ring),
+            ("enabled", "4", Algo::Ring),
+            ("1", "bruck", Algo::Bruck),
+            ("t", "3", Algo::RecursiveDoubling),
+            ("yes", "5", Algo::NeighborExchange),
+            ("2", "1", Algo::Ring),
         ] {
             let settings = [
                 format!("library setting: OMPI_MCA_coll_tuned_use_dynamic_rules={on}"),
@@ -1423,7 +1475,7 @@ mod tests {
             ][..],
             &["library setting: OMPI_MCA_coll=^hcoll"],
         ] {
-            assert!(is(ompi(other), sim::collective::Algo::Ring), "{other:?}");
+            assert!(is(ompi(other), Algo::Ring), "{other:?}");
         }
         // 5.0's coll han decides ahead of coll tuned
         let five = notes("Open MPI v5.0.3, package: Open MPI", &[]);
@@ -1439,45 +1491,53 @@ mod tests {
             notes("Intel(R) MPI Library 2021.10 for Linux* OS", &[]),
             notes(
                 "MPICH Version:\t4.1.2",
-                &["library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring"],
+                &[
+                    "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring",
+                    "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
+                ],
             ),
         ] {
             assert!(library_algos(&other).is_empty(), "{other:?}");
         }
+        // a forced or re-tuned allgather leaves MPICH's allreduce, and the
+        // other way round
         for other in [
             "library setting: MPICH_ALLGATHER_INTRA_ALGORITHM=brucks",
             "library setting: MPIR_PARAM_ALLGATHER_INTRA_ALGORITHM=ring",
             "library setting: MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE=65536",
             "library setting: MPICH_ALLGATHER_SHORT_MSG_SIZE=0",
         ] {
-            let n = notes("MPICH Version:\t4.1.2", &[other]);
-            assert!(library_algos(&n).is_empty(), "{other}");
+            let n = library_algos(&notes("MPICH Version:\t4.1.2", &[other]));
+            assert!(
+                is(gather(&n), Algo::Ring) && is(reduce(&n), Algo::Mpich),
+                "{other}"
+            );
         }
-        let auto = notes(
+        let auto = library_algos(&notes(
             "MPICH Version:\t4.1.2",
             &[
                 "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=auto",
-                "library setting: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring",
+                "library setting: MPIR_PARAM_ALLREDUCE_INTRA_ALGORITHM=ring",
             ],
-        );
-        assert!(!library_algos(&auto).is_empty());
+        ));
+        assert!(is(gather(&auto), Algo::Mpich) && is(reduce(&auto), Algo::Ring));
         // the user's algorithm wins; another operation's keeps the default
         let user = Algos::parse(&["allgather=ring".into()]).unwrap();
         let (a, used) = with_library_defaults(&user, &mpich);
-        assert!(matches!(
-            gather(&a),
-            Some(Model::Collective {
-                algo: sim::collective::Algo::Ring,
-                ..
-            })
-        ));
-        assert!(used.is_empty());
+        assert!(is(gather(&a), Algo::Ring) && is(reduce(&a), Algo::Mpich));
+        assert_eq!(
+            used,
+            ["fitted with allreduce=mpich (as the MPI library and its settings chose)"]
+        );
         let user = Algos::parse(&["broadcast=ompi-binomial".into()]).unwrap();
         let (a, used) = with_library_defaults(&user, &mpich);
         assert_eq!(a.model("allgather", 16), gather(&chosen));
         assert_eq!(
             used,
-            ["fitted with allgather=mpich (as the MPI library and its settings chose)"]
+            [
+                "fitted with allgather=mpich (as the MPI library and its settings chose)",
+                "fitted with allreduce=mpich (as the MPI library and its settings chose)"
+            ]
         );
     }
 

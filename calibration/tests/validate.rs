@@ -305,6 +305,51 @@ fn open_mpis_selection_across_rank_counts() {
     }
 }
 
+/// Open MPI's allreduce selection (`allreduce=ompi`) across rank counts:
+/// 64 ranks run recursive doubling under 256 KiB and Rabenseifner's from
+/// there, 16 ranks recursive doubling under 4 KiB, 100 ranks (a fold of
+/// 36 extra ranks) under 256 KiB again. Each algorithm runs on a link of
+/// its own, so a size is predicted exactly only from the regimes fitted
+/// on its own algorithm's sizes: fitted at 64, both other counts are, and
+/// the ring alone (the fits' textbook AllReduce) misses by more than 5%.
+#[test]
+fn open_mpis_allreduce_selection_across_rank_counts() {
+    use sim::collective::Algo;
+    let ompi = algos("allreduce=ompi");
+    let series = |truth: &Algos, ranks: u32| {
+        synthetic(
+            truth,
+            "allreduce",
+            ranks,
+            doubling(10, 23),
+            |m, b| match m.algo_at(b as f64) {
+                Some(Algo::RecursiveDoubling) => (2e-6, 1e9),
+                _ => (5e-6, 3e9),
+            },
+        )
+    };
+    let fitted = series(&ompi, 64);
+    for n in [16, 100] {
+        let v = across_regimes(&fitted, &series(&ompi, n), &ompi);
+        for p in &v.points {
+            assert!(
+                p.error.abs() < 1e-6,
+                "at {n}, {} B: {} ({})",
+                p.size_bytes,
+                p.error,
+                p.via
+            );
+        }
+        let ring = across_regimes(&fitted, &series(&ompi, n), &Algos::default());
+        let worst = ring
+            .points
+            .iter()
+            .map(|p| p.error.abs())
+            .fold(0.0, f64::max);
+        assert!(worst > 0.05, "the ring at {n}: {worst}");
+    }
+}
+
 /// A stretch between two of a selection's switches with one fitted size
 /// lets those two go (its size joins a neighbour's regime), and the
 /// regimes keep to the other switches: on 128 ranks Open MPI runs

@@ -402,12 +402,16 @@ fn trace_events<E>(
     let topo = Topology::new(&cfg.cluster);
     let caps = topo.capacities();
     let mut colls: Vec<CollectiveInfo> = Vec::new();
+    // a library's selection (`mpich`, `ompi`) runs another algorithm at
+    // each size: its loads and peers are those of the one it runs
+    let running = |m: &CommSpan| m.collective.running_at(&cfg.cluster, m.bytes as f64);
     for m in &timeline.comm {
-        if !colls.iter().any(|c| c.coll == m.collective) {
+        let coll = running(m);
+        if !colls.iter().any(|c| c.coll == coll) {
             colls.push(CollectiveInfo {
-                coll: m.collective,
-                per_byte: m.collective.link_bytes(&cfg.cluster, 1.0),
-                peers: gpu_peers(cfg, &m.collective, &shown),
+                coll,
+                per_byte: coll.link_bytes(&cfg.cluster, 1.0),
+                peers: gpu_peers(cfg, &coll, &shown),
             });
         }
     }
@@ -464,7 +468,7 @@ fn trace_events<E>(
                     }))?;
                 }
                 Shown::Message(i, m) => {
-                    let ci = info(&m.collective);
+                    let ci = info(&running(m));
                     let layers: Vec<u32> = m
                         .pieces
                         .iter()
@@ -492,7 +496,10 @@ fn trace_events<E>(
                     } else {
                         Map::new()
                     };
-                    let op = format!("{}/{}", m.collective.op.name(), m.collective.algo.name());
+                    let mut op = format!("{}/{}", m.collective.op.name(), m.collective.algo.name());
+                    if ci.coll.algo != m.collective.algo {
+                        op = format!("{op}:{}", ci.coll.algo.name());
+                    }
                     emit(json!({
                         "ph": "X", "pid": g, "tid": tid, "cat": Category::Communication.name(),
                         "name": format!("{op} {} [{layers}]", human_bytes(m.bytes)),

@@ -848,6 +848,99 @@ mod tests {
         assert!(ompi.switches(16).is_empty());
     }
 
+    /// AllReduce's MPI algorithms' closed forms on a flat cluster (α, B),
+    /// with p the largest power of two ≤ N and a fold of one whole-buffer
+    /// step in and out when p < N: recursive doubling log2 p·(α + m/B),
+    /// Rabenseifner's 2·log2 p·α + 2(p−1)/p·m/B; MPICH's selection runs
+    /// the one below 4p bytes (9 on two ranks) and the other from there,
+    /// and Open MPI's follows its table (4 ranks: the ring under 16 bytes,
+    /// recursive doubling under 8 KiB, Rabenseifner's from there; 2 ranks:
+    /// the ring from 16 to 256 KiB; 16 ranks: the ring under 64 bytes,
+    /// recursive doubling under 4 KiB; 128 ranks: a binomial reduce and
+    /// broadcast under 128 KiB). The flow model agrees with each (with a
+    /// fold, up to one buffer's time a round later: see below), and each rank of
+    /// Rabenseifner's sends 2(p−1)/p of the buffer on a power of two.
+    #[test]
+    fn allreduce_mpi_algorithms_and_selections() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let reduce = |algo: Algo| Collective::new(Op::AllReduce).with_algo(algo).unwrap();
+        for n in [2u32, 3, 4, 5, 6, 8, 12, 16] {
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            let p = 1u32 << (31 - n.leading_zeros());
+            let (pf, log) = (p as f64, (p as f64).log2());
+            let fold = |m: f64| if p < n { 2.0 * (alpha + m / bw) } else { 0.0 };
+            let rd = |m: f64| log * (alpha + m / bw) + fold(m);
+            let rab = |m: f64| 2.0 * log * alpha + 2.0 * (pf - 1.0) / pf * m / bw + fold(m);
+            let ring = |m: f64| 2.0 * (n - 1) as f64 * (alpha + m / (n as f64) / bw);
+            for m in [8.0, 100.0, 4096.0, 8191.0, 8192.0, 65536.0, 262_144.0, 4e6] {
+                let what = format!("n {n}, m {m}");
+                let mpich_rd = m < (4.0 * pf).max(9.0);
+                let ompi = match n {
+                    2 | 3 if m < 8.0 || (4096.0..8192.0).contains(&m) => ring(m),
+                    2 | 3 if m < 16384.0 => rd(m),
+                    2 | 3 if m < 262_144.0 => ring(m),
+                    4..=7 if m < 16.0 => ring(m),
+                    4..=15 if m < 8192.0 => rd(m),
+                    16..=31 if m < 64.0 => ring(m),
+                    16..=31 if m < 4096.0 => rd(m),
+                    _ => rab(m),
+                };
+                for (algo, want) in [
+                    (Algo::RecursiveDoubling, rd(m)),
+                    (Algo::Rabenseifner, rab(m)),
+                    (Algo::Mpich, if mpich_rd { rd(m) } else { rab(m) }),
+                    (Algo::Ompi, ompi),
+                ] {
+                    let coll = reduce(algo);
+                    let got = coll.analytical(&spec).time(m);
+                    assert!(
+                        (got - want).abs() <= 1e-12 * want,
+                        "{what} {}: {got} against {want}",
+                        algo.name()
+                    );
+                    let flow = crate::collective::exec::run_flow(&coll, &spec, m)
+                        .unwrap()
+                        .time
+                        .as_secs();
+                    // the flow model's clock ticks in picoseconds: one a step.
+                    // Where a fold runs, the members that do not fold in
+                    // start their rounds at once, and their messages to a
+                    // folding member share its link with the fold-in: at
+                    // most one buffer's time a round more (its inbound link
+                    // carries one message a round early), which the step
+                    // sum leaves out
+                    let tick = 1e-12 * 4.0 * n as f64;
+                    let late = if p < n { log * m / bw } else { 0.0 };
+                    assert!(
+                        flow >= want - tick && flow <= want + late + tick,
+                        "{what} {}: flow {flow} against {want}",
+                        algo.name()
+                    );
+                }
+                if n == p {
+                    let sent = reduce(Algo::Rabenseifner)
+                        .analytical(&spec)
+                        .bytes_sent_total(m);
+                    assert!((sent - 2.0 * (pf - 1.0) * m).abs() <= 1e-9 * sent, "{what}");
+                }
+            }
+            assert_eq!(reduce(Algo::Mpich).switches(n), vec![(4.0 * pf).max(9.0)]);
+        }
+        let ompi = reduce(Algo::Ompi);
+        assert_eq!(ompi.switches(4), vec![16.0, 8192.0]);
+        assert_eq!(
+            ompi.switches(2),
+            vec![8.0, 4096.0, 8192.0, 16384.0, 262_144.0]
+        );
+        // 128 ranks: a reduce and a broadcast under 128 KiB
+        let spec = ClusterSpec::flat(128, bw, alpha);
+        let binomial = reduce(Algo::Binomial).analytical(&spec).time(65536.0);
+        assert_eq!(ompi.analytical(&spec).time(65536.0), binomial);
+        assert_eq!(ompi.selected(128, 65536.0), Algo::Binomial);
+        assert_eq!(ompi.selected(128, 200_000.0), Algo::RecursiveDoubling);
+        assert_eq!(ompi.selected(128, 262_144.0), Algo::Rabenseifner);
+    }
+
     /// The terms are the recurrence's longest path at every size, on
     /// rings of unlike hops (two classes, as NVLink and a NIC, and
     /// arbitrary ones), for steps fewer and more than a lap.

@@ -119,6 +119,10 @@ impl Op {
                 Algo::Nvls,
                 Algo::NvlsTree,
                 Algo::Sharp,
+                Algo::RecursiveDoubling,
+                Algo::Rabenseifner,
+                Algo::Mpich,
+                Algo::Ompi,
             ],
             Op::AllGather => &[
                 Algo::Ring,
@@ -195,8 +199,11 @@ pub enum Algo {
     Push,
     /// PS pull alone: every server sends every worker its shard.
     Pull,
-    /// Recursive doubling: ⌈log2 N⌉ exchange rounds of doubling size (plus
-    /// a fold in and out when N is not a power of two).
+    /// Recursive doubling: ⌊log2 N⌋ exchange rounds (plus a fold in and
+    /// out when N is not a power of two); an AllGather's messages double
+    /// from round to round ([`program::Phase::RecursiveDoubling`]), an
+    /// AllReduce's are the whole buffer
+    /// ([`program::Phase::RecursiveAllReduce`]).
     RecursiveDoubling,
     /// AllReduce by NVLink SHARP (NCCL's NVLS): the node's NVSwitch sums
     /// and multicasts, pipelined ([`program::Phase::Nvls`]). On nodes
@@ -227,25 +234,36 @@ pub enum Algo {
     /// AllGather by Bruck's algorithm: ⌈log2 N⌉ steps for any N, each
     /// rank sending what it holds to rank i − 2^k ([`program::Phase::Bruck`]).
     Bruck,
-    /// AllGather as MPICH chooses it by default (its collective selection,
-    /// `maint/tuning/coll/mpir/generic.json`, thresholds
-    /// `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` = 524288 and
-    /// `MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE` = 81920 bytes of gathered
-    /// output): recursive doubling below 512 KiB on a power-of-two
-    /// communicator, Bruck below 80 KiB on any other, the ring from there
-    /// ([`Collective::selected`]). The algorithm, and so the steps, change
-    /// with the size.
+    /// The algorithm MPICH chooses by default (its collective selection,
+    /// `maint/tuning/coll/mpir/generic.json`; [`Collective::selected`]).
+    /// AllGather, by the thresholds `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` =
+    /// 524288 and `MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE` = 81920 bytes of
+    /// gathered output: recursive doubling below 512 KiB on a power-of-two
+    /// communicator, Bruck below 80 KiB on any other, the ring from there.
+    /// AllReduce: recursive doubling for a buffer of at most 8 bytes or
+    /// fewer elements than the largest power of two p ≤ N (4-byte
+    /// elements assumed, as nccl-tests and OSU send floats), Rabenseifner's
+    /// from there. The algorithm, and so the steps, change with the size.
     Mpich,
     /// AllGather by neighbor exchange: N/2 steps for an even N, each rank
     /// swapping two parts with alternate neighbours
     /// ([`program::Phase::NeighborExchange`]); the ring for an odd N, as
     /// Open MPI falls back.
     NeighborExchange,
-    /// AllGather as Open MPI 4.1 and later choose it by default (coll
-    /// tuned's fixed decision, `ompi_coll_tuned_allgather_intra_dec_fixed`:
-    /// by the ranks and each rank's bytes, recursive doubling, Bruck's,
-    /// neighbor exchange or the ring; [`Collective::selected`]).
+    /// The algorithm Open MPI 4.1 and later choose by default (coll
+    /// tuned's fixed decisions; [`Collective::selected`]). AllGather
+    /// (`ompi_coll_tuned_allgather_intra_dec_fixed`): by the ranks and
+    /// each rank's bytes, recursive doubling, Bruck's, neighbor exchange
+    /// or the ring. AllReduce (`ompi_coll_tuned_allreduce_intra_dec_fixed`,
+    /// commutative operations): by the ranks and the buffer, recursive
+    /// doubling, the ring, Rabenseifner's or a reduce and a broadcast.
     Ompi,
+    /// AllReduce by Rabenseifner's algorithm: a reduce-scatter by
+    /// recursive halving, then an all-gather by recursive doubling,
+    /// 2⌊log2 N⌋ steps sending 2(N−1)/N of the buffer a rank on a power of
+    /// two ([`program::Phase::RecursiveAllReduce`]); what MPICH and Open
+    /// MPI run for large buffers.
+    Rabenseifner,
     /// Point-to-point to the next model-parallel stage ([`Op::SendRecv`]).
     Next,
     /// Point-to-point to the previous model-parallel stage.
@@ -254,7 +272,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 18] = [
+    pub const ALL: [Algo; 19] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -273,6 +291,7 @@ impl Algo {
         Algo::Mpich,
         Algo::NeighborExchange,
         Algo::Ompi,
+        Algo::Rabenseifner,
     ];
 
     /// Name on the command line and in results.
@@ -296,6 +315,7 @@ impl Algo {
             Algo::Mpich => "mpich",
             Algo::NeighborExchange => "neighbor-exchange",
             Algo::Ompi => "ompi",
+            Algo::Rabenseifner => "rabenseifner",
             Algo::Next => "next",
             Algo::Prev => "prev",
         }
@@ -440,7 +460,7 @@ impl Collective {
     /// (PS servers on every node, hierarchical AllReduce's node rings, the
     /// pipelined tree and broadcast's channels) and so runs over all GPUs
     /// only.
-    fn spans_the_cluster(&self) -> bool {
+    pub fn spans_the_cluster(&self) -> bool {
         self.op == Op::Ps
             || matches!(
                 (self.op, self.algo),
@@ -509,12 +529,16 @@ impl Collective {
 
     /// The algorithm a selection ([`Algo::Mpich`], [`Algo::Ompi`]) runs
     /// for a buffer of `bytes` on groups of `members` ranks; any other
-    /// algorithm is itself. MPICH compares the gathered output
-    /// (`total_msg_size`) with its thresholds: under 524288 bytes on a
-    /// power-of-two communicator, recursive doubling; under 81920 bytes on
-    /// any other, Bruck's; else the ring. Open MPI looks each rank's bytes
-    /// up in a table by the rank count (`ompi_allgather`). Neighbor
-    /// exchange on an odd count runs the ring.
+    /// algorithm is itself. For AllGather MPICH compares the gathered
+    /// output (`total_msg_size`) with its thresholds: under 524288 bytes on
+    /// a power-of-two communicator, recursive doubling; under 81920 bytes
+    /// on any other, Bruck's; else the ring. Open MPI looks each rank's
+    /// bytes up in a table by the rank count (`ompi_allgather`). Neighbor
+    /// exchange on an odd count runs the ring. For AllReduce MPICH runs
+    /// recursive doubling below a few bytes a rank
+    /// (`mpich_allreduce_switch`) and Rabenseifner's from there; Open MPI
+    /// looks the buffer up in a table by the rank count
+    /// (`ompi_allreduce`).
     pub fn selected(&self, members: u32, bytes: f64) -> Algo {
         match (self.op, self.algo) {
             // Open MPI's neighbor exchange runs the ring on an odd count
@@ -526,6 +550,17 @@ impl Collective {
                     .find(|&(below, _)| per_rank < below)
                     .map_or(Algo::Ring, |(_, a)| a)
             }
+            (Op::AllReduce, Algo::Ompi) => ompi_allreduce(members)
+                .into_iter()
+                .find(|&(below, _)| bytes < below)
+                .map_or(Algo::Rabenseifner, |(_, a)| a),
+            (Op::AllReduce, Algo::Mpich) => {
+                if bytes < mpich_allreduce_switch(members) {
+                    Algo::RecursiveDoubling
+                } else {
+                    Algo::Rabenseifner
+                }
+            }
             (Op::AllGather, Algo::Mpich) => {
                 if members.is_power_of_two() && bytes < MPICH_ALLGATHER_LONG {
                     Algo::RecursiveDoubling
@@ -536,6 +571,16 @@ impl Collective {
                 }
             }
             (_, algo) => algo,
+        }
+    }
+
+    /// This collective as it runs a buffer of `bytes` on `cluster`: a
+    /// selection ([`Algo::Mpich`], [`Algo::Ompi`]) with the algorithm it
+    /// chooses there ([`Collective::selected`]), anything else itself.
+    pub fn running_at(&self, cluster: &ClusterSpec, bytes: f64) -> Collective {
+        Collective {
+            algo: self.selected(self.group_size(cluster), bytes),
+            ..*self
         }
     }
 
@@ -562,6 +607,15 @@ impl Collective {
                     vec![MPICH_ALLGATHER_SHORT]
                 }
             }
+            (Op::AllReduce, Algo::Ompi) => {
+                let table = ompi_allreduce(members);
+                table
+                    .windows(2)
+                    .filter(|w| w[0].1 != w[1].1)
+                    .map(|w| w[0].0)
+                    .collect()
+            }
+            (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
             _ => Vec::new(),
         }
     }
@@ -658,12 +712,19 @@ impl Collective {
                     chunk: bytes / g,
                 },
             ],
-            (Op::AllGather, Algo::Mpich | Algo::Ompi) => {
+            (Op::AllGather | Op::AllReduce, Algo::Mpich | Algo::Ompi) => {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
                 };
                 return chosen.program(cluster, bytes);
+            }
+            (Op::AllReduce, Algo::RecursiveDoubling | Algo::Rabenseifner) => {
+                vec![Phase::RecursiveAllReduce {
+                    group: all,
+                    bytes,
+                    halving: self.algo == Algo::Rabenseifner,
+                }]
             }
             (Op::AllGather, Algo::RecursiveDoubling) => vec![Phase::RecursiveDoubling {
                 group: all,
@@ -961,6 +1022,69 @@ fn ompi_allgather(members: u32) -> Vec<(f64, Algo)> {
         ],
     };
     rows.iter().map(|&(below, a)| (below, algo(a))).collect()
+}
+
+/// Open MPI's default AllReduce on `members` ranks for a commutative
+/// operation (coll tuned's fixed decision,
+/// `ompi_coll_tuned_allreduce_intra_dec_fixed`, Open MPI 4.1 to 5.0; read
+/// off the source and checked against 4.1.4's compiled library): (buffer
+/// bytes below which, algorithm), by increasing size, the last unbounded.
+/// Its segmented ring is called with no segment size and
+/// so runs the plain ring; its "nonoverlapping" reduce-then-broadcast
+/// (under 128 KiB from 128 ranks, under 2 or 4 KiB from 256) is modelled
+/// as the binomial reduce and broadcast, though Open MPI's own reduce and
+/// broadcast decisions may pick other trees. The ring's and
+/// Rabenseifner's own fallbacks for fewer elements than ranks (a few
+/// bytes) are left out.
+fn ompi_allreduce(members: u32) -> Vec<(f64, Algo)> {
+    use Algo::{
+        Binomial as NONOVERLAP, Rabenseifner as RAB, RecursiveDoubling as RD, Ring as RING,
+    };
+    const ALL: f64 = f64::INFINITY;
+    match members {
+        0..=3 => vec![
+            (8.0, RING),
+            (4096.0, RD),
+            (8192.0, RING),
+            (16384.0, RD),
+            // the ring to 64 KiB, the "segmented" one (the ring) to 256 KiB
+            (262144.0, RING),
+            (ALL, RAB),
+        ],
+        4..=7 => vec![(16.0, RING), (8192.0, RD), (ALL, RAB)],
+        8..=15 => vec![(8192.0, RD), (ALL, RAB)],
+        16..=31 => vec![(64.0, RING), (4096.0, RD), (ALL, RAB)],
+        32..=63 => vec![(128.0, RING), (ALL, RAB)],
+        64..=127 => vec![(262144.0, RD), (ALL, RAB)],
+        128..=255 => vec![(131072.0, NONOVERLAP), (262144.0, RD), (ALL, RAB)],
+        256..=511 => vec![(4096.0, NONOVERLAP), (ALL, RAB)],
+        512..=2047 => vec![(2048.0, NONOVERLAP), (16384.0, RD), (ALL, RAB)],
+        2048..=4095 => vec![
+            (2048.0, NONOVERLAP),
+            (4096.0, RING),
+            (16384.0, RD),
+            (ALL, RAB),
+        ],
+        _ => vec![
+            (2048.0, NONOVERLAP),
+            (16384.0, RING),
+            (32768.0, RD),
+            (ALL, RAB),
+        ],
+    }
+}
+
+/// The buffer, bytes, from which MPICH's AllReduce on `members` ranks runs
+/// Rabenseifner's algorithm rather than recursive doubling: more than 8
+/// bytes and at least as many elements as the largest power of two p ≤
+/// `members` (`count < pow2` in its selection), with 4-byte elements.
+fn mpich_allreduce_switch(members: u32) -> f64 {
+    let pof2 = if members == 0 {
+        1
+    } else {
+        1u32 << (31 - members.leading_zeros())
+    };
+    (4.0 * pof2 as f64).max(9.0)
 }
 
 /// MPICH's `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` default, bytes of gathered

@@ -206,6 +206,34 @@ pub enum Phase {
         /// Bytes contributed by each member.
         bytes: f64,
     },
+    /// AllReduce by recursive exchanges between partners at distances 2^j
+    /// (Thakur, Rabenseifner and Gropp 2005), as MPICH and Open MPI run
+    /// it. `halving` false: recursive doubling, log2 p rounds in which
+    /// each member swaps its whole `bytes` with member i XOR 2^j and adds
+    /// what it receives (`MPIR_Allreduce_intra_recursive_doubling`,
+    /// `ompi_coll_base_allreduce_intra_recursivedoubling`). `halving`
+    /// true: Rabenseifner's algorithm, a reduce-scatter by recursive
+    /// halving (round j sends half of what the member still reduces,
+    /// `bytes`/2^(j+1), to member i XOR 2^j) then an all-gather by
+    /// recursive doubling back (distances 2^(log2 p − 1) down to 1, sizes
+    /// `bytes`/p up to `bytes`/2): 2·log2 p rounds, 2(p−1)/p·`bytes` sent
+    /// a member (`MPIR_Allreduce_intra_reduce_scatter_allgather`,
+    /// `ompi_coll_base_allreduce_intra_redscat_allgather`). Here p is the
+    /// largest power of two ≤ s; on any other group size the first 2r
+    /// members (r = s − p) fold in first, each even one sending its whole
+    /// buffer to the odd one after it, which runs the rounds in its place,
+    /// and out last, the odd one sending the result back: two more steps
+    /// of `bytes` (MPICH's fold, and Open MPI's recursive doubling's; Open
+    /// MPI's Rabenseifner swaps halves instead, the same bytes in one step
+    /// more).
+    RecursiveAllReduce {
+        /// Groups.
+        group: Grouping,
+        /// The buffer, bytes.
+        bytes: f64,
+        /// Rabenseifner's halving and doubling, not recursive doubling.
+        halving: bool,
+    },
     /// Parameter-server push and pull of a variable sharded evenly over the
     /// servers: each worker sends `shard` bytes to every server and each
     /// server sends `shard` bytes to every worker. With `overlap` the push
@@ -734,6 +762,52 @@ fn doubling_send(s: u32, idx: u32, k: u32) -> Option<(u32, u32)> {
     }
 }
 
+/// Where member `idx` of a [`Phase::RecursiveAllReduce`] group of `s`
+/// sends in local step `k`, and the fraction of the buffer it sends.
+fn exchange_send(s: u32, idx: u32, k: u32, halving: bool) -> Option<(u32, f64)> {
+    let (p2, log, fold) = doubling(s);
+    let extras = s - p2;
+    let rounds = if halving { 2 * log } else { log };
+    match if fold { k.checked_sub(1) } else { Some(k) } {
+        // fold in: an even member of the first 2r hands its buffer on
+        None => (idx < 2 * extras && idx.is_multiple_of(2)).then(|| (idx + 1, 1.0)),
+        Some(j) if j < rounds => {
+            let n = exchanging(extras, idx)?;
+            let (dist, share) = if !halving {
+                (1u32 << j, 1.0)
+            } else if j < log {
+                // reduce-scatter: half of what is left
+                (1u32 << j, 0.5f64.powi(j as i32 + 1))
+            } else {
+                // all-gather: back up from a p-th to a half
+                let t = j - log;
+                (1u32 << (log - 1 - t), 0.5f64.powi((log - t) as i32))
+            };
+            let partner = n ^ dist;
+            let to = if partner < extras {
+                2 * partner + 1
+            } else {
+                partner + extras
+            };
+            Some((to, share))
+        }
+        // fold out: the odd member returns the result
+        Some(_) => (idx < 2 * extras && !idx.is_multiple_of(2)).then(|| (idx - 1, 1.0)),
+    }
+}
+
+/// Member `idx`'s index among the power-of-two members that run a
+/// [`Phase::RecursiveAllReduce`]'s rounds, with `extras` folded in: the
+/// odd ones of the first 2·`extras`, then every member after them; `None`
+/// for the even ones that folded in.
+fn exchanging(extras: u32, idx: u32) -> Option<u32> {
+    if idx < 2 * extras {
+        (!idx.is_multiple_of(2)).then_some(idx / 2)
+    } else {
+        Some(idx - extras)
+    }
+}
+
 impl Program {
     /// Builds a program from phases; `servers` PS processes are placed one
     /// per node in turn (server j on node j mod nodes).
@@ -871,6 +945,10 @@ impl Program {
                 log + 2 * fold as u32
             }
             Phase::Bruck { group, .. } => ceil_log2(self.group_size(group)),
+            Phase::RecursiveAllReduce { group, halving, .. } => {
+                let (_, log, fold) = doubling(self.group_size(group));
+                log * (1 + halving as u32) + 2 * fold as u32
+            }
             Phase::NeighborExchange { group, .. } => self.group_size(group) / 2,
             Phase::Ps { part, .. } => match part {
                 PsPart::PushPull => 2,
@@ -1639,6 +1717,7 @@ impl Program {
             | Phase::BinomialBcastAll { .. }
             | Phase::RecursiveDoubling { .. }
             | Phase::Bruck { .. }
+            | Phase::RecursiveAllReduce { .. }
             | Phase::NeighborExchange { .. }
             | Phase::RingV { .. }
             | Phase::PairwiseV { .. }
@@ -1869,6 +1948,19 @@ impl Program {
                     self.ring_sends(p, group, chunk, None, out);
                 }
             }
+            &Phase::RecursiveAllReduce {
+                group,
+                bytes,
+                halving,
+            } => {
+                if p < self.gpus && self.in_group(p, group) {
+                    let (id, idx) = self.locate(p, group);
+                    let s = self.group_size(group);
+                    if let Some((to, share)) = exchange_send(s, idx, k, halving) {
+                        out.push(Send::to(self.member(id, to, group), bytes * share));
+                    }
+                }
+            }
             ph @ (Phase::Chain { .. }
             | Phase::TreeReduce { .. }
             | Phase::TreeBcast { .. }
@@ -1893,6 +1985,7 @@ impl Program {
                     Phase::Ring { .. }
                     | Phase::Ps { .. }
                     | Phase::Shift { .. }
+                    | Phase::RecursiveAllReduce { .. }
                     | Phase::BinomialBcastAll { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
@@ -1983,6 +2076,23 @@ impl Program {
                 let to = Grouping::Stage { size, stage: to };
                 (p < self.gpus && self.in_group(p, to)) as u32
             }
+            Phase::RecursiveAllReduce { group, .. } => {
+                if p >= self.gpus || !self.in_group(p, group) {
+                    return 0;
+                }
+                let (_, idx) = self.locate(p, group);
+                let (p2, _, fold) = doubling(self.group_size(group));
+                let extras = self.group_size(group) - p2;
+                let last = self.phase_steps(&self.phases[i]) - 1;
+                let got = if fold && k == 0 {
+                    idx < 2 * extras && !idx.is_multiple_of(2)
+                } else if fold && k == last {
+                    idx < 2 * extras && idx.is_multiple_of(2)
+                } else {
+                    exchanging(extras, idx).is_some()
+                };
+                got as u32
+            }
             // every rank receives one message in every step
             Phase::RingV { .. } | Phase::PairwiseV { .. } => (p < self.gpus) as u32,
             ref ph @ (Phase::Chain { .. }
@@ -2004,6 +2114,7 @@ impl Program {
                     Phase::Bruck { group, .. } | Phase::NeighborExchange { group, .. } => group,
                     Phase::Ps { .. }
                     | Phase::Shift { .. }
+                    | Phase::RecursiveAllReduce { .. }
                     | Phase::BinomialBcastAll { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
@@ -2298,6 +2409,17 @@ mod tests {
                         0,
                     );
                     check_balance(&spec, vec![Phase::Bruck { group, bytes: 1.0 }], 0);
+                    for halving in [false, true] {
+                        check_balance(
+                            &spec,
+                            vec![Phase::RecursiveAllReduce {
+                                group,
+                                bytes: 1.0,
+                                halving,
+                            }],
+                            0,
+                        );
+                    }
                     let members = match group {
                         Grouping::All => spec.gpus(),
                         Grouping::IntraNode => spec.gpus_per_node,
@@ -2561,6 +2683,135 @@ mod tests {
                 }
             });
             assert_eq!(prog.steps(), log + extra, "s {s}");
+        }
+    }
+
+    /// Recursive doubling's and Rabenseifner's AllReduce on 1 to 37
+    /// members, walked with each member's contributions to each of the p
+    /// blocks of the buffer as a bit set (p the largest power of two ≤
+    /// s). Rabenseifner's sends in a halving round the half of the
+    /// sender's blocks that its partner keeps (bit j of the sender's
+    /// index keeps the lower or upper half), and in a doubling round all
+    /// it holds; every other send is the whole buffer. Each send's bytes
+    /// must be those blocks' share; a reduction (fold-in, halving, every
+    /// recursive-doubling round) must never add a contribution twice, a
+    /// copy (doubling, fold-out) replaces the blocks; every member ends
+    /// with every contribution in every block, each member hears one
+    /// message where it expects one, and with s a power of two
+    /// Rabenseifner's members send 2(s−1)/s of the buffer each.
+    #[test]
+    fn recursive_allreduces_reduce_everything_once() {
+        for halving in [false, true] {
+            for s in 1..=37u32 {
+                let phase = Phase::RecursiveAllReduce {
+                    group: Grouping::All,
+                    bytes: 1.0,
+                    halving,
+                };
+                let prog = Program::new(&ClusterSpec::flat(s, 1e9, 0.0), vec![phase], 0);
+                let (p2, log, fold) = doubling(s);
+                let extras = s - p2;
+                let blocks = p2 as usize;
+                let rounds = log * (1 + halving as u32);
+                assert_eq!(prog.steps(), rounds + 2 * fold as u32, "s {s}");
+                let mut has: Vec<Vec<u64>> = (0..s).map(|i| vec![1u64 << i; blocks]).collect();
+                let mut range = vec![(0usize, blocks); s as usize];
+                let mut sent = vec![0.0; s as usize];
+                let mut out = Vec::new();
+                for step in 0..prog.steps() {
+                    let round = step.checked_sub(fold as u32).filter(|&r| r < rounds);
+                    let (before, before_range) = (has.clone(), range.clone());
+                    let mut heard = vec![0u32; s as usize];
+                    for p in 0..s {
+                        out.clear();
+                        prog.sends(p, step, &mut out);
+                        assert!(out.len() <= 1, "s {s} step {step}");
+                        let Some(send) = out.first() else { continue };
+                        let (from, to) = (p as usize, send.to as usize);
+                        heard[to] += 1;
+                        sent[from] += send.bytes;
+                        let n = exchanging(extras, p);
+                        let (lo, hi, reduce) = match round {
+                            Some(j) if halving && j < log => {
+                                let (lo, hi) = before_range[from];
+                                let mid = (lo + hi) / 2;
+                                // the half the partner keeps
+                                if n.expect("a survivor") >> j & 1 == 0 {
+                                    (mid, hi, true)
+                                } else {
+                                    (lo, mid, true)
+                                }
+                            }
+                            Some(_) if halving => {
+                                (before_range[from].0, before_range[from].1, false)
+                            }
+                            Some(_) => (0, blocks, true),
+                            // the fold-in reduces, the fold-out copies
+                            None => (0, blocks, step == 0 && fold),
+                        };
+                        assert_eq!(
+                            send.bytes,
+                            (hi - lo) as f64 / blocks as f64,
+                            "s {s} step {step}"
+                        );
+                        for b in lo..hi {
+                            if reduce {
+                                assert_eq!(
+                                    has[to][b] & before[from][b],
+                                    0,
+                                    "twice, s {s} step {step}"
+                                );
+                                has[to][b] |= before[from][b];
+                            } else {
+                                has[to][b] = before[from][b];
+                            }
+                        }
+                    }
+                    for p in 0..s {
+                        assert_eq!(
+                            prog.expected_recvs(p, step),
+                            heard[p as usize],
+                            "s {s} step {step}"
+                        );
+                        // a survivor's blocks after the round
+                        if let (Some(j), Some(n)) = (round, exchanging(extras, p)) {
+                            let (lo, hi) = before_range[p as usize];
+                            if halving && j < log {
+                                let mid = (lo + hi) / 2;
+                                range[p as usize] = if n >> j & 1 == 0 {
+                                    (lo, mid)
+                                } else {
+                                    (mid, hi)
+                                };
+                            } else if halving {
+                                let dist = 1u32 << (2 * log - 1 - j);
+                                let partner = n ^ dist;
+                                let q = if partner < extras {
+                                    2 * partner + 1
+                                } else {
+                                    partner + extras
+                                };
+                                let (plo, phi) = before_range[q as usize];
+                                range[p as usize] = (lo.min(plo), hi.max(phi));
+                            }
+                        }
+                    }
+                }
+                let all = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
+                for (p, h) in has.iter().enumerate() {
+                    assert!(
+                        h.iter().all(|&b| b == all),
+                        "s {s} halving {halving} member {p}: {h:?}"
+                    );
+                }
+                if halving && s.is_power_of_two() {
+                    let want = 2.0 * (s - 1) as f64 / s as f64;
+                    assert!(
+                        sent.iter().all(|&b| (b - want).abs() < 1e-12),
+                        "s {s}: {sent:?}"
+                    );
+                }
+            }
         }
     }
 

@@ -12,7 +12,7 @@ use super::raw::IntOrText;
 use super::raw::{RawScenario, RawStrategy};
 use super::validate::{count, size};
 use super::{Invalid, invalid};
-use crate::collective::{Algo, Op};
+use crate::collective::{Algo, Collective, Op};
 use crate::limits::MAX_PARTITIONS;
 use crate::names::{Named, unknown};
 use crate::strategy::{DenseMethod, Partitions, Schedule, SparseMethod, Strategy};
@@ -371,13 +371,19 @@ fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), 
                 }
             ),
         )),
-        DenseMethod::AllReduce(a) if !matches!(a, Algo::Ring | Algo::Binomial) => Err(invalid(
-            "strategy.allreduce",
-            format!(
-                "`{}` is built on the whole cluster's structure, and with `mp_stages` > 1 each stage synchronises over its own GPUs: use `ring` or `binomial`",
-                a.name()
-            ),
-        )),
+        DenseMethod::AllReduce(a)
+            if Collective::new(Op::AllReduce)
+                .with_algo(a)
+                .is_none_or(|c| c.spans_the_cluster()) =>
+        {
+            Err(invalid(
+                "strategy.allreduce",
+                format!(
+                    "`{}` is built on the whole cluster's structure, and with `mp_stages` > 1 each stage synchronises over its own GPUs: use `ring`, `binomial`, `recursive-doubling`, `rabenseifner`, `mpich` or `ompi`",
+                    a.name()
+                ),
+            ))
+        }
         DenseMethod::Ps | DenseMethod::Dct if s.local_aggregation == Some(true) => Err(invalid(
             "strategy.local_aggregation",
             "with `mp_stages` > 1 each stage's GPUs push to the servers on their own: local aggregation is not modelled (remove the key)",
@@ -1103,7 +1109,7 @@ backward = "10ms"
             (
                 "allreduce = \"tree\"",
                 "strategy.allreduce",
-                "`ring` or `binomial`",
+                "use `ring`, `binomial`, `recursive-doubling`",
             ),
             (
                 "dense = \"ps\"\nlocal_aggregation = true",
