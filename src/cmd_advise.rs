@@ -126,6 +126,15 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
             t.rank,
             -t.vs_best * 100.0
         ))?,
+        // a way the advice does not try (an MPI library's AllReduce)
+        (None, Some(own)) if !advice.refused.iter().any(|r| r.candidate == *own) => {
+            print_line(format_args!(
+                "this file's strategy ({}, {}) is not among the ways tried (the MPI \
+                 libraries' AllReduce algorithms are left to `dtsim run`)",
+                own.method(),
+                own.schedule
+            ))?
+        }
         _ => {}
     }
     if advice.ranked.iter().any(|r| r.lossy) {

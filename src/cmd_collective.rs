@@ -42,8 +42,8 @@ pub struct CollectiveArgs {
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
     /// Algorithm: allreduce
-    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp|
-    /// recursive-doubling|rabenseifner|mpich|ompi; allgather
+    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp|recursive-doubling|rabenseifner|mpich|ompi;
+    /// allgather
     /// ring|recursive-doubling|bruck|neighbor-exchange|mpich|ompi (mpich,
     /// ompi: MPICH's and Open MPI's default selections among them by
     /// size);

@@ -45,6 +45,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         eprintln!("wrote {}", out.display());
     }
     let bound = runs.label_width();
+    let methods = runs.method_width();
     // the header goes out with the first row, so that an error before it
     // prints no table at all; the label column fits every row's label
     let mut width: Option<(usize, usize, String)> = None;
@@ -76,7 +77,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 // room for "ar-hierarchical+allgather" when the model has
                 // sparse parts
                 // (and for the MPI libraries' longer names)
-                let mw = if p.result.sparse == "none" { 10 } else { 25 }.max(dense.len());
+                let mw = if p.result.sparse == "none" { 10 } else { 25 }
+                    .max(dense.len())
+                    .max(methods);
                 print_line(format_args!(
                     "{:<w$} {:>5} {:<14} {:<mw$} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
                     "scenario",

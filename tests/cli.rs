@@ -585,8 +585,9 @@ fn json_of(o: &Output) -> Value {
 /// Rabenseifner's from there, MPICH's Rabenseifner's from 32 bytes, each
 /// with the time of the algorithm it names; a training run with
 /// `allreduce = "ompi"` runs, and its trace names the algorithm each
-/// message ran (`allreduce/ompi:rabenseifner`); with `mp_stages` the
-/// stages' groups run Rabenseifner's too.
+/// message ran (`allreduce/ompi:rabenseifner`), and `dtsim advise`, which
+/// does not try it, says so; with `mp_stages` the stages' groups run
+/// Rabenseifner's too.
 #[test]
 fn mpi_libraries_allreduce() {
     let at = |size: &str, algo: &str| {
@@ -636,11 +637,28 @@ fn mpi_libraries_allreduce() {
         "{names:?}"
     );
     assert!(names.contains("allreduce/ompi:rabenseifner"), "{names:?}");
-    let staged = GOOD.replace(
-        "[strategy]",
-        "[strategy]\nallreduce = \"rabenseifner\"\nmp_stages = 2",
+    // the advice does not try it, and says so
+    let o = dtsim(&["advise", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .contains("this file's strategy (allreduce (ompi), fifo) is not among the ways tried"),
+        "{}",
+        stdout(&o)
     );
-    run_json(&scenario("staged-rabenseifner.toml", &staged));
+    // each stage's 4 GPUs run Rabenseifner's: the ring's bytes (2·3/4 of
+    // the gradient a GPU), in 4 steps where the ring takes 6
+    let staged = |algo: &str| {
+        let text = GOOD.replace(
+            "[strategy]",
+            &format!("[strategy]\nallreduce = \"{algo}\"\nmp_stages = 2"),
+        );
+        run_json(&scenario(&format!("staged-{algo}.toml"), &text))
+    };
+    let (rab, ring) = (staged("rabenseifner"), staged("ring"));
+    assert_eq!(rab["algo"], "rabenseifner");
+    assert_eq!(rab["bytes_sent_per_gpu"], ring["bytes_sent_per_gpu"]);
+    assert_ne!(rab["comm_s"], ring["comm_s"]);
 }
 
 /// MPICH's allgather selection from the command line: under 512 KiB of

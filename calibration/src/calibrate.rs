@@ -838,10 +838,14 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// differs) runs its own selections, `allgather=mpich` and
 /// `allreduce=mpich`, each unless a setting forced another algorithm
 /// (`ALLGATHER_INTRA_ALGORITHM`, `ALLREDUCE_INTRA_ALGORITHM` other than
-/// `auto`) or moved the allgather's thresholds
-/// (`ALLGATHER_LONG_MSG_SIZE`, `ALLGATHER_SHORT_MSG_SIZE`), each under
-/// any of the names MPICH reads (`MPICH_*`, `MPIR_PARAM_*`,
-/// `MPIR_CVAR_*`).
+/// `auto`: `recursive_doubling`, `brucks` and `reduce_scatter_allgather`
+/// are fitted as themselves, any other as the textbook ring) or moved the
+/// allgather's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
+/// `ALLGATHER_SHORT_MSG_SIZE`), each under any of the names MPICH reads
+/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). MPICH before 3.4 ran
+/// recursive doubling up to 2 KiB as well
+/// (`MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`); the selection differs from
+/// 3.4's only there.
 ///
 /// Open MPI runs the algorithm its dynamic rules force
 /// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
@@ -869,27 +873,39 @@ pub fn library_algos(notes: &[String]) -> Algos {
         .collect();
     let specs: Vec<&str> = if library.starts_with("MPICH Version") {
         // MPICH reads each control variable under three names
-        let changed = |names: &[&str], algorithm: &str| {
-            settings.iter().any(|(k, v)| {
-                let name = ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
+        let set = |name: &str| {
+            settings.iter().find_map(|(k, v)| {
+                ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
                     .iter()
-                    .find_map(|p| k.strip_prefix(p));
-                match name {
-                    Some(n) if n == algorithm => !v.eq_ignore_ascii_case("auto"),
-                    Some(n) => names.contains(&n),
-                    None => false,
-                }
+                    .any(|p| k.strip_prefix(p) == Some(name))
+                    .then_some(*v)
             })
         };
-        let gather = !changed(
-            &["ALLGATHER_LONG_MSG_SIZE", "ALLGATHER_SHORT_MSG_SIZE"],
-            "ALLGATHER_INTRA_ALGORITHM",
-        );
-        let reduce = !changed(&[], "ALLREDUCE_INTRA_ALGORITHM");
-        [(gather, "allgather=mpich"), (reduce, "allreduce=mpich")]
-            .into_iter()
-            .filter_map(|(default, spec)| default.then_some(spec))
-            .collect()
+        // an algorithm forced by name (`auto`: the selection), and the
+        // allgather's thresholds moved
+        let forced = |op: &str| {
+            set(&format!("{op}_INTRA_ALGORITHM"))
+                .map(|v| v.to_ascii_lowercase())
+                .filter(|v| v != "auto")
+        };
+        let moved = ["ALLGATHER_LONG_MSG_SIZE", "ALLGATHER_SHORT_MSG_SIZE"]
+            .iter()
+            .any(|n| set(n).is_some());
+        let gather = match forced("ALLGATHER").as_deref() {
+            Some("recursive_doubling") => Some("allgather=recursive-doubling"),
+            Some("brucks") => Some("allgather=bruck"),
+            // the ring, or what is not modelled: the textbook ring
+            Some(_) => None,
+            None if moved => None,
+            None => Some("allgather=mpich"),
+        };
+        let reduce = match forced("ALLREDUCE").as_deref() {
+            Some("recursive_doubling") => Some("allreduce=recursive-doubling"),
+            Some("reduce_scatter_allgather") => Some("allreduce=rabenseifner"),
+            Some(_) => None,
+            None => Some("allreduce=mpich"),
+        };
+        [gather, reduce].into_iter().flatten().collect()
     } else if let Some(version) = open_mpi_version(library) {
         let set = |name: &str| {
             settings
@@ -1493,23 +1509,48 @@ mod tests {
                 "MPICH Version:\t4.1.2",
                 &[
                     "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring",
-                    "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
+                    "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=ring",
                 ],
             ),
         ] {
             assert!(library_algos(&other).is_empty(), "{other:?}");
         }
         // a forced or re-tuned allgather leaves MPICH's allreduce, and the
-        // other way round
-        for other in [
-            "library setting: MPICH_ALLGATHER_INTRA_ALGORITHM=brucks",
-            "library setting: MPIR_PARAM_ALLGATHER_INTRA_ALGORITHM=ring",
-            "library setting: MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE=65536",
-            "library setting: MPICH_ALLGATHER_SHORT_MSG_SIZE=0",
+        // other way round; a forced algorithm is fitted as itself where
+        // modelled, else as the textbook ring
+        for (other, want) in [
+            ("MPICH_ALLGATHER_INTRA_ALGORITHM=brucks", Algo::Bruck),
+            (
+                "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=recursive_doubling",
+                Algo::RecursiveDoubling,
+            ),
+            ("MPIR_PARAM_ALLGATHER_INTRA_ALGORITHM=ring", Algo::Ring),
+            ("MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE=65536", Algo::Ring),
+            ("MPICH_ALLGATHER_SHORT_MSG_SIZE=0", Algo::Ring),
         ] {
-            let n = library_algos(&notes("MPICH Version:\t4.1.2", &[other]));
+            let setting = format!("library setting: {other}");
+            let n = library_algos(&notes("MPICH Version:\t4.1.2", &[&setting]));
             assert!(
-                is(gather(&n), Algo::Ring) && is(reduce(&n), Algo::Mpich),
+                is(gather(&n), want) && is(reduce(&n), Algo::Mpich),
+                "{other}"
+            );
+        }
+        for (other, want) in [
+            (
+                "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=reduce_scatter_allgather",
+                Algo::Rabenseifner,
+            ),
+            (
+                "MPICH_ALLREDUCE_INTRA_ALGORITHM=Recursive_Doubling",
+                Algo::RecursiveDoubling,
+            ),
+            ("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recexch", Algo::Ring),
+            ("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=AUTO", Algo::Mpich),
+        ] {
+            let setting = format!("library setting: {other}");
+            let n = library_algos(&notes("MPICH Version:\t4.1.2", &[&setting]));
+            assert!(
+                is(gather(&n), Algo::Mpich) && is(reduce(&n), want),
                 "{other}"
             );
         }

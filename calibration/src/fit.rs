@@ -684,9 +684,18 @@ impl Fit {
             // ([`Fit::same_algorithm`])
             Some(from) => {
                 let here = self.model.bytes_per_step_at(m);
+                // only an algorithm some regime was fitted on: else the
+                // regimes are all of them ([`Fit::same_algorithm`]), and
+                // the fitted model's messages at `m` stand for theirs
                 let fitted = self
                     .model
                     .algo_at(m)
+                    .filter(|&a| {
+                        self.segments.iter().any(|s| {
+                            from.algo_at(s.min_bytes as f64)
+                                .is_some_and(|f| same_kind(f, a))
+                        })
+                    })
                     .and_then(|a| from.running(a))
                     .map_or_else(|| from.bytes_per_step_at(m), |f| f.bytes_per_step());
                 here / fitted

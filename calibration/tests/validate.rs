@@ -350,6 +350,58 @@ fn open_mpis_allreduce_selection_across_rank_counts() {
     }
 }
 
+/// The same across a link of two protocols, switching at 256 KiB
+/// messages, where a size must be looked up at the size whose steps send
+/// the same messages on the fitted count. Fitted at 64 ranks (recursive
+/// doubling below 256 KiB, its messages the buffer; Rabenseifner's from
+/// there, its messages 0.164 of the buffer on average, the second
+/// protocol from 1.56 MiB), 16 ranks (Rabenseifner's from 4 KiB, 0.234
+/// of the buffer) and 100 (a fold of 36 ranks: 0.284) are predicted
+/// exactly, 1480 KiB at 16 ranks and 1280 KiB at 100 included: their
+/// messages (347 and 363 KiB) take the second protocol, though the same
+/// buffers at 64 ranks take the first.
+#[test]
+fn open_mpis_allreduce_selection_across_protocols() {
+    let ompi = algos("allreduce=ompi");
+    let series = |ranks: u32, kib: &[u64]| {
+        synthetic(
+            &ompi,
+            "allreduce",
+            ranks,
+            kib.iter().map(|&k| k << 10),
+            |m, b| {
+                if b as f64 * m.bytes_per_step_at(b as f64) < 262_144.0 {
+                    (5e-6, 1e9)
+                } else {
+                    (20e-6, 4e9)
+                }
+            },
+        )
+    };
+    let fitted = series(
+        64,
+        &[
+            1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 1280, 1536, 2048, 4096, 8192,
+        ],
+    );
+    for (n, kib) in [
+        (16, &[1u64, 2, 128, 512, 1480, 4096][..]),
+        (100, &[1, 4, 32, 64, 512, 1280, 4096][..]),
+    ] {
+        let v = across_regimes(&fitted, &series(n, kib), &ompi);
+        for p in &v.points {
+            assert!(
+                p.error.abs() < 1e-6,
+                "at {n}, {} B: {} ({}) {:?}",
+                p.size_bytes,
+                p.error,
+                p.via,
+                v.regimes
+            );
+        }
+    }
+}
+
 /// A stretch between two of a selection's switches with one fitted size
 /// lets those two go (its size joins a neighbour's regime), and the
 /// regimes keep to the other switches: on 128 ranks Open MPI runs

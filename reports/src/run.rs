@@ -323,6 +323,21 @@ impl Runs {
         keys.iter().map(widest).sum::<usize>() + keys.len().saturating_sub(1)
     }
 
+    /// The widest AllReduce method a row of the sweep prints
+    /// (`ar-recursive-doubling` where `strategy.allreduce` sweeps it), 0
+    /// when the sweep does not set the algorithm: the first row's method
+    /// then stands for all.
+    pub fn method_width(&self) -> usize {
+        self.grid
+            .values("strategy.allreduce")
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .map(|a| "ar-".len() + a.len())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Simulates the single point with its timeline and writes the trace,
     /// all or nothing (a truncated trace would fail only later, in the
     /// viewer).

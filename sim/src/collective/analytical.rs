@@ -875,13 +875,13 @@ mod tests {
             for m in [8.0, 100.0, 4096.0, 8191.0, 8192.0, 65536.0, 262_144.0, 4e6] {
                 let what = format!("n {n}, m {m}");
                 let mpich_rd = m < (4.0 * pf).max(9.0);
+                // (the table's ring under 8, 16 or 64 bytes carries fewer
+                // 4-byte elements than ranks: recursive doubling)
                 let ompi = match n {
-                    2 | 3 if m < 8.0 || (4096.0..8192.0).contains(&m) => ring(m),
+                    2 | 3 if (4096.0..8192.0).contains(&m) => ring(m),
                     2 | 3 if m < 16384.0 => rd(m),
                     2 | 3 if m < 262_144.0 => ring(m),
-                    4..=7 if m < 16.0 => ring(m),
                     4..=15 if m < 8192.0 => rd(m),
-                    16..=31 if m < 64.0 => ring(m),
                     16..=31 if m < 4096.0 => rd(m),
                     _ => rab(m),
                 };
@@ -906,11 +906,17 @@ mod tests {
                     // Where a fold runs, the members that do not fold in
                     // start their rounds at once, and their messages to a
                     // folding member share its link with the fold-in: at
-                    // most one buffer's time a round more (its inbound link
-                    // carries one message a round early), which the step
-                    // sum leaves out
+                    // most one round's message a round more (its inbound
+                    // link carries one message a round early: the buffer
+                    // in recursive doubling, at most half of it in
+                    // Rabenseifner's), which the step sum leaves out
                     let tick = 1e-12 * 4.0 * n as f64;
-                    let late = if p < n { log * m / bw } else { 0.0 };
+                    let round = if coll.selected(n, m) == Algo::RecursiveDoubling {
+                        m
+                    } else {
+                        m / 2.0
+                    };
+                    let late = if p < n { log * round / bw } else { 0.0 };
                     assert!(
                         flow >= want - tick && flow <= want + late + tick,
                         "{what} {}: flow {flow} against {want}",
@@ -924,14 +930,32 @@ mod tests {
                     assert!((sent - 2.0 * (pf - 1.0) * m).abs() <= 1e-9 * sent, "{what}");
                 }
             }
-            assert_eq!(reduce(Algo::Mpich).switches(n), vec![(4.0 * pf).max(9.0)]);
+        }
+        let mpich = reduce(Algo::Mpich);
+        for (n, at) in [
+            (2, 9.0),
+            (3, 9.0),
+            (4, 16.0),
+            (5, 16.0),
+            (8, 32.0),
+            (100, 256.0),
+        ] {
+            assert_eq!(mpich.switches(n), vec![at], "{n}");
         }
         let ompi = reduce(Algo::Ompi);
-        assert_eq!(ompi.switches(4), vec![16.0, 8192.0]);
-        assert_eq!(
-            ompi.switches(2),
-            vec![8.0, 4096.0, 8192.0, 16384.0, 262_144.0]
-        );
+        assert_eq!(ompi.switches(4), vec![8192.0]);
+        assert_eq!(ompi.switches(2), vec![4096.0, 8192.0, 16384.0, 262_144.0]);
+        // 40 ranks: the table's ring under 128 bytes is all fallback
+        assert_eq!(ompi.switches(40), vec![128.0]);
+        assert_eq!(ompi.selected(40, 100.0), Algo::RecursiveDoubling);
+        // 4096 ranks: a reduce and a broadcast under 2 KiB, then recursive
+        // doubling (the ring's 2 to 16 KiB carry fewer elements than ranks)
+        assert_eq!(ompi.switches(4096), vec![2048.0, 32768.0]);
+        assert_eq!(ompi.selected(4096, 8192.0), Algo::RecursiveDoubling);
+        // the table's ring runs only on 2 and 3 ranks: elsewhere its
+        // buffers carry fewer elements than ranks
+        assert_eq!(ompi.selected(8192, 10000.0), Algo::RecursiveDoubling);
+        assert_eq!(ompi.selected(3, 20000.0), Algo::Ring);
         // 128 ranks: a reduce and a broadcast under 128 KiB
         let spec = ClusterSpec::flat(128, bw, alpha);
         let binomial = reduce(Algo::Binomial).analytical(&spec).time(65536.0);

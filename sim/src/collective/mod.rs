@@ -550,10 +550,19 @@ impl Collective {
                     .find(|&(below, _)| per_rank < below)
                     .map_or(Algo::Ring, |(_, a)| a)
             }
-            (Op::AllReduce, Algo::Ompi) => ompi_allreduce(members)
-                .into_iter()
-                .find(|&(below, _)| bytes < below)
-                .map_or(Algo::Rabenseifner, |(_, a)| a),
+            (Op::AllReduce, Algo::Ompi) => {
+                let chosen = ompi_allreduce(members)
+                    .into_iter()
+                    .find(|&(below, _)| bytes < below)
+                    .map_or(Algo::Rabenseifner, |(_, a)| a);
+                // its ring runs recursive doubling on fewer elements than
+                // ranks (4-byte elements)
+                if chosen == Algo::Ring && bytes < 4.0 * members as f64 {
+                    Algo::RecursiveDoubling
+                } else {
+                    chosen
+                }
+            }
             (Op::AllReduce, Algo::Mpich) => {
                 if bytes < mpich_allreduce_switch(members) {
                     Algo::RecursiveDoubling
@@ -608,12 +617,25 @@ impl Collective {
                 }
             }
             (Op::AllReduce, Algo::Ompi) => {
-                let table = ompi_allreduce(members);
-                table
-                    .windows(2)
-                    .filter(|w| w[0].1 != w[1].1)
-                    .map(|w| w[0].0)
-                    .collect()
+                // the table's bounds and the ring's fallback: the
+                // algorithm is the same between two of them
+                let mut bounds: Vec<f64> = ompi_allreduce(members)
+                    .into_iter()
+                    .map(|(below, _)| below)
+                    .chain([4.0 * members as f64])
+                    .filter(|b| b.is_finite())
+                    .collect();
+                bounds.sort_by(f64::total_cmp);
+                let mut out = Vec::new();
+                let mut was = self.selected(members, 0.0);
+                for b in bounds {
+                    let now = self.selected(members, b);
+                    if now != was {
+                        out.push(b);
+                        was = now;
+                    }
+                }
+                out
             }
             (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
             _ => Vec::new(),
@@ -1033,9 +1055,12 @@ fn ompi_allgather(members: u32) -> Vec<(f64, Algo)> {
 /// so runs the plain ring; its "nonoverlapping" reduce-then-broadcast
 /// (under 128 KiB from 128 ranks, under 2 or 4 KiB from 256) is modelled
 /// as the binomial reduce and broadcast, though Open MPI's own reduce and
-/// broadcast decisions may pick other trees. The ring's and
-/// Rabenseifner's own fallbacks for fewer elements than ranks (a few
-/// bytes) are left out.
+/// broadcast decisions may pick other trees. Its ring runs recursive
+/// doubling on fewer elements than ranks, which [`Collective::selected`]
+/// applies (4-byte elements); Rabenseifner's own fallback on fewer
+/// elements than the largest power of two ≤ N, a linear reduce and
+/// broadcast, never meets this table (its Rabenseifner rows start at 4·p
+/// bytes or more below 16,384 ranks) and is left out.
 fn ompi_allreduce(members: u32) -> Vec<(f64, Algo)> {
     use Algo::{
         Binomial as NONOVERLAP, Rabenseifner as RAB, RecursiveDoubling as RD, Ring as RING,

@@ -715,7 +715,12 @@ fn priority_advice(cfg: &TrainConfig) -> Vec<Invalid> {
         _ => s.fusion,
     };
     let message = s.partition.max(fusion);
-    let cost = s.dense_collective().analytical(&cfg.cluster);
+    // the algorithm a message of that size runs (an MPI library's
+    // selection changes with the size): its latency and its transfer
+    let cost = s
+        .dense_collective()
+        .running_at(&cfg.cluster, message as f64)
+        .analytical(&cfg.cluster);
     let latency = cost.time(0.0);
     let transfer = cost.time(message as f64) - latency;
     if latency < transfer || transfer <= 0.0 {
