@@ -77,9 +77,15 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 // room for "ar-hierarchical+allgather" when the model has
                 // sparse parts
                 // (and for the MPI libraries' longer names)
+                // (a swept algorithm's rows add the sparse method too)
+                let swept = match p.result.sparse.as_str() {
+                    _ if methods == 0 => 0,
+                    "none" => methods,
+                    s => methods + 1 + s.len(),
+                };
                 let mw = if p.result.sparse == "none" { 10 } else { 25 }
                     .max(dense.len())
-                    .max(methods);
+                    .max(swept);
                 print_line(format_args!(
                     "{:<w$} {:>5} {:<14} {:<mw$} {:<9} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>11}",
                     "scenario",

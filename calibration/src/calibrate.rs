@@ -842,10 +842,14 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// are fitted as themselves, any other as the textbook ring) or moved the
 /// allgather's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
 /// `ALLGATHER_SHORT_MSG_SIZE`), each under any of the names MPICH reads
-/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`). MPICH before 3.4 ran
-/// recursive doubling up to 2 KiB as well
+/// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`; where several are set,
+/// `MPIR_CVAR_*` wins, then `MPIR_PARAM_*`, as MPICH reads them). A forced
+/// algorithm MPICH cannot run falls back to its selection there (recursive
+/// doubling on a count that is not a power of two, Rabenseifner's on fewer
+/// elements than ranks), which is not modelled: it is fitted as forced.
+/// MPICH before 3.4 ran recursive doubling up to 2 KiB as well
 /// (`MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`); the selection differs from
-/// 3.4's only there.
+/// 3.4's only there, and such a profile is fitted with 3.4's.
 ///
 /// Open MPI runs the algorithm its dynamic rules force
 /// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
@@ -873,13 +877,17 @@ pub fn library_algos(notes: &[String]) -> Algos {
         .collect();
     let specs: Vec<&str> = if library.starts_with("MPICH Version") {
         // MPICH reads each control variable under three names
+        // MPICH reads MPICH_, then MPIR_PARAM_, then MPIR_CVAR_, the last
+        // read winning (its generated mpir_cvars.c)
         let set = |name: &str| {
-            settings.iter().find_map(|(k, v)| {
-                ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
-                    .iter()
-                    .any(|p| k.strip_prefix(p) == Some(name))
-                    .then_some(*v)
-            })
+            ["MPIR_CVAR_", "MPIR_PARAM_", "MPICH_"]
+                .iter()
+                .find_map(|p| {
+                    settings
+                        .iter()
+                        .find(|(k, _)| k.strip_prefix(p) == Some(name))
+                        .map(|(_, v)| *v)
+                })
         };
         // an algorithm forced by name (`auto`: the selection), and the
         // allgather's thresholds moved
@@ -1541,11 +1549,11 @@ mod tests {
                 Algo::Rabenseifner,
             ),
             (
-                "MPICH_ALLREDUCE_INTRA_ALGORITHM=Recursive_Doubling",
+                "MPICH_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
                 Algo::RecursiveDoubling,
             ),
             ("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recexch", Algo::Ring),
-            ("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=AUTO", Algo::Mpich),
+            ("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=auto", Algo::Mpich),
         ] {
             let setting = format!("library setting: {other}");
             let n = library_algos(&notes("MPICH Version:\t4.1.2", &[&setting]));
@@ -1554,6 +1562,31 @@ mod tests {
                 "{other}"
             );
         }
+        // several names set: MPIR_CVAR_ wins over MPIR_PARAM_ over MPICH_,
+        // whatever order the profile lists them in
+        for settings in [
+            [
+                "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=auto",
+                "library setting: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
+                "library setting: MPIR_PARAM_ALLREDUCE_INTRA_ALGORITHM=ring",
+            ],
+            [
+                "library setting: MPIR_PARAM_ALLREDUCE_INTRA_ALGORITHM=ring",
+                "library setting: MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
+                "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=auto",
+            ],
+        ] {
+            let n = library_algos(&notes("MPICH Version:\t4.1.2", &settings));
+            assert!(is(reduce(&n), Algo::RecursiveDoubling), "{settings:?}");
+        }
+        let n = library_algos(&notes(
+            "MPICH Version:\t4.1.2",
+            &[
+                "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling",
+                "library setting: MPIR_PARAM_ALLREDUCE_INTRA_ALGORITHM=auto",
+            ],
+        ));
+        assert!(is(reduce(&n), Algo::Mpich));
         let auto = library_algos(&notes(
             "MPICH Version:\t4.1.2",
             &[

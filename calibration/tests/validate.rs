@@ -355,7 +355,7 @@ fn open_mpis_allreduce_selection_across_rank_counts() {
 /// the same messages on the fitted count. Fitted at 64 ranks (recursive
 /// doubling below 256 KiB, its messages the buffer; Rabenseifner's from
 /// there, its messages 0.164 of the buffer on average, the second
-/// protocol from 1.56 MiB), 16 ranks (Rabenseifner's from 4 KiB, 0.234
+/// protocol from 1560 KiB), 16 ranks (Rabenseifner's from 4 KiB, 0.234
 /// of the buffer) and 100 (a fold of 36 ranks: 0.284) are predicted
 /// exactly, 1480 KiB at 16 ranks and 1280 KiB at 100 included: their
 /// messages (347 and 363 KiB) take the second protocol, though the same

@@ -853,12 +853,13 @@ mod tests {
     /// step in and out when p < N: recursive doubling log2 p·(α + m/B),
     /// Rabenseifner's 2·log2 p·α + 2(p−1)/p·m/B; MPICH's selection runs
     /// the one below 4p bytes (9 on two ranks) and the other from there,
-    /// and Open MPI's follows its table (4 ranks: the ring under 16 bytes,
-    /// recursive doubling under 8 KiB, Rabenseifner's from there; 2 ranks:
-    /// the ring from 16 to 256 KiB; 16 ranks: the ring under 64 bytes,
-    /// recursive doubling under 4 KiB; 128 ranks: a binomial reduce and
-    /// broadcast under 128 KiB). The flow model agrees with each (with a
-    /// fold, up to one buffer's time a round later: see below), and each rank of
+    /// and Open MPI's follows its table, its ring running recursive
+    /// doubling on fewer 4-byte elements than ranks (4 ranks: recursive
+    /// doubling under 8 KiB, Rabenseifner's from there; 2 ranks: the ring
+    /// from 4 to 8 and from 16 to 256 KiB; 16 ranks: recursive doubling
+    /// under 4 KiB; 128 ranks: a binomial reduce and broadcast under 128
+    /// KiB). The flow model agrees with each (with a fold, up to one
+    /// round's message a round later: see below), and each rank of
     /// Rabenseifner's sends 2(p−1)/p of the buffer on a power of two.
     #[test]
     fn allreduce_mpi_algorithms_and_selections() {

@@ -616,7 +616,7 @@ impl Collective {
                     vec![MPICH_ALLGATHER_SHORT]
                 }
             }
-            (Op::AllReduce, Algo::Ompi) => {
+            (Op::AllReduce, Algo::Ompi) if members > 1 => {
                 // the table's bounds and the ring's fallback: the
                 // algorithm is the same between two of them
                 let mut bounds: Vec<f64> = ompi_allreduce(members)
