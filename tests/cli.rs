@@ -590,18 +590,7 @@ fn json_of(o: &Output) -> Value {
 /// Rabenseifner's too.
 #[test]
 fn mpi_libraries_allreduce() {
-    let at = |size: &str, algo: &str| {
-        collective_json(&[
-            "--op",
-            "allreduce",
-            "--gpus",
-            "8",
-            "--size",
-            size,
-            "--algo",
-            algo,
-        ])
-    };
+    let at = |size: &str, algo: &str| json_of(&allreduce_with(size, &["--algo", algo, "--json"]));
     for (size, algo, runs) in [
         ("4KiB", "ompi", "recursive-doubling"),
         ("8KiB", "ompi", "rabenseifner"),

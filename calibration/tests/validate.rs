@@ -241,13 +241,7 @@ fn mpichs_selection_across_unlike_switches() {
             "allgather",
             ranks,
             sizes.iter().map(|&k| k << 10),
-            |m, b| {
-                if b as f64 * m.bytes_per_step_at(b as f64) < 16384.0 {
-                    (5e-6, 1e9)
-                } else {
-                    (20e-6, 4e9)
-                }
-            },
+            two_protocols(16384.0),
         )
     };
     // every regime of the 64-rank fit with at least two sizes (KiB)
@@ -256,16 +250,7 @@ fn mpichs_selection_across_unlike_switches() {
     ];
     let targets = [16, 32, 64, 96, 128, 256, 384, 512, 1024, 4096];
     let v = across_regimes(&series(64, &fitted), &series(12, &targets), &mpich);
-    for p in &v.points {
-        assert!(
-            p.error.abs() < 1e-6,
-            "{}: {} ({}) {:?}",
-            p.size_bytes,
-            p.error,
-            p.via,
-            v.regimes
-        );
-    }
+    assert_exact(&v, "at 12");
 }
 
 /// Open MPI's selection (`allgather=ompi`) across rank counts whose
@@ -292,16 +277,10 @@ fn open_mpis_selection_across_rank_counts() {
     };
     let fitted = series(48);
     for n in [33, 64] {
-        let v = across_regimes(&fitted, &series(n), &ompi);
-        for p in &v.points {
-            assert!(
-                p.error.abs() < 1e-6,
-                "at {n}, {} B: {} ({})",
-                p.size_bytes,
-                p.error,
-                p.via
-            );
-        }
+        assert_exact(
+            &across_regimes(&fitted, &series(n), &ompi),
+            &format!("at {n}"),
+        );
     }
 }
 
@@ -331,15 +310,7 @@ fn open_mpis_allreduce_selection_across_rank_counts() {
     let fitted = series(&ompi, 64);
     for n in [16, 100] {
         let v = across_regimes(&fitted, &series(&ompi, n), &ompi);
-        for p in &v.points {
-            assert!(
-                p.error.abs() < 1e-6,
-                "at {n}, {} B: {} ({})",
-                p.size_bytes,
-                p.error,
-                p.via
-            );
-        }
+        assert_exact(&v, &format!("at {n}"));
         let ring = across_regimes(&fitted, &series(&ompi, n), &Algos::default());
         let worst = ring
             .points
@@ -369,13 +340,7 @@ fn open_mpis_allreduce_selection_across_protocols() {
             "allreduce",
             ranks,
             kib.iter().map(|&k| k << 10),
-            |m, b| {
-                if b as f64 * m.bytes_per_step_at(b as f64) < 262_144.0 {
-                    (5e-6, 1e9)
-                } else {
-                    (20e-6, 4e9)
-                }
-            },
+            two_protocols(262_144.0),
         )
     };
     let fitted = series(
@@ -388,17 +353,10 @@ fn open_mpis_allreduce_selection_across_protocols() {
         (16, &[1u64, 2, 128, 512, 1480, 4096][..]),
         (100, &[1, 4, 32, 64, 512, 1280, 4096][..]),
     ] {
-        let v = across_regimes(&fitted, &series(n, kib), &ompi);
-        for p in &v.points {
-            assert!(
-                p.error.abs() < 1e-6,
-                "at {n}, {} B: {} ({}) {:?}",
-                p.size_bytes,
-                p.error,
-                p.via,
-                v.regimes
-            );
-        }
+        assert_exact(
+            &across_regimes(&fitted, &series(n, kib), &ompi),
+            &format!("at {n}"),
+        );
     }
 }
 
@@ -428,6 +386,35 @@ fn a_short_stretch_drops_only_its_own_switches() {
         }
     }
     assert!(f.median_abs_residual() < 1e-9, "{f:?}");
+}
+
+/// Every point of `v` predicted exactly (within 1e-6), else a failure
+/// naming `what`, the point, the regime it took and the fitted regimes.
+fn assert_exact(v: &calibration::validate::Validation, what: &str) {
+    for p in &v.points {
+        assert!(
+            p.error.abs() < 1e-6,
+            "{what}, {} B: {} ({}) {:?}",
+            p.size_bytes,
+            p.error,
+            p.via,
+            v.regimes
+        );
+    }
+}
+
+/// A link of two protocols for [`synthetic`], switching at messages of
+/// `switch` bytes (a step's message, the buffer times the algorithm's
+/// bytes a step per byte at that size): 5 µs and 1 GB/s below, 20 µs and
+/// 4 GB/s from there.
+fn two_protocols(switch: f64) -> impl Fn(&calibration::fit::Model, u64) -> (f64, f64) {
+    move |m, b| {
+        if b as f64 * m.bytes_per_step_at(b as f64) < switch {
+            (5e-6, 1e9)
+        } else {
+            (20e-6, 4e9)
+        }
+    }
 }
 
 /// The algorithms of one `--algo` specification.

@@ -600,15 +600,13 @@ impl Collective {
     /// every other algorithm.
     pub fn switches(&self, members: u32) -> Vec<f64> {
         match (self.op, self.algo) {
-            (Op::AllGather, Algo::Ompi) => {
-                // where the algorithm changes, in bytes of output
-                let table = ompi_allgather(members);
-                table
-                    .windows(2)
-                    .filter(|w| w[0].1 != w[1].1)
-                    .map(|w| w[0].0 * members as f64)
-                    .collect()
-            }
+            // the table's bounds, in bytes of output
+            (Op::AllGather, Algo::Ompi) => self.changes(
+                members,
+                ompi_allgather(members)
+                    .into_iter()
+                    .map(|(below, _)| below * members as f64),
+            ),
             (Op::AllGather, Algo::Mpich) if members > 1 => {
                 if members.is_power_of_two() {
                     vec![MPICH_ALLGATHER_LONG]
@@ -616,30 +614,36 @@ impl Collective {
                     vec![MPICH_ALLGATHER_SHORT]
                 }
             }
-            (Op::AllReduce, Algo::Ompi) if members > 1 => {
-                // the table's bounds and the ring's fallback: the
-                // algorithm is the same between two of them
-                let mut bounds: Vec<f64> = ompi_allreduce(members)
+            // the table's bounds and the ring's fallback
+            (Op::AllReduce, Algo::Ompi) if members > 1 => self.changes(
+                members,
+                ompi_allreduce(members)
                     .into_iter()
                     .map(|(below, _)| below)
-                    .chain([4.0 * members as f64])
-                    .filter(|b| b.is_finite())
-                    .collect();
-                bounds.sort_by(f64::total_cmp);
-                let mut out = Vec::new();
-                let mut was = self.selected(members, 0.0);
-                for b in bounds {
-                    let now = self.selected(members, b);
-                    if now != was {
-                        out.push(b);
-                        was = now;
-                    }
-                }
-                out
-            }
+                    .chain([4.0 * members as f64]),
+            ),
             (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
             _ => Vec::new(),
         }
+    }
+
+    /// Which of `bounds` (bytes; any order, infinite ones ignored) the
+    /// selection's algorithm changes at on groups of `members` ranks, by
+    /// increasing size: [`Collective::switches`] of a selection whose
+    /// algorithm is the same between two consecutive bounds.
+    fn changes(&self, members: u32, bounds: impl Iterator<Item = f64>) -> Vec<f64> {
+        let mut bounds: Vec<f64> = bounds.filter(|b| b.is_finite()).collect();
+        bounds.sort_by(f64::total_cmp);
+        let mut out = Vec::new();
+        let mut was = self.selected(members, 0.0);
+        for b in bounds {
+            let now = self.selected(members, b);
+            if now != was {
+                out.push(b);
+                was = now;
+            }
+        }
+        out
     }
 
     /// Number of PS servers on `cluster`.
