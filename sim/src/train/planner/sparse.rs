@@ -40,7 +40,9 @@
 //!   sum so far, then the update) and [`PS_TRANSFER_S`] per pull served,
 //!   then one task of [`partition_cost_s`] per partition it holds for the
 //!   push transfers, which the tables' tasks take one after another
-//!   (docs/models.md §4.2);
+//!   (docs/models.md §4.2); the workers spend [`WORKER_PARTITION_S`] a
+//!   partition answering the push on the host's cores and again
+//!   receiving the pull, on one thread a process;
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
 //!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
@@ -105,6 +107,8 @@ pub fn add(
     bwd: impl Fn(u32) -> TaskId,
 ) -> Vec<(u32, TaskId)> {
     let mut chains: Vec<(u32, TaskId)> = Vec::new();
+    // each sparse PS table's workers' receiving threads
+    let mut receives: Vec<(u32, Vec<TaskId>)> = Vec::new();
     let Some(method) = cfg.strategy.sparse else {
         return chains;
     };
@@ -166,7 +170,9 @@ pub fn add(
             }
             SparseMethod::AllGather => (Collective::new(Op::AllGather), Payload::Uniform(bytes)),
             SparseMethod::Ps => {
-                chains.push((l, ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l))));
+                let (receiving, threads) = ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
+                chains.push((l, receiving));
+                receives.push((l, threads));
                 continue;
             }
             SparseMethod::AllToAll => {
@@ -208,6 +214,18 @@ pub fn add(
             task: done,
             back: 1,
         });
+    }
+    // a process's receiving thread takes its tables' pulls one after
+    // another, in the order the servers' chains answer them (the last
+    // layer's first, as `super::chain_receives`)
+    receives.sort_by_key(|&(l, _)| l);
+    for pair in receives.windows(2) {
+        for (&earlier, &later) in pair[0].1.iter().zip(&pair[1].1) {
+            plan.tasks[earlier as usize].deps.push(Dep {
+                task: later,
+                back: 0,
+            });
+        }
     }
     chains
 }
@@ -519,10 +537,32 @@ pub fn partition_cost_s(pushes: u32) -> f64 {
     pushes as f64 * PS_TRANSFER_S + PS_OP_S
 }
 
+/// CPU seconds a worker spends on each partition of a sparse variable at
+/// the push, and again at the pull: 52 µs, half of a measurement.
+/// `scripts/tf-ps/partition_cost.py` (TensorFlow 2.21, one worker and one
+/// server on localhost, 2-core Xeon VM, 2026-11-26) finds the worker's CPU
+/// a step growing by 103.9 µs a partition: splitting the ids and the
+/// gradient into the partitions, stitching the looked-up rows back into
+/// one tensor (the overhead Parallax §3.2 names for its θ2), and the
+/// partition's gRPC transfers. That it splits evenly between the push
+/// and the pull is our assumption, the convention [`PS_TRANSFER_S`]
+/// takes for the server's share (docs/research/tf-ps-costs.md §0).
+///
+/// Where it runs follows the servers' rule ([`partition_cost_s`]): a
+/// worker is gRPC's client for its pulls (it fetches the looked-up rows),
+/// so its process receives them on one polling thread, one partition
+/// after another; it answers the servers' fetches of its pushes, on the
+/// host's cores in parallel. Under local aggregation a machine's GPUs
+/// share one process (Parallax §5), which pushes once a partition and
+/// receives every GPU's lookups.
+pub const WORKER_PARTITION_S: f64 = 52e-6;
+
 /// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
-/// with local aggregation, each machine's accumulators first. Returns the
+/// with local aggregation, each machine's accumulators first; the
+/// workers' own CPU at both ends ([`WORKER_PARTITION_S`]). Returns the
 /// task of the servers' push transfers, which `super::chain_receives`
-/// chains over the tables and the dense variables.
+/// chains over the tables and the dense variables, and the tasks of the
+/// workers' receiving threads, which [`add`] chains over the tables.
 fn ps_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
@@ -531,7 +571,7 @@ fn ps_tasks(
     e: &Embedding,
     fwd: TaskId,
     bwd: TaskId,
-) -> TaskId {
+) -> (TaskId, Vec<TaskId>) {
     let cluster = &cfg.cluster;
     let n = cluster.gpus();
     let p = cfg.model.gradient_precision;
@@ -678,7 +718,7 @@ fn ps_tasks(
     let server_rate = server_element_s(pushers);
     let local_rate = accumulate_s(cluster.gpus_per_node);
     // pulls are each GPU's own lookups: never aggregated
-    let comm = |label: String, algo: Algo, payload: &Payload, after: TaskId| Task {
+    let comm = |label: String, algo: Algo, payload: &Payload, after: &[TaskId]| Task {
         label: Label::Named(label),
         layer: Some(l),
         work: Work::Comm {
@@ -690,10 +730,7 @@ fn ps_tasks(
             },
             payload: payload.clone(),
         },
-        deps: vec![Dep {
-            task: after,
-            back: 0,
-        }],
+        deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
         priority: l as u64,
         lead: false,
     };
@@ -748,12 +785,35 @@ fn ps_tasks(
     } else {
         bwd
     };
+    // the workers answer the servers' fetches of their partitions'
+    // gradients (each GPU's worker, or under local aggregation the
+    // machine's process once), in parallel on the host's cores: as many
+    // tasks as cores, or partitions to answer if fewer, sharing the work
+    let answering = if aggregating {
+        1
+    } else {
+        cluster.gpus_per_node
+    };
+    let answers = answering * parts;
+    let width = answers.min(cluster.cpu_cores.max(1));
+    let each = SimTime::from_secs(answers as f64 * WORKER_PARTITION_S / width as f64);
+    let sends: Vec<TaskId> = (0..width)
+        .map(|i| {
+            plan.tasks.push(cpu_task(
+                l,
+                format!("{name} workers' sends {i}"),
+                each,
+                &[before_push],
+            ));
+            plan.tasks.len() as TaskId - 1
+        })
+        .collect();
     let push = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
         format!("{name} sparse push"),
         Algo::Push,
         &payloads[0].0,
-        before_push,
+        &sends,
     ));
     let per_node = server_work.iter().map(Vec::len).max().unwrap_or(1) as f64;
     let fixed = SimTime::from_secs(partition_cost_s(pushers) * per_node);
@@ -772,7 +832,7 @@ fn ps_tasks(
         format!("{name} sparse pull"),
         Algo::Pull,
         &payloads[0].1,
-        stitch,
+        &[stitch],
     ));
     if payloads.len() > 1 {
         let (pushes, pulls): (Vec<Payload>, Vec<Payload>) = payloads.into_iter().unzip();
@@ -781,12 +841,33 @@ fn ps_tasks(
         plan.per_iteration
             .insert(pull, PerIteration::Payloads(pulls.into()));
     }
-    plan.tasks[fwd as usize].deps.push(Dep {
-        task: pull,
-        back: 1,
-    });
+    // each process receives its GPUs' looked-up rows on its one polling
+    // thread, a partition after another: each GPU's worker its own, or
+    // under local aggregation the machine's process all its GPUs'; the
+    // next lookup waits for its machine's receiving threads, which are
+    // alike and end together
+    let (threads, gpus) = if aggregating {
+        (1, cluster.gpus_per_node)
+    } else {
+        (cluster.gpus_per_node, 1)
+    };
+    let receive = SimTime::from_secs((gpus * parts) as f64 * WORKER_PARTITION_S);
+    let receives: Vec<TaskId> = (0..threads)
+        .map(|i| {
+            plan.tasks.push(cpu_task(
+                l,
+                format!("{name} workers' receives {i}"),
+                receive,
+                &[pull],
+            ));
+            plan.tasks.len() as TaskId - 1
+        })
+        .collect();
+    plan.tasks[fwd as usize]
+        .deps
+        .extend(receives.iter().map(|&task| Dep { task, back: 1 }));
     plan.host_cores = cluster.cpu_cores;
-    stitch
+    (stitch, receives)
 }
 
 /// Partitions of each sparse variable on `servers` servers.
