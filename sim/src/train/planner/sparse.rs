@@ -220,6 +220,7 @@ pub fn add(
     // layer's first, as `super::chain_receives`)
     receives.sort_by_key(|&(l, _)| l);
     for pair in receives.windows(2) {
+        debug_assert_eq!(pair[0].1.len(), pair[1].1.len(), "a thread a process");
         for (&earlier, &later) in pair[0].1.iter().zip(&pair[1].1) {
             plan.tasks[earlier as usize].deps.push(Dep {
                 task: later,
@@ -794,8 +795,8 @@ fn ps_tasks(
     } else {
         cluster.gpus_per_node
     };
-    let answers = answering * parts;
-    let width = answers.min(cluster.cpu_cores.max(1));
+    let answers = answering as u64 * parts as u64;
+    let width = answers.min(cluster.cpu_cores.max(1) as u64);
     let each = SimTime::from_secs(answers as f64 * WORKER_PARTITION_S / width as f64);
     let sends: Vec<TaskId> = (0..width)
         .map(|i| {
@@ -851,7 +852,7 @@ fn ps_tasks(
     } else {
         (cluster.gpus_per_node, 1)
     };
-    let receive = SimTime::from_secs((gpus * parts) as f64 * WORKER_PARTITION_S);
+    let receive = SimTime::from_secs(gpus as f64 * parts as f64 * WORKER_PARTITION_S);
     let receives: Vec<TaskId> = (0..threads)
         .map(|i| {
             plan.tasks.push(cpu_task(
