@@ -48,7 +48,9 @@ pub struct CollectiveArgs {
     /// ompi: MPICH's and Open MPI's default selections among them by
     /// size);
     /// broadcast ring|binomial|ompi-binomial (Open MPI's: every child at
-    /// once); alltoall pairwise; ps
+    /// once); alltoall pairwise|linear|bruck|ompi (Open MPI's linear
+    /// and modified Bruck, and its default selection among the three);
+    /// ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
     algo: Option<String>,

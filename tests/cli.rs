@@ -654,6 +654,64 @@ fn mpi_libraries_allreduce() {
 /// output on 16 ranks it runs recursive doubling (4 steps, the time of
 /// `recursive-doubling` itself), from 512 KiB the ring, and says which;
 /// an algorithm the operation lacks is refused with the ones it has.
+/// The alltoall's three algorithms by name: each runs, names itself and
+/// sends what its steps send (Bruck's more than the others from 3
+/// ranks), and the linear one, its sends at once, is the fastest on a
+/// flat network where the pairwise exchange pays N − 1 latencies; `ompi`
+/// (Open MPI's selection) says which it runs: linear on 8 ranks, the
+/// pairwise exchange for 3 MiB on 4 ranks (768 KiB blocks); a name the
+/// alltoall does not have is refused with the ones it has.
+#[test]
+fn alltoall_algorithms_by_name() {
+    let run = |algo: &str| {
+        collective_json(&[
+            "--op", "alltoall", "--gpus", "8", "--size", "1MiB", "--algo", algo,
+        ])
+    };
+    let (pairwise, linear, bruck) = (run("pairwise"), run("linear"), run("bruck"));
+    for (j, name) in [
+        (&pairwise, "pairwise"),
+        (&linear, "linear"),
+        (&bruck, "bruck"),
+    ] {
+        assert_eq!(j["algo"], name);
+    }
+    let t = |j: &Value| j["time_s"].as_f64().unwrap();
+    assert!(t(&linear) < t(&pairwise) && t(&pairwise) < t(&bruck));
+    let sent = |j: &Value| j["bytes_sent_per_gpu"].as_f64().unwrap();
+    assert_eq!(sent(&pairwise), 7.0 / 8.0 * 1_048_576.0);
+    assert_eq!(sent(&linear), sent(&pairwise));
+    // steps of 4, 4 and 4 blocks of 1/8 MiB on 8 ranks
+    assert_eq!(sent(&bruck), 12.0 / 8.0 * 1_048_576.0);
+    let ompi = run("ompi");
+    assert_eq!(ompi["runs"], "linear");
+    assert_eq!(t(&ompi), t(&linear));
+    let on_four = |algo: &str| {
+        collective_json(&[
+            "--op", "alltoall", "--gpus", "4", "--size", "3MiB", "--algo", algo,
+        ])
+    };
+    assert_eq!(on_four("ompi")["runs"], "pairwise");
+    assert_eq!(t(&on_four("ompi")), t(&on_four("pairwise")));
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "alltoall",
+        "--gpus",
+        "8",
+        "--size",
+        "1MiB",
+        "--algo",
+        "ring",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("pairwise") && stderr(&o).contains("linear"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn mpichs_allgather_selection() {
     let at = |size: &str, algo: &str| {

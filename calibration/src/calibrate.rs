@@ -954,6 +954,17 @@ pub fn library_algos(notes: &[String]) -> Algos {
             // linear, or what this version does not name: not modelled
             _ => Some("allreduce=ring"),
         });
+        // `linear_sync` as `linear`: without
+        // `coll_tuned_alltoall_algorithm_max_requests` it posts every
+        // request at once
+        let exchange = forced("alltoall", |v| match v {
+            "1" | "linear" | "4" | "linear_sync" => Some("alltoall=linear"),
+            "3" | "modified_bruck" => Some("alltoall=bruck"),
+            "2" | "pairwise" | "5" | "two_proc" => Some("alltoall=pairwise"),
+            "0" | "ignore" => None,
+            // what this version does not name: not modelled
+            _ => Some("alltoall=pairwise"),
+        });
         let rules =
             dynamic && set("coll_tuned_dynamic_rules_filename").is_some_and(|v| !v.is_empty());
         let components = set("coll").is_some();
@@ -961,14 +972,18 @@ pub fn library_algos(notes: &[String]) -> Algos {
         // after it (5.0's coll han takes the collectives first, at a higher
         // priority, wherever it runs)
         let decides = !rules && !components && ((4, 1)..(5, 0)).contains(&version);
-        [(gather, "allgather=ompi"), (reduce, "allreduce=ompi")]
-            .into_iter()
-            .filter_map(|(forced, decision)| match forced {
-                Some(Some(spec)) => Some(spec),
-                _ if decides => Some(decision),
-                _ => None,
-            })
-            .collect()
+        [
+            (gather, "allgather=ompi"),
+            (reduce, "allreduce=ompi"),
+            (exchange, "alltoall=ompi"),
+        ]
+        .into_iter()
+        .filter_map(|(forced, decision)| match forced {
+            Some(Some(spec)) => Some(spec),
+            _ if decides => Some(decision),
+            _ => None,
+        })
+        .collect()
     } else {
         Vec::new()
     };
@@ -1469,6 +1484,46 @@ mod tests {
                 &forced,
             ]);
             assert!(is(r, want), "allreduce {algo}");
+        }
+        // the alltoall: the decision unless forced; a forced one as
+        // itself, linear_sync as linear, two_proc as the pairwise exchange
+        let decided = library_algos(&notes("Open MPI v4.1.4, package: Debian OpenMPI", &[]));
+        assert!(is(decided.model("alltoall", 16), Algo::Ompi));
+        for (algo, want) in [
+            ("1", Algo::Linear),
+            ("linear_sync", Algo::Linear),
+            ("4", Algo::Linear),
+            ("3", Algo::Bruck),
+            ("modified_bruck", Algo::Bruck),
+            ("2", Algo::Pairwise),
+            ("two_proc", Algo::Pairwise),
+            ("0", Algo::Ompi),
+        ] {
+            let forced = format!("library setting: OMPI_MCA_coll_tuned_alltoall_algorithm={algo}");
+            let n = notes(
+                "Open MPI v4.1.4, package: Debian OpenMPI",
+                &[
+                    "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                    &forced,
+                ],
+            );
+            let a = library_algos(&n);
+            assert!(is(a.model("alltoall", 16), want), "alltoall {algo}");
+            // the other operations keep their decisions
+            assert!(is(gather(&a), Algo::Ompi) && is(reduce(&a), Algo::Ompi));
+        }
+        let unruled = notes(
+            "Open MPI v4.1.4",
+            &["library setting: OMPI_MCA_coll_tuned_alltoall_algorithm=1"],
+        );
+        assert!(is(
+            library_algos(&unruled).model("alltoall", 16),
+            Algo::Ompi
+        ));
+        // before 4.1, and with MPICH, the textbook pairwise exchange
+        for lib in ["Open MPI v4.0.7", "MPICH Version:\t4.1.2"] {
+            let a = library_algos(&notes(lib, &[]));
+            assert!(is(a.model("alltoall", 16), Algo::Pairwise), "{lib}");
         }
         // an allgather algorithm without dynamic rules is ignored by Open MPI
         assert!(is(

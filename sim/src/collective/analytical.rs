@@ -734,6 +734,123 @@ mod tests {
         terms.iter().map(|&(a, c)| a + c * x).fold(0.0, f64::max)
     }
 
+    /// AlltoAll's closed forms on a flat cluster (one link class, α and
+    /// B; m a rank's send buffer, m/N a block): the pairwise exchange
+    /// (N−1)(α + m/N/B); the linear one α + (N−1)·m/N/B, its N − 1 sends
+    /// sharing the rank's link; Bruck's Σ_k (α + c_k·m/N/B) over ⌈log2 N⌉
+    /// steps, c_k the block indices below N with bit k set. The flow
+    /// model agrees to a picosecond a step, and every rank sends the N − 1
+    /// blocks (pairwise, linear) or Σ c_k blocks (Bruck's, more than N − 1
+    /// from N = 3: blocks travel a step per bit of their index). Open
+    /// MPI's selection (`ompi`) switches where its table says and runs
+    /// each algorithm's time between.
+    #[test]
+    fn alltoall_algorithms() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let exchange = |algo: Algo| Collective::new(Op::AllToAll).with_algo(algo).unwrap();
+        let close = |got: f64, want: f64, what: &str| {
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "{what}: {got} against {want}"
+            )
+        };
+        for n in [2u32, 3, 5, 8, 12, 16] {
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            let nf = n as f64;
+            let log = 32 - (n - 1).leading_zeros();
+            let blocks: Vec<f64> = (0..log)
+                .map(|k| (1..n).filter(|j| j & (1 << k) != 0).count() as f64)
+                .collect();
+            for m in [1e3, 6e4, 1e6] {
+                let what = format!("n {n}, m {m}");
+                let block = m / nf;
+                let cases = [
+                    (
+                        Algo::Pairwise,
+                        (nf - 1.0) * (alpha + block / bw),
+                        (nf - 1.0) * block,
+                    ),
+                    (
+                        Algo::Linear,
+                        alpha + (nf - 1.0) * block / bw,
+                        (nf - 1.0) * block,
+                    ),
+                    (
+                        Algo::Bruck,
+                        blocks.iter().map(|c| alpha + c * block / bw).sum(),
+                        blocks.iter().sum::<f64>() * block,
+                    ),
+                ];
+                for (algo, want, sent) in cases {
+                    let what = format!("{what}, {}", algo.name());
+                    let c = exchange(algo);
+                    close(c.analytical(&spec).time(m), want, &what);
+                    close(c.analytical(&spec).bytes_sent_total(m), nf * sent, &what);
+                    let flow = crate::collective::exec::run_flow(&c, &spec, m)
+                        .unwrap()
+                        .time
+                        .as_secs();
+                    assert!((flow - want).abs() <= 1e-12 * nf, "{what}: flow {flow}");
+                }
+            }
+        }
+        // Open MPI 4.1's decision, by each block's bytes (m/N): its
+        // switches as literals, and on each side of them the time of the
+        // algorithm it runs, in both models
+        let ompi = exchange(Algo::Ompi);
+        for (n, switches, runs) in [
+            (2u32, vec![], vec![(1e6, Algo::Pairwise)]),
+            // linear below 512 KiB a block, pairwise to 1 MiB, linear on
+            (
+                4,
+                vec![2_097_152.0, 4_194_304.0],
+                vec![
+                    (1e6, Algo::Linear),
+                    (3e6, Algo::Pairwise),
+                    (5e6, Algo::Linear),
+                ],
+            ),
+            (8, vec![], vec![(1e3, Algo::Linear), (1e8, Algo::Linear)]),
+            // linear under 4 bytes a block, Bruck's under 512, linear on
+            (
+                16,
+                vec![64.0, 8192.0],
+                vec![
+                    (32.0, Algo::Linear),
+                    (4096.0, Algo::Bruck),
+                    (1e6, Algo::Linear),
+                ],
+            ),
+            // Bruck's under 1 KiB a block, linear under 256 KiB, pairwise
+            (
+                64,
+                vec![65_536.0, 16_777_216.0],
+                vec![
+                    (3e4, Algo::Bruck),
+                    (1e6, Algo::Linear),
+                    (3e7, Algo::Pairwise),
+                ],
+            ),
+        ] {
+            assert_eq!(ompi.switches(n), switches, "{n} ranks");
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            for (m, algo) in runs {
+                let what = format!("{n} ranks, {m} bytes");
+                assert_eq!(ompi.selected(n, m), algo, "{what}");
+                let want = exchange(algo).analytical(&spec).time(m);
+                close(ompi.analytical(&spec).time(m), want, &what);
+                let flow = crate::collective::exec::run_flow(&ompi, &spec, m)
+                    .unwrap()
+                    .time
+                    .as_secs();
+                assert!(
+                    (flow - want).abs() <= 1e-12 * n as f64,
+                    "{what}: flow {flow}"
+                );
+            }
+        }
+    }
+
     /// AllGather's closed forms on a flat cluster (one link class, α and
     /// B): recursive doubling ⌈log2 N⌉ steps whose parts double, (N−1)/N·m
     /// in all, on a power of two; Bruck's the same steps and bytes on any

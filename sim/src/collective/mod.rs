@@ -134,7 +134,7 @@ impl Op {
             ],
             Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast => &[Algo::Ring, Algo::Binomial, Algo::OmpiBinomial],
-            Op::AllToAll => &[Algo::Pairwise],
+            Op::AllToAll => &[Algo::Pairwise, Algo::Linear, Algo::Bruck, Algo::Ompi],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
             Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
             Op::GTopK => &[Algo::Tree],
@@ -233,7 +233,14 @@ pub enum Algo {
     OmpiBinomial,
     /// AllGather by Bruck's algorithm: ⌈log2 N⌉ steps for any N, each
     /// rank sending what it holds to rank i − 2^k ([`program::Phase::Bruck`]).
+    /// AlltoAll by Open MPI's modified Bruck: ⌈log2 N⌉ steps, in step k
+    /// each rank sending the blocks whose index has bit k set, about half
+    /// its buffer, to rank i + 2^k ([`program::Phase::BruckAllToAll`]).
     Bruck,
+    /// AlltoAll all at once: every rank sends each other rank its block
+    /// in one step, the N − 1 sends sharing its links (Open MPI's
+    /// `basic_linear` and `linear_sync`; [`program::Phase::Linear`]).
+    Linear,
     /// The algorithm MPICH chooses by default (its collective selection,
     /// `maint/tuning/coll/mpir/generic.json`; [`Collective::selected`]).
     /// AllGather, by the thresholds `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` =
@@ -257,6 +264,9 @@ pub enum Algo {
     /// or the ring. AllReduce (`ompi_coll_tuned_allreduce_intra_dec_fixed`,
     /// commutative operations): by the ranks and the buffer, recursive
     /// doubling, the ring, Rabenseifner's or a reduce and a broadcast.
+    /// AlltoAll (`ompi_coll_tuned_alltoall_intra_dec_fixed`): by the ranks
+    /// and each block's bytes, the linear exchange, the pairwise one or
+    /// Bruck's.
     Ompi,
     /// AllReduce by Rabenseifner's algorithm: a reduce-scatter by
     /// recursive halving, then an all-gather by recursive doubling,
@@ -272,7 +282,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 19] = [
+    pub const ALL: [Algo; 20] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -292,6 +302,7 @@ impl Algo {
         Algo::NeighborExchange,
         Algo::Ompi,
         Algo::Rabenseifner,
+        Algo::Linear,
     ];
 
     /// Name on the command line and in results.
@@ -316,6 +327,7 @@ impl Algo {
             Algo::NeighborExchange => "neighbor-exchange",
             Algo::Ompi => "ompi",
             Algo::Rabenseifner => "rabenseifner",
+            Algo::Linear => "linear",
             Algo::Next => "next",
             Algo::Prev => "prev",
         }
@@ -563,6 +575,13 @@ impl Collective {
                     chosen
                 }
             }
+            (Op::AllToAll, Algo::Ompi) => {
+                let block = bytes / members.max(1) as f64;
+                ompi_alltoall(members)
+                    .into_iter()
+                    .find(|&(below, _)| block < below)
+                    .map_or(Algo::Pairwise, |(_, a)| a)
+            }
             (Op::AllReduce, Algo::Mpich) => {
                 if bytes < mpich_allreduce_switch(members) {
                     Algo::RecursiveDoubling
@@ -623,6 +642,13 @@ impl Collective {
                     .chain([4.0 * members as f64]),
             ),
             (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
+            // the table's bounds, in bytes of a rank's buffer
+            (Op::AllToAll, Algo::Ompi) => self.changes(
+                members,
+                ompi_alltoall(members)
+                    .into_iter()
+                    .map(|(below, _)| below * members as f64),
+            ),
             _ => Vec::new(),
         }
     }
@@ -738,7 +764,8 @@ impl Collective {
                     chunk: bytes / g,
                 },
             ],
-            (Op::AllGather | Op::AllReduce, Algo::Mpich | Algo::Ompi) => {
+            (Op::AllGather | Op::AllReduce, Algo::Mpich | Algo::Ompi)
+            | (Op::AllToAll, Algo::Ompi) => {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
@@ -807,6 +834,14 @@ impl Collective {
                 }]
             }
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
+            (Op::AllToAll, Algo::Linear) => vec![Phase::Linear {
+                group: all,
+                chunk: bytes / n,
+            }],
+            (Op::AllToAll, Algo::Bruck) => vec![Phase::BruckAllToAll {
+                group: all,
+                chunk: bytes / n,
+            }],
             (Op::AllToAll, _) => vec![Phase::Pairwise {
                 group: all,
                 chunk: bytes / n,
@@ -1048,6 +1083,83 @@ fn ompi_allgather(members: u32) -> Vec<(f64, Algo)> {
         ],
     };
     rows.iter().map(|&(below, a)| (below, algo(a))).collect()
+}
+
+/// Open MPI's default AlltoAll on `members` ranks (coll tuned's fixed
+/// decision, `ompi_coll_tuned_alltoall_intra_dec_fixed`, Open MPI 4.1 to
+/// 5.0; read off the source, and its choices below 32 ranks and its
+/// thresholds beyond checked against 4.1.4's compiled library): (each
+/// block's bytes, a rank's data for one other, below which, algorithm),
+/// by increasing size, the last unbounded. Its `linear_sync` runs as
+/// [`Algo::Linear`] (it posts every request at once without
+/// `coll_tuned_alltoall_algorithm_max_requests`, the default), its
+/// `modified_bruck` as [`Algo::Bruck`]; on two ranks every algorithm,
+/// `two_proc` included, is one exchange, the pairwise one's.
+fn ompi_alltoall(members: u32) -> Vec<(f64, Algo)> {
+    use Algo::{Bruck as BR, Linear as L, Pairwise as PW};
+    const ALL: f64 = f64::INFINITY;
+    match members {
+        0..=2 => vec![(ALL, PW)],
+        3..=7 => vec![
+            (8192.0, L),
+            (16384.0, L),
+            (65536.0, L),
+            (524288.0, L),
+            (1048576.0, PW),
+            (ALL, L),
+        ],
+        8..=15 => vec![(262144.0, L), (ALL, L)],
+        16..=31 => vec![
+            (4.0, L),
+            (512.0, BR),
+            (8192.0, L),
+            (32768.0, L),
+            (262144.0, L),
+            (524288.0, L),
+            (ALL, L),
+        ],
+        32..=63 => vec![(512.0, BR), (524288.0, L), (ALL, L)],
+        64..=127 => vec![
+            (1024.0, BR),
+            (2048.0, L),
+            (4096.0, L),
+            (262144.0, L),
+            (ALL, PW),
+        ],
+        128..=255 => vec![(1024.0, BR), (2048.0, L), (262144.0, L), (ALL, PW)],
+        256..=511 => vec![(1024.0, BR), (8192.0, L), (32768.0, L), (ALL, PW)],
+        512..=1023 => vec![
+            (512.0, BR),
+            (8192.0, L),
+            (16384.0, L),
+            (131072.0, L),
+            (262144.0, L),
+            (ALL, PW),
+        ],
+        1024..=2047 => vec![
+            (512.0, BR),
+            (1024.0, L),
+            (2048.0, L),
+            (16384.0, L),
+            (262144.0, L),
+            (ALL, L),
+        ],
+        2048..=4095 => vec![
+            (1024.0, BR),
+            (4096.0, L),
+            (8192.0, L),
+            (131072.0, L),
+            (ALL, L),
+        ],
+        _ => vec![
+            (2048.0, BR),
+            (8192.0, L),
+            (16384.0, L),
+            (32768.0, L),
+            (65536.0, L),
+            (ALL, L),
+        ],
+    }
 }
 
 /// Open MPI's default AllReduce on `members` ranks for a commutative

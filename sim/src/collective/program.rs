@@ -166,6 +166,30 @@ pub enum Phase {
         /// Bytes per send.
         chunk: f64,
     },
+    /// AlltoAll all at once (Open MPI's `basic_linear`, and its
+    /// `linear_sync` without a limit on outstanding requests, coll tuned's
+    /// default): one step in which every member sends `chunk` to each of
+    /// the s − 1 others, the sends sharing the member's links.
+    Linear {
+        /// Groups.
+        group: Grouping,
+        /// Bytes per send.
+        chunk: f64,
+    },
+    /// AlltoAll by Bruck's algorithm as Open MPI runs it
+    /// (`ompi_coll_base_alltoall_intra_bruck`, its "modified Bruck"):
+    /// after a local rotation member i's block j is for member i + j; in
+    /// step k member i sends every block j with bit k of j set (j < s) to
+    /// member i + 2^k (mod s), which keeps it at j, and receives as many
+    /// from member i − 2^k; so ⌈log2 s⌉ steps of about s/2 blocks of
+    /// `chunk`, a block reaching member i + j after the steps of j's bits.
+    /// The final rotation costs no communication.
+    BruckAllToAll {
+        /// Groups.
+        group: Grouping,
+        /// Bytes of one block (one member's data for one other).
+        chunk: f64,
+    },
     /// AllGather by recursive doubling (Thakur et al. 2005; the gTop-k
     /// paper's TopKAllReduce): every member contributes `bytes`, and in
     /// round j member i exchanges everything it has gathered so far with
@@ -704,6 +728,14 @@ fn max_popcount_below(s: u32) -> u32 {
     }
 }
 
+/// Blocks a member sends in the step of distance `d` of Bruck's
+/// AlltoAll over `s` members ([`Phase::BruckAllToAll`]): the block
+/// indices j < s with the bit of `d` set.
+fn bruck_blocks(s: u32, d: u32) -> u32 {
+    // whole periods of 2d hold d each; the last part period its excess over d
+    (s / (2 * d)) * d + (s % (2 * d)).saturating_sub(d)
+}
+
 fn ceil_log2(s: u32) -> u32 {
     if s <= 1 {
         0
@@ -939,6 +971,8 @@ impl Program {
                 ceil_log2(self.group_size(group))
             }
             Phase::Pairwise { group, .. } => self.group_size(group).saturating_sub(1),
+            Phase::Linear { group, .. } => (self.group_size(group) > 1) as u32,
+            Phase::BruckAllToAll { group, .. } => ceil_log2(self.group_size(group)),
             Phase::Shift { .. } => 1,
             Phase::RecursiveDoubling { group, .. } => {
                 let (_, log, fold) = doubling(self.group_size(group));
@@ -1705,7 +1739,9 @@ impl Program {
         self.phases.iter().all(|ph| match ph {
             // per-node and per-rail groups, and blocks inside a node, map
             // onto groups of the same role under the shift
-            Phase::Ring { group, .. } | Phase::Pairwise { group, .. } => match *group {
+            Phase::Ring { group, .. }
+            | Phase::Pairwise { group, .. }
+            | Phase::Linear { group, .. } => match *group {
                 Grouping::All => !self.scattered,
                 Grouping::IntraNode | Grouping::Rail => true,
                 Grouping::Block(k) => !self.scattered && self.gpus_per_node.is_multiple_of(k),
@@ -1717,6 +1753,7 @@ impl Program {
             | Phase::BinomialBcastAll { .. }
             | Phase::RecursiveDoubling { .. }
             | Phase::Bruck { .. }
+            | Phase::BruckAllToAll { .. }
             | Phase::RecursiveAllReduce { .. }
             | Phase::NeighborExchange { .. }
             | Phase::RingV { .. }
@@ -1979,6 +2016,8 @@ impl Program {
                     Phase::BinomialReduce { group, bytes } => (group, bytes),
                     Phase::BinomialBcast { group, bytes } => (group, bytes),
                     Phase::Pairwise { group, chunk } => (group, chunk),
+                    Phase::Linear { group, chunk } => (group, chunk),
+                    Phase::BruckAllToAll { group, chunk } => (group, chunk),
                     Phase::RecursiveDoubling { group, bytes } => (group, bytes),
                     Phase::Bruck { group, bytes } => (group, bytes),
                     Phase::NeighborExchange { group, bytes } => (group, bytes),
@@ -2003,9 +2042,20 @@ impl Program {
                 }
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
+                if let Phase::Linear { .. } = ph {
+                    // to every other member at once
+                    for j in 1..s {
+                        out.push(Send::to(self.member(id, (idx + j) % s, group), bytes));
+                    }
+                    return;
+                }
                 // (destination index, multiple of `bytes`)
                 let to = match ph {
                     Phase::Pairwise { .. } => Some(((idx + k + 1) % s, 1)),
+                    Phase::BruckAllToAll { .. } => {
+                        let d = 1u32 << k;
+                        Some(((idx + d) % s, bruck_blocks(s, d)))
+                    }
                     Phase::BinomialReduce { .. } => {
                         let d = 1u32 << k;
                         (idx % (2 * d) == d).then(|| (idx - d, 1))
@@ -2110,6 +2160,8 @@ impl Program {
                     | Phase::BinomialReduce { group, .. }
                     | Phase::BinomialBcast { group, .. }
                     | Phase::Pairwise { group, .. }
+                    | Phase::Linear { group, .. }
+                    | Phase::BruckAllToAll { group, .. }
                     | Phase::RecursiveDoubling { group, .. } => group,
                     Phase::Bruck { group, .. } | Phase::NeighborExchange { group, .. } => group,
                     Phase::Ps { .. }
@@ -2136,7 +2188,9 @@ impl Program {
                 let got = match ph {
                     // one message per channel (see `ring_sends`)
                     Phase::Ring { .. } => return self.ring_channels(group),
-                    Phase::Pairwise { .. } => true,
+                    Phase::Pairwise { .. } | Phase::BruckAllToAll { .. } => true,
+                    // from every other member
+                    Phase::Linear { .. } => return s - 1,
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
                     Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
                     // every member hears from member i + 2^k
@@ -2409,6 +2463,8 @@ mod tests {
                         0,
                     );
                     check_balance(&spec, vec![Phase::Bruck { group, bytes: 1.0 }], 0);
+                    check_balance(&spec, vec![Phase::Linear { group, chunk: 1.0 }], 0);
+                    check_balance(&spec, vec![Phase::BruckAllToAll { group, chunk: 1.0 }], 0);
                     for halving in [false, true] {
                         check_balance(
                             &spec,
@@ -2870,6 +2926,116 @@ mod tests {
                 }
             }
             assert_eq!(prog.steps(), ceil_log2(s), "s {s}");
+        }
+    }
+
+    /// The AlltoAlls deliver every block once, to its member: each member
+    /// starts with a block for every member (block j of member i for
+    /// member i + j, Bruck's rotation); the program's sends are replayed,
+    /// Bruck's moving the blocks whose index has the step's bit set to
+    /// member i + 2^k (mod s), which keeps them at their index, the
+    /// linear and pairwise ones moving block j to member i + j itself.
+    /// At the end member i holds, at each j, the block from member i − j
+    /// for itself, and has received s − 1 blocks' bytes (pairwise and
+    /// linear) or the blocks Bruck's moves, each a block a step per bit
+    /// of its index. Pairwise takes s − 1 steps, linear one, Bruck's
+    /// ⌈log2 s⌉; for s = 1 … 37.
+    #[test]
+    fn alltoalls_deliver_every_block_once() {
+        for s in 1..=37u32 {
+            for phase in [
+                Phase::Pairwise {
+                    group: Grouping::All,
+                    chunk: 1.0,
+                },
+                Phase::Linear {
+                    group: Grouping::All,
+                    chunk: 1.0,
+                },
+                Phase::BruckAllToAll {
+                    group: Grouping::All,
+                    chunk: 1.0,
+                },
+            ] {
+                let prog = Program::new(&ClusterSpec::flat(s, 1e9, 0.0), vec![phase.clone()], 0);
+                let bruck = matches!(phase, Phase::BruckAllToAll { .. });
+                // at[i][j]: (source, destination) of the block member i
+                // holds at index j, None once it has left
+                let mut at: Vec<Vec<Option<(u32, u32)>>> = (0..s)
+                    .map(|i| (0..s).map(|j| Some((i, (i + j) % s))).collect())
+                    .collect();
+                // the linear and pairwise ones deliver straight to the
+                // destination's slot for the source
+                let mut delivered = vec![vec![false; s as usize]; s as usize];
+                for i in 0..s {
+                    delivered[i as usize][i as usize] = true;
+                }
+                let mut recv = vec![0.0; s as usize];
+                let mut out = Vec::new();
+                for step in 0..prog.steps() {
+                    let mut moves = Vec::new();
+                    for p in 0..s {
+                        out.clear();
+                        prog.sends(p, step, &mut out);
+                        for &Send { to: d, bytes, .. } in &out {
+                            recv[d as usize] += bytes;
+                            if bruck {
+                                let bit = 1u32 << step;
+                                assert_eq!(d, (p + bit) % s, "s {s} step {step}");
+                                let js: Vec<u32> = (1..s).filter(|j| j & bit != 0).collect();
+                                assert_eq!(bytes, js.len() as f64, "s {s} step {step}");
+                                for j in js {
+                                    moves.push((p, d, j));
+                                }
+                            } else {
+                                assert_eq!(bytes, 1.0);
+                                let j = (d + s - p) % s;
+                                let block = at[p as usize][j as usize].take();
+                                assert_eq!(block, Some((p, d)), "s {s}: sent twice");
+                                assert!(!delivered[d as usize][p as usize]);
+                                delivered[d as usize][p as usize] = true;
+                            }
+                        }
+                    }
+                    // a step's sends leave before its receives land
+                    let taken: Vec<_> = moves
+                        .iter()
+                        .map(|&(p, _, j)| at[p as usize][j as usize].take())
+                        .collect();
+                    for (&(_, d, j), block) in moves.iter().zip(taken) {
+                        at[d as usize][j as usize] = block;
+                    }
+                    for p in 0..s {
+                        let got = prog.expected_recvs(p, step);
+                        let want = match phase {
+                            Phase::Linear { .. } => s - 1,
+                            _ => 1,
+                        };
+                        assert_eq!(got, want, "s {s} step {step}");
+                    }
+                }
+                if bruck {
+                    for i in 0..s {
+                        for j in 0..s {
+                            let want = Some(((i + s - j) % s, i));
+                            assert_eq!(at[i as usize][j as usize], want, "s {s}: {i}, {j}");
+                        }
+                    }
+                    let each: u32 = (0..ceil_log2(s))
+                        .map(|k| (1..s).filter(|j| j & (1 << k) != 0).count() as u32)
+                        .sum();
+                    assert!(recv.iter().all(|&r| r == each as f64), "s {s}");
+                    assert_eq!(prog.steps(), ceil_log2(s));
+                } else {
+                    assert!(delivered.iter().flatten().all(|&d| d), "s {s}");
+                    assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
+                    let steps = match phase {
+                        Phase::Linear { .. } => u32::from(s > 1),
+                        _ => s - 1,
+                    };
+                    assert_eq!(prog.steps(), steps, "s {s}");
+                }
+            }
         }
     }
 
