@@ -650,11 +650,7 @@ fn mpi_libraries_allreduce() {
     assert_ne!(rab["comm_s"], ring["comm_s"]);
 }
 
-/// MPICH's allgather selection from the command line: under 512 KiB of
-/// output on 16 ranks it runs recursive doubling (4 steps, the time of
-/// `recursive-doubling` itself), from 512 KiB the ring, and says which;
-/// an algorithm the operation lacks is refused with the ones it has.
-/// The alltoall's three algorithms by name: each runs, names itself and
+/// The alltoall's algorithms by name: each runs, names itself and
 /// sends what its steps send (Bruck's more than the others from 3
 /// ranks), and the linear one, its sends at once, is the fastest on a
 /// flat network where the pairwise exchange pays N − 1 latencies; `ompi`
@@ -712,6 +708,10 @@ fn alltoall_algorithms_by_name() {
     );
 }
 
+/// MPICH's allgather selection from the command line: under 512 KiB of
+/// output on 16 ranks it runs recursive doubling (4 steps, the time of
+/// `recursive-doubling` itself), from 512 KiB the ring, and says which;
+/// an algorithm the operation lacks is refused with the ones it has.
 #[test]
 fn mpichs_allgather_selection() {
     let at = |size: &str, algo: &str| {

@@ -167,17 +167,25 @@ impl Model {
     /// The size of one message per byte of buffer: F/S, the bytes each
     /// step sends (1 for a model of no steps), except where a step's sends
     /// go out at once (Open MPI's binomial broadcast: each is the whole
-    /// buffer); what a regime fitted by message size is chosen by.
+    /// buffer; the linear AlltoAll: each is a block, 1/N of it); what a
+    /// regime fitted by message size is chosen by.
     pub fn bytes_per_step(&self) -> f64 {
-        // Open MPI's tree sends its whole buffer to each child at once: a
-        // message is the buffer, though its F/S counts the step's
-        // concurrent sends together
-        if let Model::Collective {
-            algo: Algo::OmpiBinomial,
-            ..
-        } = self
-        {
-            return 1.0;
+        // Open MPI's tree sends its whole buffer to each child at once, the
+        // linear AlltoAll a block to every other rank: a message is the
+        // buffer or the block, though F/S counts the step's concurrent
+        // sends together
+        match *self {
+            Model::Collective {
+                algo: Algo::OmpiBinomial,
+                ..
+            } => return 1.0,
+            Model::Collective {
+                op: Op::AllToAll,
+                algo: Algo::Linear,
+                ranks,
+                ..
+            } => return 1.0 / ranks.max(1) as f64,
+            _ => {}
         }
         let st = self.structure();
         if st.steps > 0.0 {
@@ -1534,6 +1542,36 @@ mod tests {
         let (alpha, b, bytes) = (2e-6, 1e10, 4.0 * 1048576.0);
         let linear = s.steps * alpha + s.bytes * bytes / b;
         assert!((m.predict(bytes, alpha, b) - linear).abs() < 1e-12 * linear);
+    }
+
+    /// A message of an AlltoAll is a block, m/N, whichever algorithm sends
+    /// it: the pairwise exchange one a step (F/S), the linear one all N −
+    /// 1 at once (its F/S would be (N − 1)/N); Bruck's sends c_k blocks a
+    /// step, m/2 on 8 ranks. Open MPI's selection takes the message of the
+    /// algorithm it runs at each size (linear below 2 MiB on 4 ranks,
+    /// pairwise to 4 MiB).
+    #[test]
+    fn an_alltoalls_message_is_a_block() {
+        let model = |algo: &str, ranks| {
+            Algos::parse(&[format!("alltoall={algo}")])
+                .unwrap()
+                .model("alltoall", ranks)
+                .unwrap()
+        };
+        for ranks in [4u32, 8] {
+            for algo in ["pairwise", "linear"] {
+                let m = model(algo, ranks).bytes_per_step();
+                assert!(
+                    (m - 1.0 / ranks as f64).abs() < 1e-12,
+                    "{algo} {ranks}: {m}"
+                );
+            }
+        }
+        assert!((model("bruck", 8).bytes_per_step() - 0.5).abs() < 1e-12);
+        let ompi = model("ompi", 4);
+        for (m, want) in [(1e6, 0.25), (3e6, 0.25), (5e6, 0.25)] {
+            assert!((ompi.bytes_per_step_at(m) - want).abs() < 1e-12, "{m}");
+        }
     }
 
     /// `--algo OP=ALGO`: an algorithm the operation has and whose time is

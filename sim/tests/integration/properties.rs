@@ -56,6 +56,9 @@ fn all_collectives(c: &ClusterSpec) -> Vec<Collective> {
         coll(Op::AllReduce, Algo::Tree),
         coll(Op::Broadcast, Algo::Ring),
         coll(Op::AllToAll, Algo::Pairwise),
+        coll(Op::AllToAll, Algo::Linear),
+        coll(Op::AllToAll, Algo::Bruck),
+        coll(Op::AllToAll, Algo::Ompi),
         coll(Op::TopK, Algo::RecursiveDoubling),
         coll(Op::GTopK, Algo::Tree),
     ] {
@@ -93,12 +96,16 @@ proptest! {
         // steps overlap in the flow model (faster where that fills idle links,
         // slower where the early steps contend with late ones), so the models
         // are compared on uniform links, where every step takes the same time.
-        let a2a = coll(Op::AllToAll, Algo::Pairwise);
+        // (The linear one's single step, and Bruck's, whose steps wait
+        // on nothing either, likewise.)
         // uniform: an inter-node path (inter + intra latency) costs what an
         // intra-node one does
         let uniform = cluster(nodes, g, bw, 0.0, bw, lat);
-        let (a, f, _) = both(&a2a, &uniform, size);
-        prop_assert!(rel(f, a) <= 0.01, "alltoall on uniform links: analytical {} flow {}", a, f);
+        for algo in [Algo::Pairwise, Algo::Linear, Algo::Bruck] {
+            let a2a = coll(Op::AllToAll, algo);
+            let (a, f, _) = both(&a2a, &uniform, size);
+            prop_assert!(rel(f, a) <= 0.01, "alltoall {} on uniform links: analytical {} flow {}", algo.name(), a, f);
+        }
     }
 
     /// What is sent is received, per collective and per link direction.

@@ -243,6 +243,8 @@ fn every_collective() -> Vec<Collective> {
         coll(Op::Broadcast, Algo::Ring),
         coll(Op::Broadcast, Algo::Binomial),
         coll(Op::AllToAll, Algo::Pairwise),
+        coll(Op::AllToAll, Algo::Linear),
+        coll(Op::AllToAll, Algo::Bruck),
         coll(Op::Ps, Algo::Overlapped),
         coll(Op::Ps, Algo::Sequential),
         coll(Op::TopK, Algo::Ring),
