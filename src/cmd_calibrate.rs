@@ -129,7 +129,9 @@ struct NetArgs {
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
-    /// choice of recursive doubling, Rabenseifner's or the ring.
+    /// choice of recursive doubling, Rabenseifner's or the ring;
+    /// alltoall=linear, bruck or ompi: Open MPI's linear exchange, its
+    /// modified Bruck, and its choice among them and the pairwise one.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
@@ -188,7 +190,9 @@ struct CollectiveArgs {
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
-    /// choice of recursive doubling, Rabenseifner's or the ring.
+    /// choice of recursive doubling, Rabenseifner's or the ring;
+    /// alltoall=linear, bruck or ompi: Open MPI's linear exchange, its
+    /// modified Bruck, and its choice among them and the pairwise one.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).

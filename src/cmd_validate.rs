@@ -47,7 +47,9 @@ pub struct ValidateArgs {
     /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
     /// whose switch the size regimes break at; allgather=ompi, Open MPI
     /// 4.1's; allreduce=rabenseifner, allreduce=mpich, allreduce=ompi, the
-    /// MPI libraries' allreduce. A profile that names its MPI library is
+    /// MPI libraries' allreduce; alltoall=linear, alltoall=bruck,
+    /// alltoall=ompi, Open MPI's alltoalls and its choice among them and
+    /// the pairwise exchange. A profile that names its MPI library is
     /// fitted with the library's own choice unless this names another.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
