@@ -17,10 +17,12 @@
 #   sudo ALGORITHMS=library scripts/emulated-cluster.sh   # Open MPI's own choice
 #
 # ALGORITHMS=forced (the default) forces the textbook ring for allreduce
-# and allgather; ALGORITHMS=library leaves those two to Open MPI's fixed
-# decision (as a user who sets nothing runs them), which the profile
-# records by naming the library, so that the fits model its choice
-# (allreduce=ompi, allgather=ompi). On this harness the library's
+# and allgather and the pairwise exchange for alltoall; ALGORITHMS=library
+# leaves those three to Open MPI's fixed decision (as a user who sets
+# nothing runs them), which the profile records by naming the library,
+# so that the fits model its choice (allreduce=ompi, allgather=ompi,
+# alltoall=ompi; before 2026-11-27 library mode forced the alltoall too).
+# The broadcast is forced to the binomial tree in both. On this harness the library's
 # algorithms do not validate: their pairwise exchanges of 512 KiB and
 # more run at about half the links' rate, as 2-rank exchanges do
 # (docs/calibration.md, "Across hosts").
@@ -63,7 +65,8 @@ max=0
 for n in $HOSTS; do [ "$n" -gt "$max" ] && max=$n; done
 [ "$max" -ge 2 ] || { echo "HOSTS must name rank counts of 2 or more" >&2; exit 2; }
 case "$ALGORITHMS" in
-    forced) textbook=(--mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4) ;;
+    forced) textbook=(--mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4
+        --mca coll_tuned_alltoall_algorithm 2) ;;
     library) textbook=() ;;
     *) echo "ALGORITHMS must be forced or library, not $ALGORITHMS" >&2; exit 2 ;;
 esac
@@ -136,7 +139,6 @@ calibrate() {
         --mca oob_tcp_if_include "$SUBNET.0/24" \
         --mca coll_tuned_use_dynamic_rules 1 \
         ${textbook[@]+"${textbook[@]}"} \
-        --mca coll_tuned_alltoall_algorithm 2 \
         --mca coll_tuned_bcast_algorithm 6 \
         "$DTSIM" calibrate collectives --backend mpi \
         --algo broadcast=ompi-binomial \

@@ -670,7 +670,7 @@ fn profile_algos(file: &str, user: &Algos) -> Algos {
 }
 
 /// The measured profiles of the tables: (file, what the table calls it).
-const PROFILES: [(&str, &str); 10] = [
+const PROFILES: [(&str, &str); 12] = [
     ("mpi-4ranks-ci-vm.toml", "CI VM, Open MPI shared memory"),
     ("mpi-emulated-2hosts.toml", "emulated cluster, 2 hosts"),
     ("mpi-emulated-4hosts.toml", "emulated cluster, 4 hosts"),
@@ -701,6 +701,14 @@ const PROFILES: [(&str, &str); 10] = [
     (
         "mpi-emulated-100mbit-library-8hosts.toml",
         "emulated cluster at 100 Mbit/s, 8 hosts, Open MPI's own choice",
+    ),
+    (
+        "mpi-emulated-100mbit-library-alltoall-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts, Open MPI's own choice, its alltoall too",
+    ),
+    (
+        "mpi-emulated-100mbit-library-alltoall-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts, Open MPI's own choice, its alltoall too",
     ),
 ];
 
@@ -853,6 +861,15 @@ fn held_out_tables() -> String {
             "4 → 8 hosts, 100 Mbit/s, Open MPI's own choice, broadcast=ompi-binomial",
             profile_algos(PROFILES[8].0, &open_mpi_broadcast()),
             None,
+        ),
+        // Open MPI's own alltoall (linear, and the pairwise exchange for
+        // 512 KiB to 1 MiB blocks on 4 ranks), as the profiles say
+        (
+            PROFILES[10].0,
+            PROFILES[11].0,
+            "4 → 8 hosts, 100 Mbit/s, Open MPI's own alltoall",
+            profile_algos(PROFILES[10].0, &open_mpi_broadcast()),
+            Some("alltoall"),
         ),
     ];
     // (the runs that name an algorithm for one operation show its rows)
@@ -1040,5 +1057,36 @@ fn the_emulated_cluster_meets_the_cross_rank_bounds() {
         b.median_abs_error_large > 0.2,
         "{}",
         b.median_abs_error_large
+    );
+}
+
+/// Open MPI's own alltoall across the emulated hosts (`ALGORITHMS=library`,
+/// the committed run of 2026-11-27 11:33 UTC, which leaves the alltoall
+/// to Open MPI's fixed decision): the profiles name the library, so the
+/// fits model its choice (`alltoall=ompi`: linear, and the pairwise
+/// exchange for 512 KiB to 1 MiB blocks on 4 ranks); fitted at 4 hosts
+/// by MPI's default shape, it predicts 8 hosts within issue 13's median
+/// bound, 5% (3.1%); the maximum, at 4 MiB, is 15.3%, just over the
+/// 15% bound (docs/calibration.md).
+#[test]
+fn open_mpis_own_alltoall_across_hosts() {
+    use calibration::fit::Shape;
+    let (four, eight) = (PROFILES[10].0, PROFILES[11].0);
+    let algos = profile_algos(four, &open_mpi_broadcast());
+    let v = across_profiles(four, eight, Shape::Regimes, &algos)
+        .into_iter()
+        .find(|v| v.op == "alltoall")
+        .unwrap();
+    assert_eq!((v.ranks, v.points.len()), (8, 7));
+    assert!(
+        v.median_abs_error_large <= 0.05,
+        "median {:.3}",
+        v.median_abs_error_large
+    );
+    // the fit models Open MPI's choice: linear on 8 ranks at every size
+    assert!(
+        v.points.iter().all(|p| p.via.starts_with("linear")),
+        "{:?}",
+        v.points.iter().map(|p| &p.via).collect::<Vec<_>>()
     );
 }
