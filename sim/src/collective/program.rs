@@ -1726,8 +1726,9 @@ impl Program {
     /// one node (GPU g → g + gpus_per_node, a server to the same server slot
     /// of the next node). Then all nodes behave identically and a
     /// simulation of node 0's participants, with node k's links mapped onto
-    /// node 0's, is exact. True for rings and pairwise exchanges in
-    /// contiguous placement, per-node and per-rail rings, rings over blocks
+    /// node 0's, is exact. True for rings, pairwise exchanges and the
+    /// linear and Bruck AlltoAlls (member i sends to i + j, the same bytes
+    /// for every member) in contiguous placement, per-node and per-rail rings, rings over blocks
     /// of ranks inside a node, and PS with a
     /// whole number of servers per node and even shards; false for
     /// binomial trees (rooted), scattered placement, and payloads that
@@ -1741,7 +1742,8 @@ impl Program {
             // onto groups of the same role under the shift
             Phase::Ring { group, .. }
             | Phase::Pairwise { group, .. }
-            | Phase::Linear { group, .. } => match *group {
+            | Phase::Linear { group, .. }
+            | Phase::BruckAllToAll { group, .. } => match *group {
                 Grouping::All => !self.scattered,
                 Grouping::IntraNode | Grouping::Rail => true,
                 Grouping::Block(k) => !self.scattered && self.gpus_per_node.is_multiple_of(k),
@@ -1753,7 +1755,6 @@ impl Program {
             | Phase::BinomialBcastAll { .. }
             | Phase::RecursiveDoubling { .. }
             | Phase::Bruck { .. }
-            | Phase::BruckAllToAll { .. }
             | Phase::RecursiveAllReduce { .. }
             | Phase::NeighborExchange { .. }
             | Phase::RingV { .. }
