@@ -639,15 +639,19 @@ fn row(what: &str, v: &calibration::validate::Validation, default: bool) -> Stri
     )
 }
 
-/// A profile's measured series and the library that made them.
-fn profile_series(file: &str) -> Vec<calibration::calibrate::OpSeries> {
+/// A committed profile of `tests/fixtures/profiles`.
+fn fixture_profile(file: &str) -> calibration::profile::Profile {
     let p = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/fixtures/profiles"
     ))
     .join(file);
-    let prof =
-        calibration::profile::Profile::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap();
+    calibration::profile::Profile::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A profile's measured series and the library that made them.
+fn profile_series(file: &str) -> Vec<calibration::calibrate::OpSeries> {
+    let prof = fixture_profile(file);
     calibration::calibrate::by_op(
         prof.measurements
             .iter()
@@ -659,13 +663,7 @@ fn profile_series(file: &str) -> Vec<calibration::calibrate::OpSeries> {
 /// MPI library's own choices where the profile names its library
 /// (`calibrate::with_library_defaults`, as `dtsim validate` does).
 fn profile_algos(file: &str, user: &Algos) -> Algos {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/profiles"
-    ))
-    .join(file);
-    let prof =
-        calibration::profile::Profile::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let prof = fixture_profile(file);
     calibration::calibrate::with_library_defaults(user, &prof.provenance.notes).0
 }
 

@@ -730,6 +730,14 @@ mod tests {
         end
     }
 
+    /// `got` equals the closed form `want` to a part in 10^12.
+    fn close(got: f64, want: f64, what: &str) {
+        assert!(
+            (got - want).abs() <= 1e-12 * want,
+            "{what}: {got} against {want}"
+        )
+    }
+
     fn eval(terms: &[(f64, f64)], x: f64) -> f64 {
         terms.iter().map(|&(a, c)| a + c * x).fold(0.0, f64::max)
     }
@@ -748,12 +756,6 @@ mod tests {
     fn alltoall_algorithms() {
         let (alpha, bw) = (5e-6, 1e9);
         let exchange = |algo: Algo| Collective::new(Op::AllToAll).with_algo(algo).unwrap();
-        let close = |got: f64, want: f64, what: &str| {
-            assert!(
-                (got - want).abs() <= 1e-12 * want,
-                "{what}: {got} against {want}"
-            )
-        };
         for n in [2u32, 3, 5, 8, 12, 16] {
             let spec = ClusterSpec::flat(n, bw, alpha);
             let nf = n as f64;
@@ -861,12 +863,6 @@ mod tests {
     fn allgather_algorithms_and_mpichs_selection() {
         let (alpha, bw) = (5e-6, 1e9);
         let gather = |algo: Algo| Collective::new(Op::AllGather).with_algo(algo).unwrap();
-        let close = |got: f64, want: f64, what: &str| {
-            assert!(
-                (got - want).abs() <= 1e-12 * want,
-                "{what}: {got} against {want}"
-            )
-        };
         for n in [2u32, 3, 5, 8, 12, 16] {
             let spec = ClusterSpec::flat(n, bw, alpha);
             let nf = n as f64;

@@ -555,32 +555,20 @@ impl Collective {
         match (self.op, self.algo) {
             // Open MPI's neighbor exchange runs the ring on an odd count
             (Op::AllGather, Algo::NeighborExchange) if !members.is_multiple_of(2) => Algo::Ring,
-            (Op::AllGather, Algo::Ompi) => {
-                let per_rank = bytes / members.max(1) as f64;
-                ompi_allgather(members)
+            (Op::AllGather | Op::AllReduce | Op::AllToAll, Algo::Ompi) => {
+                let (table, unit, past) = self.ompi_table(members);
+                let chosen = table
                     .into_iter()
-                    .find(|&(below, _)| per_rank < below)
-                    .map_or(Algo::Ring, |(_, a)| a)
-            }
-            (Op::AllReduce, Algo::Ompi) => {
-                let chosen = ompi_allreduce(members)
-                    .into_iter()
-                    .find(|&(below, _)| bytes < below)
-                    .map_or(Algo::Rabenseifner, |(_, a)| a);
-                // its ring runs recursive doubling on fewer elements than
-                // ranks (4-byte elements)
-                if chosen == Algo::Ring && bytes < 4.0 * members as f64 {
+                    .find(|&(below, _)| bytes / unit < below)
+                    .map_or(past, |(_, a)| a);
+                // its allreduce's ring runs recursive doubling on fewer
+                // elements than ranks (4-byte elements)
+                if self.op == Op::AllReduce && chosen == Algo::Ring && bytes < 4.0 * members as f64
+                {
                     Algo::RecursiveDoubling
                 } else {
                     chosen
                 }
-            }
-            (Op::AllToAll, Algo::Ompi) => {
-                let block = bytes / members.max(1) as f64;
-                ompi_alltoall(members)
-                    .into_iter()
-                    .find(|&(below, _)| block < below)
-                    .map_or(Algo::Pairwise, |(_, a)| a)
             }
             (Op::AllReduce, Algo::Mpich) => {
                 if bytes < mpich_allreduce_switch(members) {
@@ -619,13 +607,19 @@ impl Collective {
     /// every other algorithm.
     pub fn switches(&self, members: u32) -> Vec<f64> {
         match (self.op, self.algo) {
-            // the table's bounds, in bytes of output
-            (Op::AllGather, Algo::Ompi) => self.changes(
-                members,
-                ompi_allgather(members)
-                    .into_iter()
-                    .map(|(below, _)| below * members as f64),
-            ),
+            // the table's bounds in bytes of the buffer, and the
+            // allreduce's ring's fallback
+            (Op::AllGather | Op::AllReduce | Op::AllToAll, Algo::Ompi) if members > 1 => {
+                let (table, unit, _) = self.ompi_table(members);
+                let fallback = (self.op == Op::AllReduce).then_some(4.0 * members as f64);
+                self.changes(
+                    members,
+                    table
+                        .into_iter()
+                        .map(|(below, _)| below * unit)
+                        .chain(fallback),
+                )
+            }
             (Op::AllGather, Algo::Mpich) if members > 1 => {
                 if members.is_power_of_two() {
                     vec![MPICH_ALLGATHER_LONG]
@@ -633,23 +627,27 @@ impl Collective {
                     vec![MPICH_ALLGATHER_SHORT]
                 }
             }
-            // the table's bounds and the ring's fallback
-            (Op::AllReduce, Algo::Ompi) if members > 1 => self.changes(
-                members,
-                ompi_allreduce(members)
-                    .into_iter()
-                    .map(|(below, _)| below)
-                    .chain([4.0 * members as f64]),
-            ),
             (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
-            // the table's bounds, in bytes of a rank's buffer
-            (Op::AllToAll, Algo::Ompi) => self.changes(
-                members,
-                ompi_alltoall(members)
-                    .into_iter()
-                    .map(|(below, _)| below * members as f64),
-            ),
             _ => Vec::new(),
+        }
+    }
+
+    /// Open MPI's fixed decision for this collective on `members` ranks:
+    /// its table ((bound, algorithm) by increasing bound), the buffer bytes
+    /// a unit of its bounds stands for (the allgather's table counts a
+    /// rank's share and the alltoall's a block, 1/`members` of the
+    /// buffer; the allreduce's the buffer), and the algorithm past its
+    /// last bound.
+    ///
+    /// # Panics
+    /// For an operation without Open MPI's selection.
+    fn ompi_table(&self, members: u32) -> (Vec<(f64, Algo)>, f64, Algo) {
+        let share = members.max(1) as f64;
+        match self.op {
+            Op::AllGather => (ompi_allgather(members), share, Algo::Ring),
+            Op::AllReduce => (ompi_allreduce(members), 1.0, Algo::Rabenseifner),
+            Op::AllToAll => (ompi_alltoall(members), share, Algo::Pairwise),
+            op => unreachable!("{} has no Open MPI selection", op.name()),
         }
     }
 

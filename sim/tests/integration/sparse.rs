@@ -73,6 +73,15 @@ fn task_named(plan: &Plan, name: &str) -> u32 {
         .unwrap_or_else(|| panic!("no task {name}")) as u32
 }
 
+/// Task `t`'s dependencies as (task, iterations back).
+fn deps_of(plan: &Plan, t: u32) -> Vec<(u32, u32)> {
+    plan.tasks[t as usize]
+        .deps
+        .iter()
+        .map(|d| (d.task, d.back))
+        .collect()
+}
+
 /// The plan's sparse synchronisation tasks: (name, collective, payload).
 fn sparse_tasks(plan: &Plan) -> Vec<(String, Collective, Payload)> {
     plan.tasks
@@ -596,12 +605,7 @@ fn sparse_ps_plans_push_partitions_pull() {
             assert_eq!(names, ["emb sparse push", "emb sparse pull"]);
             // the push waits for the answers, the next lookup for the
             // receiving threads (and for no other CPU task)
-            let id = |name: &str| {
-                plan.tasks
-                    .iter()
-                    .position(|t| matches!(&t.label, Label::Named(n) if n == name))
-                    .unwrap() as u32
-            };
+            let id = |name: &str| task_named(&plan, name);
             let push = &plan.tasks[id("emb sparse push") as usize];
             let sent: Vec<(u32, u32)> = (0..width)
                 .map(|i| (id(&format!("emb workers' sends {i}")), 0))
@@ -616,13 +620,7 @@ fn sparse_ps_plans_push_partitions_pull() {
                     .position(|t| t.layer == Some(0) && t.label == Label::Backward)
                     .unwrap() as u32
             };
-            let deps = |t: u32| -> Vec<(u32, u32)> {
-                plan.tasks[t as usize]
-                    .deps
-                    .iter()
-                    .map(|d| (d.task, d.back))
-                    .collect()
-            };
+            let deps = |t: u32| deps_of(&plan, t);
             for &(t, _) in &sent {
                 assert_eq!(deps(t), [(before_push, 0)]);
             }
@@ -714,19 +712,8 @@ local_aggregation = {local}
 "#
         );
         let plan = planner::plan(&config(&text));
-        let id = |name: &str| {
-            plan.tasks
-                .iter()
-                .position(|t| matches!(&t.label, Label::Named(n) if n == name))
-                .unwrap_or_else(|| panic!("{name}")) as u32
-        };
-        let deps = |t: u32| -> Vec<(u32, u32)> {
-            plan.tasks[t as usize]
-                .deps
-                .iter()
-                .map(|d| (d.task, d.back))
-                .collect()
-        };
+        let id = |name: &str| task_named(&plan, name);
+        let deps = |t: u32| deps_of(&plan, t);
         for i in 0..threads {
             let (lower, higher) = (
                 id(&format!("emb workers' receives {i}")),
@@ -768,11 +755,7 @@ fn the_next_lookup_starts_when_the_receiving_threads_end() {
         );
         let cfg = config(&text);
         let plan = planner::plan(&cfg);
-        let pull = plan
-            .tasks
-            .iter()
-            .position(|t| matches!(&t.label, Label::Named(n) if n == "emb sparse pull"))
-            .unwrap() as u32;
+        let pull = task_named(&plan, "emb sparse pull");
         let opts = sim::train::Options {
             trace: true,
             ..Default::default()

@@ -798,17 +798,22 @@ fn ps_tasks(
     let answers = answering as u64 * parts as u64;
     let width = answers.min(cluster.cpu_cores.max(1) as u64);
     let each = SimTime::from_secs(answers as f64 * WORKER_PARTITION_S / width as f64);
-    let sends: Vec<TaskId> = (0..width)
-        .map(|i| {
-            plan.tasks.push(cpu_task(
-                l,
-                format!("{name} workers' sends {i}"),
-                each,
-                &[before_push],
-            ));
-            plan.tasks.len() as TaskId - 1
-        })
-        .collect();
+    // `count` alike CPU tasks `label i` of `duration`, each waiting for
+    // `after`
+    let alike = |plan: &mut Plan, label: &str, count: u64, duration: SimTime, after: TaskId| {
+        (0..count)
+            .map(|i| {
+                plan.tasks.push(cpu_task(
+                    l,
+                    format!("{name} {label} {i}"),
+                    duration,
+                    &[after],
+                ));
+                plan.tasks.len() as TaskId - 1
+            })
+            .collect::<Vec<TaskId>>()
+    };
+    let sends = alike(plan, "workers' sends", width, each, before_push);
     let push = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
         format!("{name} sparse push"),
@@ -853,17 +858,7 @@ fn ps_tasks(
         (cluster.gpus_per_node, 1)
     };
     let receive = SimTime::from_secs(gpus as f64 * parts as f64 * WORKER_PARTITION_S);
-    let receives: Vec<TaskId> = (0..threads)
-        .map(|i| {
-            plan.tasks.push(cpu_task(
-                l,
-                format!("{name} workers' receives {i}"),
-                receive,
-                &[pull],
-            ));
-            plan.tasks.len() as TaskId - 1
-        })
-        .collect();
+    let receives = alike(plan, "workers' receives", threads as u64, receive, pull);
     plan.tasks[fwd as usize]
         .deps
         .extend(receives.iter().map(|&task| Dep { task, back: 1 }));
