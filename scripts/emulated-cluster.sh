@@ -4,7 +4,8 @@
 # behind a bridge, each host's link shaped by tc (netem: a rate and a
 # one-way delay; where the kernel has no netem, tbf: the rate alone),
 # Open MPI across them with the simulator's algorithms forced (broadcast:
-# Open MPI's binomial tree, algorithm 6; docs/calibration.md),
+# Open MPI's binomial tree, algorithm 6; docs/calibration.md) or left to
+# Open MPI,
 # `dtsim calibrate collectives --backend mpi` at two
 # rank counts, then the smaller count's fits predicting the larger's
 # measurements (`dtsim validate --measurements A --predict B`).
@@ -17,12 +18,13 @@
 #   sudo ALGORITHMS=library scripts/emulated-cluster.sh   # Open MPI's own choice
 #
 # ALGORITHMS=forced (the default) forces the textbook ring for allreduce
-# and allgather and the pairwise exchange for alltoall; ALGORITHMS=library
-# leaves those three to Open MPI's fixed decision (as a user who sets
-# nothing runs them), which the profile records by naming the library,
-# so that the fits model its choice (allreduce=ompi, allgather=ompi,
-# alltoall=ompi; before 2026-11-27 library mode forced the alltoall too).
-# The broadcast is forced to the binomial tree in both. On this harness the library's
+# and allgather, the pairwise exchange for alltoall and Open MPI's
+# binomial tree for broadcast; ALGORITHMS=library leaves all four to Open
+# MPI's fixed decision (as a user who sets nothing runs them), which the
+# profile records by naming the library, so that the fits model its
+# choice (allreduce=ompi, allgather=ompi, alltoall=ompi, broadcast=ompi;
+# before 2026-11-27 library mode forced the alltoall and the broadcast,
+# and until that evening the broadcast). On this harness the library's
 # algorithms do not validate: their pairwise exchanges of 512 KiB and
 # more run at about half the links' rate, as 2-rank exchanges do
 # (docs/calibration.md, "Across hosts").
@@ -30,7 +32,7 @@
 # The rate must be one the machine's cores can drive for every rank at
 # once: on a 2-core VM, 8 ranks at 1 Gbit/s are CPU-bound (their times
 # 1.5-2x what the links allow), at 100 Mbit/s they are the links'
-# (docs/calibration.md). Broadcast is forced to Open MPI's binomial tree
+# (docs/calibration.md). Forced, the broadcast is Open MPI's binomial tree
 # (algorithm 6), which sends to every child at once: the profiles are
 # fitted, and the larger counts predicted, with that algorithm's model
 # (--algo broadcast=ompi-binomial).
@@ -66,8 +68,9 @@ for n in $HOSTS; do [ "$n" -gt "$max" ] && max=$n; done
 [ "$max" -ge 2 ] || { echo "HOSTS must name rank counts of 2 or more" >&2; exit 2; }
 case "$ALGORITHMS" in
     forced) textbook=(--mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4
-        --mca coll_tuned_alltoall_algorithm 2) ;;
-    library) textbook=() ;;
+        --mca coll_tuned_alltoall_algorithm 2 --mca coll_tuned_bcast_algorithm 6)
+        binomial=(--algo broadcast=ompi-binomial) ;;
+    library) textbook=(); binomial=() ;;
     *) echo "ALGORITHMS must be forced or library, not $ALGORITHMS" >&2; exit 2 ;;
 esac
 [ -x "$DTSIM" ] || { echo "$DTSIM: build it with: cargo build --release --features mpi" >&2; exit 2; }
@@ -139,9 +142,8 @@ calibrate() {
         --mca oob_tcp_if_include "$SUBNET.0/24" \
         --mca coll_tuned_use_dynamic_rules 1 \
         ${textbook[@]+"${textbook[@]}"} \
-        --mca coll_tuned_bcast_algorithm 6 \
         "$DTSIM" calibrate collectives --backend mpi \
-        --algo broadcast=ompi-binomial \
+        ${binomial[@]+"${binomial[@]}"} \
         --min-size "$MIN_SIZE" --max-size "$MAX_SIZE" --repeats "$REPEATS" \
         -o "$OUT/profile-$n.toml"
 }
@@ -165,12 +167,12 @@ for n in "$@"; do
     # a fit that fails (a collective whose times do not grow over the
     # sizes, on a noisy machine) is reported, and the harness goes on
     "$DTSIM" validate --measurements "$OUT/profile-$first.toml" \
-        --predict "$OUT/profile-$n.toml" --algo broadcast=ompi-binomial \
+        --predict "$OUT/profile-$n.toml" ${binomial[@]+"${binomial[@]}"} \
         > "$OUT/validate-$first-to-$n.txt" ||
         echo "validate failed: see above" >&2
     cat "$OUT/validate-$first-to-$n.txt"
     "$DTSIM" validate --measurements "$OUT/profile-$first.toml" \
-        --predict "$OUT/profile-$n.toml" --algo broadcast=ompi-binomial --json \
+        --predict "$OUT/profile-$n.toml" ${binomial[@]+"${binomial[@]}"} --json \
         > "$OUT/validate-$first-to-$n.json" || true
 done
 echo "=== done: $OUT"

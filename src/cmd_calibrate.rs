@@ -125,7 +125,9 @@ struct NetArgs {
     /// Fit an operation as this algorithm instead of the default
     /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
     /// broadcast, which sends to every child at once;
-    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
+    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments
+    /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
+    /// scatter-allgather: Open MPI's others; ompi, its choice by size);
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
@@ -186,7 +188,9 @@ struct CollectiveArgs {
     /// Fit an operation as this algorithm instead of the default
     /// (repeatable): e.g. broadcast=ompi-binomial, Open MPI's binomial
     /// broadcast, which sends to every child at once;
-    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
+    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments
+    /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
+    /// scatter-allgather: Open MPI's others; ompi, its choice by size);
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'

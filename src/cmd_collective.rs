@@ -47,14 +47,18 @@ pub struct CollectiveArgs {
     /// ring|recursive-doubling|bruck|neighbor-exchange|mpich|ompi (mpich,
     /// ompi: MPICH's and Open MPI's default selections among them by
     /// size);
-    /// broadcast ring|binomial|ompi-binomial (Open MPI's: every child at
-    /// once); alltoall pairwise|linear|bruck|ompi (Open MPI's linear
-    /// and modified Bruck, and its default selection among the three);
+    /// broadcast ring|binomial|ompi-binomial|linear|chain|pipeline|binary-tree|split-binary-tree|knomial|scatter-allgather|scatter-allgather-ring|ompi
+    /// (ompi-binomial to scatter-allgather-ring: Open MPI's algorithms,
+    /// its trees sending to every child at once; ompi: its default
+    /// selection among them by size); alltoall pairwise|linear|bruck|ompi
+    /// (Open MPI's linear and modified Bruck, and its default selection
+    /// among the three);
     /// ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
     algo: Option<String>,
-    /// Broadcast by ompi-binomial: Open MPI's segment size
+    /// Broadcast down one of Open MPI's trees (ompi-binomial, chain,
+    /// pipeline, binary-tree, knomial): its segment size
     /// (coll_tuned_bcast_algorithm_segmentsize, "64KiB"); each segment
     /// goes down the tree behind the last [default: unsegmented].
     #[arg(long)]

@@ -41,8 +41,10 @@ pub struct ValidateArgs {
     /// Model an operation with this algorithm instead of the fit's
     /// default (repeatable): e.g. broadcast=ompi-binomial, Open MPI's
     /// binomial broadcast, which sends to every child at once;
-    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments;
-    /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
+    /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments
+    /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
+    /// scatter-allgather: Open MPI's others; broadcast=ompi, its choice by
+    /// size); allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// selection (recursive doubling below 512 KiB of output on a power
     /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
     /// whose switch the size regimes break at; allgather=ompi, Open MPI

@@ -858,7 +858,17 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// doubling, the ring, segmented or not, Rabenseifner's), and otherwise,
 /// in 4.1 and the 4.x after it, coll tuned's fixed decisions,
 /// `allgather=ompi` and `allreduce=ompi`, unless a rules file or `coll`
-/// (the components chosen by hand) says otherwise; 5.0's coll han runs
+/// (the components chosen by hand) says otherwise. The alltoall and the
+/// broadcast the same way: a forced `coll_tuned_bcast_algorithm` is
+/// fitted as that tree or algorithm (basic linear, chain, pipeline, split
+/// binary, binary, binomial as `ompi-binomial`, k-nomial,
+/// scatter-allgather, with the ring), with its
+/// `coll_tuned_bcast_algorithm_segmentsize` where it segments down a
+/// tree (read as Open MPI reads integers, `64k` and `0x10000` too; the
+/// split binary tree's segments are not modelled), and a chain of
+/// `coll_tuned_bcast_algorithm_chain_fanout` 1 or less as the pipeline
+/// (other fanouts and radices are fitted with Open MPI's defaults, 4);
+/// else `broadcast=ompi`. 5.0's coll han runs
 /// the collectives ahead of coll tuned, and earlier versions decided
 /// otherwise, so they keep the textbook algorithms. Another library is
 /// fitted with the textbook algorithms.
@@ -875,7 +885,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
             Some((k, v.trim()))
         })
         .collect();
-    let specs: Vec<&str> = if library.starts_with("MPICH Version") {
+    let specs: Vec<String> = if library.starts_with("MPICH Version") {
         // MPICH reads each control variable under three names
         // MPICH reads MPICH_, then MPIR_PARAM_, then MPIR_CVAR_, the last
         // read winning (its generated mpir_cvars.c)
@@ -913,7 +923,11 @@ pub fn library_algos(notes: &[String]) -> Algos {
             Some(_) => None,
             None => Some("allreduce=mpich"),
         };
-        [gather, reduce].into_iter().flatten().collect()
+        [gather, reduce]
+            .into_iter()
+            .flatten()
+            .map(String::from)
+            .collect()
     } else if let Some(version) = open_mpi_version(library) {
         let set = |name: &str| {
             settings
@@ -965,6 +979,41 @@ pub fn library_algos(notes: &[String]) -> Algos {
             // what this version does not name: not modelled
             _ => Some("alltoall=pairwise"),
         });
+        // a forced broadcast down a tree keeps its segment size; a chain
+        // of one (or less, which Open MPI's builder takes as one) is the
+        // pipeline; radices and other fanouts are not modelled (fitted
+        // with the defaults, 4), nor the split binary tree's segments
+        let segment = set("coll_tuned_bcast_algorithm_segmentsize")
+            .and_then(mca_integer)
+            .filter(|&b| b > 0)
+            .map(|b| b as u64);
+        let one_chain = set("coll_tuned_bcast_algorithm_chain_fanout")
+            .and_then(mca_integer)
+            .is_some_and(|f| f <= 1);
+        let tree = |name: &'static str| -> Option<String> {
+            Some(match segment {
+                Some(b) => format!("broadcast={name}:{b}"),
+                None => format!("broadcast={name}"),
+            })
+        };
+        let broadcast = set("coll_tuned_bcast_algorithm")
+            .filter(|_| dynamic)
+            .map(|v| match v.to_ascii_lowercase().as_str() {
+                "1" | "basic_linear" => Some("broadcast=linear".to_string()),
+                "2" | "chain" if one_chain => tree("pipeline"),
+                "2" | "chain" => tree("chain"),
+                "3" | "pipeline" => tree("pipeline"),
+                "4" | "split_binary_tree" => Some("broadcast=split-binary-tree".to_string()),
+                "5" | "binary_tree" => tree("binary-tree"),
+                "7" | "knomial" => tree("knomial"),
+                "8" | "scatter_allgather" => Some("broadcast=scatter-allgather".to_string()),
+                "9" | "scatter_allgather_ring" => {
+                    Some("broadcast=scatter-allgather-ring".to_string())
+                }
+                "0" | "ignore" => None,
+                // the binomial tree, or what this version does not name
+                _ => tree("ompi-binomial"),
+            });
         let rules =
             dynamic && set("coll_tuned_dynamic_rules_filename").is_some_and(|v| !v.is_empty());
         let components = set("coll").is_some();
@@ -973,22 +1022,52 @@ pub fn library_algos(notes: &[String]) -> Algos {
         // priority, wherever it runs)
         let decides = !rules && !components && ((4, 1)..(5, 0)).contains(&version);
         [
-            (gather, "allgather=ompi"),
-            (reduce, "allreduce=ompi"),
-            (exchange, "alltoall=ompi"),
+            (gather.map(|f| f.map(String::from)), "allgather=ompi"),
+            (reduce.map(|f| f.map(String::from)), "allreduce=ompi"),
+            (exchange.map(|f| f.map(String::from)), "alltoall=ompi"),
+            (broadcast, "broadcast=ompi"),
         ]
         .into_iter()
         .filter_map(|(forced, decision)| match forced {
             Some(Some(spec)) => Some(spec),
-            _ if decides => Some(decision),
+            _ if decides => Some(decision.to_string()),
             _ => None,
         })
         .collect()
     } else {
         Vec::new()
     };
-    let specs: Vec<String> = specs.into_iter().map(String::from).collect();
     Algos::parse(&specs).expect("known algorithms")
+}
+
+/// An integer as Open MPI reads an MCA parameter (`mca_base_var`'s
+/// `int_from_string`: C's `strtoll` in base 0, so `0x` hexadecimal and a
+/// leading 0 octal, then a `k`, `m` or `g` suffix for 2^10, 2^20, 2^30);
+/// `None` for anything else.
+fn mca_integer(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (digits, shift) = match t.chars().last()? {
+        'k' | 'K' => (&t[..t.len() - 1], 10),
+        'm' | 'M' => (&t[..t.len() - 1], 20),
+        'g' | 'G' => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, digits.strip_prefix('+').unwrap_or(digits)),
+    };
+    let value = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        i64::from_str_radix(hex, 16).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        i64::from_str_radix(&digits[1..], 8).ok()?
+    } else {
+        digits.parse::<i64>().ok()?
+    };
+    let value = value.checked_mul(1i64 << shift)?;
+    Some(if negative { -value } else { value })
 }
 
 /// Open MPI's (major, minor) version from its `MPI_Get_library_version`
@@ -1512,6 +1591,103 @@ mod tests {
             // the other operations keep their decisions
             assert!(is(gather(&a), Algo::Ompi) && is(reduce(&a), Algo::Ompi));
         }
+        // the broadcast: the decision unless forced; a forced one as
+        // itself, with its segment size where it segments, a chain of
+        // one as the pipeline
+        assert!(is(decided.model("broadcast", 16), Algo::Ompi));
+        let seg = |m: Option<Model>| match m {
+            Some(Model::Collective { segment, .. }) => segment,
+            _ => u64::MAX,
+        };
+        for (algo, extra, want, segment) in [
+            ("1", "", Algo::Linear, 0),
+            (
+                "basic_linear",
+                "coll_tuned_bcast_algorithm_segmentsize=65536",
+                Algo::Linear,
+                0,
+            ),
+            ("2", "", Algo::Chain, 0),
+            (
+                "chain",
+                "coll_tuned_bcast_algorithm_chain_fanout=1",
+                Algo::Pipeline,
+                0,
+            ),
+            (
+                "3",
+                "coll_tuned_bcast_algorithm_segmentsize=65536",
+                Algo::Pipeline,
+                65536,
+            ),
+            ("4", "", Algo::SplitBinaryTree, 0),
+            ("5", "", Algo::BinaryTree, 0),
+            (
+                "6",
+                "coll_tuned_bcast_algorithm_segmentsize=1024",
+                Algo::OmpiBinomial,
+                1024,
+            ),
+            (
+                "binomial",
+                "coll_tuned_bcast_algorithm_segmentsize=0",
+                Algo::OmpiBinomial,
+                0,
+            ),
+            (
+                "2",
+                "coll_tuned_bcast_algorithm_chain_fanout=0",
+                Algo::Pipeline,
+                0,
+            ),
+            (
+                "2",
+                "coll_tuned_bcast_algorithm_chain_fanout=8",
+                Algo::Chain,
+                0,
+            ),
+            (
+                "2",
+                "coll_tuned_bcast_algorithm_segmentsize=64k",
+                Algo::Chain,
+                65536,
+            ),
+            (
+                "5",
+                "coll_tuned_bcast_algorithm_segmentsize=0x8000",
+                Algo::BinaryTree,
+                32768,
+            ),
+            // the split tree's segments are not modelled
+            (
+                "4",
+                "coll_tuned_bcast_algorithm_segmentsize=1024",
+                Algo::SplitBinaryTree,
+                0,
+            ),
+            // what this version does not name: the binomial tree
+            ("12", "", Algo::OmpiBinomial, 0),
+            ("7", "", Algo::Knomial, 0),
+            ("8", "", Algo::ScatterAllgather, 0),
+            ("scatter_allgather_ring", "", Algo::ScatterAllgatherRing, 0),
+            ("0", "", Algo::Ompi, 0),
+        ] {
+            let forced = format!("library setting: OMPI_MCA_coll_tuned_bcast_algorithm={algo}");
+            let extra = format!("library setting: OMPI_MCA_{extra}");
+            let mut settings = vec![
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                forced.as_str(),
+            ];
+            if !extra.ends_with("OMPI_MCA_") {
+                settings.push(extra.as_str());
+            }
+            let n = notes("Open MPI v4.1.4, package: Debian OpenMPI", &settings);
+            let a = library_algos(&n);
+            let m = a.model("broadcast", 16);
+            assert!(is(m, want), "broadcast {algo} {extra}");
+            assert_eq!(seg(m), segment, "broadcast {algo} {extra}");
+            assert!(is(a.model("alltoall", 16), Algo::Ompi));
+        }
         let unruled = notes(
             "Open MPI v4.1.4",
             &["library setting: OMPI_MCA_coll_tuned_alltoall_algorithm=1"],
@@ -1520,10 +1696,12 @@ mod tests {
             library_algos(&unruled).model("alltoall", 16),
             Algo::Ompi
         ));
-        // before 4.1, and with MPICH, the textbook pairwise exchange
+        // before 4.1, and with MPICH, the textbook pairwise exchange and
+        // binomial broadcast
         for lib in ["Open MPI v4.0.7", "MPICH Version:\t4.1.2"] {
             let a = library_algos(&notes(lib, &[]));
             assert!(is(a.model("alltoall", 16), Algo::Pairwise), "{lib}");
+            assert!(is(a.model("broadcast", 16), Algo::Binomial), "{lib}");
         }
         // an allgather algorithm without dynamic rules is ignored by Open MPI
         assert!(is(
@@ -1889,5 +2067,26 @@ mod tests {
         // the output itself is written by the command, not here
         assert!(!dir.join("k.toml").exists());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Open MPI's MCA integers: decimal, `0x` hexadecimal, leading-zero
+    /// octal, and k/m/g suffixes (powers of 2^10); anything else refused.
+    #[test]
+    fn mca_integers_read_as_open_mpi_reads_them() {
+        for (text, want) in [
+            ("65536", Some(65536)),
+            ("64k", Some(65536)),
+            ("1M", Some(1 << 20)),
+            ("0x8000", Some(32768)),
+            ("010", Some(8)),
+            ("0", Some(0)),
+            ("-1", Some(-1)),
+            (" 2g ", Some(1 << 31)),
+            ("", None),
+            ("lots", None),
+            ("64KiB", None),
+        ] {
+            assert_eq!(mca_integer(text), want, "{text:?}");
+        }
     }
 }

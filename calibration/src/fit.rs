@@ -73,7 +73,8 @@ pub enum Model {
         /// for broadcast (the algorithm MPI measurements force), or the
         /// one the user names ([`Algos`]).
         algo: Algo,
-        /// Broadcast by `ompi-binomial`: Open MPI's segment size in bytes
+        /// Broadcast down one of Open MPI's trees
+        /// ([`Algo::takes_segments`]): its segment size in bytes
         /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented.
         segment: u64,
     },
@@ -166,19 +167,26 @@ impl Model {
 
     /// The size of one message per byte of buffer: F/S, the bytes each
     /// step sends (1 for a model of no steps), except where a step's sends
-    /// go out at once (Open MPI's binomial broadcast: each is the whole
-    /// buffer; the linear AlltoAll: each is a block, 1/N of it); what a
-    /// regime fitted by message size is chosen by.
+    /// go out at once (Open MPI's tree broadcasts and basic linear: each is
+    /// the whole buffer; its split binary tree: a half; the linear
+    /// AlltoAll: each is a block, 1/N of it); what a regime fitted by
+    /// message size is chosen by.
     pub fn bytes_per_step(&self) -> f64 {
-        // Open MPI's tree sends its whole buffer to each child at once, the
+        // Open MPI's trees send the whole buffer to each child at once, the
         // linear AlltoAll a block to every other rank: a message is the
         // buffer or the block, though F/S counts the step's concurrent
         // sends together
         match *self {
             Model::Collective {
-                algo: Algo::OmpiBinomial,
+                op: Op::Broadcast,
+                algo,
                 ..
-            } => return 1.0,
+            } if algo.bcast_tree().is_some() => return 1.0,
+            Model::Collective {
+                op: Op::Broadcast,
+                algo: Algo::SplitBinaryTree,
+                ..
+            } => return 0.5,
             Model::Collective {
                 op: Op::AllToAll,
                 algo: Algo::Linear,
@@ -382,10 +390,11 @@ impl Algos {
                     algo.name()
                 ));
             }
-            if segment > 0 && (op, algo) != (Op::Broadcast, Algo::OmpiBinomial) {
+            if segment > 0 && !algo.takes_segments(op) {
                 return Err(format!(
-                    "--algo {spec}: a segment size applies to Open MPI's broadcast only \
-                     (broadcast=ompi-binomial:SIZE), not to {}={}",
+                    "--algo {spec}: a segment size applies to the broadcasts down Open MPI's \
+                     trees only (broadcast=ompi-binomial:SIZE, chain, pipeline, binary-tree, \
+                     knomial), not to {}={}",
                     op.name(),
                     algo.name()
                 ));
@@ -1574,6 +1583,44 @@ mod tests {
         }
     }
 
+    /// A broadcast's message down Open MPI's trees is the whole buffer
+    /// (a segment of it, segmented), though a step sends it to several
+    /// children at once (F/S is N − 1 for basic linear on 8 ranks, 2.5
+    /// for 4 chains on 9); the split binary tree's is a half; the
+    /// textbook binomial's, one child a step, the buffer by F/S; the
+    /// decision's at each size that of the algorithm it runs.
+    #[test]
+    fn a_broadcasts_message_is_the_buffer() {
+        let model = |algo: &str, ranks| {
+            Algos::parse(&[format!("broadcast={algo}")])
+                .unwrap()
+                .model("broadcast", ranks)
+                .unwrap()
+        };
+        for ranks in [4u32, 8, 9] {
+            for (algo, want) in [
+                ("linear", 1.0),
+                ("chain", 1.0),
+                ("pipeline", 1.0),
+                ("binary-tree", 1.0),
+                ("knomial", 1.0),
+                ("ompi-binomial", 1.0),
+                ("binomial", 1.0),
+                ("split-binary-tree", 0.5),
+            ] {
+                let m = model(algo, ranks).bytes_per_step();
+                assert!((m - want).abs() < 1e-12, "{algo} {ranks}: {m}");
+            }
+        }
+        // F/S for the linear broadcast: 7 sends in one step
+        let st = model("linear", 8).structure();
+        assert!((st.bytes / st.steps - 7.0).abs() < 1e-12);
+        let ompi = model("ompi", 8);
+        for m in [1e3, 1e5, 4e6] {
+            assert!((ompi.bytes_per_step_at(m) - 1.0).abs() < 1e-12, "{m}");
+        }
+    }
+
     /// `--algo OP=ALGO`: an algorithm the operation has and whose time is
     /// linear in its latency and bandwidth replaces the fit's default for
     /// that operation alone; anything else is refused with what is wrong.
@@ -1607,8 +1654,9 @@ mod tests {
             ("allreduce=nvls-tree", "where `nvls-tree` cannot run"),
             (
                 "broadcast=binomial:64KiB",
-                "applies to Open MPI's broadcast only",
+                "applies to the broadcasts down Open MPI's trees only",
             ),
+            ("broadcast=linear:64KiB", "not to broadcast=linear"),
             ("broadcast=ompi-binomial:0", "at least 1 byte"),
             ("broadcast=ompi-binomial:lots", "segment size `lots`"),
         ] {

@@ -452,10 +452,8 @@ pub fn validate_from_pingpong(
         sharpness: p2p.sharpness,
         regime_segment: match model {
             Model::Collective {
-                algo: sim::collective::Algo::OmpiBinomial,
-                segment,
-                ..
-            } => segment,
+                op, algo, segment, ..
+            } if algo.takes_segments(op) => segment,
             Model::PointToPoint | Model::Collective { .. } => 0,
         },
         regime_from: Some(Model::PointToPoint),

@@ -668,7 +668,7 @@ fn profile_algos(file: &str, user: &Algos) -> Algos {
 }
 
 /// The measured profiles of the tables: (file, what the table calls it).
-const PROFILES: [(&str, &str); 12] = [
+const PROFILES: [(&str, &str); 14] = [
     ("mpi-4ranks-ci-vm.toml", "CI VM, Open MPI shared memory"),
     ("mpi-emulated-2hosts.toml", "emulated cluster, 2 hosts"),
     ("mpi-emulated-4hosts.toml", "emulated cluster, 4 hosts"),
@@ -707,6 +707,14 @@ const PROFILES: [(&str, &str); 12] = [
     (
         "mpi-emulated-100mbit-library-alltoall-8hosts.toml",
         "emulated cluster at 100 Mbit/s, 8 hosts, Open MPI's own choice, its alltoall too",
+    ),
+    (
+        "mpi-emulated-100mbit-library-bcast-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts, Open MPI's own choice, its broadcast too",
+    ),
+    (
+        "mpi-emulated-100mbit-library-bcast-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts, Open MPI's own choice, its broadcast too",
     ),
 ];
 
@@ -868,6 +876,15 @@ fn held_out_tables() -> String {
             "4 → 8 hosts, 100 Mbit/s, Open MPI's own alltoall",
             profile_algos(PROFILES[10].0, &open_mpi_broadcast()),
             Some("alltoall"),
+        ),
+        // Open MPI's own broadcast (basic linear, and the pipeline from
+        // 1 MiB on 4 ranks), as the profiles say
+        (
+            PROFILES[12].0,
+            PROFILES[13].0,
+            "4 → 8 hosts, 100 Mbit/s, Open MPI's own broadcast",
+            profile_algos(PROFILES[12].0, &Algos::default()),
+            Some("broadcast"),
         ),
     ];
     // (the runs that name an algorithm for one operation show its rows)
@@ -1086,5 +1103,49 @@ fn open_mpis_own_alltoall_across_hosts() {
         v.points.iter().all(|p| p.via.starts_with("linear")),
         "{:?}",
         v.points.iter().map(|p| &p.via).collect::<Vec<_>>()
+    );
+}
+
+/// Open MPI's own broadcast across the emulated hosts (`ALGORITHMS=library`,
+/// the committed run of 2026-11-27 14:16 UTC, which leaves every
+/// collective to Open MPI's fixed decision): the profiles name the
+/// library, so the fits model its choice (`broadcast=ompi`: basic linear
+/// from 8 KiB, and on 4 ranks the unsegmented pipeline from 1 MiB, both
+/// 3·m/B there; on 8 ranks basic linear from 32 KiB, the root's 7 sends
+/// sharing its link); fitted at 4 hosts by MPI's default shape, 8 hosts
+/// are predicted within issue 13's bounds, median 5% and max 15% (0.4%
+/// and 0.9% measured). With the textbook binomial tree (⌈log2 N⌉ steps
+/// of m/B' each) the same fit misses by about a third: 4 ranks' 3·m/B
+/// read as 2 steps gives B' = 2B/3, and 8 ranks 3·m/B' = 4.5·m/B where
+/// basic linear takes 7·m/B (−36%).
+#[test]
+fn open_mpis_own_broadcast_across_hosts() {
+    use calibration::fit::Shape;
+    let (four, eight) = (PROFILES[12].0, PROFILES[13].0);
+    let algos = profile_algos(four, &Algos::default());
+    let bcast = |algos: &Algos| {
+        across_profiles(four, eight, Shape::Regimes, algos)
+            .into_iter()
+            .find(|v| v.op == "broadcast")
+            .unwrap()
+    };
+    let v = bcast(&algos);
+    assert_eq!((v.ranks, v.points.len()), (8, 7));
+    assert!(
+        v.median_abs_error_large <= 0.05 && v.max_abs_error_large <= 0.15,
+        "median {:.3}, max {:.3}",
+        v.median_abs_error_large,
+        v.max_abs_error_large
+    );
+    assert!(
+        v.points.iter().all(|p| p.via.starts_with("linear")),
+        "{:?}",
+        v.points.iter().map(|p| &p.via).collect::<Vec<_>>()
+    );
+    let textbook = bcast(&Algos::default());
+    assert!(
+        textbook.median_abs_error_large > 0.3,
+        "textbook median {:.3}",
+        textbook.median_abs_error_large
     );
 }

@@ -24,7 +24,7 @@
 //! distinct shapes), O(terms of its longest paths) for rings.
 
 use super::program::{Phase, Program};
-use super::{Algo, Collective, Op, Payload};
+use super::{Collective, Payload};
 use crate::cluster::{ClusterSpec, Topology};
 
 /// A pipelined phase of a cost model ([`Phase::Chain`],
@@ -77,7 +77,7 @@ pub struct CostModel {
     /// Bytes sent by all participants together, per byte of buffer.
     sent_per_byte: f64,
     gpus: u32,
-    /// A selection ([`Algo::Mpich`]): from each size (bytes) on, the
+    /// A selection ([`super::Algo::Mpich`]): from each size (bytes) on, the
     /// compiled model of the algorithm it runs there, by increasing size
     /// (in place of everything above); empty otherwise.
     selection: Vec<(f64, CostModel)>,
@@ -86,7 +86,7 @@ pub struct CostModel {
 impl CostModel {
     /// Compiles the cost model of `coll` on `cluster`.
     pub fn new(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
-        if coll.segment > 0 && (coll.op, coll.algo) == (Op::Broadcast, Algo::OmpiBinomial) {
+        if coll.segment > 0 && coll.algo.takes_segments(coll.op) {
             // its segment count, and so its steps, grow with the buffer
             return CostModel::segmented(coll, cluster);
         }
@@ -197,10 +197,10 @@ impl CostModel {
         }
     }
 
-    /// Open MPI's segmented binomial broadcast ([`Segmented`]): the
-    /// unsegmented tree's step d holds level d's sends (the members of
-    /// popcount d), and a step of the segmented one runs a window of
-    /// consecutive levels, priced together.
+    /// Open MPI's segmented tree broadcasts ([`Segmented`]): the
+    /// unsegmented tree's step d holds level d's sends (the members at
+    /// depth d + 1's parents), and a step of the segmented one runs a
+    /// window of consecutive levels, priced together.
     fn segmented(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
         let whole = Collective {
             segment: 0,
@@ -215,8 +215,11 @@ impl CostModel {
             .collect();
         let depth = prog.steps();
         let mut scratch = Scratch::new(&topo);
-        let mut windows = Vec::with_capacity((depth * depth) as usize);
-        for lo in 0..depth {
+        // every window of a shallow tree, compiled once; a deep one's
+        // (a chain of hundreds of ranks) priced as a size needs them
+        let shallow = depth <= MAX_COMPILED_DEPTH;
+        let mut windows = Vec::with_capacity(if shallow { (depth * depth) as usize } else { 0 });
+        for lo in (0..depth).filter(|_| shallow) {
             for hi in 0..depth {
                 windows.push(if hi < lo {
                     Vec::new()
@@ -230,6 +233,7 @@ impl CostModel {
             segment: coll.segment as f64,
             depth,
             windows,
+            deep: (!shallow).then(|| (whole, cluster.clone())),
         });
         model
     }
@@ -372,12 +376,18 @@ fn step_terms(
     (terms, sent)
 }
 
-/// Open MPI's segmented binomial broadcast
-/// ([`Phase::BinomialBcastAll`] with segments): S = ⌈m / segment⌉
+/// Open MPI's segmented tree broadcasts
+/// ([`Phase::TreeBcastAll`] with segments): S = ⌈m / segment⌉
 /// segments of m/S go down a tree of `depth` levels, step k running the
 /// levels d with k − S < d ≤ k (each its members' sends of segment
 /// k − d), so S + depth − 1 steps, each priced as the step of its window
 /// of levels; S − depth + 1 of them (when S ≥ depth) run every level.
+///
+/// A tree of at most [`MAX_COMPILED_DEPTH`] levels has every window
+/// compiled (depth² of them); a deeper one (a chain or pipeline over
+/// hundreds of ranks, where depth³ sends would take minutes) prices the
+/// S + depth − 1 windows a size needs when asked, O(depth·min(S, depth))
+/// sends a call.
 #[derive(Debug, Clone, PartialEq)]
 struct Segmented {
     /// Bytes of a segment at most.
@@ -385,9 +395,17 @@ struct Segmented {
     /// Levels of the tree that send (the unsegmented tree's steps).
     depth: u32,
     /// Terms per byte of a segment of the window of levels lo..=hi, at
-    /// `lo · depth + hi`.
+    /// `lo · depth + hi` (a shallow tree's).
     windows: Vec<Vec<(f64, f64)>>,
+    /// A deep tree's unsegmented collective and cluster, whose windows
+    /// are priced when asked.
+    deep: Option<(Collective, ClusterSpec)>,
 }
+
+/// The deepest tree whose segmented windows are all compiled at once
+/// ([`Segmented`]): 64 levels, 2,080 windows (every binomial, k-nomial
+/// and binary tree; a chain over at most 65 ranks).
+const MAX_COMPILED_DEPTH: u32 = 64;
 
 impl Segmented {
     fn time(&self, bytes: f64) -> f64 {
@@ -397,11 +415,31 @@ impl Segmented {
         }
         let s = ((bytes / self.segment).ceil() as u64).max(1);
         let piece = bytes / s as f64;
-        let step = |lo: u64, hi: u64| {
-            self.windows[(lo * p + hi) as usize]
-                .iter()
-                .map(|&(a, c)| a + piece * c)
-                .fold(0.0, f64::max)
+        // a deep tree's program, priced window by window
+        let mut deep = self.deep.as_ref().map(|(coll, cluster)| {
+            let prog = coll.program(cluster, 1.0);
+            let topo = Topology::new(cluster);
+            let symmetric = prog.node_symmetric();
+            let reps: Vec<u32> = (0..prog.participants())
+                .filter(|&q| !symmetric || prog.node_of(q) == 0)
+                .collect();
+            let scratch = Scratch::new(&topo);
+            (prog, topo, reps, symmetric, scratch)
+        });
+        let mut step = |lo: u64, hi: u64| {
+            let price = |terms: &[(f64, f64)]| {
+                terms
+                    .iter()
+                    .map(|&(a, c)| a + piece * c)
+                    .fold(0.0, f64::max)
+            };
+            match deep.as_mut() {
+                Some((prog, topo, reps, symmetric, scratch)) => {
+                    let range = lo as u32..hi as u32 + 1;
+                    price(&step_terms(prog, range, topo, reps, *symmetric, scratch).0)
+                }
+                None => price(&self.windows[(lo * p + hi) as usize]),
+            }
         };
         let (mut k, mut total) = (0u64, 0.0);
         while k < s + p - 1 {
@@ -705,6 +743,7 @@ fn pipe(prog: &Program, i: usize, topo: &Topology, reps: &[u32]) -> Option<(Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collective::{Algo, Op};
 
     /// The streaming ring's recurrence run step by step: S(r, s) is when
     /// rank r starts its step-s send over hop r (to r + 1), R its
@@ -849,6 +888,119 @@ mod tests {
                     (flow - want).abs() <= 1e-12 * n as f64,
                     "{what}: flow {flow}"
                 );
+            }
+        }
+    }
+
+    /// Open MPI's segmented pipeline on one link class: every step runs
+    /// a window of levels, each sending one segment over its own link, so
+    /// T = (S + N − 2)(α + m/(S·B)) for S segments down N − 1 levels; the
+    /// same whether the windows are compiled (40 ranks, 39 levels) or
+    /// priced when asked (100 and 300 ranks, deeper than
+    /// MAX_COMPILED_DEPTH), and in the flow model (1e-12 relative:
+    /// arithmetic).
+    #[test]
+    fn a_deep_segmented_pipeline_is_priced_window_by_window() {
+        let (alpha, bw, m) = (2e-6, 1e9, 4e6);
+        for n in [40u32, 100, 300] {
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            for segments in [1u64, 8, 1000] {
+                let coll = Collective {
+                    segment: (m as u64).div_ceil(segments),
+                    ..Collective::new(Op::Broadcast)
+                        .with_algo(Algo::Pipeline)
+                        .unwrap()
+                };
+                let s = (m / coll.segment as f64).ceil();
+                let want = (s + n as f64 - 2.0) * (alpha + m / (s * bw));
+                let what = format!("{n} ranks, {segments} segments");
+                close(coll.analytical(&spec).time(m), want, &what);
+                if n <= 100 && segments <= 8 {
+                    let flow = crate::collective::exec::run_flow(&coll, &spec, m)
+                        .unwrap()
+                        .time
+                        .as_secs();
+                    close(flow, want, &format!("{what}, flow"));
+                }
+            }
+        }
+    }
+
+    /// Open MPI 4.1's broadcast decision (`ompi_coll_tuned_bcast_intra_dec_fixed`,
+    /// by the buffer's bytes): its switches as literals where the
+    /// algorithm changes, and on each side of them the algorithm it runs
+    /// and that algorithm's time (flow within a picosecond a rank where
+    /// the algorithm sends to no rank still receiving; the split binary
+    /// tree's swaps do, see `open_mpis_broadcasts_alpha_beta`).
+    #[test]
+    fn open_mpis_broadcast_decision() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let bcast = |algo: Algo| Collective::new(Op::Broadcast).with_algo(algo).unwrap();
+        let ompi = bcast(Algo::Ompi);
+        for (n, switches, runs) in [
+            (
+                3u32,
+                vec![
+                    32.0, 256.0, 512.0, 1024.0, 32768.0, 131072.0, 262144.0, 524288.0, 1048576.0,
+                ],
+                vec![
+                    (2e4, Algo::Linear),
+                    (2e5, Algo::Pipeline),
+                    (6e5, Algo::OmpiBinomial),
+                    (2e6, Algo::BinaryTree),
+                ],
+            ),
+            // linear from 8 KiB, the pipeline (its `chain`) from 1 MiB
+            (
+                4,
+                vec![64.0, 128.0, 2048.0, 8192.0, 1048576.0],
+                vec![
+                    (1e3, Algo::BinaryTree),
+                    (4e3, Algo::OmpiBinomial),
+                    (1e5, Algo::Linear),
+                    (2e6, Algo::Pipeline),
+                ],
+            ),
+            // linear from 32 KiB
+            (
+                8,
+                vec![8.0, 64.0, 4096.0, 16384.0, 32768.0],
+                vec![
+                    (1e3, Algo::Knomial),
+                    (1e4, Algo::BinaryTree),
+                    (2e4, Algo::OmpiBinomial),
+                    (1e5, Algo::Linear),
+                    (4e6, Algo::Linear),
+                ],
+            ),
+            (
+                20,
+                vec![4096.0, 1048576.0],
+                vec![(2e5, Algo::OmpiBinomial), (2e6, Algo::ScatterAllgather)],
+            ),
+            (
+                300,
+                vec![16384.0, 32768.0],
+                vec![(2e4, Algo::SplitBinaryTree), (1e5, Algo::Knomial)],
+            ),
+        ] {
+            assert_eq!(ompi.switches(n), switches, "{n} ranks");
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            for (m, algo) in runs {
+                let what = format!("{n} ranks, {m} bytes");
+                assert_eq!(ompi.selected(n, m), algo, "{what}");
+                let want = bcast(algo).analytical(&spec).time(m);
+                close(ompi.analytical(&spec).time(m), want, &what);
+                if algo != Algo::SplitBinaryTree {
+                    let flow = crate::collective::exec::run_flow(&ompi, &spec, m)
+                        .unwrap()
+                        .time
+                        .as_secs();
+                    assert!(
+                        (flow - want).abs() <= 1e-12 * n as f64,
+                        "{what}: flow {flow} against {want}"
+                    );
+                }
             }
         }
     }

@@ -33,6 +33,7 @@
 //! ```
 
 pub mod analytical;
+pub mod bcast;
 pub mod exec;
 pub mod links;
 pub mod program;
@@ -133,7 +134,20 @@ impl Op {
                 Algo::Ompi,
             ],
             Op::ReduceScatter => &[Algo::Ring],
-            Op::Broadcast => &[Algo::Ring, Algo::Binomial, Algo::OmpiBinomial],
+            Op::Broadcast => &[
+                Algo::Ring,
+                Algo::Binomial,
+                Algo::OmpiBinomial,
+                Algo::Linear,
+                Algo::Chain,
+                Algo::Pipeline,
+                Algo::BinaryTree,
+                Algo::SplitBinaryTree,
+                Algo::Knomial,
+                Algo::ScatterAllgather,
+                Algo::ScatterAllgatherRing,
+                Algo::Ompi,
+            ],
             Op::AllToAll => &[Algo::Pairwise, Algo::Linear, Algo::Bruck, Algo::Ompi],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
             Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
@@ -226,11 +240,39 @@ pub enum Algo {
     /// SHARPv2 and v3).
     Sharp,
     /// Broadcast as Open MPI's binomial tree runs it (coll tuned's
-    /// `binomial`, unsegmented): each rank sends to all its children at
-    /// once once it has the buffer, so a rank's sends share its link
-    /// ([`program::Phase::BinomialBcastAll`]). The textbook binomial
+    /// `binomial`): each rank sends to all its children at once once it
+    /// has the buffer (or a segment of it), so a rank's sends share its
+    /// link ([`program::Phase::TreeBcastAll`]). The textbook binomial
     /// (`binomial`) sends to one child a step.
     OmpiBinomial,
+    /// Broadcast down Open MPI's chains (coll tuned's `chain`, 4 chains,
+    /// its `coll_tuned_bcast_algorithm_chain_fanout` default): the ranks
+    /// below the root in 4 runs of consecutive ranks, each rank sending
+    /// to the next of its run ([`bcast::BcastTree::Chain`]).
+    Chain,
+    /// Broadcast down one chain, rank i to rank i + 1 (Open MPI's
+    /// `pipeline`, and its `chain` as the fixed decision calls it, with
+    /// no fanout, which its chain builder takes as one).
+    Pipeline,
+    /// Broadcast down Open MPI's binary tree (coll tuned's
+    /// `binary_tree`), each rank sending to both children at once
+    /// ([`bcast::BcastTree::Kary`]).
+    BinaryTree,
+    /// Broadcast by Open MPI's split binary tree (coll tuned's
+    /// `split_binary_tree`): each half down one subtree, then pairs swap
+    /// halves ([`program::Phase::SplitBinaryTree`]).
+    SplitBinaryTree,
+    /// Broadcast down Open MPI's k-nomial tree of radix 4 (coll tuned's
+    /// `knomial`, `coll_tuned_bcast_algorithm_knomial_radix` 4, its
+    /// default; [`bcast::BcastTree::Knomial`]).
+    Knomial,
+    /// Broadcast by a binomial scatter of N blocks and a recursive-doubling
+    /// allgather (Open MPI's `scatter_allgather`;
+    /// [`program::Phase::BinomialScatter`], [`program::Phase::BcastDoubling`]).
+    ScatterAllgather,
+    /// Broadcast by a binomial scatter of N blocks and a ring allgather
+    /// (Open MPI's `scatter_allgather_ring`).
+    ScatterAllgatherRing,
     /// AllGather by Bruck's algorithm: ⌈log2 N⌉ steps for any N, each
     /// rank sending what it holds to rank i − 2^k ([`program::Phase::Bruck`]).
     /// AlltoAll by Open MPI's modified Bruck: ⌈log2 N⌉ steps, in step k
@@ -240,6 +282,8 @@ pub enum Algo {
     /// AlltoAll all at once: every rank sends each other rank its block
     /// in one step, the N − 1 sends sharing its links (Open MPI's
     /// `basic_linear` and `linear_sync`; [`program::Phase::Linear`]).
+    /// Broadcast all at once: the root sends every other rank the buffer
+    /// in one step (Open MPI's `basic_linear`).
     Linear,
     /// The algorithm MPICH chooses by default (its collective selection,
     /// `maint/tuning/coll/mpir/generic.json`; [`Collective::selected`]).
@@ -266,7 +310,10 @@ pub enum Algo {
     /// doubling, the ring, Rabenseifner's or a reduce and a broadcast.
     /// AlltoAll (`ompi_coll_tuned_alltoall_intra_dec_fixed`): by the ranks
     /// and each block's bytes, the linear exchange, the pairwise one or
-    /// Bruck's.
+    /// Bruck's. Broadcast (`ompi_coll_tuned_bcast_intra_dec_fixed`): by the
+    /// ranks and the buffer, basic linear, the pipeline, the binary,
+    /// split binary, binomial or k-nomial tree, or scatter-allgather, all
+    /// unsegmented.
     Ompi,
     /// AllReduce by Rabenseifner's algorithm: a reduce-scatter by
     /// recursive halving, then an all-gather by recursive doubling,
@@ -282,7 +329,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 20] = [
+    pub const ALL: [Algo; 27] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -303,6 +350,13 @@ impl Algo {
         Algo::Ompi,
         Algo::Rabenseifner,
         Algo::Linear,
+        Algo::Chain,
+        Algo::Pipeline,
+        Algo::BinaryTree,
+        Algo::SplitBinaryTree,
+        Algo::Knomial,
+        Algo::ScatterAllgather,
+        Algo::ScatterAllgatherRing,
     ];
 
     /// Name on the command line and in results.
@@ -328,11 +382,57 @@ impl Algo {
             Algo::Ompi => "ompi",
             Algo::Rabenseifner => "rabenseifner",
             Algo::Linear => "linear",
+            Algo::Chain => "chain",
+            Algo::Pipeline => "pipeline",
+            Algo::BinaryTree => "binary-tree",
+            Algo::SplitBinaryTree => "split-binary-tree",
+            Algo::Knomial => "knomial",
+            Algo::ScatterAllgather => "scatter-allgather",
+            Algo::ScatterAllgatherRing => "scatter-allgather-ring",
             Algo::Next => "next",
             Algo::Prev => "prev",
         }
     }
+
+    /// Whether `op` by this algorithm can be cut into segments
+    /// ([`Collective::segment`]): the broadcasts down Open MPI's trees,
+    /// which its generic broadcast pipelines segment by segment.
+    pub fn takes_segments(self, op: Op) -> bool {
+        op == Op::Broadcast
+            && matches!(
+                self,
+                Algo::OmpiBinomial
+                    | Algo::Chain
+                    | Algo::Pipeline
+                    | Algo::BinaryTree
+                    | Algo::Knomial
+            )
+    }
+
+    /// The tree a broadcast by this algorithm goes down
+    /// ([`program::Phase::TreeBcastAll`]), for those that go down one.
+    pub fn bcast_tree(self) -> Option<bcast::BcastTree> {
+        use bcast::BcastTree;
+        match self {
+            Algo::OmpiBinomial => Some(BcastTree::Binomial),
+            Algo::Linear => Some(BcastTree::Flat),
+            Algo::Chain => Some(BcastTree::Chain(OMPI_CHAINS)),
+            Algo::Pipeline => Some(BcastTree::Chain(1)),
+            Algo::BinaryTree => Some(BcastTree::Kary(2)),
+            Algo::Knomial => Some(BcastTree::Knomial(OMPI_KNOMIAL_RADIX)),
+            _ => None,
+        }
+    }
 }
+
+/// Open MPI's `coll_tuned_bcast_algorithm_chain_fanout` default: the
+/// chains of a forced `chain` broadcast (`ompi_info --param coll tuned
+/// --level 9`, 4.1.4).
+pub const OMPI_CHAINS: u32 = 4;
+
+/// Open MPI's `coll_tuned_bcast_algorithm_knomial_radix` default, which
+/// its fixed decision's k-nomial broadcast uses too (4.1.4).
+pub const OMPI_KNOMIAL_RADIX: u32 = 4;
 
 /// What one run of a collective carries.
 ///
@@ -420,9 +520,11 @@ pub struct Collective {
     /// Only [`Grouping::All`] for PS, hierarchical AllReduce and per-rank
     /// payloads ([`Collective::with_group`]).
     pub group: Grouping,
-    /// Broadcast by `ompi-binomial`: Open MPI's segment size in bytes
-    /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented (its
-    /// default when the algorithm is forced). Other algorithms ignore it.
+    /// Broadcast down one of Open MPI's trees (`ompi-binomial`, `chain`,
+    /// `pipeline`, `binary-tree`, `knomial`: [`Algo::takes_segments`]):
+    /// its segment size in bytes (`coll_tuned_bcast_algorithm_segmentsize`);
+    /// 0, unsegmented (its default, and what its fixed decision runs).
+    /// Other algorithms ignore it.
     pub segment: u64,
 }
 
@@ -555,7 +657,7 @@ impl Collective {
         match (self.op, self.algo) {
             // Open MPI's neighbor exchange runs the ring on an odd count
             (Op::AllGather, Algo::NeighborExchange) if !members.is_multiple_of(2) => Algo::Ring,
-            (Op::AllGather | Op::AllReduce | Op::AllToAll, Algo::Ompi) => {
+            (Op::AllGather | Op::AllReduce | Op::AllToAll | Op::Broadcast, Algo::Ompi) => {
                 let (table, unit, past) = self.ompi_table(members);
                 let chosen = table
                     .into_iter()
@@ -609,7 +711,9 @@ impl Collective {
         match (self.op, self.algo) {
             // the table's bounds in bytes of the buffer, and the
             // allreduce's ring's fallback
-            (Op::AllGather | Op::AllReduce | Op::AllToAll, Algo::Ompi) if members > 1 => {
+            (Op::AllGather | Op::AllReduce | Op::AllToAll | Op::Broadcast, Algo::Ompi)
+                if members > 1 =>
+            {
                 let (table, unit, _) = self.ompi_table(members);
                 let fallback = (self.op == Op::AllReduce).then_some(4.0 * members as f64);
                 self.changes(
@@ -636,7 +740,8 @@ impl Collective {
     /// its table ((bound, algorithm) by increasing bound), the buffer bytes
     /// a unit of its bounds stands for (the allgather's table counts a
     /// rank's share and the alltoall's a block, 1/`members` of the
-    /// buffer; the allreduce's the buffer), and the algorithm past its
+    /// buffer; the allreduce's and the broadcast's the buffer), and the
+    /// algorithm past its
     /// last bound.
     ///
     /// # Panics
@@ -647,6 +752,7 @@ impl Collective {
             Op::AllGather => (ompi_allgather(members), share, Algo::Ring),
             Op::AllReduce => (ompi_allreduce(members), 1.0, Algo::Rabenseifner),
             Op::AllToAll => (ompi_alltoall(members), share, Algo::Pairwise),
+            Op::Broadcast => (ompi_bcast(members), 1.0, Algo::Knomial),
             op => unreachable!("{} has no Open MPI selection", op.name()),
         }
     }
@@ -763,7 +869,7 @@ impl Collective {
                 },
             ],
             (Op::AllGather | Op::AllReduce, Algo::Mpich | Algo::Ompi)
-            | (Op::AllToAll, Algo::Ompi) => {
+            | (Op::AllToAll | Op::Broadcast, Algo::Ompi) => {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
@@ -817,19 +923,40 @@ impl Collective {
                     chunks: program::pipeline_chunks(part),
                 }]
             }
-            (Op::Broadcast, Algo::OmpiBinomial) => {
+            (Op::Broadcast, algo) if algo.bcast_tree().is_some() => {
                 // equal segments of at most `segment` bytes (Open MPI's last
                 // is the remainder)
-                let segments = if self.segment > 0 {
+                let segments = if self.segment > 0 && algo.takes_segments(Op::Broadcast) {
                     (bytes / self.segment as f64).ceil().max(1.0) as u32
                 } else {
                     1
                 };
-                vec![Phase::BinomialBcastAll {
+                vec![Phase::TreeBcastAll {
                     group: all,
+                    tree: algo.bcast_tree().expect("a tree"),
                     bytes: bytes / segments as f64,
                     segments,
                 }]
+            }
+            (Op::Broadcast, Algo::SplitBinaryTree) => vec![Phase::SplitBinaryTree {
+                group: all,
+                bytes: bytes / 2.0,
+            }],
+            (Op::Broadcast, Algo::ScatterAllgather | Algo::ScatterAllgatherRing) => {
+                let block = bytes / n;
+                let scatter = Phase::BinomialScatter { group: all, block };
+                if self.algo == Algo::ScatterAllgather {
+                    vec![scatter, Phase::BcastDoubling { group: all, block }]
+                } else {
+                    vec![
+                        scatter,
+                        Phase::Ring {
+                            group: all,
+                            steps: size - 1,
+                            chunk: block,
+                        },
+                    ]
+                }
             }
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
             (Op::AllToAll, Algo::Linear) => vec![Phase::Linear {
@@ -1157,6 +1284,72 @@ fn ompi_alltoall(members: u32) -> Vec<(f64, Algo)> {
             (65536.0, L),
             (ALL, L),
         ],
+    }
+}
+
+/// Open MPI's default broadcast on `members` ranks (coll tuned's fixed
+/// decision, `ompi_coll_tuned_bcast_intra_dec_fixed`, Open MPI 4.1 to
+/// 5.0; read off the source and checked against 4.1.4's compiled
+/// library): (buffer bytes below which, algorithm), by increasing size,
+/// the last unbounded. It passes no segment size, so every tree runs
+/// unsegmented, and no chain fanout to its `chain`, which Open MPI's
+/// chain builder takes as one chain: [`Algo::Pipeline`]. Its k-nomial
+/// tree has radix [`OMPI_KNOMIAL_RADIX`] (its default; the fixed decision
+/// uses `coll_tuned_bcast_algorithm_knomial_radix` too, which is not
+/// modelled). Its scatter-allgather runs basic linear on fewer elements
+/// than ranks, which its rows (from 256 KiB) never meet below 32,768
+/// ranks of 8-byte elements, and is left out.
+fn ompi_bcast(members: u32) -> Vec<(f64, Algo)> {
+    use Algo::{
+        BinaryTree as BT, Knomial as KN, Linear as LIN, OmpiBinomial as BIN, Pipeline as PIPE,
+        ScatterAllgather as SAG, SplitBinaryTree as SBT,
+    };
+    const ALL: f64 = f64::INFINITY;
+    match members {
+        0..=3 => vec![
+            (32.0, PIPE),
+            (256.0, BT),
+            (512.0, PIPE),
+            (1024.0, KN),
+            (32768.0, LIN),
+            (131072.0, BT),
+            // its `chain`, with no fanout: one chain
+            (262144.0, PIPE),
+            (524288.0, LIN),
+            (1048576.0, BIN),
+            (ALL, BT),
+        ],
+        4..=7 => vec![
+            (64.0, BT),
+            (128.0, BIN),
+            (2048.0, BT),
+            (8192.0, BIN),
+            (1048576.0, LIN),
+            // its `chain`, with no fanout: one chain
+            (ALL, PIPE),
+        ],
+        8..=15 => vec![
+            (8.0, KN),
+            (64.0, BT),
+            (4096.0, KN),
+            (16384.0, BT),
+            (32768.0, BIN),
+            (ALL, LIN),
+        ],
+        16..=31 => vec![(4096.0, KN), (1048576.0, BIN), (ALL, SAG)],
+        32..=63 => vec![(2048.0, BIN), (ALL, KN)],
+        64..=127 => vec![(ALL, KN)],
+        128..=255 => vec![
+            (2.0, BIN),
+            (16384.0, BT),
+            (32768.0, LIN),
+            (65536.0, BT),
+            (ALL, KN),
+        ],
+        256..=1023 => vec![(16384.0, KN), (32768.0, SBT), (ALL, KN)],
+        1024..=2047 => vec![(524288.0, KN), (ALL, SAG)],
+        2048..=4095 => vec![(262144.0, KN), (ALL, SAG)],
+        _ => vec![(8192.0, KN), (16384.0, BT), (262144.0, KN), (ALL, SAG)],
     }
 }
 

@@ -15,6 +15,7 @@
 //! A program stores only its shape, never a list of transfers, so a ring
 //! over 4096 GPUs costs a few words of memory.
 
+use super::bcast::{self, BcastTree};
 use crate::cluster::{ClusterSpec, Endpoint, Path, Topology};
 use std::sync::Arc;
 
@@ -136,27 +137,65 @@ pub enum Phase {
         /// Bytes per send.
         bytes: f64,
     },
-    /// Binomial-tree broadcast from member 0 as Open MPI runs it
-    /// (`ompi_coll_base_bcast_intra_binomial` through
-    /// `ompi_coll_base_bcast_intra_generic`, which posts a send to every
-    /// child at once, then waits for them all): member i's children are
-    /// i + 2^j for every 2^j > i (below s). Unsegmented (`segments` 1,
-    /// Open MPI's default when the algorithm is forced), member i
-    /// receives in step popcount(i) − 1 and sends to all its children in
-    /// step popcount(i), so the root's ⌈log2 s⌉ sends share its link in
-    /// the first step: as many steps as the largest popcount P below s.
-    /// Segmented (`coll_tuned_bcast_algorithm_segmentsize`), the buffer
-    /// goes in `segments` segments of `bytes`: member i sends segment j to
-    /// all its children in step popcount(i) + j, once segment j has
-    /// arrived and its sends of segment j − 1 are done (the generic loop
-    /// waits for them before the next), so P + segments − 1 steps.
-    BinomialBcastAll {
+    /// Broadcast from member 0 down a tree as Open MPI runs it
+    /// (`ompi_coll_base_bcast_intra_generic`, which posts a send to every
+    /// child at once, then waits for them all; its binomial, k-nomial,
+    /// binary, chain and pipeline broadcasts, and `basic_linear`, a tree
+    /// of one level): [`BcastTree`] gives each member's children and
+    /// depth d(i). Unsegmented (`segments` 1, Open MPI's default), member
+    /// i receives in step d(i) − 1 and sends to all its children in step
+    /// d(i), so a member's sends share its link: as many steps as the
+    /// tree's height H (the binomial tree's: the largest popcount below
+    /// s, its root's ⌈log2 s⌉ sends at once). Segmented
+    /// (`coll_tuned_bcast_algorithm_segmentsize`), the buffer goes in
+    /// `segments` segments of `bytes`: member i sends segment j to all its
+    /// children in step d(i) + j, once segment j has arrived and its sends
+    /// of segment j − 1 are done (the generic loop waits for them before
+    /// the next), so H + segments − 1 steps.
+    TreeBcastAll {
         /// Groups.
         group: Grouping,
+        /// The tree.
+        tree: BcastTree,
         /// Bytes per send (one segment).
         bytes: f64,
         /// Segments the buffer is cut into (1: unsegmented).
         segments: u32,
+    },
+    /// Open MPI's split binary tree broadcast from member 0
+    /// (`ompi_coll_base_bcast_intra_split_bintree`, unsegmented;
+    /// [`bcast::split_send`]): the first half of the buffer goes down the
+    /// binary tree's left subtree (odd members) and the second down the
+    /// right (even), each member sending to its first child, then to its
+    /// second (blocking sends, a step each); then odd member i swaps
+    /// halves with member i + 1, and on an even count the root sends the
+    /// second half to the last member. `bytes` is a half.
+    SplitBinaryTree {
+        /// Groups.
+        group: Grouping,
+        /// Bytes of a half.
+        bytes: f64,
+    },
+    /// The binomial scatter of Open MPI's scatter-allgather broadcasts
+    /// ([`bcast::scatter_send`]): ⌈log2 s⌉ steps; in step k a member that
+    /// holds blocks [i, i + 2·mask) sends those of them from i + mask, and
+    /// below s, to member i + mask (mask = 2^(⌈log2 s⌉ − 1 − k)).
+    BinomialScatter {
+        /// Groups.
+        group: Grouping,
+        /// Bytes of a block (the buffer over s).
+        block: f64,
+    },
+    /// The recursive-doubling allgather of Open MPI's scatter-allgather
+    /// broadcast ([`bcast::doubling_send`]): at mask 2^i member j swaps its
+    /// group's blocks with member j ^ 2^i, then, where the partner group
+    /// has members past s, i steps of recursive halving pass its blocks on
+    /// to those who had no partner.
+    BcastDoubling {
+        /// Groups.
+        group: Grouping,
+        /// Bytes of a block.
+        block: f64,
     },
     /// Pairwise exchange: s−1 steps; in step j member i sends `chunk` to
     /// member (i + j) mod s.
@@ -713,21 +752,6 @@ impl NodeTrees {
     }
 }
 
-/// The largest popcount of a number below `s`: the steps of
-/// [`Phase::BinomialBcastAll`] over `s` members.
-fn max_popcount_below(s: u32) -> u32 {
-    if s <= 1 {
-        return 0;
-    }
-    let top = s - 1;
-    let bits = 32 - top.leading_zeros();
-    if top.count_ones() == bits {
-        bits
-    } else {
-        bits - 1
-    }
-}
-
 /// Blocks a member sends in the step of distance `d` of Bruck's
 /// AlltoAll over `s` members ([`Phase::BruckAllToAll`]): the block
 /// indices j < s with the bit of `d` set.
@@ -961,12 +985,21 @@ impl Program {
                     0
                 }
             }
-            Phase::BinomialBcastAll {
-                group, segments, ..
-            } => match max_popcount_below(self.group_size(group)) {
+            Phase::TreeBcastAll {
+                group,
+                tree,
+                segments,
+                ..
+            } => match tree.height(self.group_size(group)) {
                 0 => 0,
                 depth => depth + segments.max(1) - 1,
             },
+            Phase::SplitBinaryTree { group, .. } => match self.group_size(group) {
+                0 | 1 => 0,
+                s => bcast::split_descent(s) + 1,
+            },
+            Phase::BinomialScatter { group, .. } => bcast::scatter_steps(self.group_size(group)),
+            Phase::BcastDoubling { group, .. } => bcast::doubling_steps(self.group_size(group)),
             Phase::BinomialReduce { group, .. } | Phase::BinomialBcast { group, .. } => {
                 ceil_log2(self.group_size(group))
             }
@@ -1752,7 +1785,10 @@ impl Program {
             Phase::Shift { .. } => false,
             Phase::BinomialReduce { .. }
             | Phase::BinomialBcast { .. }
-            | Phase::BinomialBcastAll { .. }
+            | Phase::TreeBcastAll { .. }
+            | Phase::SplitBinaryTree { .. }
+            | Phase::BinomialScatter { .. }
+            | Phase::BcastDoubling { .. }
             | Phase::RecursiveDoubling { .. }
             | Phase::Bruck { .. }
             | Phase::RecursiveAllReduce { .. }
@@ -1944,8 +1980,9 @@ impl Program {
                 let to = self.member(0, (idx + 1) % s, Grouping::All);
                 out.push(Send::to(to, blocks[block as usize]));
             }
-            &Phase::BinomialBcastAll {
+            &Phase::TreeBcastAll {
                 group,
+                tree,
                 bytes,
                 segments,
             } => {
@@ -1954,15 +1991,37 @@ impl Program {
                 }
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
-                // segment k − popcount(idx), when there is one
-                if k >= idx.count_ones() && k - idx.count_ones() < segments.max(1) {
-                    let first = 32 - idx.leading_zeros();
-                    out.extend(
-                        (first..32)
-                            .map(|j| idx as u64 + (1u64 << j))
-                            .take_while(|&c| c < s as u64)
-                            .map(|c| Send::to(self.member(id, c as u32, group), bytes)),
-                    );
+                // segment k − depth(idx), when there is one
+                let depth = tree.depth(s, idx);
+                if k >= depth && k - depth < segments.max(1) {
+                    tree.children(s, idx, |c| {
+                        out.push(Send::to(self.member(id, c, group), bytes))
+                    });
+                }
+            }
+            &Phase::SplitBinaryTree { group, bytes } => {
+                if p >= self.gpus || !self.in_group(p, group) {
+                    return;
+                }
+                let s = self.group_size(group);
+                let (id, idx) = self.locate(p, group);
+                bcast::split_send(s, idx, k, |to| {
+                    out.push(Send::to(self.member(id, to, group), bytes))
+                });
+            }
+            &Phase::BinomialScatter { group, block } | &Phase::BcastDoubling { group, block } => {
+                if p >= self.gpus || !self.in_group(p, group) {
+                    return;
+                }
+                let s = self.group_size(group);
+                let (id, idx) = self.locate(p, group);
+                let send = if matches!(self.phases[i], Phase::BinomialScatter { .. }) {
+                    bcast::scatter_send(s, idx, k)
+                } else {
+                    bcast::doubling_send(s, idx, k)
+                };
+                if let Some((to, blocks)) = send {
+                    out.push(Send::to(self.member(id, to, group), block * blocks as f64));
                 }
             }
             &Phase::Shift { from, to, bytes } => {
@@ -2026,7 +2085,10 @@ impl Program {
                     | Phase::Ps { .. }
                     | Phase::Shift { .. }
                     | Phase::RecursiveAllReduce { .. }
-                    | Phase::BinomialBcastAll { .. }
+                    | Phase::TreeBcastAll { .. }
+                    | Phase::SplitBinaryTree { .. }
+                    | Phase::BinomialScatter { .. }
+                    | Phase::BcastDoubling { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
@@ -2108,17 +2170,34 @@ impl Program {
                     0
                 }
             }
-            Phase::BinomialBcastAll {
-                group, segments, ..
+            Phase::TreeBcastAll {
+                group,
+                tree,
+                segments,
+                ..
             } => {
                 if p >= self.gpus || !self.in_group(p, group) {
                     return 0;
                 }
-                // segment j arrives in the step its parent (popcount one
-                // less) sends it
+                // segment j arrives in the step its parent (a level up)
+                // sends it
                 let (_, idx) = self.locate(p, group);
-                let first = idx.count_ones();
+                let first = tree.depth(self.group_size(group), idx);
                 (idx > 0 && k + 1 >= first && k + 1 - first < segments.max(1)) as u32
+            }
+            Phase::SplitBinaryTree { group, .. }
+            | Phase::BinomialScatter { group, .. }
+            | Phase::BcastDoubling { group, .. } => {
+                if p >= self.gpus || !self.in_group(p, group) {
+                    return 0;
+                }
+                let s = self.group_size(group);
+                let (_, idx) = self.locate(p, group);
+                match self.phases[i] {
+                    Phase::SplitBinaryTree { .. } => bcast::split_recvs(s, idx, k),
+                    Phase::BinomialScatter { .. } => bcast::scatter_recv(s, idx, k) as u32,
+                    _ => bcast::doubling_recv(s, idx, k) as u32,
+                }
             }
             Phase::Shift { from, to, .. } => {
                 let Grouping::Stage { size, .. } = from else {
@@ -2168,7 +2247,10 @@ impl Program {
                     Phase::Ps { .. }
                     | Phase::Shift { .. }
                     | Phase::RecursiveAllReduce { .. }
-                    | Phase::BinomialBcastAll { .. }
+                    | Phase::TreeBcastAll { .. }
+                    | Phase::SplitBinaryTree { .. }
+                    | Phase::BinomialScatter { .. }
+                    | Phase::BcastDoubling { .. }
                     | Phase::RingV { .. }
                     | Phase::PairwiseV { .. }
                     | Phase::Chain { .. }
@@ -2216,6 +2298,20 @@ impl Program {
 
 #[cfg(test)]
 mod tests {
+    /// Every tree shape Open MPI's broadcasts use, with other parameters.
+    const TREES: [BcastTree; 10] = [
+        BcastTree::Binomial,
+        BcastTree::Knomial(2),
+        BcastTree::Knomial(3),
+        BcastTree::Knomial(4),
+        BcastTree::Kary(2),
+        BcastTree::Kary(3),
+        BcastTree::Chain(1),
+        BcastTree::Chain(3),
+        BcastTree::Chain(4),
+        BcastTree::Flat,
+    ];
+
     use super::*;
 
     /// Every send has a matching expected receive, step by step.
@@ -2441,13 +2537,25 @@ mod tests {
                     );
                     check_balance(&spec, vec![Phase::BinomialReduce { group, bytes: 1.0 }], 0);
                     check_balance(&spec, vec![Phase::BinomialBcast { group, bytes: 1.0 }], 0);
+                    for tree in TREES {
+                        check_balance(
+                            &spec,
+                            vec![Phase::TreeBcastAll {
+                                group,
+                                tree,
+                                bytes: 1.0,
+                                segments: 1,
+                            }],
+                            0,
+                        );
+                    }
+                    check_balance(&spec, vec![Phase::SplitBinaryTree { group, bytes: 1.0 }], 0);
                     check_balance(
                         &spec,
-                        vec![Phase::BinomialBcastAll {
-                            group,
-                            bytes: 1.0,
-                            segments: 1,
-                        }],
+                        vec![
+                            Phase::BinomialScatter { group, block: 1.0 },
+                            Phase::BcastDoubling { group, block: 1.0 },
+                        ],
                         0,
                     );
                     check_balance(
@@ -2525,7 +2633,9 @@ mod tests {
     #[test]
     fn ompi_binomial_broadcast_sends_to_all_children_at_once() {
         assert_eq!(
-            (1..=9).map(max_popcount_below).collect::<Vec<_>>(),
+            (1..=9)
+                .map(|s| BcastTree::Binomial.height(s))
+                .collect::<Vec<_>>(),
             [0, 1, 1, 2, 2, 2, 2, 3, 3]
         );
         // who sends to whom and when: `ompi_binomial_segments_follow_each_other`
@@ -2562,14 +2672,15 @@ mod tests {
         for s in 1..=40u32 {
             for segments in [1u32, 2, 5] {
                 let spec = ClusterSpec::flat(s, 1e9, 0.0);
-                let phases = vec![Phase::BinomialBcastAll {
+                let phases = vec![Phase::TreeBcastAll {
                     group: Grouping::All,
+                    tree: BcastTree::Binomial,
                     bytes: 1.0,
                     segments,
                 }];
                 check_balance(&spec, phases.clone(), 0);
                 let prog = Program::new(&spec, phases, 0);
-                let depth = max_popcount_below(s);
+                let depth = BcastTree::Binomial.height(s);
                 let want_steps = if depth == 0 { 0 } else { depth + segments - 1 };
                 assert_eq!(prog.steps(), want_steps, "s = {s}, {segments} segments");
                 let mut got = vec![vec![0u32; segments as usize]; s as usize];
@@ -3105,5 +3216,263 @@ mod tests {
             0,
         );
         assert_eq!(p.steps(), 3);
+    }
+
+    /// Open MPI's trees as its builders make them
+    /// (`coll_base_topo.c`), on 1-70 members: every member but the root
+    /// is the child of exactly one member, a level above it, and the
+    /// height is the deepest member; and the examples its source draws
+    /// (`build_kmtree` on 10 members, radix 2, 3, 4; `build_tree` on 7;
+    /// `build_bmtree` on 8) and `build_chain`'s runs on 10 members in 4
+    /// chains (9 = 3 + 2 + 2 + 2).
+    #[test]
+    fn open_mpis_trees_match_their_builders() {
+        for tree in TREES {
+            for s in 1..=70u32 {
+                let mut parents = vec![0u32; s as usize];
+                let mut deepest = 0;
+                for idx in 0..s {
+                    let d = tree.depth(s, idx);
+                    deepest = deepest.max(d);
+                    tree.children(s, idx, |c| {
+                        parents[c as usize] += 1;
+                        assert_eq!(tree.depth(s, c), d + 1, "{tree:?}, s {s}: {idx} → {c}");
+                    });
+                }
+                assert_eq!(parents[0], 0, "{tree:?}, s {s}");
+                assert!(
+                    parents[1..].iter().all(|&n| n == 1),
+                    "{tree:?}, s {s}: {parents:?}"
+                );
+                assert_eq!(tree.height(s), deepest, "{tree:?}, s {s}");
+            }
+        }
+        let kids = |tree: BcastTree, s: u32, idx: u32| {
+            let mut v = Vec::new();
+            tree.children(s, idx, |c| v.push(c));
+            v.sort();
+            v
+        };
+        let k4 = BcastTree::Knomial(4);
+        assert_eq!(kids(k4, 10, 0), [1, 2, 3, 4, 8]);
+        assert_eq!(kids(k4, 10, 4), [5, 6, 7]);
+        assert_eq!(kids(k4, 10, 8), [9]);
+        let k3 = BcastTree::Knomial(3);
+        assert_eq!(kids(k3, 10, 0), [1, 2, 3, 6, 9]);
+        assert_eq!(kids(k3, 10, 3), [4, 5]);
+        assert_eq!(kids(k3, 10, 6), [7, 8]);
+        let k2 = BcastTree::Knomial(2);
+        assert_eq!(kids(k2, 10, 0), [1, 2, 4, 8]);
+        assert_eq!(kids(k2, 10, 4), [5, 6]);
+        assert_eq!(kids(k2, 10, 6), [7]);
+        assert_eq!(kids(k2, 10, 8), [9]);
+        let bin = BcastTree::Kary(2);
+        assert_eq!(kids(bin, 7, 0), [1, 2]);
+        assert_eq!(kids(bin, 7, 1), [3, 5]);
+        assert_eq!(kids(bin, 7, 2), [4, 6]);
+        let bm = BcastTree::Binomial;
+        assert_eq!(kids(bm, 8, 0), [1, 2, 4]);
+        assert_eq!(kids(bm, 8, 1), [3, 5]);
+        assert_eq!(kids(bm, 8, 2), [6]);
+        assert_eq!(kids(bm, 8, 3), [7]);
+        let chains = BcastTree::Chain(4);
+        assert_eq!(kids(chains, 10, 0), [1, 4, 6, 8]);
+        for (idx, next) in [
+            (1, vec![2]),
+            (2, vec![3]),
+            (3, vec![]),
+            (4, vec![5]),
+            (5, vec![]),
+        ] {
+            assert_eq!(kids(chains, 10, idx), next, "chain member {idx}");
+        }
+        assert_eq!(kids(BcastTree::Chain(1), 5, 3), [4]);
+        assert_eq!(BcastTree::Chain(1).height(5), 4);
+        assert_eq!(kids(BcastTree::Flat, 5, 0), [1, 2, 3, 4]);
+    }
+
+    /// The split binary tree delivers both halves to every member: the
+    /// half of its subtree once in the descent, from its parent, and the
+    /// other once in the last step (1-70 members).
+    #[test]
+    fn split_binary_tree_delivers_both_halves() {
+        for s in 1..=70u32 {
+            let spec = ClusterSpec::flat(s, 1e9, 0.0);
+            let phases = vec![Phase::SplitBinaryTree {
+                group: Grouping::All,
+                bytes: 1.0,
+            }];
+            check_balance(&spec, phases.clone(), 0);
+            let prog = Program::new(&spec, phases, 0);
+            // the half each member holds: 0 (first), 1 (second), 2 both
+            let mut has = vec![None::<u8>; s as usize];
+            has[0] = Some(2);
+            let mut out = Vec::new();
+            for step in 0..prog.steps() {
+                let mut got = Vec::new();
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    for send in &out {
+                        // the half the receiver's subtree carries: odd
+                        // members the first, even the second
+                        let half = if send.to % 2 == 1 { 0 } else { 1 };
+                        let last = step + 1 == prog.steps();
+                        let want = if last { 1 - half } else { half };
+                        assert!(
+                            has[p as usize] == Some(want) || has[p as usize] == Some(2),
+                            "s {s}, step {step}: {p} sends half {want} without it"
+                        );
+                        got.push((send.to, want));
+                    }
+                }
+                for (to, half) in got {
+                    let h = &mut has[to as usize];
+                    *h = match *h {
+                        None => Some(half),
+                        Some(x) if x != half => Some(2),
+                        x => panic!("s {s}: {to} got half {half} again ({x:?})"),
+                    };
+                }
+            }
+            assert!(has.iter().all(|&h| h == Some(2)), "s {s}: {has:?}");
+        }
+    }
+
+    /// Open MPI's scatter-allgather broadcast delivers every block to
+    /// every member exactly once in its allgather, and every send carries
+    /// blocks its sender holds (1-70 members, replayed block by block:
+    /// the scatter hands member i blocks [i, i + lowbit(i)); in the
+    /// allgather a member starts from its own block, swaps its group's
+    /// blocks at each mask, and the halving steps pass on the partner
+    /// group's).
+    #[test]
+    fn scatter_allgather_delivers_every_block_once() {
+        for s in 1..=70u32 {
+            let spec = ClusterSpec::flat(s, 1e9, 0.0);
+            let phases = vec![
+                Phase::BinomialScatter {
+                    group: Grouping::All,
+                    block: 1.0,
+                },
+                Phase::BcastDoubling {
+                    group: Grouping::All,
+                    block: 1.0,
+                },
+            ];
+            check_balance(&spec, phases.clone(), 0);
+            let prog = Program::new(&spec, phases, 0);
+            let scatter = bcast::scatter_steps(s);
+            let mut out = Vec::new();
+            // the scatter: what each member receives
+            let mut scattered = vec![0u32; s as usize];
+            scattered[0] = s;
+            for step in 0..scatter {
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    for send in &out {
+                        let low = send.to & send.to.wrapping_neg();
+                        assert_eq!(send.bytes as u32, (send.to + low).min(s) - send.to);
+                        assert!(scattered[p as usize] > send.bytes as u32, "s {s}");
+                        scattered[send.to as usize] = send.bytes as u32;
+                    }
+                }
+            }
+            // the allgather, block by block
+            let mut holds: Vec<Vec<bool>> =
+                (0..s).map(|i| (0..s).map(|b| b == i).collect()).collect();
+            let mut step = scatter;
+            let levels = scatter;
+            for i in 0..levels {
+                let m = 1u32 << i;
+                for half in std::iter::once(0).chain((0..i).rev().map(|h| 1u32 << h)) {
+                    let mut moves = Vec::new();
+                    for p in 0..s {
+                        out.clear();
+                        prog.sends(p, step, &mut out);
+                        let root = p & !(m - 1);
+                        for send in &out {
+                            // an exchange carries the sender's group, a
+                            // halving step the partner group's
+                            let blocks: Vec<u32> = if half == 0 {
+                                (root..(root + m).min(s)).collect()
+                            } else {
+                                (root + m..s).collect()
+                            };
+                            assert_eq!(send.bytes as usize, blocks.len(), "s {s}, step {step}");
+                            for &b in &blocks {
+                                assert!(holds[p as usize][b as usize], "s {s}: {p} lacks {b}");
+                            }
+                            moves.push((send.to, blocks));
+                        }
+                    }
+                    for (to, blocks) in moves {
+                        for b in blocks {
+                            let h = &mut holds[to as usize][b as usize];
+                            assert!(!*h, "s {s}, step {step}: {to} got block {b} twice");
+                            *h = true;
+                        }
+                    }
+                    step += 1;
+                }
+            }
+            assert_eq!(step, prog.steps());
+            assert!(holds.iter().flatten().all(|&h| h), "s {s}");
+        }
+    }
+
+    /// Open MPI's broadcasts on one link class (α, B), in both network
+    /// models (1e-9: arithmetic): basic linear α + (s − 1)m/B; the
+    /// pipeline (s − 1)(α + m/B); 4 chains on 9 ranks 2α + (4 + 1)m/B;
+    /// the binary tree on 7 ranks 2α + (2 + 2)m/B; the 4-nomial tree on 16
+    /// ranks 2α + (6 + 3)m/B (the root's children 1, 2, 3, 4, 8, 12, then
+    /// 4, 8 and 12's three each); the split binary tree on 7 ranks
+    /// 5(α + m/2B) (a half a step: the root's two sends, its children's
+    /// two, the last grandchild's, then the swap) in the α-β model, and
+    /// 5α + 6·m/2B in the flow model, which sends as soon as a rank is
+    /// ready: rank 5 has its half a step before rank 6 and sends it to 6
+    /// while 6 still receives its own from rank 2, the two sharing 6's
+    /// link (each 2·m/2B), and 6 swaps back after (Open MPI's rendezvous
+    /// over its eager limit would hold 5's send until 6 posts its
+    /// receive); scatter-allgather on 8
+    /// ranks 6α + 2·(7/8)m/B, each half ⌈log2 s⌉α + (s − 1)/s·m/B as
+    /// Open MPI's source states; with the ring 3α + 7α + 2·(7/8)m/B.
+    #[test]
+    fn open_mpis_broadcasts_alpha_beta() {
+        use crate::collective::{Algo, Collective, Op};
+        let (alpha, bw, m) = (4e-6, 1e9, 4e6);
+        let c = m / bw;
+        for (algo, s, want) in [
+            (Algo::Linear, 6u32, alpha + 5.0 * c),
+            (Algo::Pipeline, 5, 4.0 * (alpha + c)),
+            (Algo::Chain, 9, 2.0 * alpha + 5.0 * c),
+            (Algo::BinaryTree, 7, 2.0 * alpha + 4.0 * c),
+            (Algo::Knomial, 16, 2.0 * alpha + 9.0 * c),
+            (Algo::SplitBinaryTree, 7, 5.0 * (alpha + c / 2.0)),
+            (Algo::ScatterAllgather, 8, 6.0 * alpha + 1.75 * c),
+            (Algo::ScatterAllgatherRing, 8, 10.0 * alpha + 1.75 * c),
+        ] {
+            let spec = ClusterSpec::flat(s, bw, alpha);
+            let coll = Collective::new(Op::Broadcast).with_algo(algo).unwrap();
+            let a = coll.analytical(&spec).time(m);
+            let f = crate::collective::exec::run_flow(&coll, &spec, m)
+                .unwrap()
+                .time
+                .as_secs();
+            let eager = (algo, s) == (Algo::SplitBinaryTree, 7);
+            let flow_want = if eager {
+                5.0 * alpha + 6.0 * c / 2.0
+            } else {
+                want
+            };
+            for (model, t, want) in [("analytical", a, want), ("flow", f, flow_want)] {
+                assert!(
+                    (t - want).abs() <= 1e-9 * want,
+                    "{} on {s}, {model}: {t} against {want}",
+                    algo.name()
+                );
+            }
+        }
     }
 }

@@ -183,11 +183,11 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     coll.ps_servers = req.servers;
     coll.local_aggregation = req.local_aggregation;
     if let Some(seg) = req.segment_size {
-        if (op, coll.algo) != (Op::Broadcast, Algo::OmpiBinomial) {
+        if !coll.algo.takes_segments(op) {
             return Err(invalid(
                 "segment_size",
                 format!(
-                    "applies to broadcast by ompi-binomial (Open MPI's segmented binomial tree), not to {} by {}",
+                    "applies to broadcast down Open MPI's trees (ompi-binomial, chain, pipeline, binary-tree, knomial), not to {} by {}",
                     op.name(),
                     coll.algo.name()
                 ),
