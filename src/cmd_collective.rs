@@ -47,10 +47,10 @@ pub struct CollectiveArgs {
     /// ring|recursive-doubling|bruck|neighbor-exchange|mpich|ompi (mpich,
     /// ompi: MPICH's and Open MPI's default selections among them by
     /// size);
-    /// broadcast ring|binomial|ompi-binomial|linear|chain|pipeline|binary-tree|split-binary-tree|knomial|scatter-allgather|scatter-allgather-ring|ompi
+    /// broadcast ring|binomial|ompi-binomial|linear|chain|pipeline|binary-tree|split-binary-tree|knomial|scatter-allgather|scatter-allgather-ring|ompi|mpich
     /// (ompi-binomial to scatter-allgather-ring: Open MPI's algorithms,
-    /// its trees sending to every child at once; ompi: its default
-    /// selection among them by size); alltoall pairwise|linear|bruck|ompi
+    /// its trees sending to every child at once; ompi, mpich: Open MPI's
+    /// and MPICH's default selections among them by size); alltoall pairwise|linear|bruck|ompi
     /// (Open MPI's linear and modified Bruck, and its default selection
     /// among the three);
     /// ps

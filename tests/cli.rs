@@ -711,8 +711,8 @@ fn alltoall_algorithms_by_name() {
 /// Open MPI's broadcasts by name: each runs and names itself; basic
 /// linear (the root's seven sends at once, 7·m/B over the root's link)
 /// beats the pipeline (seven hops of m in a row, 7(α + m/B)); `ompi`
-/// (Open MPI's decision)
-/// runs linear on 8 ranks from 32 KiB and says so; a segment size
+/// (Open MPI's decision) runs linear on 8 ranks from 32 KiB and says
+/// so, `mpich` scatter and ring allgather past 512 KiB; a segment size
 /// pipelines the k-nomial tree (8 segments, faster than the whole
 /// buffer a level at a time) and is refused for linear.
 #[test]
@@ -757,6 +757,10 @@ fn open_mpi_broadcasts_by_name() {
     let ompi = run("ompi", &[]);
     assert_eq!(ompi["runs"], "linear");
     assert_eq!(t(&ompi), time("linear"));
+    // MPICH's: past 512 KiB on 8 ranks, scatter and ring allgather
+    let mpich = run("mpich", &[]);
+    assert_eq!(mpich["runs"], "scatter-allgather-ring");
+    assert_eq!(t(&mpich), time("scatter-allgather-ring"));
     let seg = run("knomial", &["--segment-size", "128KiB"]);
     assert_eq!(seg["segments"], 8);
     assert!(t(&seg) < time("knomial"), "{} {}", t(&seg), time("knomial"));

@@ -850,6 +850,13 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// MPICH before 3.4 ran recursive doubling up to 2 KiB as well
 /// (`MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`); the selection differs from
 /// 3.4's only there, and such a profile is fitted with 3.4's.
+/// Its broadcast the same way: `broadcast=mpich` unless
+/// `BCAST_INTRA_ALGORITHM` forced `binomial`, `scatter_recursive_doubling_allgather`
+/// or `scatter_ring_allgather` (fitted as the textbook binomial,
+/// scatter-allgather and scatter-allgather-ring; `smp`, `tree` and
+/// `pipelined_tree` are not modelled and fitted as the textbook binomial)
+/// or a `BCAST_SHORT_MSG_SIZE`, `BCAST_LONG_MSG_SIZE` or `BCAST_MIN_PROCS`
+/// moved its thresholds (the textbook binomial).
 ///
 /// Open MPI runs the algorithm its dynamic rules force
 /// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
@@ -923,7 +930,25 @@ pub fn library_algos(notes: &[String]) -> Algos {
             Some(_) => None,
             None => Some("allreduce=mpich"),
         };
-        [gather, reduce]
+        // the broadcast: forced by name, or its thresholds moved (MPICH
+        // 3's `BCAST_*` variables)
+        let bcast_moved = [
+            "BCAST_SHORT_MSG_SIZE",
+            "BCAST_LONG_MSG_SIZE",
+            "BCAST_MIN_PROCS",
+        ]
+        .iter()
+        .any(|n| set(n).is_some());
+        let bcast = match forced("BCAST").as_deref() {
+            Some("binomial") => Some("broadcast=binomial"),
+            Some("scatter_recursive_doubling_allgather") => Some("broadcast=scatter-allgather"),
+            Some("scatter_ring_allgather") => Some("broadcast=scatter-allgather-ring"),
+            // smp, tree, pipelined_tree: not modelled, the textbook tree
+            Some(_) => None,
+            None if bcast_moved => None,
+            None => Some("broadcast=mpich"),
+        };
+        [gather, reduce, bcast]
             .into_iter()
             .flatten()
             .map(String::from)
@@ -1529,6 +1554,35 @@ mod tests {
         let chosen = library_algos(&mpich);
         assert!(is(gather(&chosen), Algo::Mpich));
         assert!(is(reduce(&chosen), Algo::Mpich));
+        // its broadcast: the selection, a forced one as itself, what is
+        // not modelled or moved thresholds as the textbook tree
+        assert!(is(chosen.model("broadcast", 16), Algo::Mpich));
+        for (setting, want) in [
+            ("MPIR_CVAR_BCAST_INTRA_ALGORITHM=auto", Algo::Mpich),
+            ("MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial", Algo::Binomial),
+            (
+                "MPIR_CVAR_BCAST_INTRA_ALGORITHM=scatter_recursive_doubling_allgather",
+                Algo::ScatterAllgather,
+            ),
+            (
+                "MPICH_BCAST_INTRA_ALGORITHM=scatter_ring_allgather",
+                Algo::ScatterAllgatherRing,
+            ),
+            (
+                "MPIR_CVAR_BCAST_INTRA_ALGORITHM=pipelined_tree",
+                Algo::Binomial,
+            ),
+            ("MPIR_CVAR_BCAST_SHORT_MSG_SIZE=4096", Algo::Binomial),
+        ] {
+            let n = notes(
+                "MPICH Version:\t4.1.2",
+                &[&format!("library setting: {setting}")],
+            );
+            assert!(
+                is(library_algos(&n).model("broadcast", 16), want),
+                "{setting}"
+            );
+        }
         // Open MPI 4.1 and later: its fixed decision, unless forced
         let ompi_both = |extra: &[&str]| {
             let n = notes("Open MPI v4.1.4, package: Debian OpenMPI", extra);
@@ -1696,13 +1750,14 @@ mod tests {
             library_algos(&unruled).model("alltoall", 16),
             Algo::Ompi
         ));
-        // before 4.1, and with MPICH, the textbook pairwise exchange and
-        // binomial broadcast
+        // before 4.1, and with MPICH, the textbook pairwise exchange;
+        // before 4.1 the textbook binomial broadcast
         for lib in ["Open MPI v4.0.7", "MPICH Version:\t4.1.2"] {
             let a = library_algos(&notes(lib, &[]));
             assert!(is(a.model("alltoall", 16), Algo::Pairwise), "{lib}");
-            assert!(is(a.model("broadcast", 16), Algo::Binomial), "{lib}");
         }
+        let old = library_algos(&notes("Open MPI v4.0.7", &[]));
+        assert!(is(old.model("broadcast", 16), Algo::Binomial));
         // an allgather algorithm without dynamic rules is ignored by Open MPI
         assert!(is(
             ompi(&["library setting: OMPI_MCA_coll_tuned_allgather_algorithm=4"]),
@@ -1751,6 +1806,7 @@ mod tests {
                 &[
                     "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring",
                     "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=ring",
+                    "library setting: MPIR_CVAR_BCAST_MIN_PROCS=4",
                 ],
             ),
         ] {
@@ -1834,7 +1890,10 @@ mod tests {
         assert!(is(gather(&a), Algo::Ring) && is(reduce(&a), Algo::Mpich));
         assert_eq!(
             used,
-            ["fitted with allreduce=mpich (as the MPI library and its settings chose)"]
+            [
+                "fitted with allreduce=mpich (as the MPI library and its settings chose)",
+                "fitted with broadcast=mpich (as the MPI library and its settings chose)"
+            ]
         );
         let user = Algos::parse(&["broadcast=ompi-binomial".into()]).unwrap();
         let (a, used) = with_library_defaults(&user, &mpich);

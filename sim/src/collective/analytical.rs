@@ -926,6 +926,58 @@ mod tests {
         }
     }
 
+    /// MPICH's broadcast selection: the textbook binomial tree below 8
+    /// ranks and up to 12,288 bytes; on a power of two scatter and
+    /// recursive-doubling allgather to 512 KiB, then scatter and ring
+    /// allgather, which every other count runs from 12,289 bytes; its
+    /// switches as literals and each size's time that of the algorithm it
+    /// runs, in both models.
+    #[test]
+    fn mpichs_broadcast_selection() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let bcast = |algo: Algo| Collective::new(Op::Broadcast).with_algo(algo).unwrap();
+        let mpich = bcast(Algo::Mpich);
+        for (n, switches, runs) in [
+            (
+                4u32,
+                vec![],
+                vec![(1e3, Algo::Binomial), (1e7, Algo::Binomial)],
+            ),
+            (
+                8,
+                vec![12289.0, 524289.0],
+                vec![
+                    (12288.0, Algo::Binomial),
+                    (12289.0, Algo::ScatterAllgather),
+                    (524288.0, Algo::ScatterAllgather),
+                    (1e6, Algo::ScatterAllgatherRing),
+                ],
+            ),
+            (
+                12,
+                vec![12289.0],
+                vec![(1e4, Algo::Binomial), (1e5, Algo::ScatterAllgatherRing)],
+            ),
+        ] {
+            assert_eq!(mpich.switches(n), switches, "{n} ranks");
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            for (m, algo) in runs {
+                let what = format!("{n} ranks, {m} bytes");
+                assert_eq!(mpich.selected(n, m), algo, "{what}");
+                let want = bcast(algo).analytical(&spec).time(m);
+                close(mpich.analytical(&spec).time(m), want, &what);
+                let flow = crate::collective::exec::run_flow(&mpich, &spec, m)
+                    .unwrap()
+                    .time
+                    .as_secs();
+                assert!(
+                    (flow - want).abs() <= 1e-12 * n as f64,
+                    "{what}: flow {flow} against {want}"
+                );
+            }
+        }
+    }
+
     /// Open MPI 4.1's broadcast decision (`ompi_coll_tuned_bcast_intra_dec_fixed`,
     /// by the buffer's bytes): its switches as literals where the
     /// algorithm changes, and on each side of them the algorithm it runs

@@ -136,6 +136,7 @@ impl Op {
             Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast => &[
                 Algo::Ring,
+                Algo::Mpich,
                 Algo::Binomial,
                 Algo::OmpiBinomial,
                 Algo::Linear,
@@ -294,7 +295,11 @@ pub enum Algo {
     /// AllReduce: recursive doubling for a buffer of at most 8 bytes or
     /// fewer elements than the largest power of two p ≤ N (4-byte
     /// elements assumed, as nccl-tests and OSU send floats), Rabenseifner's
-    /// from there. The algorithm, and so the steps, change with the size.
+    /// from there. Broadcast: the textbook binomial tree below 8 ranks or
+    /// up to 12 KiB, then scatter and recursive-doubling allgather on a
+    /// power of two up to 512 KiB, scatter and ring allgather otherwise
+    /// (`mpich_bcast`). The algorithm, and so the steps, change with the
+    /// size. MPICH ch4's node-aware compositions are not modelled.
     Mpich,
     /// AllGather by neighbor exchange: N/2 steps for an even N, each rank
     /// swapping two parts with alternate neighbours
@@ -679,6 +684,7 @@ impl Collective {
                     Algo::Rabenseifner
                 }
             }
+            (Op::Broadcast, Algo::Mpich) => mpich_bcast(members, bytes),
             (Op::AllGather, Algo::Mpich) => {
                 if members.is_power_of_two() && bytes < MPICH_ALLGATHER_LONG {
                     Algo::RecursiveDoubling
@@ -732,6 +738,12 @@ impl Collective {
                 }
             }
             (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
+            (Op::Broadcast, Algo::Mpich) if members > 1 => self.changes(
+                members,
+                [MPICH_BCAST_SHORT, MPICH_BCAST_LONG]
+                    .map(|b| b + 1.0)
+                    .into_iter(),
+            ),
             _ => Vec::new(),
         }
     }
@@ -868,8 +880,8 @@ impl Collective {
                     chunk: bytes / g,
                 },
             ],
-            (Op::AllGather | Op::AllReduce, Algo::Mpich | Algo::Ompi)
-            | (Op::AllToAll | Op::Broadcast, Algo::Ompi) => {
+            (Op::AllGather | Op::AllReduce | Op::Broadcast, Algo::Mpich | Algo::Ompi)
+            | (Op::AllToAll, Algo::Ompi) => {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
@@ -1427,6 +1439,36 @@ const MPICH_ALLGATHER_LONG: f64 = 524_288.0;
 /// MPICH's `MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE` default, bytes of gathered
 /// output: below it any other communicator gathers by Bruck's algorithm.
 const MPICH_ALLGATHER_SHORT: f64 = 81_920.0;
+
+/// MPICH's broadcast selection (`maint/tuning/coll/mpir/generic.json`,
+/// 3.4 to 4.x; read from 4.0.2's `libmpich.so`, where the file is
+/// compiled in; MPICH 3's `MPIR_CVAR_BCAST_*` defaults are the same):
+/// the textbook binomial tree on fewer than [`MPICH_BCAST_MIN_PROCS`]
+/// ranks or for a buffer of at most [`MPICH_BCAST_SHORT`] bytes; from
+/// there scatter and recursive-doubling allgather on a power-of-two count
+/// up to [`MPICH_BCAST_LONG`] bytes, scatter and ring allgather past it
+/// and on every other count.
+fn mpich_bcast(members: u32, bytes: f64) -> Algo {
+    if members < MPICH_BCAST_MIN_PROCS || bytes <= MPICH_BCAST_SHORT {
+        Algo::Binomial
+    } else if members.is_power_of_two() && bytes <= MPICH_BCAST_LONG {
+        Algo::ScatterAllgather
+    } else {
+        Algo::ScatterAllgatherRing
+    }
+}
+
+/// `MPIR_CVAR_BCAST_SHORT_MSG_SIZE`'s default, bytes: a broadcast of at
+/// most this runs the binomial tree ([`mpich_bcast`]).
+const MPICH_BCAST_SHORT: f64 = 12_288.0;
+
+/// `MPIR_CVAR_BCAST_LONG_MSG_SIZE`'s default, bytes: past it a
+/// power-of-two communicator's broadcast runs the ring allgather.
+const MPICH_BCAST_LONG: f64 = 524_288.0;
+
+/// `MPIR_CVAR_BCAST_MIN_PROCS`'s default: fewer ranks always run the
+/// binomial tree.
+const MPICH_BCAST_MIN_PROCS: u32 = 8;
 
 /// The network presets whose switches reduce (SHARPv2 on Quantum HDR,
 /// SHARPv3 on Quantum-2 NDR; EDR's SHARPv1 reduced small messages only).
