@@ -127,7 +127,8 @@ struct NetArgs {
     /// broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments
     /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
-    /// scatter-allgather: Open MPI's others; ompi, its choice by size);
+    /// scatter-allgather, scatter-allgather-ring: Open MPI's others; ompi
+    /// and mpich, the libraries' choices by size);
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
@@ -190,7 +191,8 @@ struct CollectiveArgs {
     /// broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments
     /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
-    /// scatter-allgather: Open MPI's others; ompi, its choice by size);
+    /// scatter-allgather, scatter-allgather-ring: Open MPI's others; ompi
+    /// and mpich, the libraries' choices by size);
     /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'

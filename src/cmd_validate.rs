@@ -43,9 +43,10 @@ pub struct ValidateArgs {
     /// binomial broadcast, which sends to every child at once;
     /// broadcast=ompi-binomial:64KiB, the same in 64 KiB segments
     /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
-    /// scatter-allgather: Open MPI's others; broadcast=ompi, its choice by
-    /// size); allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
-    /// selection (recursive doubling below 512 KiB of output on a power
+    /// scatter-allgather, scatter-allgather-ring: Open MPI's others;
+    /// broadcast=ompi and broadcast=mpich, the libraries' choices by
+    /// size); allreduce=tree, NCCL's pipelined tree; allgather=mpich,
+    /// MPICH's selection (recursive doubling below 512 KiB of output on a power
     /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
     /// whose switch the size regimes break at; allgather=ompi, Open MPI
     /// 4.1's; allreduce=rabenseifner, allreduce=mpich, allreduce=ompi, the

@@ -714,7 +714,8 @@ fn alltoall_algorithms_by_name() {
 /// (Open MPI's decision) runs linear on 8 ranks from 32 KiB and says
 /// so, `mpich` scatter and ring allgather past 512 KiB; a segment size
 /// pipelines the k-nomial tree (8 segments, faster than the whole
-/// buffer a level at a time) and is refused for linear.
+/// buffer a level at a time) and is refused for linear, and where it
+/// would take hours to price.
 #[test]
 fn open_mpi_broadcasts_by_name() {
     let run = |algo: &str, extra: &[&str]| {
@@ -782,7 +783,23 @@ fn open_mpi_broadcasts_by_name() {
         stderr(&o).contains("not to broadcast by linear"),
         "{}",
         stderr(&o)
-    );
+    ); // a pipeline over 65,536 ranks in a million segments would take hours
+    // to price: refused, with its depth
+    let o = dtsim(&[
+        "collective",
+        "--op",
+        "broadcast",
+        "--gpus",
+        "65536",
+        "--size",
+        "1GiB",
+        "--algo",
+        "pipeline",
+        "--segment-size",
+        "4KiB",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("65535 levels deep"), "{}", stderr(&o));
 }
 
 /// MPICH's allgather selection from the command line: under 512 KiB of

@@ -839,9 +839,10 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// `allreduce=mpich`, each unless a setting forced another algorithm
 /// (`ALLGATHER_INTRA_ALGORITHM`, `ALLREDUCE_INTRA_ALGORITHM` other than
 /// `auto`: `recursive_doubling`, `brucks` and `reduce_scatter_allgather`
-/// are fitted as themselves, any other as the textbook ring) or moved the
-/// allgather's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
-/// `ALLGATHER_SHORT_MSG_SIZE`), each under any of the names MPICH reads
+/// are fitted as themselves, any other as the textbook ring) or, before
+/// 3.4, moved the allgather's thresholds (`ALLGATHER_LONG_MSG_SIZE`,
+/// `ALLGATHER_SHORT_MSG_SIZE`; 3.4's JSON selection reads none, and they
+/// tune its nonblocking schedules only), each under any of the names MPICH reads
 /// (`MPICH_*`, `MPIR_PARAM_*`, `MPIR_CVAR_*`; where several are set,
 /// `MPIR_CVAR_*` wins, then `MPIR_PARAM_*`, as MPICH reads them). A forced
 /// algorithm MPICH cannot run falls back to its selection there (recursive
@@ -855,8 +856,11 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// or `scatter_ring_allgather` (fitted as the textbook binomial,
 /// scatter-allgather and scatter-allgather-ring; `smp`, `tree` and
 /// `pipelined_tree` are not modelled and fitted as the textbook binomial)
-/// or a `BCAST_SHORT_MSG_SIZE`, `BCAST_LONG_MSG_SIZE` or `BCAST_MIN_PROCS`
-/// moved its thresholds (the textbook binomial).
+/// or, before 3.4, a `BCAST_SHORT_MSG_SIZE`, `BCAST_LONG_MSG_SIZE` or
+/// `BCAST_MIN_PROCS` moved its thresholds (the textbook binomial). MPICH
+/// before 3.4 compared its broadcast thresholds with `<` where 3.4 has
+/// `<=` (a power of two's 512 KiB ran the ring); such a profile is fitted
+/// with 3.4's.
 ///
 /// Open MPI runs the algorithm its dynamic rules force
 /// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
@@ -913,9 +917,14 @@ pub fn library_algos(notes: &[String]) -> Algos {
                 .map(|v| v.to_ascii_lowercase())
                 .filter(|v| v != "auto")
         };
-        let moved = ["ALLGATHER_LONG_MSG_SIZE", "ALLGATHER_SHORT_MSG_SIZE"]
-            .iter()
-            .any(|n| set(n).is_some());
+        // 3.4's JSON selection reads no threshold variable (they tune
+        // the nonblocking schedules and the SMP broadcast); before 3.4
+        // the blocking selection read them
+        let before_json = mpich_version(library).is_some_and(|v| v < (3, 4));
+        let moved = before_json
+            && ["ALLGATHER_LONG_MSG_SIZE", "ALLGATHER_SHORT_MSG_SIZE"]
+                .iter()
+                .any(|n| set(n).is_some());
         let gather = match forced("ALLGATHER").as_deref() {
             Some("recursive_doubling") => Some("allgather=recursive-doubling"),
             Some("brucks") => Some("allgather=bruck"),
@@ -930,15 +939,16 @@ pub fn library_algos(notes: &[String]) -> Algos {
             Some(_) => None,
             None => Some("allreduce=mpich"),
         };
-        // the broadcast: forced by name, or its thresholds moved (MPICH
-        // 3's `BCAST_*` variables)
-        let bcast_moved = [
-            "BCAST_SHORT_MSG_SIZE",
-            "BCAST_LONG_MSG_SIZE",
-            "BCAST_MIN_PROCS",
-        ]
-        .iter()
-        .any(|n| set(n).is_some());
+        // the broadcast: forced by name, or (before 3.4, whose selection
+        // read them) its thresholds moved
+        let bcast_moved = before_json
+            && [
+                "BCAST_SHORT_MSG_SIZE",
+                "BCAST_LONG_MSG_SIZE",
+                "BCAST_MIN_PROCS",
+            ]
+            .iter()
+            .any(|n| set(n).is_some());
         let bcast = match forced("BCAST").as_deref() {
             Some("binomial") => Some("broadcast=binomial"),
             Some("scatter_recursive_doubling_allgather") => Some("broadcast=scatter-allgather"),
@@ -1065,34 +1075,71 @@ pub fn library_algos(notes: &[String]) -> Algos {
     Algos::parse(&specs).expect("known algorithms")
 }
 
-/// An integer as Open MPI reads an MCA parameter (`mca_base_var`'s
-/// `int_from_string`: C's `strtoll` in base 0, so `0x` hexadecimal and a
-/// leading 0 octal, then a `k`, `m` or `g` suffix for 2^10, 2^20, 2^30);
-/// `None` for anything else.
+/// An integer as Open MPI reads an `int` MCA parameter (`mca_base_var`'s
+/// `int_from_string`): C's `strtoull` in base 0 (`0x` hexadecimal, a
+/// leading 0 octal) over the longest prefix that is a number, text with
+/// none reading as 0; then, if anything follows, a `k`, `m` or `g` as the
+/// next character multiplies by 2^10, 2^20 or 2^30 and the rest is
+/// ignored (`64KiB` is 65,536). A value outside C's `int`, a negative
+/// one among them (`strtoull` wraps it), is refused and the parameter
+/// keeps its default: `None`.
 fn mca_integer(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let (digits, shift) = match t.chars().last()? {
-        'k' | 'K' => (&t[..t.len() - 1], 10),
-        'm' | 'M' => (&t[..t.len() - 1], 20),
-        'g' | 'G' => (&t[..t.len() - 1], 30),
-        _ => (t, 0),
+    let b = text.trim_start().as_bytes();
+    let mut i = 0;
+    let negative = match b.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
     };
-    let (negative, digits) = match digits.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, digits.strip_prefix('+').unwrap_or(digits)),
-    };
-    let value = if let Some(hex) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        i64::from_str_radix(hex, 16).ok()?
-    } else if digits.len() > 1 && digits.starts_with('0') {
-        i64::from_str_radix(&digits[1..], 8).ok()?
+    let hex = b.len() > i + 2
+        && b[i] == b'0'
+        && (b[i + 1] | 0x20) == b'x'
+        && (b[i + 2] as char).is_ascii_hexdigit();
+    let (radix, start) = if hex {
+        (16, i + 2)
+    } else if b.get(i) == Some(&b'0') {
+        (8, i)
     } else {
-        digits.parse::<i64>().ok()?
+        (10, i)
     };
-    let value = value.checked_mul(1i64 << shift)?;
-    Some(if negative { -value } else { value })
+    let mut end = start;
+    let mut value: u64 = 0;
+    while let Some(d) = b.get(end).and_then(|&c| (c as char).to_digit(radix)) {
+        // past C's int it is refused anyway
+        value = value.saturating_mul(radix as u64).saturating_add(d as u64);
+        end += 1;
+    }
+    if end == start {
+        // no number: strtoull reads 0 and nothing follows it
+        return Some(0);
+    }
+    let shift = match b.get(end) {
+        Some(b'k' | b'K') => 10,
+        Some(b'm' | b'M') => 20,
+        Some(b'g' | b'G') => 30,
+        _ => 0,
+    };
+    let value = value.saturating_mul(1 << shift);
+    (!negative || value == 0)
+        .then_some(value)
+        .filter(|&v| v <= i32::MAX as u64)
+        .map(|v| v as i64)
+}
+
+/// MPICH's (major, minor) version from its `MPI_Get_library_version`
+/// text (`MPICH Version:\t4.1.2` …).
+fn mpich_version(library: &str) -> Option<(u32, u32)> {
+    let v = library.strip_prefix("MPICH Version:")?.trim_start();
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// Open MPI's (major, minor) version from its `MPI_Get_library_version`
@@ -1572,7 +1619,8 @@ mod tests {
                 "MPIR_CVAR_BCAST_INTRA_ALGORITHM=pipelined_tree",
                 Algo::Binomial,
             ),
-            ("MPIR_CVAR_BCAST_SHORT_MSG_SIZE=4096", Algo::Binomial),
+            // 3.4's selection reads no threshold variable
+            ("MPIR_CVAR_BCAST_SHORT_MSG_SIZE=4096", Algo::Mpich),
         ] {
             let n = notes(
                 "MPICH Version:\t4.1.2",
@@ -1806,7 +1854,7 @@ mod tests {
                 &[
                     "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring",
                     "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=ring",
-                    "library setting: MPIR_CVAR_BCAST_MIN_PROCS=4",
+                    "library setting: MPIR_CVAR_BCAST_INTRA_ALGORITHM=pipelined_tree",
                 ],
             ),
         ] {
@@ -1822,8 +1870,9 @@ mod tests {
                 Algo::RecursiveDoubling,
             ),
             ("MPIR_PARAM_ALLGATHER_INTRA_ALGORITHM=ring", Algo::Ring),
-            ("MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE=65536", Algo::Ring),
-            ("MPICH_ALLGATHER_SHORT_MSG_SIZE=0", Algo::Ring),
+            // 3.4's selection reads no threshold variable
+            ("MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE=65536", Algo::Mpich),
+            ("MPICH_ALLGATHER_SHORT_MSG_SIZE=0", Algo::Mpich),
         ] {
             let setting = format!("library setting: {other}");
             let n = library_algos(&notes("MPICH Version:\t4.1.2", &[&setting]));
@@ -1832,6 +1881,29 @@ mod tests {
                 "{other}"
             );
         }
+        // before 3.4 the selection read them: moved, the textbook
+        // algorithms (the allgather's ring, the broadcast's binomial)
+        for other in [
+            "MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE=65536",
+            "MPIR_CVAR_BCAST_SHORT_MSG_SIZE=4096",
+        ] {
+            let setting = format!("library setting: {other}");
+            let n = library_algos(&notes("MPICH Version:\t3.3.2", &[&setting]));
+            let bcast = n.model("broadcast", 16);
+            if other.contains("ALLGATHER") {
+                assert!(
+                    is(gather(&n), Algo::Ring) && is(bcast, Algo::Mpich),
+                    "{other}"
+                );
+            } else {
+                assert!(
+                    is(gather(&n), Algo::Mpich) && is(bcast, Algo::Binomial),
+                    "{other}"
+                );
+            }
+        }
+        assert_eq!(mpich_version("MPICH Version:\t4.1.2"), Some((4, 1)));
+        assert_eq!(mpich_version("MPICH Version:      3.3.2"), Some((3, 3)));
         for (other, want) in [
             (
                 "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=reduce_scatter_allgather",
@@ -2129,7 +2201,8 @@ mod tests {
     }
 
     /// Open MPI's MCA integers: decimal, `0x` hexadecimal, leading-zero
-    /// octal, and k/m/g suffixes (powers of 2^10); anything else refused.
+    /// octal, the longest number then one k/m/g suffix character (powers
+    /// of 2^10), no number as 0, and past C's int or negative refused.
     #[test]
     fn mca_integers_read_as_open_mpi_reads_them() {
         for (text, want) in [
@@ -2138,12 +2211,17 @@ mod tests {
             ("1M", Some(1 << 20)),
             ("0x8000", Some(32768)),
             ("010", Some(8)),
+            // the longest number, then one suffix character
+            ("64KiB", Some(65536)),
+            ("1MB", Some(1 << 20)),
+            ("08", Some(0)),
             ("0", Some(0)),
-            ("-1", Some(-1)),
-            (" 2g ", Some(1 << 31)),
-            ("", None),
-            ("lots", None),
-            ("64KiB", None),
+            ("", Some(0)),
+            ("lots", Some(0)),
+            // past C's int, or negative: refused, the default kept
+            (" 2g ", None),
+            ("-1", None),
+            ("4294967296", None),
         ] {
             assert_eq!(mca_integer(text), want, "{text:?}");
         }

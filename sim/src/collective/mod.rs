@@ -1441,17 +1441,20 @@ const MPICH_ALLGATHER_LONG: f64 = 524_288.0;
 const MPICH_ALLGATHER_SHORT: f64 = 81_920.0;
 
 /// MPICH's broadcast selection (`maint/tuning/coll/mpir/generic.json`,
-/// 3.4 to 4.x; read from 4.0.2's `libmpich.so`, where the file is
-/// compiled in; MPICH 3's `MPIR_CVAR_BCAST_*` defaults are the same):
+/// 3.4 to 5.0; read from 4.0.2's `libmpich.so`, where the file is
+/// compiled in; MPICH 3.3's `MPIR_CVAR_BCAST_*` defaults have the same
+/// values, compared with `<`):
 /// the textbook binomial tree on fewer than [`MPICH_BCAST_MIN_PROCS`]
 /// ranks or for a buffer of at most [`MPICH_BCAST_SHORT`] bytes; from
 /// there scatter and recursive-doubling allgather on a power-of-two count
 /// up to [`MPICH_BCAST_LONG`] bytes, scatter and ring allgather past it
 /// and on every other count.
 fn mpich_bcast(members: u32, bytes: f64) -> Algo {
-    if members < MPICH_BCAST_MIN_PROCS || bytes <= MPICH_BCAST_SHORT {
+    // at most a whole byte count: below the next one, as its switches
+    // have it, for any buffer
+    if members < MPICH_BCAST_MIN_PROCS || bytes < MPICH_BCAST_SHORT + 1.0 {
         Algo::Binomial
-    } else if members.is_power_of_two() && bytes <= MPICH_BCAST_LONG {
+    } else if members.is_power_of_two() && bytes < MPICH_BCAST_LONG + 1.0 {
         Algo::ScatterAllgather
     } else {
         Algo::ScatterAllgatherRing

@@ -106,6 +106,11 @@ pub struct Sparse {
     pub payload_bytes: u64,
 }
 
+/// The most level-steps `dtsim collective` lets a segmented broadcast's
+/// windows take to price (its depth times the lesser of its segments and
+/// its depth): 2^25, seconds at most.
+const MAX_SEGMENTED_WORK: u64 = 1 << 25;
+
 /// The payload of a sparse operation on a dense buffer of `size` bytes of
 /// `precision` elements at density `density`; `None` when the buffer
 /// holds no element.
@@ -220,6 +225,23 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
             "gpus",
             format!("at most {} GPUs", limits::MAX_GPUS),
         ));
+    }
+    // a segmented broadcast's windows of levels, priced level-step by
+    // level-step: a deep tree in many segments would take hours
+    if let (Some(seg), Some(tree)) = (req.segment_size, coll.algo.bcast_tree()) {
+        let depth = tree.height(req.gpus) as u64;
+        let segments = req.size.div_ceil(seg);
+        let work = depth.saturating_mul(segments.min(depth));
+        if work > MAX_SEGMENTED_WORK {
+            return Err(invalid(
+                "segment_size",
+                format!(
+                    "{} over {} GPUs is {depth} levels deep, and {segments} segments of it take {work} level-steps to price; at most {MAX_SEGMENTED_WORK} (larger segments, or fewer GPUs)",
+                    coll.algo.name(),
+                    req.gpus
+                ),
+            ));
+        }
     }
     let gpn = req.cluster.gpus_per_node;
     if gpn == 0 || !req.gpus.is_multiple_of(gpn) {
