@@ -781,6 +781,42 @@ mod tests {
         terms.iter().map(|&(a, c)| a + c * x).fold(0.0, f64::max)
     }
 
+    /// A library's selection (`chooser`) of `op` on `n` ranks of a flat
+    /// cluster (5 µs, 1 GB/s): its switches are `switches`, and at each
+    /// size of `runs` it selects the algorithm named there and takes that
+    /// algorithm's time, analytically and in the flow model (to a
+    /// picosecond a rank: one tick a step) unless `flow_differs` says
+    /// the algorithm's flow is not its closed form.
+    fn check_selection(
+        op: Op,
+        chooser: Algo,
+        n: u32,
+        switches: &[f64],
+        runs: &[(f64, Algo)],
+        flow_differs: impl Fn(Algo) -> bool,
+    ) {
+        let coll = |algo: Algo| Collective::new(op).with_algo(algo).unwrap();
+        let chosen = coll(chooser);
+        assert_eq!(chosen.switches(n), switches, "{n} ranks");
+        let spec = ClusterSpec::flat(n, 1e9, 5e-6);
+        for &(m, algo) in runs {
+            let what = format!("{} on {n} ranks, {m} bytes", chooser.name());
+            assert_eq!(chosen.selected(n, m), algo, "{what}");
+            let want = coll(algo).analytical(&spec).time(m);
+            close(chosen.analytical(&spec).time(m), want, &what);
+            if !flow_differs(algo) {
+                let flow = crate::collective::exec::run_flow(&chosen, &spec, m)
+                    .unwrap()
+                    .time
+                    .as_secs();
+                assert!(
+                    (flow - want).abs() <= 1e-12 * n as f64,
+                    "{what}: flow {flow} against {want}"
+                );
+            }
+        }
+    }
+
     /// AlltoAll's closed forms on a flat cluster (one link class, α and
     /// B; m a rank's send buffer, m/N a block): the pairwise exchange
     /// (N−1)(α + m/N/B); the linear one α + (N−1)·m/N/B, its N − 1 sends
@@ -838,7 +874,6 @@ mod tests {
         // Open MPI 4.1's decision, by each block's bytes (m/N): its
         // switches as literals, and on each side of them the time of the
         // algorithm it runs, in both models
-        let ompi = exchange(Algo::Ompi);
         for (n, switches, runs) in [
             (2u32, vec![], vec![(1e6, Algo::Pairwise)]),
             // linear below 512 KiB a block, pairwise to 1 MiB, linear on
@@ -873,22 +908,7 @@ mod tests {
                 ],
             ),
         ] {
-            assert_eq!(ompi.switches(n), switches, "{n} ranks");
-            let spec = ClusterSpec::flat(n, bw, alpha);
-            for (m, algo) in runs {
-                let what = format!("{n} ranks, {m} bytes");
-                assert_eq!(ompi.selected(n, m), algo, "{what}");
-                let want = exchange(algo).analytical(&spec).time(m);
-                close(ompi.analytical(&spec).time(m), want, &what);
-                let flow = crate::collective::exec::run_flow(&ompi, &spec, m)
-                    .unwrap()
-                    .time
-                    .as_secs();
-                assert!(
-                    (flow - want).abs() <= 1e-12 * n as f64,
-                    "{what}: flow {flow}"
-                );
-            }
+            check_selection(Op::AllToAll, Algo::Ompi, n, &switches, &runs, |_| false);
         }
     }
 
@@ -934,9 +954,6 @@ mod tests {
     /// runs, in both models.
     #[test]
     fn mpichs_broadcast_selection() {
-        let (alpha, bw) = (5e-6, 1e9);
-        let bcast = |algo: Algo| Collective::new(Op::Broadcast).with_algo(algo).unwrap();
-        let mpich = bcast(Algo::Mpich);
         for (n, switches, runs) in [
             (
                 4u32,
@@ -959,22 +976,7 @@ mod tests {
                 vec![(1e4, Algo::Binomial), (1e5, Algo::ScatterAllgatherRing)],
             ),
         ] {
-            assert_eq!(mpich.switches(n), switches, "{n} ranks");
-            let spec = ClusterSpec::flat(n, bw, alpha);
-            for (m, algo) in runs {
-                let what = format!("{n} ranks, {m} bytes");
-                assert_eq!(mpich.selected(n, m), algo, "{what}");
-                let want = bcast(algo).analytical(&spec).time(m);
-                close(mpich.analytical(&spec).time(m), want, &what);
-                let flow = crate::collective::exec::run_flow(&mpich, &spec, m)
-                    .unwrap()
-                    .time
-                    .as_secs();
-                assert!(
-                    (flow - want).abs() <= 1e-12 * n as f64,
-                    "{what}: flow {flow} against {want}"
-                );
-            }
+            check_selection(Op::Broadcast, Algo::Mpich, n, &switches, &runs, |_| false);
         }
     }
 
@@ -986,9 +988,6 @@ mod tests {
     /// tree's swaps do, see `open_mpis_broadcasts_alpha_beta`).
     #[test]
     fn open_mpis_broadcast_decision() {
-        let (alpha, bw) = (5e-6, 1e9);
-        let bcast = |algo: Algo| Collective::new(Op::Broadcast).with_algo(algo).unwrap();
-        let ompi = bcast(Algo::Ompi);
         for (n, switches, runs) in [
             (
                 3u32,
@@ -1036,24 +1035,9 @@ mod tests {
                 vec![(2e4, Algo::SplitBinaryTree), (1e5, Algo::Knomial)],
             ),
         ] {
-            assert_eq!(ompi.switches(n), switches, "{n} ranks");
-            let spec = ClusterSpec::flat(n, bw, alpha);
-            for (m, algo) in runs {
-                let what = format!("{n} ranks, {m} bytes");
-                assert_eq!(ompi.selected(n, m), algo, "{what}");
-                let want = bcast(algo).analytical(&spec).time(m);
-                close(ompi.analytical(&spec).time(m), want, &what);
-                if algo != Algo::SplitBinaryTree {
-                    let flow = crate::collective::exec::run_flow(&ompi, &spec, m)
-                        .unwrap()
-                        .time
-                        .as_secs();
-                    assert!(
-                        (flow - want).abs() <= 1e-12 * n as f64,
-                        "{what}: flow {flow} against {want}"
-                    );
-                }
-            }
+            check_selection(Op::Broadcast, Algo::Ompi, n, &switches, &runs, |algo| {
+                algo == Algo::SplitBinaryTree
+            });
         }
     }
 
