@@ -668,7 +668,7 @@ fn profile_algos(file: &str, user: &Algos) -> Algos {
 }
 
 /// The measured profiles of the tables: (file, what the table calls it).
-const PROFILES: [(&str, &str); 14] = [
+const PROFILES: [(&str, &str); 18] = [
     ("mpi-4ranks-ci-vm.toml", "CI VM, Open MPI shared memory"),
     ("mpi-emulated-2hosts.toml", "emulated cluster, 2 hosts"),
     ("mpi-emulated-4hosts.toml", "emulated cluster, 4 hosts"),
@@ -715,6 +715,22 @@ const PROFILES: [(&str, &str); 14] = [
     (
         "mpi-emulated-100mbit-library-bcast-8hosts.toml",
         "emulated cluster at 100 Mbit/s, 8 hosts, Open MPI's own choice, its broadcast too",
+    ),
+    (
+        "mpi-emulated-100mbit-fq-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts, queues in turn, no TCP put",
+    ),
+    (
+        "mpi-emulated-100mbit-fq-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts, queues in turn, no TCP put",
+    ),
+    (
+        "mpi-emulated-100mbit-library-fq-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts, queues in turn, no TCP put, Open MPI's own choice",
+    ),
+    (
+        "mpi-emulated-100mbit-library-fq-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts, queues in turn, no TCP put, Open MPI's own choice",
     ),
 ];
 
@@ -885,6 +901,23 @@ fn held_out_tables() -> String {
             "4 → 8 hosts, 100 Mbit/s, Open MPI's own broadcast",
             profile_algos(PROFILES[12].0, &Algos::default()),
             Some("broadcast"),
+        ),
+        // the hosts' queues served in turn and Open MPI's TCP put off
+        // (2026-11-27 evening): the textbook algorithms forced, and Open
+        // MPI's own choice of all four
+        (
+            PROFILES[14].0,
+            PROFILES[15].0,
+            "4 → 8 hosts, 100 Mbit/s, queues in turn, no TCP put, broadcast=ompi-binomial",
+            open_mpi_broadcast(),
+            None,
+        ),
+        (
+            PROFILES[16].0,
+            PROFILES[17].0,
+            "4 → 8 hosts, 100 Mbit/s, queues in turn, no TCP put, Open MPI's own choice",
+            profile_algos(PROFILES[16].0, &Algos::default()),
+            None,
         ),
     ];
     // (the runs that name an algorithm for one operation show its rows)
@@ -1147,5 +1180,73 @@ fn open_mpis_own_broadcast_across_hosts() {
         textbook.median_abs_error_large > 0.3,
         "textbook median {:.3}",
         textbook.median_abs_error_large
+    );
+}
+
+/// The four collectives fitted at 4 hosts predicting 8 (MPI's default
+/// shape), as (op, median, max) of the held-out sizes of 64 KiB and more.
+fn four_to_eight(four: &str, eight: &str, algos: &Algos) -> Vec<(String, f64, f64)> {
+    let vs = across_profiles(four, eight, calibration::fit::Shape::Regimes, algos);
+    for v in &vs {
+        assert_eq!((v.ranks, v.points.len()), (8, 7), "{}", v.op);
+    }
+    vs.into_iter()
+        .map(|v| (v.op, v.median_abs_error_large, v.max_abs_error_large))
+        .collect()
+}
+
+/// The harness with each host's queue served in turn (TCP's bare
+/// acknowledgements first, then each destination host) and Open MPI's
+/// TCP put off (run of 2026-11-27 17:24 UTC, the textbook algorithms
+/// forced as in the run of 2026-11-26 asserted above): fitted at 4
+/// hosts, 8 are predicted within issue 13's bounds, median 5% and max
+/// 15%, by every collective. The collectives now run at 1.03–1.09 times
+/// their link time at every size and both counts (docs/calibration.md,
+/// "Open MPI's TCP put and the hosts' queues").
+#[test]
+fn the_emulated_cluster_with_its_queues_in_turn() {
+    let vs = four_to_eight(PROFILES[14].0, PROFILES[15].0, &open_mpi_broadcast());
+    let ops: Vec<&str> = vs.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(ops, ["allgather", "allreduce", "alltoall", "broadcast"]);
+    for (op, median, max) in vs {
+        assert!(
+            median <= 0.05 && max <= 0.15,
+            "{op}: median {median:.3}, max {max:.3}"
+        );
+    }
+}
+
+/// Open MPI's own choice of all four collectives (recursive doubling,
+/// Rabenseifner's, linear, and basic linear or the pipeline for the
+/// broadcast), on the same harness (run of 2026-11-27 17:16 UTC; the
+/// profiles name the library, so the fits model its choice): fitted at
+/// 4 hosts, 8 are predicted within 5% median by every collective, and
+/// the allgather and the broadcast within 15% at every size. The
+/// allreduce's and the alltoall's maxima miss the bound at single sizes
+/// of the 8-host run (4 MiB and 128 KiB: 1.74 and 1.35 times the link
+/// time, where the rest run at 1.04–1.11; other runs slow other sizes).
+/// The same collectives measured with one queue a host and the put on
+/// (the run of 07:37 UTC, above) missed the allreduce by more than 20%
+/// median, with the same model.
+#[test]
+fn open_mpis_own_collectives_across_hosts_with_queues_in_turn() {
+    let algos = profile_algos(PROFILES[16].0, &Algos::default());
+    let vs = four_to_eight(PROFILES[16].0, PROFILES[17].0, &algos);
+    for (op, median, max) in &vs {
+        assert!(*median <= 0.05, "{op}: median {median:.3}");
+        if op == "allgather" || op == "broadcast" {
+            assert!(*max <= 0.15, "{op}: max {max:.3}");
+        }
+    }
+    let before = four_to_eight(
+        PROFILES[8].0,
+        PROFILES[9].0,
+        &profile_algos(PROFILES[8].0, &open_mpi_broadcast()),
+    );
+    let allreduce = before.iter().find(|v| v.0 == "allreduce").unwrap();
+    assert!(
+        allreduce.1 > 0.2,
+        "before: allreduce median {:.3}",
+        allreduce.1
     );
 }
