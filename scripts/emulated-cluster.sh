@@ -29,16 +29,17 @@
 # and until that evening the broadcast).
 #
 # The rate must be one the machine's cores can drive for every rank at
-# once: on a 2-core VM, 8 ranks at 1 Gbit/s are CPU-bound (their times
-# 1.5-2x what the links allow), at 100 Mbit/s they are the links'
-# (docs/calibration.md; still so with the shaper of 2026-11-27 evening,
-# 2.5-8x). Forced, the broadcast is Open MPI's binomial tree
+# once: on a 2-core VM, 4 and 8 ranks at 1 Gbit/s are CPU-bound (their
+# times 2.5-8x what the links allow, with either shaper), at 100 Mbit/s
+# they are the links' (docs/calibration.md). Forced, the broadcast is Open MPI's binomial tree
 # (algorithm 6), which sends to every child at once: the profiles are
 # fitted, and the larger counts predicted, with that algorithm's model
 # (--algo broadcast=ompi-binomial).
 #
 # Outputs (OUT, default /tmp/dtsim-emulated): profile-<N>.toml for each
-# rank count, validate-<A>-to-<B>.txt and .json. Everything it creates
+# rank count, validate-<A>-to-<B>.txt and .json, and shaper.txt (how the
+# links were shaped: where htb, u32 or netem is missing, the harness
+# falls back and says so there). Everything it creates
 # (namespaces dtsimN, bridge dtsimbr0) is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,11 +65,12 @@ ALGORITHMS=${ALGORITHMS:-forced}
 # hosts' queues"); TCP_PUT=on keeps Open MPI's default. The profile
 # records the setting (OMPI_MCA_btl_tcp_flags).
 TCP_PUT=${TCP_PUT:-off}
-# The queue a host's shaper holds before it drops (a drop costs TCP a
-# timeout of 200 ms or more, which no collective's model has), and the
-# bucket it may send at line speed: at least the rate over the kernel's
-# HZ (tc-tbf(8)), so raise BURST with the rate (16 kB suits 100 Mbit/s;
-# a lone 1 Gbit/s stream still reached its rate with it)
+# The queue each of a host's classes holds before it drops (a drop costs
+# TCP a timeout of 200 ms or more, which no collective's model has; with
+# netem the queues count 16,384 packets instead), and the bucket a host
+# may send at line speed: at least the rate over the kernel's HZ
+# (tc-tbf(8)), so raise BURST with the rate (16 kB suits 100 Mbit/s; a
+# lone 1 Gbit/s stream still reached its rate with it)
 BURST=${BURST:-16kb}
 LIMIT=${LIMIT:-16mb}
 BR=dtsimbr0
@@ -112,9 +114,12 @@ teardown
 # distributions). With one queue, what a host sends held back what it
 # receives (the acknowledgements of the data coming in) and its replies
 # to other hosts (MPI's clear-to-send), and collectives that send and
-# receive at once ran 1.2-1.7 times their link time from 512 KiB; with
-# the order they run within 8% of it at 4 and 8 hosts
-# (docs/calibration.md, "Open MPI's TCP put and the hosts' queues").
+# receive at once ran 1.2-1.7 times their link time from 256-512 KiB;
+# with the order, the forced collectives run at 1.03-1.09 times it at 4
+# and 8 hosts (docs/calibration.md, "Open MPI's TCP put and the hosts'
+# queues"). htb serves a packet from each class in turn (quantum 1514;
+# tbf passes segments of up to its bucket), and its rates are far above
+# any RATE, so that tbf alone sets the rate.
 # Each class's queue is netem's delay where the kernel has it (not run on
 # our machine, which lacks sch_netem), otherwise a plain byte queue (the
 # delay is then the stack's own).
@@ -129,15 +134,22 @@ shape() {
     "${tc[@]}" qdisc add dev eth0 root handle 1: tbf rate "$RATE" burst "$BURST" limit "$LIMIT"
     if ! "${tc[@]}" qdisc add dev eth0 parent 1:1 handle 2: htb default 3 2>/dev/null; then
         # no htb here: one queue a host, as before 2026-11-27 evening
-        [ "$i" = 0 ] && echo "htb unavailable: one queue a host (slower exchanges)" >&2
+        # (netem's delay, where the kernel has it, as that queue)
+        if [ "$i" = 0 ]; then
+            echo "htb unavailable: one queue a host (slower exchanges)" >&2
+            echo "one queue a host (no htb)" >> "$OUT/shaper.txt"
+        fi
+        if [ "$netem" = 1 ]; then
+            "${tc[@]}" qdisc add dev eth0 parent 1:1 netem delay "$DELAY" limit $((16 * 1024))
+        fi
         return 0
     fi
-    "${tc[@]}" class add dev eth0 parent 2: classid 2:1 htb rate 10gbit ceil 10gbit quantum 1514
+    "${tc[@]}" class add dev eth0 parent 2: classid 2:1 htb rate 100gbit ceil 100gbit quantum 1514
     for cls in "${classes[@]}"; do
         # the acknowledgements' class (2:2) first, the rest in turn
         prio=1
         [ "$cls" = 2:2 ] && prio=0
-        "${tc[@]}" class add dev eth0 parent 2:1 classid "$cls" htb rate 1gbit ceil 10gbit \
+        "${tc[@]}" class add dev eth0 parent 2:1 classid "$cls" htb rate 1gbit ceil 100gbit \
             quantum 1514 prio "$prio"
         # (netem's queue counts packets: 16,384 of 1,500 bytes, about 24 MB)
         if [ "$netem" = 1 ]; then
@@ -151,15 +163,21 @@ shape() {
     "${tc[@]}" filter add dev eth0 parent 2: protocol ip prio 1 u32 \
         match ip protocol 6 0xff match u8 0x05 0x0f at 0 \
         match u16 0x0000 0xff80 at 2 match u8 0x10 0xff at 33 flowid 2:2 2>/dev/null || {
-        [ "$i" = 0 ] && echo "u32 unavailable: one queue a host (slower exchanges)" >&2
+        if [ "$i" = 0 ]; then
+            echo "u32 unavailable: one queue a host (slower exchanges)" >&2
+            echo "one queue a host (no u32)" >> "$OUT/shaper.txt"
+        fi
         return 0
     }
+    [ "$i" = 0 ] && echo "tbf $RATE; htb: acknowledgements first, then each destination in turn" >> "$OUT/shaper.txt"
     for j in $(seq 0 $((max - 1))); do
         [ "$j" = "$i" ] && continue
         "${tc[@]}" filter add dev eth0 parent 2: protocol ip prio 2 u32 \
             match ip dst "$SUBNET.$((j + 1))/32" flowid "$(class_of "$j")"
     done
 }
+mkdir -p "$OUT"
+rm -f "$OUT/shaper.txt"
 ip link add "$BR" type bridge
 ip link set "$BR" up
 netem=1
@@ -174,6 +192,7 @@ for i in $(seq 0 $((max - 1))); do
     ip -n "$ns" link set lo up
     if [ "$i" = 0 ] && ! ip netns exec "$ns" tc qdisc add dev lo root netem delay 0ms 2>/dev/null; then
         echo "netem unavailable: the rate alone, no added delay" >&2
+        echo "no netem: no added delay" >> "$OUT/shaper.txt"
         netem=0
     fi
     [ "$i" = 0 ] && [ "$netem" = 1 ] && ip netns exec "$ns" tc qdisc del dev lo root

@@ -766,8 +766,10 @@ fn across_profiles(
 /// measured profile, fitted on every other size by each shape, and the
 /// emulated cluster's fits at one host count predicting another's (2 → 4
 /// hosts at 1 Gbit/s; 4 → 8 hosts at 100 Mbit/s, two runs, with the
-/// textbook broadcast and with Open MPI's, and a third with Open MPI's
-/// own allreduce and allgather). A profile that names its MPI library is
+/// textbook broadcast and with Open MPI's; runs with Open MPI's own
+/// allreduce and allgather, alltoall and broadcast; and the forced and
+/// the library run since the hosts' queues are served in turn and Open
+/// MPI's TCP put is off). A profile that names its MPI library is
 /// fitted with the library's choices, as `dtsim validate` fits it.
 /// The docs hold exactly this text (`DTSIM_BLESS=1 cargo test -p
 /// calibration --test validate` rewrites it there).
@@ -1202,7 +1204,8 @@ fn four_to_eight(four: &str, eight: &str, algos: &Algos) -> Vec<(String, f64, f6
 /// hosts, 8 are predicted within issue 13's bounds, median 5% and max
 /// 15%, by every collective. The collectives now run at 1.03–1.09 times
 /// their link time at every size and both counts (docs/calibration.md,
-/// "Open MPI's TCP put and the hosts' queues").
+/// "Open MPI's TCP put and the hosts' queues"; 1.2–1.7 times from 256 or
+/// 512 KiB with one queue a host).
 #[test]
 fn the_emulated_cluster_with_its_queues_in_turn() {
     let vs = four_to_eight(PROFILES[14].0, PROFILES[15].0, &open_mpi_broadcast());
@@ -1217,26 +1220,30 @@ fn the_emulated_cluster_with_its_queues_in_turn() {
 }
 
 /// Open MPI's own choice of all four collectives (recursive doubling,
-/// Rabenseifner's, linear, and basic linear or the pipeline for the
-/// broadcast), on the same harness (run of 2026-11-27 17:16 UTC; the
-/// profiles name the library, so the fits model its choice): fitted at
-/// 4 hosts, 8 are predicted within 5% median by every collective, and
-/// the allgather and the broadcast within 15% at every size. The
-/// allreduce's and the alltoall's maxima miss the bound at single sizes
-/// of the 8-host run (4 MiB and 128 KiB: 1.74 and 1.35 times the link
-/// time, where the rest run at 1.04–1.11; other runs slow other sizes).
-/// The same collectives measured with one queue a host and the put on
-/// (the run of 07:37 UTC, above) missed the allreduce by more than 20%
-/// median, with the same model.
+/// Rabenseifner's, linear or on 4 ranks the pairwise exchange for the
+/// 2 MiB buffer, and basic linear or the pipeline for the broadcast), on
+/// the same harness (run of 2026-11-27 17:16 UTC; the profiles name the
+/// library, so the fits model its choice): fitted at 4 hosts, 8 are
+/// predicted within 5% median by every collective, and the allgather
+/// and the broadcast within 15% at every size. The allreduce's and the
+/// alltoall's maxima miss the bound (38.6% and 23.3%): in the 8-host run
+/// the allreduce took 1.27 and 1.74 times its link time at 512 KiB and
+/// 4 MiB, the alltoall 1.27–1.38 times at 128–512 KiB, where the other
+/// sizes run at 1.04–1.11 (other runs slow other sizes). The same
+/// collectives measured with one queue a host and the put on (the run of
+/// 07:37 UTC, above) missed the allreduce by more than 20% median, with
+/// the same model.
 #[test]
 fn open_mpis_own_collectives_across_hosts_with_queues_in_turn() {
     let algos = profile_algos(PROFILES[16].0, &Algos::default());
     let vs = four_to_eight(PROFILES[16].0, PROFILES[17].0, &algos);
+    let ops: Vec<&str> = vs.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(ops, ["allgather", "allreduce", "alltoall", "broadcast"]);
     for (op, median, max) in &vs {
         assert!(*median <= 0.05, "{op}: median {median:.3}");
-        if op == "allgather" || op == "broadcast" {
-            assert!(*max <= 0.15, "{op}: max {max:.3}");
-        }
+        // the allreduce's and the alltoall's single slow sizes at 8 hosts
+        let slow = op == "allreduce" || op == "alltoall";
+        assert_eq!(*max > 0.15, slow, "{op}: max {max:.3}");
     }
     let before = four_to_eight(
         PROFILES[8].0,
