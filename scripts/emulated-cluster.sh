@@ -4,20 +4,23 @@
 # behind a bridge, each host's link shaped by tc (tbf: the rate; htb:
 # TCP's acknowledgements first, then each destination in turn; netem: a
 # one-way delay, where the kernel has it),
-# Open MPI across them with the simulator's algorithms forced (broadcast:
-# Open MPI's binomial tree, algorithm 6; docs/calibration.md) or left to
-# Open MPI,
+# Open MPI (or MPICH, MPI=mpich) across them with the simulator's
+# algorithms forced (Open MPI's broadcast: its binomial tree, algorithm 6;
+# docs/calibration.md) or left to the library,
 # `dtsim calibrate collectives --backend mpi` at two
 # rank counts, then the smaller count's fits predicting the larger's
 # measurements (`dtsim validate --measurements A --predict B`).
 #
-# Needs root (namespaces, tc), Open MPI, and dtsim built with MPI:
+# Needs root (namespaces, tc), Open MPI (or MPICH), and dtsim built with
+# MPI against that library:
 #
 #   cargo build --release --features mpi
 #   sudo scripts/emulated-cluster.sh            # 4 and 8 hosts, 100 Mbit/s, 50 us
 #   sudo HOSTS="2 4" RATE=10gbit DELAY=20us scripts/emulated-cluster.sh
 #   sudo ALGORITHMS=library scripts/emulated-cluster.sh   # Open MPI's own choice
 #   sudo TCP_PUT=on scripts/emulated-cluster.sh   # Open MPI's TCP put left on
+#   sudo MPI=mpich HOSTS=2 DTSIM=target-mpich/release/dtsim scripts/emulated-cluster.sh
+#        (dtsim built with MPICC=mpicc.mpich CARGO_TARGET_DIR=target-mpich)
 #
 # ALGORITHMS=forced (the default) forces the textbook ring for allreduce
 # and allgather, the pairwise exchange for alltoall and Open MPI's
@@ -53,6 +56,12 @@ MIN_SIZE=${MIN_SIZE:-64KiB}
 MAX_SIZE=${MAX_SIZE:-4MiB}
 REPEATS=${REPEATS:-5}
 ALGORITHMS=${ALGORITHMS:-forced}
+# The MPI library: openmpi (mpirun) or mpich (MPICH's mpiexec.hydra; dtsim
+# built against it: MPICC=mpicc.mpich cargo build --release --features
+# mpi, in a target directory of its own, named by DTSIM). MPICH runs over
+# UCX's TCP transport on the hosts' eth0 (UCX_TLS=tcp,self; where the
+# ranks share a machine UCX would otherwise take shared memory).
+MPI=${MPI:-openmpi}
 # Open MPI's TCP transport sends a message of 192 KiB or more with its
 # put, and two ranks sending each other such messages take both
 # messages' time one after the other (measured here: 4 MiB each way, one
@@ -79,20 +88,44 @@ SUBNET=10.77.0
 max=0
 for n in $HOSTS; do [ "$n" -gt "$max" ] && max=$n; done
 [ "$max" -ge 2 ] || { echo "HOSTS must name rank counts of 2 or more" >&2; exit 2; }
-case "$ALGORITHMS" in
-    forced) textbook=(--mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4
+case "$MPI:$ALGORITHMS" in
+    openmpi:forced) textbook=(--mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4
         --mca coll_tuned_alltoall_algorithm 2 --mca coll_tuned_bcast_algorithm 6)
         binomial=(--algo broadcast=ompi-binomial) ;;
-    library) textbook=(); binomial=() ;;
-    *) echo "ALGORITHMS must be forced or library, not $ALGORITHMS" >&2; exit 2 ;;
+    # MPICH's control variables: the ring allgather, the pairwise
+    # exchange and the textbook binomial tree, the simulator's own
+    # algorithms, and Rabenseifner's allreduce (4.0 has no ring allreduce)
+    mpich:forced) textbook=(-genv MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM reduce_scatter_allgather
+        -genv MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM ring
+        -genv MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM pairwise
+        -genv MPIR_CVAR_BCAST_INTRA_ALGORITHM binomial)
+        binomial=() ;;
+    openmpi:library | mpich:library) textbook=(); binomial=() ;;
+    openmpi:* | mpich:*) echo "ALGORITHMS must be forced or library, not $ALGORITHMS" >&2; exit 2 ;;
+    *) echo "MPI must be openmpi or mpich, not $MPI" >&2; exit 2 ;;
 esac
 case "$TCP_PUT" in
     off) transport=(--mca btl_tcp_flags send,inplace,need-ack,need-csum,hetero-rdma) ;;
     on) transport=() ;;
     *) echo "TCP_PUT must be off or on, not $TCP_PUT" >&2; exit 2 ;;
 esac
-[ -x "$DTSIM" ] || { echo "$DTSIM: build it with: cargo build --release --features mpi" >&2; exit 2; }
-command -v mpirun >/dev/null || { echo "mpirun not found: install Open MPI" >&2; exit 2; }
+if [ "$MPI" = mpich ]; then
+    build="MPICC=mpicc.mpich CARGO_TARGET_DIR=target-mpich cargo build --release --features mpi"
+else
+    build="cargo build --release --features mpi"
+fi
+[ -x "$DTSIM" ] || { echo "$DTSIM: build it with: $build" >&2; exit 2; }
+# MPICH's ranks poll without yielding: more ranks than cores run at the
+# cores' pace, not the links' (docs/calibration.md, "MPICH across the
+# emulated hosts")
+if [ "$MPI" = mpich ] && [ "$max" -gt "$(nproc)" ]; then
+    echo "warning: $max MPICH ranks on $(nproc) cores: their times will be the cores'" >&2
+fi
+if [ "$MPI" = openmpi ]; then
+    command -v mpirun >/dev/null || { echo "mpirun not found: install Open MPI" >&2; exit 2; }
+else
+    command -v mpiexec.hydra >/dev/null || { echo "mpiexec.hydra not found: install MPICH" >&2; exit 2; }
+fi
 
 teardown() {
     for i in $(seq 0 $((max - 1))); do
@@ -199,13 +232,13 @@ for i in $(seq 0 $((max - 1))); do
     shape "$ns" "$i"
 done
 
-# Open MPI starts its daemons with this "remote shell": the host is the
-# namespace whose address it names
+# Open MPI starts its daemons, and MPICH's hydra its proxies, with this
+# "remote shell": the host is the namespace whose address it names
 mkdir -p "$OUT"
 agent="$OUT/netns-agent.sh"
 cat > "$agent" <<'EOF'
 #!/bin/sh
-# usage (as Open MPI calls ssh): netns-agent.sh [options] HOST COMMAND...
+# usage (as Open MPI and hydra call ssh): netns-agent.sh [options] HOST COMMAND...
 while [ "${1#-}" != "$1" ]; do shift; done
 host=$1; shift
 i=${host##*.}
@@ -223,6 +256,16 @@ chmod +x "$agent"
 calibrate() {
     local n=$1 hosts
     hosts=$(seq -s, -f "$SUBNET.%g" 1 "$n")
+    if [ "$MPI" = mpich ]; then
+        ip netns exec dtsim0 mpiexec.hydra -launcher ssh -launcher-exec "$agent" \
+            -iface eth0 -hosts "$hosts" -n "$n" \
+            -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES eth0 \
+            ${textbook[@]+"${textbook[@]}"} \
+            "$DTSIM" calibrate collectives --backend mpi \
+            --min-size "$MIN_SIZE" --max-size "$MAX_SIZE" --repeats "$REPEATS" \
+            -o "$OUT/profile-$n.toml"
+        return
+    fi
     ip netns exec dtsim0 mpirun --allow-run-as-root --oversubscribe -np "$n" \
         --host "$hosts" \
         --mca plm_rsh_agent "$agent" \

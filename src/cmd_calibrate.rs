@@ -133,8 +133,9 @@ struct NetArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, bruck or ompi: Open MPI's linear exchange, its
-    /// modified Bruck, and its choice among them and the pairwise one.
+    /// alltoall=linear, bruck, ompi or mpich: Open MPI's linear exchange,
+    /// its modified Bruck, and the libraries' choices among them and the
+    /// pairwise one.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
@@ -197,8 +198,9 @@ struct CollectiveArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, bruck or ompi: Open MPI's linear exchange, its
-    /// modified Bruck, and its choice among them and the pairwise one.
+    /// alltoall=linear, bruck, ompi or mpich: Open MPI's linear exchange,
+    /// its modified Bruck, and the libraries' choices among them and the
+    /// pairwise one.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).

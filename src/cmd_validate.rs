@@ -51,8 +51,8 @@ pub struct ValidateArgs {
     /// whose switch the size regimes break at; allgather=ompi, Open MPI
     /// 4.1's; allreduce=rabenseifner, allreduce=mpich, allreduce=ompi, the
     /// MPI libraries' allreduce; alltoall=linear, alltoall=bruck,
-    /// alltoall=ompi, Open MPI's alltoalls and its choice among them and
-    /// the pairwise exchange. A profile that names its MPI library is
+    /// alltoall=ompi, alltoall=mpich, Open MPI's alltoalls and the
+    /// libraries' choices among them and the pairwise exchange. A profile that names its MPI library is
     /// fitted with the library's own choice unless this names another.
     #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
     algos: Vec<String>,

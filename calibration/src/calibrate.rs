@@ -832,7 +832,8 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// The algorithms an MPI library runs by default where they are not the
 /// fits' textbook ones, read off a profile's provenance `notes` (the MPI
 /// library's own description and the library settings
-/// [`library_settings`] recorded), for AllGather and AllReduce.
+/// [`library_settings`] recorded), for AllGather, AllReduce, AlltoAll and
+/// Broadcast.
 ///
 /// MPICH (`MPICH Version: …`, not the vendors' derivatives, whose tuning
 /// differs) runs its own selections, `allgather=mpich` and
@@ -860,7 +861,15 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// `BCAST_MIN_PROCS` moved its thresholds (the textbook binomial). MPICH
 /// before 3.4 compared its broadcast thresholds with `<` where 3.4 has
 /// `<=` (a power of two's 512 KiB ran the ring); such a profile is fitted
-/// with 3.4's.
+/// with 3.4's. Its alltoall the same way: `alltoall=mpich` unless
+/// `ALLTOALL_INTRA_ALGORITHM` forced `brucks` or `k_brucks` (Bruck's),
+/// `scattered` (fitted as linear, every send posted at once) or
+/// `pairwise`, or, before 3.4, `ALLTOALL_SHORT_MSG_SIZE` or
+/// `ALLTOALL_MEDIUM_MSG_SIZE` moved its thresholds (the pairwise
+/// exchange); `pairwise_sendrecv_replace` needs an in-place buffer from
+/// 4.0 and falls back to the selection there (before 4.0 not modelled:
+/// the pairwise exchange), and `nb` is not modelled (the pairwise
+/// exchange).
 ///
 /// Open MPI runs the algorithm its dynamic rules force
 /// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
@@ -958,7 +967,29 @@ pub fn library_algos(notes: &[String]) -> Algos {
             None if bcast_moved => None,
             None => Some("broadcast=mpich"),
         };
-        [gather, reduce, bcast]
+        // the alltoall: forced by name, or (before 3.4) its thresholds
+        // moved; the same thresholds, 256 and 32768 bytes a block, before
+        // and after
+        let exchange_moved = before_json
+            && ["ALLTOALL_SHORT_MSG_SIZE", "ALLTOALL_MEDIUM_MSG_SIZE"]
+                .iter()
+                .any(|n| set(n).is_some());
+        // (pairwise_sendrecv_replace needs an in-place buffer from 4.0,
+        // which the MPI backend never passes: MPICH falls back to its
+        // selection; before 4.0 its schedule is not modelled)
+        let from_4 = mpich_version(library).is_some_and(|v| v >= (4, 0));
+        let exchange = match forced("ALLTOALL").as_deref() {
+            Some("brucks" | "k_brucks") => Some("alltoall=bruck"),
+            Some("scattered") => Some("alltoall=linear"),
+            Some("pairwise") => Some("alltoall=pairwise"),
+            Some("pairwise_sendrecv_replace") if from_4 => Some("alltoall=mpich"),
+            // nb (the nonblocking selection), or what is not modelled:
+            // the textbook pairwise exchange
+            Some(_) => None,
+            None if exchange_moved => None,
+            None => Some("alltoall=mpich"),
+        };
+        [gather, reduce, exchange, bcast]
             .into_iter()
             .flatten()
             .map(String::from)
@@ -1631,6 +1662,76 @@ mod tests {
                 "{setting}"
             );
         }
+        // its alltoall: the selection, a forced one as itself (scattered
+        // as linear), what is not modelled as the pairwise exchange; moved
+        // thresholds count before 3.4 only
+        assert!(is(chosen.model("alltoall", 16), Algo::Mpich));
+        for (version, setting, want) in [
+            (
+                "4.1.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=auto",
+                Algo::Mpich,
+            ),
+            (
+                "4.1.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=brucks",
+                Algo::Bruck,
+            ),
+            (
+                "4.1.2",
+                "MPICH_ALLTOALL_INTRA_ALGORITHM=scattered",
+                Algo::Linear,
+            ),
+            (
+                "4.1.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=pairwise",
+                Algo::Pairwise,
+            ),
+            (
+                "4.1.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=k_brucks",
+                Algo::Bruck,
+            ),
+            (
+                "4.1.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=pairwise_sendrecv_replace",
+                Algo::Mpich,
+            ),
+            (
+                "3.3.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=pairwise_sendrecv_replace",
+                Algo::Pairwise,
+            ),
+            (
+                "4.1.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=nb",
+                Algo::Pairwise,
+            ),
+            (
+                "4.1.2",
+                "MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE=1024",
+                Algo::Mpich,
+            ),
+            (
+                "3.3.2",
+                "MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE=1024",
+                Algo::Pairwise,
+            ),
+            (
+                "3.3.2",
+                "MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE=64",
+                Algo::Pairwise,
+            ),
+        ] {
+            let n = notes(
+                &format!("MPICH Version:\t{version}"),
+                &[&format!("library setting: {setting}")],
+            );
+            assert!(
+                is(library_algos(&n).model("alltoall", 16), want),
+                "{version} {setting}"
+            );
+        }
         // Open MPI 4.1 and later: its fixed decision, unless forced
         let ompi_both = |extra: &[&str]| {
             let n = notes("Open MPI v4.1.4, package: Debian OpenMPI", extra);
@@ -1798,12 +1899,10 @@ mod tests {
             library_algos(&unruled).model("alltoall", 16),
             Algo::Ompi
         ));
-        // before 4.1, and with MPICH, the textbook pairwise exchange;
-        // before 4.1 the textbook binomial broadcast
-        for lib in ["Open MPI v4.0.7", "MPICH Version:\t4.1.2"] {
-            let a = library_algos(&notes(lib, &[]));
-            assert!(is(a.model("alltoall", 16), Algo::Pairwise), "{lib}");
-        }
+        // before 4.1, the textbook pairwise exchange (MPICH's own choice:
+        // above); before 4.1 the textbook binomial broadcast
+        let a = library_algos(&notes("Open MPI v4.0.7", &[]));
+        assert!(is(a.model("alltoall", 16), Algo::Pairwise));
         let old = library_algos(&notes("Open MPI v4.0.7", &[]));
         assert!(is(old.model("broadcast", 16), Algo::Binomial));
         // an allgather algorithm without dynamic rules is ignored by Open MPI
@@ -1855,6 +1954,7 @@ mod tests {
                     "library setting: MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring",
                     "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=ring",
                     "library setting: MPIR_CVAR_BCAST_INTRA_ALGORITHM=pipelined_tree",
+                    "library setting: MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=nb",
                 ],
             ),
         ] {
@@ -1964,6 +2064,7 @@ mod tests {
             used,
             [
                 "fitted with allreduce=mpich (as the MPI library and its settings chose)",
+                "fitted with alltoall=mpich (as the MPI library and its settings chose)",
                 "fitted with broadcast=mpich (as the MPI library and its settings chose)"
             ]
         );
@@ -1974,7 +2075,8 @@ mod tests {
             used,
             [
                 "fitted with allgather=mpich (as the MPI library and its settings chose)",
-                "fitted with allreduce=mpich (as the MPI library and its settings chose)"
+                "fitted with allreduce=mpich (as the MPI library and its settings chose)",
+                "fitted with alltoall=mpich (as the MPI library and its settings chose)"
             ]
         );
     }

@@ -912,6 +912,48 @@ mod tests {
         }
     }
 
+    /// MPICH's AlltoAll selection, by each block's bytes (a whole number
+    /// of them): Bruck's up to 256 on 8 ranks or more, the scattered
+    /// exchange (linear) up to 32 KiB, the pairwise exchange past it; its
+    /// switches at the first buffer of whole blocks past each bound, and
+    /// each size's time that of the algorithm it runs, in both models.
+    #[test]
+    fn mpichs_alltoall_selection() {
+        for (n, switches, runs) in [
+            (
+                4u32,
+                vec![32_769.0 * 4.0],
+                vec![
+                    (1e3, Algo::Linear),
+                    (131_072.0, Algo::Linear),
+                    (131_076.0, Algo::Pairwise),
+                    (4e6, Algo::Pairwise),
+                ],
+            ),
+            (
+                8,
+                vec![257.0 * 8.0, 32_769.0 * 8.0],
+                vec![
+                    (2048.0, Algo::Bruck),
+                    (2056.0, Algo::Linear),
+                    (262_144.0, Algo::Linear),
+                    (262_152.0, Algo::Pairwise),
+                ],
+            ),
+            (
+                12,
+                vec![257.0 * 12.0, 32_769.0 * 12.0],
+                vec![
+                    (3e3, Algo::Bruck),
+                    (1e5, Algo::Linear),
+                    (1e6, Algo::Pairwise),
+                ],
+            ),
+        ] {
+            check_selection(Op::AllToAll, Algo::Mpich, n, &switches, &runs, |_| false);
+        }
+    }
+
     /// Open MPI's segmented pipeline on one link class: every step runs
     /// a window of levels, each sending one segment over its own link, so
     /// T = (S + N − 2)(α + m/(S·B)) for S segments down N − 1 levels; the

@@ -149,7 +149,13 @@ impl Op {
                 Algo::ScatterAllgatherRing,
                 Algo::Ompi,
             ],
-            Op::AllToAll => &[Algo::Pairwise, Algo::Linear, Algo::Bruck, Algo::Ompi],
+            Op::AllToAll => &[
+                Algo::Pairwise,
+                Algo::Linear,
+                Algo::Bruck,
+                Algo::Mpich,
+                Algo::Ompi,
+            ],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
             Op::TopK => &[Algo::RecursiveDoubling, Algo::Ring],
             Op::GTopK => &[Algo::Tree],
@@ -298,8 +304,11 @@ pub enum Algo {
     /// from there. Broadcast: the textbook binomial tree below 8 ranks or
     /// up to 12 KiB, then scatter and recursive-doubling allgather on a
     /// power of two up to 512 KiB, scatter and ring allgather otherwise
-    /// (`mpich_bcast`). The algorithm, and so the steps, change with the
-    /// size. MPICH ch4's node-aware compositions are not modelled.
+    /// (`mpich_bcast`). AlltoAll, by each block's bytes: Bruck's up to 256
+    /// on 8 ranks or more, every send posted at once (linear) up to 32
+    /// KiB, the pairwise exchange past it (`mpich_alltoall`). The
+    /// algorithm, and so the steps, change with the size. MPICH ch4's
+    /// node-aware compositions are not modelled.
     Mpich,
     /// AllGather by neighbor exchange: N/2 steps for an even N, each rank
     /// swapping two parts with alternate neighbours
@@ -657,7 +666,9 @@ impl Collective {
     /// recursive doubling below a few bytes a rank
     /// (`mpich_allreduce_switch`) and Rabenseifner's from there; Open MPI
     /// looks the buffer up in a table by the rank count
-    /// (`ompi_allreduce`).
+    /// (`ompi_allreduce`). For AlltoAll both look up each block's bytes
+    /// (`mpich_alltoall`, `ompi_alltoall`); for Broadcast the buffer's
+    /// (`mpich_bcast`, `ompi_bcast`).
     pub fn selected(&self, members: u32, bytes: f64) -> Algo {
         match (self.op, self.algo) {
             // Open MPI's neighbor exchange runs the ring on an odd count
@@ -685,6 +696,7 @@ impl Collective {
                 }
             }
             (Op::Broadcast, Algo::Mpich) => mpich_bcast(members, bytes),
+            (Op::AllToAll, Algo::Mpich) => mpich_alltoall(members, bytes),
             (Op::AllGather, Algo::Mpich) => {
                 if members.is_power_of_two() && bytes < MPICH_ALLGATHER_LONG {
                     Algo::RecursiveDoubling
@@ -742,6 +754,13 @@ impl Collective {
                 members,
                 [MPICH_BCAST_SHORT, MPICH_BCAST_LONG]
                     .map(|b| b + 1.0)
+                    .into_iter(),
+            ),
+            // the first buffer of whole blocks past each bound
+            (Op::AllToAll, Algo::Mpich) if members > 1 => self.changes(
+                members,
+                [MPICH_ALLTOALL_SHORT, MPICH_ALLTOALL_MEDIUM]
+                    .map(|b| (b + 1.0) * members as f64)
                     .into_iter(),
             ),
             _ => Vec::new(),
@@ -880,8 +899,10 @@ impl Collective {
                     chunk: bytes / g,
                 },
             ],
-            (Op::AllGather | Op::AllReduce | Op::Broadcast, Algo::Mpich | Algo::Ompi)
-            | (Op::AllToAll, Algo::Ompi) => {
+            (
+                Op::AllGather | Op::AllReduce | Op::AllToAll | Op::Broadcast,
+                Algo::Mpich | Algo::Ompi,
+            ) => {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
@@ -1460,6 +1481,39 @@ fn mpich_bcast(members: u32, bytes: f64) -> Algo {
         Algo::ScatterAllgatherRing
     }
 }
+
+/// MPICH's AlltoAll selection (`maint/tuning/coll/mpir/generic.json`,
+/// read from 4.0.2's `libmpich.so`, where the file is compiled in), by
+/// each block's bytes (`avg_msg_size`: the send count times the type's
+/// size, a rank's data for one other): Bruck's for blocks of at most
+/// [`MPICH_ALLTOALL_SHORT`] bytes on 8 ranks or more; the scattered
+/// exchange, every send and receive posted at once (in batches of
+/// `MPIR_CVAR_ALLTOALL_THROTTLE`, 32 destinations, the rank itself among
+/// them, which this leaves out: one batch up to 32 ranks), as
+/// [`Algo::Linear`], for blocks of at most
+/// [`MPICH_ALLTOALL_MEDIUM`]; the pairwise exchange past it. MPICH pairs
+/// ranks by exclusive or on a power of two, where [`Algo::Pairwise`]
+/// sends to rank + k and receives from rank − k: each step moves one
+/// block a rank either way, the same on one link class.
+fn mpich_alltoall(members: u32, bytes: f64) -> Algo {
+    // at most a whole byte count: below the next one
+    let block = bytes / members.max(1) as f64;
+    if members >= 8 && block < MPICH_ALLTOALL_SHORT + 1.0 {
+        Algo::Bruck
+    } else if block < MPICH_ALLTOALL_MEDIUM + 1.0 {
+        Algo::Linear
+    } else {
+        Algo::Pairwise
+    }
+}
+
+/// MPICH's AlltoAll: blocks of at most this many bytes run Bruck's
+/// algorithm on 8 ranks or more ([`mpich_alltoall`]).
+const MPICH_ALLTOALL_SHORT: f64 = 256.0;
+
+/// MPICH's AlltoAll: blocks of at most this many bytes run the scattered
+/// exchange ([`mpich_alltoall`]).
+const MPICH_ALLTOALL_MEDIUM: f64 = 32_768.0;
 
 /// `MPIR_CVAR_BCAST_SHORT_MSG_SIZE`'s default, bytes: a broadcast of at
 /// most this runs the binomial tree ([`mpich_bcast`]).

@@ -59,6 +59,7 @@ fn all_collectives(c: &ClusterSpec) -> Vec<Collective> {
         coll(Op::AllToAll, Algo::Linear),
         coll(Op::AllToAll, Algo::Bruck),
         coll(Op::AllToAll, Algo::Ompi),
+        coll(Op::AllToAll, Algo::Mpich),
         coll(Op::Broadcast, Algo::OmpiBinomial),
         coll(Op::Broadcast, Algo::Linear),
         coll(Op::Broadcast, Algo::Chain),
