@@ -234,7 +234,6 @@ done
 
 # Open MPI starts its daemons, and MPICH's hydra its proxies, with this
 # "remote shell": the host is the namespace whose address it names
-mkdir -p "$OUT"
 agent="$OUT/netns-agent.sh"
 cat > "$agent" <<'EOF'
 #!/bin/sh

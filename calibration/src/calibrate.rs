@@ -919,8 +919,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
                         .map(|(_, v)| *v)
                 })
         };
-        // an algorithm forced by name (`auto`: the selection), and the
-        // allgather's thresholds moved
+        // an algorithm forced by name (`auto`: the selection)
         let forced = |op: &str| {
             set(&format!("{op}_INTRA_ALGORITHM"))
                 .map(|v| v.to_ascii_lowercase())
@@ -928,18 +927,17 @@ pub fn library_algos(notes: &[String]) -> Algos {
         };
         // 3.4's JSON selection reads no threshold variable (they tune
         // the nonblocking schedules and the SMP broadcast); before 3.4
-        // the blocking selection read them
-        let before_json = mpich_version(library).is_some_and(|v| v < (3, 4));
-        let moved = before_json
-            && ["ALLGATHER_LONG_MSG_SIZE", "ALLGATHER_SHORT_MSG_SIZE"]
-                .iter()
-                .any(|n| set(n).is_some());
+        // the blocking selection read them (`moved`: one of a
+        // collective's threshold variables set, before 3.4)
+        let version = mpich_version(library);
+        let before_json = version.is_some_and(|v| v < (3, 4));
+        let moved = |names: &[&str]| before_json && names.iter().any(|n| set(n).is_some());
         let gather = match forced("ALLGATHER").as_deref() {
             Some("recursive_doubling") => Some("allgather=recursive-doubling"),
             Some("brucks") => Some("allgather=bruck"),
             // the ring, or what is not modelled: the textbook ring
             Some(_) => None,
-            None if moved => None,
+            None if moved(&["ALLGATHER_LONG_MSG_SIZE", "ALLGATHER_SHORT_MSG_SIZE"]) => None,
             None => Some("allgather=mpich"),
         };
         let reduce = match forced("ALLREDUCE").as_deref() {
@@ -950,34 +948,29 @@ pub fn library_algos(notes: &[String]) -> Algos {
         };
         // the broadcast: forced by name, or (before 3.4, whose selection
         // read them) its thresholds moved
-        let bcast_moved = before_json
-            && [
-                "BCAST_SHORT_MSG_SIZE",
-                "BCAST_LONG_MSG_SIZE",
-                "BCAST_MIN_PROCS",
-            ]
-            .iter()
-            .any(|n| set(n).is_some());
         let bcast = match forced("BCAST").as_deref() {
             Some("binomial") => Some("broadcast=binomial"),
             Some("scatter_recursive_doubling_allgather") => Some("broadcast=scatter-allgather"),
             Some("scatter_ring_allgather") => Some("broadcast=scatter-allgather-ring"),
             // smp, tree, pipelined_tree: not modelled, the textbook tree
             Some(_) => None,
-            None if bcast_moved => None,
+            None if moved(&[
+                "BCAST_SHORT_MSG_SIZE",
+                "BCAST_LONG_MSG_SIZE",
+                "BCAST_MIN_PROCS",
+            ]) =>
+            {
+                None
+            }
             None => Some("broadcast=mpich"),
         };
         // the alltoall: forced by name, or (before 3.4) its thresholds
         // moved; the same thresholds, 256 and 32768 bytes a block, before
         // and after
-        let exchange_moved = before_json
-            && ["ALLTOALL_SHORT_MSG_SIZE", "ALLTOALL_MEDIUM_MSG_SIZE"]
-                .iter()
-                .any(|n| set(n).is_some());
         // (pairwise_sendrecv_replace needs an in-place buffer from 4.0,
         // which the MPI backend never passes: MPICH falls back to its
         // selection; before 4.0 its schedule is not modelled)
-        let from_4 = mpich_version(library).is_some_and(|v| v >= (4, 0));
+        let from_4 = version.is_some_and(|v| v >= (4, 0));
         let exchange = match forced("ALLTOALL").as_deref() {
             Some("brucks" | "k_brucks") => Some("alltoall=bruck"),
             Some("scattered") => Some("alltoall=linear"),
@@ -986,7 +979,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
             // nb (the nonblocking selection), or what is not modelled:
             // the textbook pairwise exchange
             Some(_) => None,
-            None if exchange_moved => None,
+            None if moved(&["ALLTOALL_SHORT_MSG_SIZE", "ALLTOALL_MEDIUM_MSG_SIZE"]) => None,
             None => Some("alltoall=mpich"),
         };
         [gather, reduce, exchange, bcast]
