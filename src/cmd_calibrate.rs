@@ -184,7 +184,7 @@ struct CollectiveArgs {
     /// Largest size.
     #[arg(long, default_value = "4MiB")]
     max_size: String,
-    /// Timed repeats per size.
+    /// Timed repeats per size (under MPI taken in rounds: one call of each size a round).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repeats: u32,
     /// Fit an operation as this algorithm instead of the default

@@ -689,6 +689,10 @@ pub fn collectives(
                 vec![
                     format!("{} MPI ranks", run.size),
                     format!("{MPI_LIBRARY_NOTE}{}", run.library),
+                    format!(
+                        "timed in {} rounds over the sizes, the median of each size's",
+                        req.repeats
+                    ),
                 ],
                 // MPI's processor name is the host's name
                 named_host(&run.processor),

@@ -668,7 +668,7 @@ fn profile_algos(file: &str, user: &Algos) -> Algos {
 }
 
 /// The measured profiles of the tables: (file, what the table calls it).
-const PROFILES: [(&str, &str); 19] = [
+const PROFILES: [(&str, &str); 23] = [
     ("mpi-4ranks-ci-vm.toml", "CI VM, Open MPI shared memory"),
     ("mpi-emulated-2hosts.toml", "emulated cluster, 2 hosts"),
     ("mpi-emulated-4hosts.toml", "emulated cluster, 4 hosts"),
@@ -736,7 +736,62 @@ const PROFILES: [(&str, &str); 19] = [
         "mpi-emulated-100mbit-mpich-2hosts.toml",
         "emulated cluster at 100 Mbit/s, 2 hosts, queues in turn, MPICH's own choice",
     ),
+    (
+        "mpi-emulated-100mbit-rounds-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts, queues in turn, no TCP put, timed in rounds",
+    ),
+    (
+        "mpi-emulated-100mbit-rounds-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts, queues in turn, no TCP put, timed in rounds",
+    ),
+    (
+        "mpi-emulated-100mbit-library-rounds-4hosts.toml",
+        "emulated cluster at 100 Mbit/s, 4 hosts, queues in turn, no TCP put, timed in rounds, Open MPI's own choice",
+    ),
+    (
+        "mpi-emulated-100mbit-library-rounds-8hosts.toml",
+        "emulated cluster at 100 Mbit/s, 8 hosts, queues in turn, no TCP put, timed in rounds, Open MPI's own choice",
+    ),
 ];
+
+/// The harness run three times in a row with the sizes timed in rounds
+/// (2026-11-27, 19:49–20:01 UTC): (profile at 4 hosts, at 8 hosts, the
+/// run), the textbook algorithms forced and then Open MPI's own choice.
+/// The first of each is also in [`PROFILES`].
+const ROUNDS: [(&str, &str, &str); 6] = [
+    (PROFILES[19].0, PROFILES[20].0, "forced, run a"),
+    (
+        "mpi-emulated-100mbit-rounds-b-4hosts.toml",
+        "mpi-emulated-100mbit-rounds-b-8hosts.toml",
+        "forced, run b",
+    ),
+    (
+        "mpi-emulated-100mbit-rounds-c-4hosts.toml",
+        "mpi-emulated-100mbit-rounds-c-8hosts.toml",
+        "forced, run c",
+    ),
+    (
+        PROFILES[21].0,
+        PROFILES[22].0,
+        "Open MPI's own choice, run a",
+    ),
+    (
+        "mpi-emulated-100mbit-library-rounds-b-4hosts.toml",
+        "mpi-emulated-100mbit-library-rounds-b-8hosts.toml",
+        "Open MPI's own choice, run b",
+    ),
+    (
+        "mpi-emulated-100mbit-library-rounds-c-4hosts.toml",
+        "mpi-emulated-100mbit-library-rounds-c-8hosts.toml",
+        "Open MPI's own choice, run c",
+    ),
+];
+
+/// The algorithms a run of [`ROUNDS`] is fitted and predicted with, as
+/// its profiles name them: the forced ones, or Open MPI's own choice.
+fn rounds_algos(four: &str) -> Algos {
+    profile_algos(four, &Algos::default())
+}
 
 /// The algorithms the emulated cluster's measurements ran, as the fits
 /// model them: Open MPI's binomial broadcast (algorithm 6) sends to
@@ -927,6 +982,20 @@ fn held_out_tables() -> String {
             None,
         ),
     ];
+    // the same harness with the sizes timed in rounds, three runs of each
+    let rounds = ROUNDS.iter().map(|&(four, eight, run)| {
+        (
+            four,
+            eight,
+            format!("4 → 8 hosts, 100 Mbit/s, queues in turn, no TCP put, timed in rounds, {run}"),
+            rounds_algos(four),
+            None,
+        )
+    });
+    let runs = runs
+        .into_iter()
+        .map(|(from, to, what, algos, only)| (from, to, what.to_string(), algos, only))
+        .chain(rounds);
     // (the runs that name an algorithm for one operation show its rows)
     for (from, to, what, algos, only) in runs {
         let by_shape: Vec<(Shape, Vec<calibration::validate::Validation>)> =
@@ -940,7 +1009,7 @@ fn held_out_tables() -> String {
                 if only.is_some_and(|op| v.op != op) {
                     continue;
                 }
-                t += &row(what, v, *shape == Library::Mpi.default_shape());
+                t += &row(&what, v, *shape == Library::Mpi.default_shape());
             }
         }
     }
@@ -1291,4 +1360,53 @@ fn open_mpis_own_collectives_across_hosts_with_queues_in_turn() {
         "before: allreduce median {:.3}",
         allreduce.median_abs_error_large
     );
+}
+
+/// The sizes timed in rounds (one call of each size a round, the median
+/// of a size's rounds; `kernels::mpi`), three runs of the harness with
+/// the textbook algorithms forced: fitted at 4 hosts, 8 are predicted
+/// within issue 13's bounds by every collective in every run.
+#[test]
+fn timed_in_rounds_the_forced_runs_meet_the_bounds() {
+    for &(four, eight, run) in &ROUNDS[..3] {
+        let vs = four_to_eight(four, eight, &rounds_algos(four));
+        let ops: Vec<&str> = vs.iter().map(|v| v.op.as_str()).collect();
+        assert_eq!(
+            ops,
+            ["allgather", "allreduce", "alltoall", "broadcast"],
+            "{run}"
+        );
+        for v in &vs {
+            assert_within_bounds(&format!("{run}: {}", v.op), v);
+        }
+    }
+}
+
+/// Open MPI's own choice of all four collectives, timed in rounds, three
+/// runs: every collective within 5% median in every run, and the
+/// allgather, alltoall and broadcast within 15% at every size (the
+/// alltoall missed 23.3% with each size's repetitions back to back,
+/// [`open_mpis_own_collectives_across_hosts_with_queues_in_turn`]). The
+/// allreduce (Rabenseifner's) meets the max in run a and misses it in b
+/// and c, 28.3% and 21.8%, at single sizes slow by 1.2–1.4 times: slow in
+/// at least three of their five rounds (the median is), so not a passing
+/// spell, and at other sizes in each run (4 MiB in b; 512 KiB and 4 MiB
+/// in c).
+#[test]
+fn timed_in_rounds_open_mpis_own_choice_misses_only_the_allreduces_max() {
+    for (i, &(four, eight, run)) in ROUNDS[3..].iter().enumerate() {
+        let vs = four_to_eight(four, eight, &rounds_algos(four));
+        let ops: Vec<&str> = vs.iter().map(|v| v.op.as_str()).collect();
+        assert_eq!(
+            ops,
+            ["allgather", "allreduce", "alltoall", "broadcast"],
+            "{run}"
+        );
+        for v in &vs {
+            let (op, median, max) = (&v.op, v.median_abs_error_large, v.max_abs_error_large);
+            assert!(median <= 0.05, "{run}: {op}: median {median:.3}");
+            let misses = op == "allreduce" && i > 0;
+            assert_eq!(max > 0.15, misses, "{run}: {op}: max {max:.3}");
+        }
+    }
 }

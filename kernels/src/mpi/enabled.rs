@@ -1,9 +1,10 @@
 //! The MPI backend proper, over the `mpi` crate (rsmpi).
 //!
 //! Each operation is a [`Bench`]: buffers sized for one message, one call of
-//! the collective, and a check of its result. [`time_bench`] runs any of them
-//! the same way (warm-up, one check agreed by all ranks, timed repetitions),
-//! so the timing method is written once.
+//! the collective, and a check of its result. [`warm_up_and_check`], [`time_once`] and
+//! [`slowest_rank`] run any of them the same way (warm-up, one check agreed
+//! by all ranks, timed repetitions in rounds over the sizes), so the timing
+//! method is written once.
 
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
@@ -51,10 +52,26 @@ pub(super) fn measure(ops: &[Op], sizes: &[u64], repeats: u32) -> Result<MpiRun,
 
     let mut timings = Vec::new();
     for &op in ops {
-        for &size in sizes {
-            let mut bench = Bench::new(op, size, rank, ranks);
-            let times = time_bench(&world, &mut bench, repeats)?;
-            if let Some(mut times) = times {
+        // Every size of the operation is warmed up and checked, then timed
+        // in rounds, one call of each size a round: a slow spell of the
+        // cluster (another job, the host's other ranks, a retransmission)
+        // then lands on one repetition of several sizes, which the median
+        // drops, rather than on every repetition of one size.
+        let mut benches: Vec<Bench> = sizes
+            .iter()
+            .map(|&size| Bench::new(op, size, rank, ranks))
+            .collect();
+        for bench in &mut benches {
+            warm_up_and_check(&world, bench)?;
+        }
+        let mut local = vec![Vec::with_capacity(repeats as usize); benches.len()];
+        for _ in 0..repeats {
+            for (bench, times) in benches.iter_mut().zip(&mut local) {
+                times.push(time_once(&world, bench));
+            }
+        }
+        for (bench, local) in benches.iter().zip(local) {
+            if let Some(mut times) = slowest_rank(&world, bench, local) {
                 timings.push(CollectiveTiming {
                     op: op.name().to_string(),
                     size_bytes: bench.size_bytes(),
@@ -73,14 +90,8 @@ pub(super) fn measure(ops: &[Op], sizes: &[u64], repeats: u32) -> Result<MpiRun,
     })
 }
 
-/// Warms `bench` up, checks its result on every rank, then times `repeats`
-/// calls. Returns, on rank 0 only, each repetition's time as the maximum over
-/// ranks.
-fn time_bench(
-    world: &SimpleCommunicator,
-    bench: &mut Bench,
-    repeats: u32,
-) -> Result<Option<Vec<f64>>, BackendError> {
+/// Warms `bench` up and checks its result on every rank.
+fn warm_up_and_check(world: &SimpleCommunicator, bench: &mut Bench) -> Result<(), BackendError> {
     for i in 0..WARMUP {
         bench.step(world);
         if i == 0 {
@@ -102,13 +113,24 @@ fn time_bench(
         }
     }
 
-    let mut local = Vec::with_capacity(repeats as usize);
-    for _ in 0..repeats {
-        world.barrier();
-        let t0 = mpi::time();
-        bench.step(world);
-        local.push(mpi::time() - t0);
-    }
+    Ok(())
+}
+
+/// One timed call of `bench`, on this rank: `barrier; t0; op; t1`.
+fn time_once(world: &SimpleCommunicator, bench: &mut Bench) -> f64 {
+    world.barrier();
+    let t0 = mpi::time();
+    bench.step(world);
+    mpi::time() - t0
+}
+
+/// Each repetition's time as the maximum over ranks of this rank's `local`
+/// times, on rank 0 only.
+fn slowest_rank(
+    world: &SimpleCommunicator,
+    bench: &Bench,
+    mut local: Vec<f64>,
+) -> Option<Vec<f64>> {
     if bench.op == Op::PingPong {
         // Only rank 0 timed a whole round trip; rank 1's time starts at its
         // own barrier exit, which may be earlier, so it must not win the max.
@@ -121,10 +143,10 @@ fn time_bench(
     if world.rank() == 0 {
         let mut max = vec![0.0f64; local.len()];
         root.reduce_into_root(&local[..], &mut max[..], SystemOperation::max());
-        Ok(Some(max))
+        Some(max)
     } else {
         root.reduce_into(&local[..], SystemOperation::max());
-        Ok(None)
+        None
     }
 }
 

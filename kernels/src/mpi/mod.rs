@@ -30,12 +30,22 @@
 //!
 //! # What is measured
 //!
-//! For each operation and size: a few untimed warm-up calls, a check that the
-//! result is right (a fast wrong collective fails loudly, on every rank),
-//! then `repeats` timed calls, each `barrier; t0 = MPI_Wtime(); op;
+//! For each operation and size: a few untimed warm-up calls and a check that
+//! the result is right (a fast wrong collective fails loudly, on every rank).
+//! Then the operation's sizes are timed in `repeats` rounds, one call of
+//! each size a round (smallest first), each `barrier; t0 = MPI_Wtime(); op;
 //! MPI_Wtime() - t0`. A repetition's time is the maximum over ranks (the
 //! collective is done when its slowest rank is); the reported time is the
-//! median over repetitions.
+//! median over repetitions. Rounds rather than a size's repetitions back to
+//! back, so that a slow spell of the cluster (another job, a busy core, a
+//! retransmission) costs one repetition of several sizes, which the median
+//! drops, instead of every repetition of one size, which it cannot. Google
+//! Benchmark interleaves repetitions of different benchmarks for the same
+//! reason (its "random interleaving", google/benchmark#1051, which it
+//! reports lowers run-to-run variance by 40% on average); the rounds here
+//! interleave in a fixed order, so that no seed is needed. An operation's buffers for
+//! all its sizes are held at once: for sizes doubling to S, about twice
+//! those of S alone.
 //!
 //! Buffers are `f32` and sizes follow nccl-tests' meaning, rounded down to a
 //! whole number of `f32` per rank (at least one), so the reported
