@@ -71,11 +71,12 @@ pub const PS_UPDATE_S: f64 = 0.86e-9;
 /// 0.176 ns a byte in two runs, 2026-11-27). TensorFlow 2.21's gRPC reads
 /// its sockets on event-engine threads beside it; Parallax's TensorFlow
 /// 1.6 ran an older gRPC whose reads fell to the threads polling the
-/// completion queue, one in TensorFlow's client, so its share there may
-/// have been larger: not measured (docs/research/tf-ps-costs.md §0.3).
-/// That one thread takes every worker's pushes one after another, as
-/// §4.2's chain has it, is our assumption: the measurement had one
-/// worker, and spread its receiving over four or five threads.
+/// completion queue, eight in TensorFlow 1.6's client, so its share
+/// there may have been larger: not measured (docs/research/tf-ps-costs.md
+/// §0.3). That one thread takes every worker's pushes one after another,
+/// as §4.2's chain has it, is our assumption, and TensorFlow 1.6's source
+/// contradicts it (eight threads, each worker's pushes on one of them;
+/// §0.4): kept until the threads are remodelled (issue 11).
 pub const PS_RECV_THREAD_BYTE_S: f64 = 0.17e-9;
 
 /// CPU seconds per byte of a pushed tensor that a server spends receiving

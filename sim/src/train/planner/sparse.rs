@@ -530,7 +530,10 @@ pub const PS_TRANSFER_S: f64 = 60e-6;
 /// client we could not date completed every call on one polling thread
 /// (docs/models.md §4.2); taking that as Parallax's TensorFlow 1.6, a
 /// server's push transfers run one after another, its partitions' and
-/// its tables' alike. Its pulls, which it answers, we assume served in
+/// its tables' alike. That copy was TensorFlow 1.5's: 1.6 completes
+/// them on eight threads, each remote task on one
+/// (docs/research/tf-ps-costs.md §0.4), so this chain is in error for
+/// Parallax's TensorFlow and is kept until it is remodelled (issue 11). Its pulls, which it answers, we assume served in
 /// parallel: their transfers cost each partition's task
 /// [`PS_TRANSFER_S`] a pull, on the host's cores beside the partition's
 /// elements.
@@ -552,7 +555,8 @@ pub fn partition_cost_s(pushes: u32) -> f64 {
 /// Where it runs follows the servers' rule ([`partition_cost_s`]): a
 /// worker is gRPC's client for its pulls (it fetches the looked-up rows),
 /// so its process receives them on one polling thread, one partition
-/// after another; it answers the servers' fetches of its pushes, on the
+/// after another (TensorFlow 1.5's rule; 1.6 receives on up to eight,
+/// the same error as the servers'); it answers the servers' fetches of its pushes, on the
 /// host's cores in parallel. Under local aggregation a machine's GPUs
 /// share one process (Parallax §5), which pushes once a partition and
 /// receives every GPU's lookups.
