@@ -42,7 +42,9 @@
 # Outputs (OUT, default /tmp/dtsim-emulated): profile-<N>.toml for each
 # rank count, validate-<A>-to-<B>.txt and .json, and shaper.txt (how the
 # links were shaped: where htb, u32 or netem is missing, the harness
-# falls back and says so there). Everything it creates
+# falls back and says so there; and for each rank count the packets the
+# shapers dropped and the TCP segments the hosts retransmitted while it
+# ran, so that a slow run can be told from a lossy one). Everything it creates
 # (namespaces dtsimN, bridge dtsimbr0) is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -281,8 +283,25 @@ calibrate() {
         -o "$OUT/profile-$n.toml"
 }
 
+# What the first n hosts have lost so far: packets their shapers
+# dropped (the root qdisc counts its children's drops too) and TCP
+# segments they retransmitted (each namespace's own /proc/net/snmp).
+losses() {
+    local n=$1 i drops=0 retrans=0 d r
+    for i in $(seq 0 $((n - 1))); do
+        d=$(ip netns exec "dtsim$i" tc -s qdisc show dev eth0 |
+            awk '/ root / {root = 1; next} root && /dropped/ {gsub(",", "", $7); print $7; exit}')
+        r=$(ip netns exec "dtsim$i" cat /proc/net/snmp |
+            awk '/^Tcp:/ {if (!col) {for (k = 1; k <= NF; k++) if ($k == "RetransSegs") col = k} else print $col}')
+        drops=$((drops + ${d:-0}))
+        retrans=$((retrans + ${r:-0}))
+    done
+    echo "$drops $retrans"
+}
+
 for n in $HOSTS; do
     echo "=== $n hosts ($RATE, $DELAY one way): calibrate collectives"
+    read -r drops0 retrans0 <<< "$(losses "$n")"
     # a launch that fails before it measures (a daemon that did not start)
     # is tried once more; a second failure stops the harness
     if ! calibrate "$n"; then
@@ -290,6 +309,9 @@ for n in $HOSTS; do
         rm -f "$OUT/profile-$n.toml"
         calibrate "$n"
     fi
+    read -r drops1 retrans1 <<< "$(losses "$n")"
+    echo "$n hosts: the shapers dropped $((drops1 - drops0)) packets, the hosts retransmitted $((retrans1 - retrans0)) TCP segments" |
+        tee -a "$OUT/shaper.txt"
 done
 
 set -- $HOSTS

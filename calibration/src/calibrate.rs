@@ -690,7 +690,7 @@ pub fn collectives(
                     format!("{} MPI ranks", run.size),
                     format!("{MPI_LIBRARY_NOTE}{}", run.library),
                     format!(
-                        "timed in {} rounds over the sizes, the median of each size's",
+                        "timed in {} rounds over the sizes, each size's median over them",
                         req.repeats
                     ),
                 ],

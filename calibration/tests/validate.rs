@@ -1388,10 +1388,9 @@ fn timed_in_rounds_the_forced_runs_meet_the_bounds() {
 /// alltoall missed 23.3% with each size's repetitions back to back,
 /// [`open_mpis_own_collectives_across_hosts_with_queues_in_turn`]). The
 /// allreduce (Rabenseifner's) meets the max in run a and misses it in b
-/// and c, 28.3% and 21.8%, at single sizes slow by 1.2–1.4 times: slow in
-/// at least three of their five rounds (the median is), so not a passing
-/// spell, and at other sizes in each run (4 MiB in b; 512 KiB and 4 MiB
-/// in c).
+/// and c, 28.3% and 21.8%, at sizes slow by 1.27–1.39 times that differ
+/// by run (4 MiB in b; 512 KiB and 4 MiB in c): slow in at least three
+/// of their five rounds (the median is), so not a passing spell.
 #[test]
 fn timed_in_rounds_open_mpis_own_choice_misses_only_the_allreduces_max() {
     for (i, &(four, eight, run)) in ROUNDS[3..].iter().enumerate() {

@@ -64,7 +64,9 @@ pub(super) fn measure(ops: &[Op], sizes: &[u64], repeats: u32) -> Result<MpiRun,
         for bench in &mut benches {
             warm_up_and_check(&world, bench)?;
         }
-        let mut local = vec![Vec::with_capacity(repeats as usize); benches.len()];
+        let mut local: Vec<Vec<f64>> = (0..benches.len())
+            .map(|_| Vec::with_capacity(repeats as usize))
+            .collect();
         for _ in 0..repeats {
             for (bench, times) in benches.iter_mut().zip(&mut local) {
                 times.push(time_once(&world, bench));

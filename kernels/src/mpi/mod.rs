@@ -43,9 +43,9 @@
 //! Benchmark interleaves repetitions of different benchmarks for the same
 //! reason (its "random interleaving", google/benchmark#1051, which it
 //! reports lowers run-to-run variance by 40% on average); the rounds here
-//! interleave in a fixed order, so that no seed is needed. An operation's buffers for
-//! all its sizes are held at once: for sizes doubling to S, about twice
-//! those of S alone.
+//! interleave in a fixed order, so that no seed is needed. An operation's
+//! buffers for all its sizes are held at once: on each rank, for sizes
+//! doubling to S, about twice those of S alone.
 //!
 //! Buffers are `f32` and sizes follow nccl-tests' meaning, rounded down to a
 //! whole number of `f32` per rank (at least one), so the reported

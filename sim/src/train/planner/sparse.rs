@@ -42,7 +42,8 @@
 //!   push transfers, which the tables' tasks take one after another
 //!   (docs/models.md §4.2); the workers spend [`WORKER_PARTITION_S`] a
 //!   partition answering the push on the host's cores and again
-//!   receiving the pull, on one thread a process;
+//!   receiving the pull, on one thread a process (TensorFlow 1.5's rule;
+//!   1.6 has eight, to be remodelled: docs/research/tf-ps-costs.md §0.4);
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
 //!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
@@ -533,10 +534,11 @@ pub const PS_TRANSFER_S: f64 = 60e-6;
 /// its tables' alike. That copy was TensorFlow 1.5's: 1.6 completes
 /// them on eight threads, each remote task on one
 /// (docs/research/tf-ps-costs.md §0.4), so this chain is in error for
-/// Parallax's TensorFlow and is kept until it is remodelled (issue 11). Its pulls, which it answers, we assume served in
-/// parallel: their transfers cost each partition's task
-/// [`PS_TRANSFER_S`] a pull, on the host's cores beside the partition's
-/// elements.
+/// Parallax's TensorFlow and is kept until it is remodelled (issue 11).
+/// Its pulls, which it answers, we assume served in parallel (1.6 serves
+/// on eight threads, not modelled either): their transfers cost each
+/// partition's task [`PS_TRANSFER_S`] a pull, on the host's cores beside
+/// the partition's elements.
 pub fn partition_cost_s(pushes: u32) -> f64 {
     pushes as f64 * PS_TRANSFER_S + PS_OP_S
 }
@@ -852,7 +854,8 @@ fn ps_tasks(
             .insert(pull, PerIteration::Payloads(pulls.into()));
     }
     // each process receives its GPUs' looked-up rows on its one polling
-    // thread, a partition after another: each GPU's worker its own, or
+    // thread (TensorFlow 1.5's; 1.6 polls on eight), a partition after
+    // another: each GPU's worker its own, or
     // under local aggregation the machine's process all its GPUs'; the
     // next lookup waits for its machine's receiving threads, which are
     // alike and end together
