@@ -190,7 +190,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             let n = pl.bytes_per_push.len().max(1) as f64;
             let mean = pl.bytes_per_push.iter().sum::<f64>() / n;
             print_line(format_args!(
-                "  ps_placement = \"whole\": {} dense variables on {} servers; a push sends the busiest server {} ({} variable{}; {} on average); its receiving thread spends {:.2} ms an iteration on them",
+                "  ps_placement = \"whole\": {} dense variables on {} servers; a push sends the busiest server {} ({} variable{}; {} on average); its busiest receiving thread spends {:.2} ms an iteration on them",
                 pl.variables.iter().sum::<u32>(),
                 pl.variables.len(),
                 HumanBytes(pl.bytes_per_push[b]),

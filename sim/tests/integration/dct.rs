@@ -280,14 +280,17 @@ fn dlrm_preset_with_its_tables_under_dct() {
         })
         .count();
     assert!(sparse_tasks >= 26, "{sparse_tasks}");
-    // the servers receive the 26 tables' pushes on one thread: each
-    // table's chain task waits for the next table's (the backward pass
-    // readies the higher layer's first), the highest for none of them
+    // each of the servers' polling threads receives the 26 tables' pushes
+    // in turn: on thread 0, each table's chain task waits for the next
+    // table's (the backward pass readies the higher layer's first), the
+    // highest for none of them
     let chains: Vec<usize> = plan
         .tasks
         .iter()
         .enumerate()
-        .filter(|(_, t)| matches!(&t.label, Label::Named(n) if n.ends_with(" partitions")))
+        .filter(
+            |(_, t)| matches!(&t.label, Label::Named(n) if n.ends_with(" partitions' pushes 0")),
+        )
         .map(|(i, _)| i)
         .collect();
     assert_eq!(chains.len(), 26);

@@ -502,23 +502,27 @@ fn er_b1_crossover_on_two_nodes_sharing_a_nic() {
 /// every host (as many as the busiest host holds, each costing its
 /// elements at the rate of its pushers, the 8 GPUs or with local
 /// aggregation the 2 machines, and a transfer for each of the 8 GPUs'
-/// pulls), the chain of push transfers, then the pull; with local
-/// aggregation each
+/// pulls), the push transfers on the servers' polling threads (worker w's
+/// on thread w mod 8: 8 threads of one push a partition, or under local
+/// aggregation 2 of one machine's, the first also taking the partition's
+/// apply), then the pull; with local aggregation each
 /// machine's accumulators first (a task per partition, its 4 GPUs' rows at
 /// the rate of 4 pushes, and their bookkeeping, (4 + 1) ops a partition).
 /// The workers' own CPU at both ends: before the push, their answers to
 /// the servers' fetches (52 µs a partition for each of a machine's 4
 /// workers, or its one process under local aggregation) shared by as many
 /// tasks as cores or answers, whichever is fewer; after the pull, each
-/// receiving thread's 52 µs a partition for each GPU it receives for (a
-/// thread a worker, or the machine's one for its 4 GPUs), which the next
-/// forward pass waits for. Partitions that the servers do not divide give
-/// unequal shards that still add up to the gradient.
+/// process's polling threads (a process a worker, or the machine's one),
+/// server s's partitions on thread s mod 8, so with 2 servers two threads
+/// a process, each 52 µs a partition of its server for each GPU it
+/// receives for (1, or the machine's 4), which the next forward pass
+/// waits for. Partitions that the servers do not divide give unequal
+/// shards that still add up to the gradient.
 #[test]
 fn sparse_ps_plans_push_partitions_pull() {
     use sim::train::planner::sparse::{
         PS_OP_S, PS_TRANSFER_S, WORKER_PARTITION_S, accumulate_s, partition_cost_s,
-        server_element_s,
+        partition_threads_s, server_element_s,
     };
     let (vocab, dim, density) = (100_000u64, 64u64, 0.05);
     for local in [false, true] {
@@ -572,20 +576,31 @@ fn sparse_ps_plans_push_partitions_pull() {
                     "sends",
                 );
             }
-            // the receiving threads, last
-            let (threads, each) = if local { (1, 4) } else { (4, 1) };
+            // the receiving threads, last: each process's two, server
+            // 0's partitions (⌈P/2⌉) then server 1's (⌊P/2⌋)
+            let (processes, each) = if local { (1, 4) } else { (4, 1) };
+            let threads = 2 * processes;
             let (cpu, receives) = cpu.split_at(cpu.len() - threads);
-            for &d in receives {
+            for (i, &d) in receives.iter().enumerate() {
+                let held = if i % 2 == 0 {
+                    parts.div_ceil(2)
+                } else {
+                    parts / 2
+                };
+                if held == 0 {
+                    assert_eq!(d, 0.0, "server 1 holds no partition of 1");
+                    continue;
+                }
                 assert_close(
                     d,
-                    (each * parts) as f64 * WORKER_PARTITION_S,
+                    (each * held) as f64 * WORKER_PARTITION_S,
                     1e-6,
                     "receives",
                 );
             }
-            // `busiest` partition tasks and the bookkeeping task
-            assert_eq!(cpu.len() as u32, busiest + 1, "P={parts} {local}");
+            // `busiest` partition tasks and a task a polling thread
             let pushers = if local { 2 } else { 8 };
+            assert_eq!(cpu.len() as u32, busiest + pushers, "P={parts} {local}");
             for &d in &cpu[..busiest as usize] {
                 assert_close(
                     d,
@@ -594,11 +609,21 @@ fn sparse_ps_plans_push_partitions_pull() {
                     "partition",
                 );
             }
+            // one push a thread a partition, the first thread also the
+            // apply: together the partition's whole cost
+            let on_threads = &cpu[busiest as usize..];
+            let by_thread = partition_threads_s(pushers);
+            assert_eq!(by_thread.len(), pushers as usize);
+            for (t, &d) in on_threads.iter().enumerate() {
+                let want = PS_TRANSFER_S + if t == 0 { PS_OP_S } else { 0.0 };
+                assert_close(by_thread[t], want, 1e-12, "a thread's share");
+                assert_close(d, want * busiest as f64, 1e-6, "polling thread");
+            }
             assert_close(
-                cpu[busiest as usize],
+                on_threads.iter().sum::<f64>(),
                 partition_cost_s(pushers) * busiest as f64,
                 1e-6,
-                "bookkeeping",
+                "the threads together",
             );
             let comms = sparse_tasks(&plan);
             let names: Vec<&str> = comms.iter().map(|(n, ..)| n.as_str()).collect();
@@ -624,6 +649,11 @@ fn sparse_ps_plans_push_partitions_pull() {
             for &(t, _) in &sent {
                 assert_eq!(deps(t), [(before_push, 0)]);
             }
+            // the pull waits for every polling thread's transfers
+            let pushed: Vec<(u32, u32)> = (0..pushers)
+                .map(|t| (id(&format!("emb partitions' pushes {t}")), 0))
+                .collect();
+            assert_eq!(deps(id("emb sparse pull")), pushed);
             for i in 0..threads {
                 let receive = id(&format!("emb workers' receives {i}"));
                 assert_eq!(deps(receive), [(id("emb sparse pull"), 0)]);
@@ -663,15 +693,16 @@ fn sparse_ps_plans_push_partitions_pull() {
     }
 }
 
-/// A process receives its tables' pulls on one thread: with two sparse
-/// tables, each worker's receiving task of the lower layer's table waits
-/// for the same worker's of the higher layer's (the servers' chains
-/// answer the last layer's first), and for nothing else of it; the
-/// higher's waits for its own pull alone. Under local aggregation the
-/// same with the machine's one thread.
+/// Each of a process's polling threads receives its tables' pulls in
+/// turn: with two sparse tables, each thread's receiving task of the
+/// lower layer's table waits for the same thread's of the higher layer's
+/// (the servers' chains answer the last layer's first), and for nothing
+/// else of it; the higher's waits for its own pull alone. Two servers
+/// give each process two threads: 4 workers' 8, or under local
+/// aggregation the machine's one process's 2.
 #[test]
 fn a_workers_receiving_thread_takes_its_tables_in_turn() {
-    for (local, threads) in [(false, 4usize), (true, 1)] {
+    for (local, threads) in [(false, 8usize), (true, 2)] {
         let text = format!(
             r#"
 name = "two-tables"
@@ -738,10 +769,12 @@ local_aggregation = {local}
 /// In the engine, the next lookup starts when the workers' receiving
 /// threads end: with nothing else for the embedding's forward pass to
 /// wait for (the table is layer 0, without dense parameters, and its
-/// backward pass ends long before its pull), it starts 8 partitions ×
-/// 52 µs after the pull's message ends, or under local aggregation the
-/// machine's one thread's 4 GPUs × 8 × 52 µs; exact but for the
-/// picosecond rounding of the two durations.
+/// backward pass ends long before its pull), it starts 4 partitions ×
+/// 52 µs after the pull's message ends (each worker's two polling
+/// threads take the 8 partitions of the 2 servers, 4 each, at once), or
+/// under local aggregation 4 GPUs × 4 × 52 µs (the machine's one
+/// process's two threads); exact but for the picosecond rounding of the
+/// two durations.
 #[test]
 fn the_next_lookup_starts_when_the_receiving_threads_end() {
     use sim::train::planner::sparse::WORKER_PARTITION_S;
@@ -778,7 +811,7 @@ fn the_next_lookup_starts_when_the_receiving_threads_end() {
                 .unwrap()
                 .start;
             let waited = (lookup - pulled).as_secs();
-            let want = gpus * 8.0 * WORKER_PARTITION_S;
+            let want = gpus * 4.0 * WORKER_PARTITION_S;
             assert!(
                 (waited - want).abs() < 2e-12,
                 "local {local}, iteration {k}: {waited} s, want {want} s"
@@ -1147,16 +1180,17 @@ sparse = "ps"
         .filter(|t| matches!(&t.label, Label::Named(n) if n.ends_with("sparse push")))
         .count();
     assert_eq!(pushes, 2, "the embedding and the softmax table");
-    // a server takes its push transfers on one thread: the embedding's
-    // chain (layer 0) waits for the softmax's (the last layer), whose
-    // gradient the backward pass readies first
+    // each of a server's polling threads takes its push transfers in
+    // turn: the embedding's task on thread 0 (layer 0) waits for the
+    // softmax's (the last layer), whose gradient the backward pass
+    // readies first
     let chains: Vec<usize> = plan
         .tasks
         .iter()
         .enumerate()
-        .filter(|(_, t)| {
-            matches!(&t.label, Label::Named(n) if n.ends_with(" partitions") && !n.ends_with("local partitions"))
-        })
+        .filter(
+            |(_, t)| matches!(&t.label, Label::Named(n) if n.ends_with(" partitions' pushes 0")),
+        )
         .map(|(i, _)| i)
         .collect();
     assert_eq!(chains.len(), 2);
@@ -1203,10 +1237,13 @@ fn embrace(preset: &str, gpu: &str, batch: u32, gpus: u32, strategy: &str) -> St
 /// dense ring in both, the iterations differ by 5× at least). RTX 2080 LM
 /// at 16 GPUs (8 is left open, as CASES says): Parallax's PS (dense
 /// AllReduce, sparse PS with its partition search) communicates for less
-/// time than the AllGather (CASES's formula: 6.56 against 11.85 ms), but
-/// CASES's ordering of the iterations is **not met**: since the workers'
-/// own CPU a partition is charged, Parallax ties the AllGather, 0.1%
-/// slower (docs/reproductions.md, Figure 7's baselines).
+/// time than the AllGather (CASES's formula: 6.56 against 11.85 ms), and
+/// its iteration is the shorter, as CASES asks, by more than 2% (101.3
+/// against 105.0 ms): its exposed communication is the dense ring's
+/// alone. From the workers' CPU being charged until TensorFlow 1.6's
+/// eight polling threads (both 2026-11-27) a worker received on one
+/// thread and Parallax lost by 0.1% (docs/reproductions.md, Figure 7's
+/// baselines).
 #[test]
 fn er_b2_baseline_orderings() {
     let time = |preset: &str, gpu: &str, batch: u32, gpus: u32, strategy: &str| {
@@ -1262,6 +1299,11 @@ fn er_b2_baseline_orderings() {
         parallax.comm_by_channel,
         allgather.comm_by_channel
     );
+    let (p, a) = (parallax.iteration_time_s, allgather.iteration_time_s);
+    assert!(
+        p < 0.98 * a,
+        "RTX 2080 LM at 16 GPUs: Parallax {p} s, AllGather {a} s"
+    );
 }
 
 /// Every point of a committed paper scenario, simulated (flow model).
@@ -1279,19 +1321,22 @@ fn paper(text: &str) -> Vec<RunResult> {
 /// and AR before NaivePS, HYB's larger gain for NMT, the dense models'
 /// sign). PX-B1: AR/PS < 1 for the LM, and smaller for the LM than for
 /// NMT. PX-B2: AR < NaivePS < OptPS < HYB for the LM, NaivePS < OptPS <
-/// HYB for NMT. Parallax's partition search under HYB (Parallax itself)
-/// chooses within a factor of two of what it chose on the paper's 8
-/// machines (Table 5: 33 partitions for the LM, 43 for NMT): both
-/// searches sample P by doubling, and dtsim's sampled times at 32 and 64
-/// partitions differ by about 1% or less (docs/reproductions.md, Table
-/// 4), so the fitted optimum moves far on small changes of the times and
-/// a factor of two is what the comparison can tell; OptPS has no
-/// published choice. PX-B3, all of it, on Table 2's curve
-/// (NaivePS, P = 8 … 256): throughput(128)/throughput(8) ≥ 1.5 for the LM
-/// and ≥ 1.1 for NMT, 256 partitions slower than 128, and the
-/// least-squares optimum √(θ1/θ2) of the six times in [48, 180] for both.
-/// The bounds are CASES's; the PS's server CPU behind them is TensorFlow
-/// measurements (docs/models.md §4.2), not a fit.
+/// HYB for NMT. PX-B3's first point on Table 2's curve (NaivePS, P = 8 …
+/// 256): throughput(128)/throughput(8) ≥ 1.5 for the LM and ≥ 1.1 for
+/// NMT. The bounds are CASES's; the PS's server CPU behind them is
+/// TensorFlow measurements and TensorFlow 1.6's threads (docs/models.md
+/// §4.2), not a fit.
+///
+/// Not reproduced since TensorFlow 1.6's eight polling threads replaced
+/// 1.5's one (2026-11-27), and pinned here so that a change that brings
+/// them back updates docs/reproductions.md: PX-B3's other two points
+/// (256 partitions are not slower than 128: within 0.1% for NMT, 1.1%
+/// faster for the LM; the least-squares optimum √(θ1/θ2) is above
+/// CASES's [48, 180] for both, 200 and 190), and Parallax's partition
+/// search under HYB, which chooses more than twice what Parallax chose
+/// on the paper's 8 machines (104 for both, Table 5: 33 for the LM, 43
+/// for NMT; within a factor of two is what a comparison of two searches
+/// that sample by doubling can tell).
 #[test]
 fn px_b_parallax_architectures_on_the_presets() {
     use sim::train::partitions::{Sample, fit};
@@ -1327,8 +1372,8 @@ fn px_b_parallax_architectures_on_the_presets() {
         assert_eq!(hyb.dense, "allreduce");
         let chosen = hyb.partition_search.as_ref().unwrap().chosen as f64;
         assert!(
-            chosen / table5 <= 2.0 && table5 / chosen <= 2.0,
-            "{m} HYB: P* = {chosen}, Table 5 {table5}"
+            chosen / table5 > 2.0,
+            "{m} HYB: P* = {chosen}, Table 5 {table5}: within a factor of two again"
         );
     }
     let curve = paper(&read("table2.toml"));
@@ -1337,7 +1382,8 @@ fn px_b_parallax_architectures_on_the_presets() {
         // partitions 8, 16, 32, 64, 128, 256
         let t: Vec<f64> = runs.iter().map(|r| r.throughput).collect();
         assert!(t[4] / t[0] >= least, "{m}: 128/8 = {}", t[4] / t[0]);
-        assert!(t[5] < t[4], "{m}: {t:?}");
+        // not reproduced (pinned): 256 no slower than 128
+        assert!(t[5] > t[4] * (1.0 - 1e-3), "{m}: 256 slower again: {t:?}");
         let samples: Vec<Sample> = [8, 16, 32, 64, 128, 256]
             .iter()
             .zip(&runs)
@@ -1348,7 +1394,8 @@ fn px_b_parallax_architectures_on_the_presets() {
             .collect();
         let [_, t1, t2] = fit(&samples).unwrap();
         let star = (t1 / t2).sqrt();
-        assert!((48.0..=180.0).contains(&star), "{m}: P* = {star}");
+        // not reproduced (pinned): above CASES's range
+        assert!(star > 180.0, "{m}: P* = {star} in range again");
     }
 }
 
@@ -1732,9 +1779,10 @@ fn er_table3_ratios_of_the_token_model() {
 /// servers 0, 1, 1, 1 and, on the tie, 0 of 2); a layer's push and pull carry its bytes to and from
 /// its server only, on that server's push and pull channels; the owning
 /// machine's host spends the measured CPU
-/// (the receiving thread's chain, the accumulator, the transfers) and the
-/// other none; the receiving tasks run one after another over the layers,
-/// the last layer's first; the next forward pass waits for the pull.
+/// (the polling threads' chains, the accumulator, the transfers) and the
+/// other none; each of the 4 polling threads (a worker's pushes each)
+/// runs its receiving tasks one after another over the layers, the last
+/// layer's first; the next forward pass waits for the pull.
 #[test]
 fn whole_variables_are_placed_pushed_and_served() {
     use sim::train::planner::ps::{
@@ -1800,9 +1848,17 @@ fn whole_variables_are_placed_pushed_and_served() {
             assert_close(d[j], secs, 1e-9, &format!("l{l} {name}"));
             assert_eq!(d[1 - j], 0.0, "l{l} {name} off its server");
         };
-        expect(
-            "receive",
-            n * (PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S),
+        for t in 0..4 {
+            expect(
+                &format!("receiving thread {t}"),
+                PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S,
+            );
+        }
+        assert!(
+            !plan.tasks.iter().any(|t| matches!(
+                &t.label, Label::Named(s) if s == &format!("l{l} receiving thread 4")
+            )),
+            "4 pushers, 4 threads"
         );
         // four pushes, a task each (8 cores)
         expect("receive 0", bytes * PS_RECV_BYTE_S);
@@ -1818,14 +1874,17 @@ fn whole_variables_are_placed_pushed_and_served() {
             task: pull,
             back: 1
         }));
-        // the receiving chain: each layer's waits for the layer above's
+        // the receiving chains: each thread's task of a layer waits for
+        // the same thread's of the layer above
         if l + 1 < owner.len() {
-            let above = task_named(&plan, &format!("l{} receive", l + 1));
-            let me = task_named(&plan, &format!("l{l} receive"));
-            assert!(plan.tasks[me as usize].deps.contains(&Dep {
-                task: above,
-                back: 0
-            }));
+            for t in 0..4 {
+                let above = task_named(&plan, &format!("l{} receiving thread {t}", l + 1));
+                let me = task_named(&plan, &format!("l{l} receiving thread {t}"));
+                assert!(plan.tasks[me as usize].deps.contains(&Dep {
+                    task: above,
+                    back: 0
+                }));
+            }
         }
     }
     // it runs, slower than with the variables spread evenly, whose servers
@@ -1833,8 +1892,9 @@ fn whole_variables_are_placed_pushed_and_served() {
     let whole = simulate(&cfg).unwrap();
     let sharded = simulate(&config(&text.replace("\"whole\"", "\"sharded\""))).unwrap();
     // the result says where the variables went and what their pushes
-    // cost each server's receiving thread: server 0 holds l0 and l4 (4M
-    // elements, 16 MB a push), server 1 l1 to l3 (12 MB)
+    // cost each server's busiest receiving thread (each of its 4 takes
+    // one worker's pushes): server 0 holds l0 and l4 (4M elements, 16 MB
+    // a push), server 1 l1 to l3 (12 MB)
     let pl = whole
         .ps_placement
         .as_ref()
@@ -1842,7 +1902,7 @@ fn whole_variables_are_placed_pushed_and_served() {
     assert_eq!(pl.variables, [2, 3]);
     assert_eq!(pl.bytes_per_push, [16e6, 12e6]);
     for (j, (count, bytes)) in [(2.0, 16e6), (3.0, 12e6)].into_iter().enumerate() {
-        let want = n * (count * PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S);
+        let want = count * PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S;
         assert_close(pl.receive_thread_s[j], want, 1e-12, "receiving thread");
     }
     assert_eq!(pl.busiest(), 0);
@@ -1856,14 +1916,19 @@ fn whole_variables_are_placed_pushed_and_served() {
 }
 
 /// PX-B1's dense models under TensorFlow's placement
-/// (`whole-variables-images.toml`): AR/PS > 1 for ResNet-50 and
-/// Inception-v3, where the same sweep with the variables spread evenly
-/// (`table1-images.toml`) leaves AR and PS within 1% (both hide their
-/// communication behind the backward pass). And what the placement does
-/// to the sparse models (`whole-variables-nlp.toml`, docs/reproductions.md):
-/// every point slower than with the dense variables spread evenly (the
-/// placement only adds the servers' CPU and concentrates bytes), the LM's
-/// curve still rising from 8 to 128 partitions and falling at 256.
+/// (`whole-variables-images.toml`) and spread evenly (`table1-images.toml`):
+/// AR and PS within 1% for ResNet-50 and Inception-v3 either way, the
+/// whole placement's PS the faster (pinned), so PX-B1's dense sign
+/// (AR/PS > 1, measured 1.31 and 1.55) is not reproduced: both hide their communication behind the backward pass,
+/// and with the busiest server's pushes spread over TensorFlow 1.6's
+/// eight polling threads (since 2026-11-27; one thread had put AR/PS at
+/// 1.007 and 1.004) the whole placement's servers' CPU hides too
+/// (docs/reproductions.md). And what the placement does to the sparse
+/// models (`whole-variables-nlp.toml`): every point slower than with the
+/// dense variables spread evenly (the placement only adds the servers'
+/// CPU and concentrates bytes), the LM's curve rising from 8 to 16
+/// partitions and flat after, within 0.2%: the dense variables' servers
+/// set the time.
 #[test]
 fn px_b1_dense_models_with_whole_variables() {
     let dir = "../scenarios/papers/parallax";
@@ -1878,12 +1943,9 @@ fn px_b1_dense_models_with_whole_variables() {
         let (ar, ps) = (&whole[2 * i], &whole[2 * i + 1]);
         assert_eq!((ar.model.as_str(), ps.model.as_str()), (*model, *model));
         assert_eq!((ar.dense.as_str(), ps.dense.as_str()), ("allreduce", "ps"));
-        assert!(
-            ar.throughput > ps.throughput,
-            "{model}: AR {} PS {}",
-            ar.throughput,
-            ps.throughput
-        );
+        // not reproduced (pinned): PS no slower than AR, within 1%
+        let ratio = ar.throughput / ps.throughput;
+        assert!((0.99..1.0).contains(&ratio), "{model} whole AR/PS {ratio}");
         let ratio = sharded[2 * i].throughput / sharded[2 * i + 1].throughput;
         assert!(
             (0.99..1.01).contains(&ratio),
@@ -1905,7 +1967,10 @@ fn px_b1_dense_models_with_whole_variables() {
     }
     // LM: partitions 8 … 256
     let lm: Vec<f64> = whole[..6].iter().map(|r| r.throughput).collect();
-    assert!(lm[4] > lm[0] && lm[5] < lm[4], "{lm:?}");
+    assert!(lm[1] > 1.2 * lm[0], "{lm:?}");
+    for &t in &lm[2..] {
+        assert!((t / lm[1] - 1.0).abs() < 0.002, "{lm:?}");
+    }
 }
 
 /// A layer whose `variables` land on two servers pushes to each on its

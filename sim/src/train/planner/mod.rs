@@ -249,18 +249,72 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
     plan
 }
 
+/// The threads that complete a TensorFlow 1.6 process's gRPC calls as
+/// their client: eight polling threads, each draining its own completion
+/// queue (`kGrpcWorkerCacheThreadCount` in `grpc_worker_cache.cc` at tag
+/// v1.6.0, commit 0d5fb1036e0e; docs/research/tf-ps-costs.md §0.4), each
+/// remote task the process calls assigned to one of them, round-robin in
+/// the order first used, and kept there. A fetched tensor is parsed and
+/// its callbacks run on that thread (`RPCState::OnCompleted`).
+pub const GRPC_POLLING_THREADS: u32 = 8;
+
+/// What each of a process's polling threads ([`GRPC_POLLING_THREADS`])
+/// takes of its calls to `targets` remote tasks, numbered in the order the
+/// process first calls them, target i weighing `weight(i)`: target i on
+/// thread i mod 8, as many threads as targets where there are fewer. The
+/// weights summed by thread, thread 0 first.
+pub fn polling_threads(targets: u32, weight: impl Fn(u32) -> f64) -> Vec<f64> {
+    let threads = targets.clamp(1, GRPC_POLLING_THREADS);
+    let mut out = vec![0.0; threads as usize];
+    for i in 0..targets {
+        out[(i % threads) as usize] += weight(i);
+    }
+    out
+}
+
 /// A parameter server receives the pushes of all its variables and tables
-/// on one thread (the thread that completes its gRPC calls,
-/// [`sparse::partition_cost_s`]): their receiving tasks `chains` (layer,
-/// task) run one after another, in the order the backward pass readies
-/// their gradients, the last layer's first (on one layer, its sparse
-/// table's before its dense variables').
-pub fn chain_receives(plan: &mut Plan, mut chains: Vec<(u32, TaskId)>) {
-    chains.sort_by_key(|&(l, t)| (l, std::cmp::Reverse(t)));
+/// on its polling threads ([`polling_threads`]: worker w's on thread
+/// w mod 8), the transfers of each thread one after another
+/// ([`sparse::partition_cost_s`]). Each of `chains` is a layer's receiving
+/// tasks, thread by thread (layer, tasks): each thread's run one after
+/// another, in the order the backward pass readies their gradients, the
+/// last layer's first (on one layer, its sparse table's before its dense
+/// variables'). Every layer has the same threads: its pushers are the
+/// same machines or GPUs.
+pub fn chain_receives(plan: &mut Plan, mut chains: Vec<(u32, Vec<TaskId>)>) {
+    chains.sort_by_key(|(l, t)| (*l, std::cmp::Reverse(t.first().copied())));
     for pair in chains.windows(2) {
-        plan.tasks[pair[0].1 as usize].deps.push(Dep {
-            task: pair[1].1,
-            back: 0,
-        });
+        debug_assert_eq!(pair[0].1.len(), pair[1].1.len(), "the same threads");
+        for (&earlier, &later) in pair[0].1.iter().zip(&pair[1].1) {
+            plan.tasks[earlier as usize].deps.push(Dep {
+                task: later,
+                back: 0,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Target i on thread i mod 8: Parallax's 48 workers six a thread,
+    /// 10 targets two on threads 0 and 1 and one on the rest, fewer
+    /// targets than threads a thread each, weights summed by thread.
+    #[test]
+    fn polling_threads_take_targets_round_robin() {
+        assert_eq!(polling_threads(48, |_| 1.0), vec![6.0; 8]);
+        assert_eq!(
+            polling_threads(10, |_| 1.0),
+            [2.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+        );
+        assert_eq!(polling_threads(3, |i| i as f64), [0.0, 1.0, 2.0]);
+        // targets 0, 8 and 16 share thread 0, 7 and 15 thread 7
+        let by = polling_threads(17, |i| i as f64);
+        assert_eq!(by.len(), 8);
+        assert_eq!(by[0], 24.0);
+        assert_eq!(by[7], 22.0);
+        // a process with no target still has a thread, idle
+        assert_eq!(polling_threads(0, |_| 1.0), [0.0]);
     }
 }

@@ -30,9 +30,11 @@
 //! * **A server's CPU** (TensorFlow's, measured by
 //!   `scripts/tf-ps/dense_cost.py`, docs/research/tf-ps-costs.md §0.3):
 //!   each push's transfer ([`super::sparse::PS_TRANSFER_S`] and
-//!   [`PS_RECV_THREAD_BYTE_S`] a byte) on the thread that completes the
-//!   server's gRPC calls, one after another over all its variables and
-//!   tables (the same chain as the sparse partitions' pushes,
+//!   [`PS_RECV_THREAD_BYTE_S`] a byte) on the polling thread that
+//!   completes the server's gRPC call to its worker (TensorFlow 1.6's
+//!   eight, worker w's on thread w mod 8: [`super::polling_threads`]),
+//!   each thread's one after another over all its variables and tables
+//!   (the same chains as the sparse partitions' pushes,
 //!   [`super::sparse::partition_cost_s`]); the rest of each push's
 //!   receiving ([`PS_RECV_BYTE_S`]) and each pull's sending
 //!   ([`PS_SEND_BYTE_S`], with its [`super::sparse::PS_TRANSFER_S`]) on
@@ -65,7 +67,7 @@ pub const PS_ADD_S: f64 = 0.42e-9;
 pub const PS_UPDATE_S: f64 = 0.86e-9;
 
 /// CPU seconds per byte of a pushed tensor that a server spends on the
-/// thread that completes its gRPC calls: 0.17 ns, the busiest server
+/// polling thread that completes the gRPC call: 0.17 ns, the busiest server
 /// thread's share of a push in `scripts/tf-ps/dense_cost.py` (one worker
 /// and one server on localhost, pushes of 64 kB to 64 MB; 0.159 and
 /// 0.176 ns a byte in two runs, 2026-11-27). TensorFlow 2.21's gRPC reads
@@ -73,10 +75,8 @@ pub const PS_UPDATE_S: f64 = 0.86e-9;
 /// 1.6 ran an older gRPC whose reads fell to the threads polling the
 /// completion queue, eight in TensorFlow 1.6's client, so its share
 /// there may have been larger: not measured (docs/research/tf-ps-costs.md
-/// §0.3). That one thread takes every worker's pushes one after another,
-/// as §4.2's chain has it, is our assumption, and TensorFlow 1.6's source
-/// contradicts it (eight threads, each worker's pushes on one of them;
-/// §0.4): kept until the threads are remodelled (issue 11).
+/// §0.3). Each worker's pushes fall on one of the eight
+/// ([`super::polling_threads`], §0.4).
 pub const PS_RECV_THREAD_BYTE_S: f64 = 0.17e-9;
 
 /// CPU seconds per byte of a pushed tensor that a server spends receiving
@@ -137,8 +137,9 @@ pub struct Placement {
     /// Bytes every pusher sends each server an iteration (a GPU's, or a
     /// machine's with local aggregation), by server.
     pub bytes_per_push: Vec<f64>,
-    /// Seconds an iteration each server's receiving thread spends on the
-    /// dense pushes (their transfers, [`super::sparse::PS_TRANSFER_S`]
+    /// Seconds an iteration each server's busiest receiving thread (of
+    /// its eight polling threads, [`super::polling_threads`]) spends on
+    /// the dense pushes (their transfers, [`super::sparse::PS_TRANSFER_S`]
     /// and [`PS_RECV_THREAD_BYTE_S`] a byte), by server; the sparse
     /// tables' pushes come on top.
     pub receive_thread_s: Vec<f64>,
@@ -168,12 +169,20 @@ pub fn pushers(cfg: &TrainConfig, collective: Collective) -> u32 {
     }
 }
 
-/// Seconds a server's receiving thread spends on `pushers` pushes of a
-/// variable of `bytes`: each push's transfer
+/// Seconds a server's receiving thread spends on `pushes` pushes of a
+/// variable of `bytes` (the pushes of the workers it completes calls to:
+/// [`super::polling_threads`]): each push's transfer
 /// ([`super::sparse::PS_TRANSFER_S`]) and its bytes
 /// ([`PS_RECV_THREAD_BYTE_S`]).
-pub fn receive_thread_s(pushers: u32, bytes: f64) -> f64 {
-    pushers as f64 * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S)
+pub fn receive_thread_s(pushes: f64, bytes: f64) -> f64 {
+    pushes * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S)
+}
+
+/// How many pushes each of a server's polling threads completes of a
+/// variable that `pushers` workers push: worker w's on thread w mod 8
+/// ([`super::polling_threads`]).
+pub fn pushes_by_thread(pushers: u32) -> Vec<f64> {
+    super::polling_threads(pushers, |_| 1.0)
 }
 
 /// The placement summary of `cfg`, where its dense variables sit whole
@@ -192,6 +201,7 @@ pub fn summary(cfg: &TrainConfig) -> Option<Placement> {
     let collective = st.dense_collective();
     let servers = collective.servers(cluster);
     let pushers = pushers(cfg, collective);
+    let busiest = pushes_by_thread(pushers).into_iter().fold(0.0, f64::max);
     let bpe = cfg.model.gradient_precision.bytes();
     let mut out = Placement {
         variables: vec![0; servers as usize],
@@ -203,7 +213,7 @@ pub fn summary(cfg: &TrainConfig) -> Option<Placement> {
         let j = j as usize;
         out.variables[j] += 1;
         out.bytes_per_push[j] += bytes;
-        out.receive_thread_s[j] += receive_thread_s(pushers, bytes);
+        out.receive_thread_s[j] += receive_thread_s(busiest, bytes);
     }
     Some(out)
 }
@@ -287,8 +297,9 @@ pub fn push_task(
 /// servers, pushed by `pushers` workers, pulled by `pullers`), its
 /// gradient ready at task `ready` and its push to the lowest of its
 /// servers task `push`: the pushes to its other servers, the servers' CPU, and a pull
-/// from each of its servers. Returns (the pulls, the receiving task that
-/// joins the server's chain of push transfers).
+/// from each of its servers. Returns (the pulls, the receiving tasks, a
+/// polling thread each, that join the server's chains of push
+/// transfers).
 pub fn server_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
@@ -297,7 +308,7 @@ pub fn server_tasks(
     (pushers, pullers): (u32, u32),
     (collective, servers): (Collective, u32),
     (ready, push): (TaskId, TaskId),
-) -> (Vec<TaskId>, TaskId) {
+) -> (Vec<TaskId>, Vec<TaskId>) {
     let cluster = &cfg.cluster;
     let nodes = cluster.nodes;
     let bpe = cfg.model.gradient_precision.bytes();
@@ -314,8 +325,10 @@ pub fn server_tasks(
             ready,
         ));
     }
-    // per node: the chain's share, each transfer's, the accumulator's
-    let mut chain = vec![0.0; nodes as usize];
+    // per node: each polling thread's chain's share, each transfer's, the
+    // accumulator's
+    let threads = pushes_by_thread(pushers);
+    let mut chain = vec![vec![0.0; nodes as usize]; threads.len()];
     let mut recv = vec![0.0; nodes as usize];
     let mut send = vec![0.0; nodes as usize];
     let mut accum = vec![0.0; nodes as usize];
@@ -323,7 +336,9 @@ pub fn server_tasks(
         let h = (j % nodes) as usize;
         let bytes = (elements * bpe) as f64;
         let e = elements as f64;
-        chain[h] += receive_thread_s(pushers, bytes);
+        for (c, &pushes) in chain.iter_mut().zip(&threads) {
+            c[h] += receive_thread_s(pushes, bytes);
+        }
         recv[h] += bytes * PS_RECV_BYTE_S;
         send[h] += super::sparse::PS_TRANSFER_S + bytes * PS_SEND_BYTE_S;
         accum[h] += pushers as f64 * e * PS_ADD_S + e * PS_UPDATE_S;
@@ -347,8 +362,12 @@ pub fn server_tasks(
     // the transfers each on a core: one task a push, then one a pull
     let cores = cluster.cpu_cores.max(1);
     let ways = |count: u32| count.min(cores).max(1);
-    let receiving = cpu(plan, format!("{name} receive"), &chain, &[ready]);
-    let mut received = vec![receiving];
+    let receiving: Vec<TaskId> = chain
+        .iter()
+        .enumerate()
+        .map(|(t, c)| cpu(plan, format!("{name} receiving thread {t}"), c, &[ready]))
+        .collect();
+    let mut received = receiving.clone();
     let k = ways(pushers);
     let share: Vec<f64> = recv
         .iter()

@@ -38,12 +38,14 @@
 //!   `cluster.cpu_cores` cores, each [`server_element_s`] per element
 //!   pushed into it (TensorFlow's accumulator merges every push with the
 //!   sum so far, then the update) and [`PS_TRANSFER_S`] per pull served,
-//!   then one task of [`partition_cost_s`] per partition it holds for the
-//!   push transfers, which the tables' tasks take one after another
-//!   (docs/models.md §4.2); the workers spend [`WORKER_PARTITION_S`] a
-//!   partition answering the push on the host's cores and again
-//!   receiving the pull, on one thread a process (TensorFlow 1.5's rule;
-//!   1.6 has eight, to be remodelled: docs/research/tf-ps-costs.md §0.4);
+//!   then a task a polling thread for the push transfers
+//!   ([`partition_threads_s`] per partition it holds: TensorFlow 1.6's
+//!   eight threads, worker w's pushes on thread w mod 8), each thread's
+//!   tasks over the tables one after another (docs/models.md §4.2); the
+//!   workers spend [`WORKER_PARTITION_S`] a partition answering the push
+//!   on the host's cores and again receiving the pull, on a process's
+//!   polling threads (server s's partitions on thread s mod 8:
+//!   docs/research/tf-ps-costs.md §0.4);
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
 //!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
@@ -97,17 +99,18 @@ pub fn lookups_first(cfg: &TrainConfig) -> bool {
 
 /// Adds the sparse tasks of every embedding layer to `plan`, the dense
 /// plan whose forward pass of layer l is task `fwd(l)` and backward pass
-/// `bwd(l)`. Returns, for each sparse PS table, its layer and the task of
-/// its servers' push transfers, which [`super::chain_receives`] runs one
-/// after another with the dense variables'.
+/// `bwd(l)`. Returns, for each sparse PS table, its layer and the tasks of
+/// its servers' push transfers, a polling thread each, which
+/// [`super::chain_receives`] runs one after another with the dense
+/// variables', thread by thread.
 #[must_use = "the tables' receiving tasks run one after another: pass them to `chain_receives`"]
 pub fn add(
     cfg: &TrainConfig,
     plan: &mut Plan,
     fwd: impl Fn(u32) -> TaskId,
     bwd: impl Fn(u32) -> TaskId,
-) -> Vec<(u32, TaskId)> {
-    let mut chains: Vec<(u32, TaskId)> = Vec::new();
+) -> Vec<(u32, Vec<TaskId>)> {
+    let mut chains: Vec<(u32, Vec<TaskId>)> = Vec::new();
     // each sparse PS table's workers' receiving threads
     let mut receives: Vec<(u32, Vec<TaskId>)> = Vec::new();
     let Some(method) = cfg.strategy.sparse else {
@@ -216,12 +219,12 @@ pub fn add(
             back: 1,
         });
     }
-    // a process's receiving thread takes its tables' pulls one after
-    // another, in the order the servers' chains answer them (the last
-    // layer's first, as `super::chain_receives`)
+    // each of a process's polling threads takes its tables' pulls one
+    // after another, in the order the servers' chains answer them (the
+    // last layer's first, as `super::chain_receives`)
     receives.sort_by_key(|&(l, _)| l);
     for pair in receives.windows(2) {
-        debug_assert_eq!(pair[0].1.len(), pair[1].1.len(), "a thread a process");
+        debug_assert_eq!(pair[0].1.len(), pair[1].1.len(), "the same threads");
         for (&earlier, &later) in pair[0].1.iter().zip(&pair[1].1) {
             plan.tasks[earlier as usize].deps.push(Dep {
                 task: later,
@@ -523,24 +526,41 @@ pub const PS_OP_S: f64 = 1e-6;
 /// is our assumption (docs/research/tf-ps-costs.md §0).
 pub const PS_TRANSFER_S: f64 = 60e-6;
 
-/// CPU seconds of the chain each partition of a sparse variable costs
-/// its server per iteration, with `pushes` pushes into it: each push's
-/// transfer ([`PS_TRANSFER_S`]) and one apply ([`PS_OP_S`]); 2.88 ms for
-/// Parallax's 48 workers. The server is the gRPC client of its pushes
-/// (TensorFlow's receiver fetches a tensor), and a copy of TensorFlow's
-/// client we could not date completed every call on one polling thread
-/// (docs/models.md §4.2); taking that as Parallax's TensorFlow 1.6, a
-/// server's push transfers run one after another, its partitions' and
-/// its tables' alike. That copy was TensorFlow 1.5's: 1.6 completes
-/// them on eight threads, each remote task on one
-/// (docs/research/tf-ps-costs.md §0.4), so this chain is in error for
-/// Parallax's TensorFlow and is kept until it is remodelled (issue 11).
-/// Its pulls, which it answers, we assume served in parallel (1.6 serves
-/// on eight threads, not modelled either): their transfers cost each
-/// partition's task [`PS_TRANSFER_S`] a pull, on the host's cores beside
-/// the partition's elements.
+/// CPU seconds of the chains each partition of a sparse variable costs
+/// its server per iteration, with `pushes` pushes into it, over all its
+/// polling threads: each push's transfer ([`PS_TRANSFER_S`]) and one
+/// apply ([`PS_OP_S`]); 2.88 ms for Parallax's 48 workers, 0.36 ms on
+/// each of eight threads ([`partition_threads_s`]).
 pub fn partition_cost_s(pushes: u32) -> f64 {
     pushes as f64 * PS_TRANSFER_S + PS_OP_S
+}
+
+/// What each of a server's polling threads spends on one partition of a
+/// sparse variable per iteration, `pushers` workers pushing into it, its
+/// first thread first. The server is the gRPC client of its pushes
+/// (TensorFlow's receiver fetches a tensor), and TensorFlow 1.6, which
+/// Parallax ran, completes a process's calls on eight polling threads,
+/// each remote task on one (docs/research/tf-ps-costs.md §0.4): worker
+/// w's pushes on thread w mod 8 ([`super::polling_threads`], the workers
+/// numbered in the order the server first fetches from them, which we
+/// take as their index), each [`PS_TRANSFER_S`], one after another on
+/// the thread over all partitions and tables; the first thread also
+/// takes the partition's apply ([`PS_OP_S`]). That the whole transfer's
+/// CPU falls on the polling thread is our assumption: the thread parses
+/// the fetched tensor and runs its callbacks (`RPCState::OnCompleted`),
+/// and the rest of the 60 µs (the ops' dispatch, gRPC's own work) may
+/// run on the executor's pool; the chains are an upper bound on the
+/// threads' share. The threads add up to [`partition_cost_s`]. Until
+/// 2026-11-27 one thread took all (TensorFlow 1.5's client). The pulls,
+/// which the server answers, run on the host's cores: TensorFlow 1.6's
+/// server schedules each incoming call's handler on the worker's compute
+/// pool (`GrpcWorkerServiceThread::Schedule`, `grpc_worker_service.cc`
+/// at v1.6.0); their transfers cost each partition's task
+/// [`PS_TRANSFER_S`] a pull, beside the partition's elements.
+pub fn partition_threads_s(pushers: u32) -> Vec<f64> {
+    let mut threads = super::polling_threads(pushers, |_| PS_TRANSFER_S);
+    threads[0] += PS_OP_S;
+    threads
 }
 
 /// CPU seconds a worker spends on each partition of a sparse variable at
@@ -554,22 +574,27 @@ pub fn partition_cost_s(pushes: u32) -> f64 {
 /// and the pull is our assumption, the convention [`PS_TRANSFER_S`]
 /// takes for the server's share (docs/research/tf-ps-costs.md §0).
 ///
-/// Where it runs follows the servers' rule ([`partition_cost_s`]): a
+/// Where it runs follows the servers' rule ([`partition_threads_s`]): a
 /// worker is gRPC's client for its pulls (it fetches the looked-up rows),
-/// so its process receives them on one polling thread, one partition
-/// after another (TensorFlow 1.5's rule; 1.6 receives on up to eight,
-/// the same error as the servers'); it answers the servers' fetches of its pushes, on the
-/// host's cores in parallel. Under local aggregation a machine's GPUs
-/// share one process (Parallax §5), which pushes once a partition and
-/// receives every GPU's lookups.
+/// so its process receives them on its polling threads, server s's on
+/// thread s mod 8 (the servers numbered in the order the worker first
+/// calls them, which we take as their index), each thread's partitions
+/// one after another; it answers the servers' fetches of its pushes on
+/// the host's cores in parallel (TensorFlow's server runs incoming calls
+/// on its compute pool). As for the servers, the whole receipt on the
+/// polling thread is our assumption, an upper bound (the stitch may run
+/// on the pool). Under local aggregation a machine's GPUs share one
+/// process (Parallax §5), which pushes once a partition and receives
+/// every GPU's lookups.
 pub const WORKER_PARTITION_S: f64 = 52e-6;
 
 /// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
 /// with local aggregation, each machine's accumulators first; the
 /// workers' own CPU at both ends ([`WORKER_PARTITION_S`]). Returns the
-/// task of the servers' push transfers, which `super::chain_receives`
-/// chains over the tables and the dense variables, and the tasks of the
-/// workers' receiving threads, which [`add`] chains over the tables.
+/// tasks of the servers' push transfers, a polling thread each, which
+/// `super::chain_receives` chains over the tables and the dense
+/// variables, and the tasks of the workers' receiving threads, which
+/// [`add`] chains over the tables.
 fn ps_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
@@ -578,7 +603,7 @@ fn ps_tasks(
     e: &Embedding,
     fwd: TaskId,
     bwd: TaskId,
-) -> (TaskId, Vec<TaskId>) {
+) -> (Vec<TaskId>, Vec<TaskId>) {
     let cluster = &cfg.cluster;
     let n = cluster.gpus();
     let p = cfg.model.gradient_precision;
@@ -744,13 +769,13 @@ fn ps_tasks(
     // CPU tasks `label i`, i < the most any iteration has, each task's
     // duration per iteration (`rate` seconds an element and `each`
     // seconds; 0 where an iteration has fewer), waiting for `after`; then
-    // one bookkeeping task of `fixed` that waits for them all. Returns the
-    // bookkeeping task.
+    // the tasks `ends`, `label`s `name` of `duration`, each waiting for
+    // them all. Returns those.
     let stage = |plan: &mut Plan,
                  label: &str,
                  work: &[Vec<f64>],
                  (rate, each): (f64, f64),
-                 fixed: SimTime,
+                 ends: &[(String, SimTime)],
                  after: TaskId| {
         let count = work.iter().map(Vec::len).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(count);
@@ -771,10 +796,17 @@ fn ps_tasks(
             }
             ids.push(id);
         }
-        let done = plan.tasks.len() as TaskId;
-        plan.tasks
-            .push(cpu_task(l, format!("{name} {label}s"), fixed, &ids));
-        done
+        ends.iter()
+            .map(|(end, duration)| {
+                plan.tasks.push(cpu_task(
+                    l,
+                    format!("{name} {label}s{end}"),
+                    *duration,
+                    &ids,
+                ));
+                plan.tasks.len() as TaskId - 1
+            })
+            .collect::<Vec<TaskId>>()
     };
     // local aggregation: every machine's accumulators of the partitions,
     // each (G + 1) ops of bookkeeping (G pushes, one take)
@@ -786,9 +818,9 @@ fn ps_tasks(
             "local partition",
             &local_work,
             (local_rate, 0.0),
-            fixed,
+            &[(String::new(), fixed)],
             bwd,
-        )
+        )[0]
     } else {
         bwd
     };
@@ -827,8 +859,14 @@ fn ps_tasks(
         &payloads[0].0,
         &sends,
     ));
+    // the servers' polling threads' transfers of the pushes, a task a
+    // thread, each for all the partitions of the busiest host
     let per_node = server_work.iter().map(Vec::len).max().unwrap_or(1) as f64;
-    let fixed = SimTime::from_secs(partition_cost_s(pushers) * per_node);
+    let threads: Vec<(String, SimTime)> = partition_threads_s(pushers)
+        .into_iter()
+        .enumerate()
+        .map(|(t, s)| (format!("' pushes {t}"), SimTime::from_secs(s * per_node)))
+        .collect();
     // each partition's pulls, one a GPU, served beside its elements
     let pulls = n as f64 * PS_TRANSFER_S;
     let stitch = stage(
@@ -836,7 +874,7 @@ fn ps_tasks(
         "partition",
         &server_work,
         (server_rate, pulls),
-        fixed,
+        &threads,
         push,
     );
     let pull = plan.tasks.len() as TaskId;
@@ -844,7 +882,7 @@ fn ps_tasks(
         format!("{name} sparse pull"),
         Algo::Pull,
         &payloads[0].1,
-        &[stitch],
+        &stitch,
     ));
     if payloads.len() > 1 {
         let (pushes, pulls): (Vec<Payload>, Vec<Payload>) = payloads.into_iter().unzip();
@@ -853,19 +891,38 @@ fn ps_tasks(
         plan.per_iteration
             .insert(pull, PerIteration::Payloads(pulls.into()));
     }
-    // each process receives its GPUs' looked-up rows on its one polling
-    // thread (TensorFlow 1.5's; 1.6 polls on eight), a partition after
-    // another: each GPU's worker its own, or
-    // under local aggregation the machine's process all its GPUs'; the
-    // next lookup waits for its machine's receiving threads, which are
-    // alike and end together
-    let (threads, gpus) = if aggregating {
+    // each process receives its GPUs' looked-up rows on its polling
+    // threads, server s's partitions on thread s mod 8, a partition after
+    // another: each GPU's worker its own, or under local aggregation the
+    // machine's process all its GPUs'; the next lookup waits for its
+    // machine's receiving threads (a process's threads in order, then the
+    // next process's)
+    let (processes, gpus) = if aggregating {
         (1, cluster.gpus_per_node)
     } else {
         (cluster.gpus_per_node, 1)
     };
-    let receive = SimTime::from_secs(gpus as f64 * parts as f64 * WORKER_PARTITION_S);
-    let receives = alike(plan, "workers' receives", threads as u64, receive, pull);
+    let by_thread =
+        super::polling_threads(servers, |j| gpus as f64 * on(j) as f64 * WORKER_PARTITION_S);
+    let mut receives = Vec::with_capacity(processes as usize * by_thread.len());
+    for w in 0..processes {
+        for (t, &s) in by_thread.iter().enumerate() {
+            let i = w as usize * by_thread.len() + t;
+            receives.push(cpu_task(
+                l,
+                format!("{name} workers' receives {i}"),
+                SimTime::from_secs(s),
+                &[pull],
+            ));
+        }
+    }
+    let receives: Vec<TaskId> = receives
+        .into_iter()
+        .map(|task| {
+            plan.tasks.push(task);
+            plan.tasks.len() as TaskId - 1
+        })
+        .collect();
     plan.tasks[fwd as usize]
         .deps
         .extend(receives.iter().map(|&task| Dep { task, back: 1 }));
