@@ -630,32 +630,55 @@ mod tests {
         }
     }
 
-    /// The H100's default costs (its first run) against what the same
-    /// machine measured next: a second run of the same sizes, and 64 Mi
-    /// elements, four times the largest size fitted. Top-k and the
-    /// threshold's sort, the kernels a model's whole gradient or largest
-    /// layer pays, are within 10% at 4 Mi and more (the fits' median
-    /// residuals are 7.4% and 4.1%, and the two runs' medians at these
-    /// sizes differ by up to 13%, Top-k at 4 Mi) and at 64 Mi (the fits
-    /// are linear in m, as the kernels' passes are). The H200's fit
-    /// scaled by memory bandwidth, the H100's default before this
-    /// measurement, overstates Top-k at 64 Mi by more than 20%.
+    /// Each Hopper GPU's default costs (a first run) against what was
+    /// measured after: a second run of the same sizes (the H100's on the
+    /// same machine, minutes later; the H200's on another machine the
+    /// next day) and 64 Mi elements, four times the largest size fitted.
+    /// Top-k and the threshold's sort, the kernels a model's whole
+    /// gradient or largest layer pays, at 4 Mi and more: Top-k within
+    /// 10% (the fits' median residuals are 6.5% and 7.4%, and two runs'
+    /// medians at these sizes differ by up to 13%, the H100's Top-k at
+    /// 4 Mi: observed at most 9.8%, the H200's at 16 Mi); the sort within
+    /// 12% (its fit, on relative error, leans on the small sizes and
+    /// under-predicts the H200's own 16 Mi by 7.3%, and the miss grows
+    /// beyond the sizes fitted: observed at most 10.4%, the H200's at
+    /// 64 Mi). The H200's fit scaled by memory bandwidth, the H100's
+    /// default before its own measurement, overstates its Top-k at 64 Mi
+    /// by more than 20%.
     #[test]
-    fn the_h100_fits_describe_its_second_run_and_64_mi() {
-        let h100 = KernelCosts::preset("h100");
+    fn the_hopper_fits_describe_their_second_runs_and_64_mi() {
         let runs = [
-            include_str!("../../../calibration/profiles/gpu-h100-cuda-kernels-b.toml"),
-            include_str!("../../../calibration/profiles/gpu-h100-cuda-kernels-64mi.toml"),
+            (
+                "h100",
+                include_str!("../../../calibration/profiles/gpu-h100-cuda-kernels-b.toml"),
+                "NVIDIA H100",
+            ),
+            (
+                "h100",
+                include_str!("../../../calibration/profiles/gpu-h100-cuda-kernels-64mi.toml"),
+                "NVIDIA H100",
+            ),
+            (
+                "h200",
+                include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels-b.toml"),
+                "NVIDIA H200",
+            ),
+            (
+                "h200",
+                include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels-64mi.toml"),
+                "NVIDIA H200",
+            ),
         ];
         let mut checked = 0;
-        for text in runs {
+        for (gpu, text, name) in runs {
+            let costs = KernelCosts::preset(gpu);
             let p = crate::profile::Profile::from_toml(text).unwrap();
             let host = p.provenance.host.as_deref().unwrap_or_default();
-            assert!(host.contains("NVIDIA H100"), "{host}");
+            assert!(host.contains(name), "{host}");
             for row in &p.kernels {
-                let cost = match row.kernel.as_str() {
-                    "topk" => &h100.topk,
-                    "threshold_radix_sort" => &h100.threshold,
+                let (cost, bound) = match row.kernel.as_str() {
+                    "topk" => (&costs.topk, 0.10),
+                    "threshold_radix_sort" => (&costs.threshold, 0.12),
                     _ => continue,
                 };
                 if row.m < 4 << 20 {
@@ -665,8 +688,8 @@ mod tests {
                 let t = cost.time(row.m as f64, k);
                 let err = t / row.median_s - 1.0;
                 assert!(
-                    err.abs() < 0.10,
-                    "{} m = {}: {t} against {}",
+                    err.abs() < bound,
+                    "{gpu} {} m = {}: {t} against {}",
                     row.kernel,
                     row.m,
                     row.median_s
@@ -674,10 +697,11 @@ mod tests {
                 checked += 1;
             }
         }
-        // run b's 4 Mi and 16 Mi at two densities, and 64 Mi at one
-        assert_eq!(checked, 2 * (2 * 2) + 2);
+        // each second run's 4 Mi and 16 Mi at two densities, and 64 Mi
+        // at one, for two kernels on two GPUs
+        assert_eq!(checked, 2 * (2 * (2 * 2) + 2));
         let h200 = KernelCosts::preset("h200");
-        let p = crate::profile::Profile::from_toml(runs[1]).unwrap();
+        let p = crate::profile::Profile::from_toml(runs[1].1).unwrap();
         let row = p.kernels.iter().find(|r| r.kernel == "topk").unwrap();
         let scaled = h200.topk.a_s + h200.topk.b_s * 4.8 / 3.35 * row.m as f64;
         assert!(
