@@ -668,7 +668,7 @@ fn profile_algos(file: &str, user: &Algos) -> Algos {
 }
 
 /// The measured profiles of the tables: (file, what the table calls it).
-const PROFILES: [(&str, &str); 23] = [
+const PROFILES: [(&str, &str); 25] = [
     ("mpi-4ranks-ci-vm.toml", "CI VM, Open MPI shared memory"),
     ("mpi-emulated-2hosts.toml", "emulated cluster, 2 hosts"),
     ("mpi-emulated-4hosts.toml", "emulated cluster, 4 hosts"),
@@ -751,6 +751,14 @@ const PROFILES: [(&str, &str); 23] = [
     (
         "mpi-emulated-100mbit-library-rounds-8hosts.toml",
         "emulated cluster at 100 Mbit/s, 8 hosts, queues in turn, no TCP put, timed in rounds, Open MPI's own choice",
+    ),
+    (
+        "mpi-4ranks-ci-vm-rounds.toml",
+        "CI VM, Open MPI shared memory, the ring forced, timed in rounds",
+    ),
+    (
+        "mpi-4ranks-ci-vm-unforced-rounds.toml",
+        "CI VM, Open MPI shared memory, its own allreduce, timed in rounds",
     ),
 ];
 
@@ -1375,6 +1383,44 @@ fn timed_in_rounds_the_forced_runs_meet_the_bounds() {
             assert_within_bounds(&format!("{run}: {}", v.op), v);
         }
     }
+}
+
+/// Shared memory on CI's 2-core VM, 4 ranks, the allreduce fitted on every
+/// other size of one profile (MPI's default shape), timed in rounds
+/// (2026-11-27, 23:09 UTC, three runs each, 16 KiB to 16 MiB, 50
+/// rounds): Open MPI's own allreduce (Rabenseifner's) meets issue 13's
+/// bounds at 64 KiB and more in every run (median 1.8–2.7%, max ≤ 8.9%),
+/// where its block-timed profile of the same sizes and repeats missed
+/// 9.9% median; the forced ring is within the max (≤ 14.2%) and misses
+/// the 5% median in two of three runs (4.8%, 5.8%, 5.2%; block-timed, 64
+/// KiB to 4 MiB: 10.4%).
+#[test]
+fn timed_in_rounds_shared_memory_fits_its_own_sizes() {
+    use calibration::fit::{Library, Shape};
+    use calibration::validate::validate_series;
+    let allreduce = |file: &str| {
+        let algos = profile_algos(file, &Algos::default());
+        let s = profile_series(file)
+            .into_iter()
+            .find(|s| s.op == "allreduce")
+            .unwrap_or_else(|| panic!("{file}: no allreduce"));
+        validate_series(&s, file, Some(Shape::Regimes), Library::Mpi, &algos).unwrap()
+    };
+    for run in ["", "-b", "-c"] {
+        let own = format!("mpi-4ranks-ci-vm-unforced-rounds{run}.toml");
+        assert_within_bounds(&own, &allreduce(&own));
+        let ring = format!("mpi-4ranks-ci-vm-rounds{run}.toml");
+        let v = allreduce(&ring);
+        assert!(
+            v.median_abs_error_large <= 0.06 && v.max_abs_error_large <= 0.15,
+            "{ring}: median {:.3}, max {:.3}",
+            v.median_abs_error_large,
+            v.max_abs_error_large
+        );
+    }
+    // block-timed, the same sizes and repeats as Open MPI's own above
+    let before = allreduce(PROFILES[7].0);
+    assert!(before.median_abs_error_large > 0.09, "{before:?}");
 }
 
 /// Open MPI's own choice of all four collectives, timed in rounds, three
