@@ -334,9 +334,11 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
 /// a `a + b·m + c·k` kernel measured at one density falls back to
 /// `a + b·m`. No coefficient comes out negative: where the free fit's
 /// would, the fit drops terms, and of the reduced fits whose
-/// coefficients are all non-negative (without the k term, through the
-/// origin, or both) takes the one with the smallest median residual, the
-/// k term's absence first on a tie. The median residual says how well
+/// coefficients are all non-negative takes the one with the smallest
+/// median residual, on a tie the first of: without the k term, through
+/// the origin, both. (A through-origin fit can so win on a slightly
+/// smaller median while wrong at the smallest sizes; its residual is in
+/// the profile.) The median residual says how well
 /// the form fits. `None` when even that cannot be fitted.
 ///
 /// Until 2026-11-27 (night) a negative coefficient sent the fit through
@@ -1486,7 +1488,9 @@ mod tests {
     /// A Linear kernel whose free fit's k coefficient comes out negative
     /// keeps its constant and drops the k term, where that fits best:
     /// exact timings a + b·m − c·k (c > 0, so the free fit's c is
-    /// negative) come back as a + b·m, and the H200's mask of the second
+    /// negative) come back as a + b·m (this half the old rule passed too:
+    /// its through-origin fit's c was negative as well), and the H200's
+    /// mask of the second
     /// run (`calibration/profiles/gpu-h200-cuda-kernels-b.toml`, whose
     /// committed fit went through the origin with an 81% median residual)
     /// as a + b·m with its 6.5%, the constant about its small sizes' 30 µs.

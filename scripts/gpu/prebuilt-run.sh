@@ -16,8 +16,9 @@ if [ "${1:-}" = prepare ]; then
     cargo build --release --features cuda
     rm -rf "$B" && mkdir -p "$B"
     strip -o "$B/dtsim" target/release/dtsim
+    # the test targets' executables (their profile says "test":true)
     cargo test -p kernels --features cuda --release --no-run --message-format=json 2>/dev/null \
-        | grep '"test":true' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 \
+        | grep -E '"profile":\{[^}]*"test":true' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 \
         | while read -r t; do strip -o "$B/test-$(basename "$t")" "$t"; done
     ls -l "$B"
     exit 0
@@ -29,17 +30,18 @@ date -u
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
 lscpu | grep -E "Model name|^CPU\(s\)"
 echo "== libraries =="
-ldconfig -p | grep -E "libcuda\.so|libnvrtc|libnccl" | head
+cache=$(ldconfig -p)
+grep -E "libcuda\.so|libnvrtc|libnccl" <<<"$cache" | head
 links=$(mktemp -d)
 for base in libnccl.so libnvrtc.so; do
     # ldconfig -p indents each name with a tab (the H100 run's version of
     # this check looked for a space, and so linked names that existed)
-    if ! ldconfig -p | grep -qP "^\s+$base\s"; then
+    if ! grep -P "^\s+${base//./\\.}\s" <<<"$cache" >/dev/null; then
         f=$(find / -name "$base.[0-9]*" -not -path '/proc/*' 2>/dev/null | grep -v alt | head -1)
         [ -n "$f" ] && ln -sf "$f" "$links/$base" && echo "linked $base -> $f"
     fi
 done
-export LD_LIBRARY_PATH=$links:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 echo "== tests =="
 for t in "$B"/test-*; do
     echo "-- $t"

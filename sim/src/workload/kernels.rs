@@ -100,6 +100,8 @@ pub struct MeasuredGpu {
     pub path: &'static str,
     /// What was measured, in words, for sources.
     pub what: &'static str,
+    /// The GPU's name as `nvidia-smi` and the profile's `host` give it.
+    pub name: &'static str,
 }
 
 /// The GPUs whose kernel costs are dtsim's own measurements, each by
@@ -119,12 +121,14 @@ pub const MEASURED_GPUS: [MeasuredGpu; 2] = [
         profile: include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels.toml"),
         path: "calibration/profiles/gpu-h200-cuda-kernels.toml",
         what: "dtsim's CUDA kernels on an NVIDIA H200",
+        name: "NVIDIA H200",
     },
     MeasuredGpu {
         device: "h100",
         profile: include_str!("../../../calibration/profiles/gpu-h100-cuda-kernels.toml"),
         path: "calibration/profiles/gpu-h100-cuda-kernels.toml",
         what: "dtsim's CUDA kernels on an NVIDIA H100 80GB HBM3",
+        name: "NVIDIA H100",
     },
 ];
 
@@ -602,11 +606,7 @@ mod tests {
             let costs = KernelCosts::preset(g.device);
             assert_eq!(costs.row_parallelism, 1);
             let host = p.provenance.host.as_deref().unwrap_or_default();
-            let name = match g.device {
-                "h200" => "NVIDIA H200",
-                _ => "NVIDIA H100",
-            };
-            assert!(host.contains(name), "{}: {host}", g.device);
+            assert!(host.contains(g.name), "{}: {host}", g.device);
             for (kernel, name) in [
                 (Kernel::TopK, "topk"),
                 (Kernel::Merge, "merge"),
@@ -635,16 +635,15 @@ mod tests {
     /// same machine, minutes later; the H200's on another machine the
     /// next day) and 64 Mi elements, four times the largest size fitted.
     /// Top-k and the threshold's sort, the kernels a model's whole
-    /// gradient or largest layer pays, at 4 Mi and more: Top-k within
-    /// 10% (the fits' median residuals are 6.5% and 7.4%, and two runs'
-    /// medians at these sizes differ by up to 13%, the H100's Top-k at
-    /// 4 Mi: observed at most 9.8%, the H200's at 16 Mi); the sort within
-    /// 12% (its fit, on relative error, leans on the small sizes and
-    /// under-predicts the H200's own 16 Mi by 7.3%, and the miss grows
-    /// beyond the sizes fitted: observed at most 10.4%, the H200's at
-    /// 64 Mi). The H200's fit scaled by memory bandwidth, the H100's
-    /// default before its own measurement, overstates its Top-k at 64 Mi
-    /// by more than 20%.
+    /// gradient or largest layer pays, at 4 Mi and more, within 15%: two
+    /// runs' medians of one kernel at these sizes differ by up to 13%
+    /// (the H100's Top-k at 4 Mi), so a profile can describe another run
+    /// no closer than that spread, rounded up (observed at most 9.8% for
+    /// Top-k, the H200's at 16 Mi, and 10.4% for the sort, the H200's at
+    /// 64 Mi, whose relative-error fit leans on the small sizes). The
+    /// H200's fit scaled by memory bandwidth, the H100's default before
+    /// its own measurement, overstates its Top-k at 64 Mi by more than
+    /// 20%.
     #[test]
     fn the_hopper_fits_describe_their_second_runs_and_64_mi() {
         let runs = [
@@ -676,9 +675,9 @@ mod tests {
             let host = p.provenance.host.as_deref().unwrap_or_default();
             assert!(host.contains(name), "{host}");
             for row in &p.kernels {
-                let (cost, bound) = match row.kernel.as_str() {
-                    "topk" => (&costs.topk, 0.10),
-                    "threshold_radix_sort" => (&costs.threshold, 0.12),
+                let cost = match row.kernel.as_str() {
+                    "topk" => &costs.topk,
+                    "threshold_radix_sort" => &costs.threshold,
                     _ => continue,
                 };
                 if row.m < 4 << 20 {
@@ -688,7 +687,7 @@ mod tests {
                 let t = cost.time(row.m as f64, k);
                 let err = t / row.median_s - 1.0;
                 assert!(
-                    err.abs() < bound,
+                    err.abs() < 0.15,
                     "{gpu} {} m = {}: {t} against {}",
                     row.kernel,
                     row.m,
