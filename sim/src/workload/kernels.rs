@@ -650,27 +650,24 @@ mod tests {
             (
                 "h100",
                 include_str!("../../../calibration/profiles/gpu-h100-cuda-kernels-b.toml"),
-                "NVIDIA H100",
             ),
             (
                 "h100",
                 include_str!("../../../calibration/profiles/gpu-h100-cuda-kernels-64mi.toml"),
-                "NVIDIA H100",
             ),
             (
                 "h200",
                 include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels-b.toml"),
-                "NVIDIA H200",
             ),
             (
                 "h200",
                 include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels-64mi.toml"),
-                "NVIDIA H200",
             ),
         ];
         let mut checked = 0;
-        for (gpu, text, name) in runs {
+        for (gpu, text) in runs {
             let costs = KernelCosts::preset(gpu);
+            let name = MEASURED_GPUS.iter().find(|g| g.device == gpu).unwrap().name;
             let p = crate::profile::Profile::from_toml(text).unwrap();
             let host = p.provenance.host.as_deref().unwrap_or_default();
             assert!(host.contains(name), "{host}");

@@ -904,22 +904,15 @@ fn ps_tasks(
     };
     let by_thread =
         super::polling_threads(servers, |j| gpus as f64 * on(j) as f64 * WORKER_PARTITION_S);
-    let mut receives = Vec::with_capacity(processes as usize * by_thread.len());
-    for w in 0..processes {
-        for (t, &s) in by_thread.iter().enumerate() {
-            let i = w as usize * by_thread.len() + t;
-            receives.push(cpu_task(
+    let receives: Vec<TaskId> = (0..processes as usize * by_thread.len())
+        .map(|i| {
+            let s = by_thread[i % by_thread.len()];
+            plan.tasks.push(cpu_task(
                 l,
                 format!("{name} workers' receives {i}"),
                 SimTime::from_secs(s),
                 &[pull],
             ));
-        }
-    }
-    let receives: Vec<TaskId> = receives
-        .into_iter()
-        .map(|task| {
-            plan.tasks.push(task);
             plan.tasks.len() as TaskId - 1
         })
         .collect();
