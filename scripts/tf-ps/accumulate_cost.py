@@ -33,6 +33,7 @@ by replaying the kernel's merge on the same ids. The fit of a cost per
 element pushed, a + d * N * R * D, is printed beside it.
 
     /tmp/tfenv/bin/python scripts/tf-ps/accumulate_cost.py [--sorted]
+    /tmp/tf16/bin/python scripts/tf-ps/accumulate_cost.py   (TensorFlow 1.6, tfps.py)
 """
 import argparse
 import os
@@ -40,6 +41,8 @@ import statistics
 import time
 
 import numpy as np
+
+from tfps import tf1
 
 
 def merged_rows(pushes):
@@ -84,9 +87,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import tensorflow as tf
-
-    tf.compat.v1.disable_eager_execution()
+    tf = tf1()
+    import tensorflow
     rng = np.random.default_rng(a.seed)
     counts = [int(x) for x in a.pushes.split(",")]
     most = max(counts)
@@ -96,7 +98,7 @@ def main():
         if a.sorted:
             ids = np.unique(ids)
         pushes.append(ids)
-    config = tf.compat.v1.ConfigProto(
+    config = tf.ConfigProto(
         intra_op_parallelism_threads=1, inter_op_parallelism_threads=1
     )
     results = []
@@ -106,14 +108,14 @@ def main():
         with graph.as_default():
             idx = [tf.constant(p) for p in pushes[:n]]
             vals = [
-                tf.compat.v1.get_variable(
+                tf.get_variable(
                     f"v{k}",
                     initializer=rng.standard_normal((len(pushes[k]), a.dim)).astype(np.float32),
                     use_resource=False,
                 )
                 for k in range(n)
             ]
-            acc = tf.compat.v1.SparseConditionalAccumulator(
+            acc = tf.SparseConditionalAccumulator(
                 tf.float32, shape=[a.vocab, a.dim], shared_name=f"acc{n}"
             )
             last = None
@@ -127,15 +129,15 @@ def main():
             with tf.control_dependencies([last]):
                 take = acc.take_indexed_slices_grad(n)
             # the update of the partition by the aggregate (SGD)
-            table = tf.compat.v1.get_variable(
-                "table", [a.vocab, a.dim], initializer=tf.compat.v1.zeros_initializer(),
+            table = tf.get_variable(
+                "table", [a.vocab, a.dim], initializer=tf.zeros_initializer(),
                 use_resource=False,
             )
-            apply = tf.compat.v1.scatter_sub(table, take.indices, take.values).op
+            apply = tf.scatter_sub(table, take.indices, take.values).op
             # the same reads without the accumulator: what is not its work
             base = tf.group(*[tf.identity(v) for v in vals], *idx)
-            init = tf.compat.v1.global_variables_initializer()
-        with tf.compat.v1.Session(graph=graph, config=config) as sess:
+            init = tf.global_variables_initializer()
+        with tf.Session(graph=graph, config=config) as sess:
             sess.run(init)
             sess.run(take.values.op)
             sess.run(base)
@@ -159,7 +161,7 @@ def main():
         applies.append(applied / (pushed * a.dim))
 
     print(
-        f"TensorFlow {tf.__version__}; {os.cpu_count()} CPUs, one thread a pool; "
+        f"TensorFlow {tensorflow.__version__}; {os.cpu_count()} CPUs, one thread a pool; "
         f"partition {a.vocab} x {a.dim} fp32; {a.rows} ids a push"
         f"{' (sorted, distinct)' if a.sorted else ' (unsorted, as drawn)'}; "
         f"median of {a.repeats}\n"

@@ -31,7 +31,7 @@ Two measurements, on the machine it runs on:
    the same fit of the server thread that spent the most says how much
    of it one thread carries.
 
-TensorFlow 2.x (tf.compat.v1 graph mode; Parallax ran TF 1.6).
+TensorFlow 2.x (tf.compat.v1 graph mode) or 1.x (Parallax ran 1.6; `tfps.py`).
 
     /tmp/tfenv/bin/python scripts/tf-ps/dense_cost.py [--what accumulate,transfer]
 
@@ -43,7 +43,7 @@ import os
 import statistics
 import time
 
-from tfps import cpu_seconds, free_port, run_ps
+from tfps import cpu_seconds, free_port, run_ps, tf1
 
 
 def lstsq(rows, ys):
@@ -56,10 +56,8 @@ def lstsq(rows, ys):
 
 def accumulate(pushes, sizes, repeats):
     import numpy as np
-    import tensorflow as tf
-
-    tf.compat.v1.disable_eager_execution()
-    config = tf.compat.v1.ConfigProto(
+    tf = tf1()
+    config = tf.ConfigProto(
         intra_op_parallelism_threads=1, inter_op_parallelism_threads=1
     )
     res = {}
@@ -70,16 +68,16 @@ def accumulate(pushes, sizes, repeats):
                 graph = tf.Graph()
                 with graph.as_default():
                     grads = [
-                        tf.compat.v1.get_variable(
-                            f"g{i}", [e], initializer=tf.compat.v1.random_normal_initializer()
+                        tf.get_variable(
+                            f"g{i}", [e], initializer=tf.random_normal_initializer()
                         )
                         for i in range(n)
                     ]
-                    var = tf.compat.v1.get_variable(
-                        "v", [e], initializer=tf.compat.v1.zeros_initializer()
+                    var = tf.get_variable(
+                        "v", [e], initializer=tf.zeros_initializer()
                     )
                     if with_accum:
-                        acc = tf.compat.v1.ConditionalAccumulator(tf.float32, shape=[e])
+                        acc = tf.ConditionalAccumulator(tf.float32, shape=[e])
                         # pushes one after another, as the accumulator's
                         # lock runs them; a take raises the accumulator's
                         # global step, and it drops pushes of a smaller
@@ -90,11 +88,11 @@ def accumulate(pushes, sizes, repeats):
                                 deps = [acc.apply_grad(g.read_value(), local_step=1 << 40)]
                         with tf.control_dependencies(deps):
                             taken = acc.take_grad(n)
-                        step = tf.compat.v1.assign_sub(var, 0.01 * taken).op
+                        step = tf.assign_sub(var, 0.01 * taken).op
                     else:
                         step = tf.group(*[tf.reduce_sum(g.read_value()[:1]) for g in grads])
-                    init = tf.compat.v1.global_variables_initializer()
-                with tf.compat.v1.Session(graph=graph, config=config) as sess:
+                    init = tf.global_variables_initializer()
+                with tf.Session(graph=graph, config=config) as sess:
                     sess.run(init)
                     for _ in range(3):
                         sess.run(step)
@@ -134,13 +132,11 @@ def thread_seconds(pid):
 
 
 def transfer(cluster, sizes, steps, warmup, threads, ps_pid):
-    import tensorflow as tf
-
-    tf.compat.v1.disable_eager_execution()
-    config = tf.compat.v1.ConfigProto(
+    tf = tf1()
+    config = tf.ConfigProto(
         intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
     )
-    server = tf.distribute.Server(
+    server = tf.train.Server(
         tf.train.ClusterSpec(cluster), job_name="worker", task_index=0, config=config
     )
     out = {}
@@ -150,25 +146,25 @@ def transfer(cluster, sizes, steps, warmup, threads, ps_pid):
             graph = tf.Graph()
             with graph.as_default():
                 with tf.device("/job:ps/task:0"):
-                    v = tf.compat.v1.get_variable(
-                        f"v{e}", [e], initializer=tf.compat.v1.zeros_initializer(), use_resource=False
+                    v = tf.get_variable(
+                        f"v{e}", [e], initializer=tf.zeros_initializer(), use_resource=False
                     )
                 with tf.device("/job:worker/task:0"):
-                    w = tf.compat.v1.get_variable(
-                        f"w{e}", [e], initializer=tf.compat.v1.ones_initializer(), use_resource=False
+                    w = tf.get_variable(
+                        f"w{e}", [e], initializer=tf.ones_initializer(), use_resource=False
                     )
                 if way == "push":
                     # the worker's tensor, fetched by the server's add
                     with tf.device("/job:worker/task:0"):
                         g = w * 1.0
                     with tf.device("/job:ps/task:0"):
-                        step = tf.compat.v1.assign_add(v, g).op
+                        step = tf.assign_add(v, g).op
                 else:
                     # the server's variable, read into the worker
                     with tf.device("/job:worker/task:0"):
-                        step = tf.compat.v1.assign(w, v.read_value() * 1.0).op
-                init = tf.compat.v1.global_variables_initializer()
-            with tf.compat.v1.Session(server.target, graph=graph, config=config) as sess:
+                        step = tf.assign(w, v.read_value() * 1.0).op
+                init = tf.global_variables_initializer()
+            with tf.Session(server.target, graph=graph, config=config) as sess:
                 sess.run(init)
                 for _ in range(warmup):
                     sess.run(step)

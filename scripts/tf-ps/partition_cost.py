@@ -18,11 +18,13 @@ a step; the worker's from the process clock), its mean over the timed
 steps fitted the same way, says what each process spends of a
 partition; the two overlap, so their slopes add to more than b.
 
-TensorFlow 2.x (tf.compat.v1 graph mode; Parallax ran TF 1.6, whose
-gRPC path this keeps: RecvTensor per partition and direction).
+TensorFlow 2.x (tf.compat.v1 graph mode) or 1.x: Parallax ran 1.6,
+which PyPI still serves for Python 3.6 (`tfps.py` says how to install
+it; docs/research/tf-ps-costs.md §0.5 has its figures).
 
     python3 -m venv /tmp/tfenv && /tmp/tfenv/bin/pip install tensorflow-cpu
     /tmp/tfenv/bin/python scripts/tf-ps/partition_cost.py [--steps 100]
+    /tmp/tf16/bin/python scripts/tf-ps/partition_cost.py
 
 Prints one line per P (median and quartiles of the step time, and each
 process's mean CPU a step) and the three fits, as Markdown.
@@ -33,7 +35,7 @@ import os
 import statistics
 import time
 
-from tfps import cpu_seconds, free_port, run_ps
+from tfps import cpu_seconds, free_port, quartiles, run_ps, tf1
 
 
 
@@ -43,13 +45,11 @@ from tfps import cpu_seconds, free_port, run_ps
 
 
 def measure(cluster, parts, rows, dim, batch, steps, warmup, threads, ps_pid):
-    import tensorflow as tf
-
-    tf.compat.v1.disable_eager_execution()
-    config = tf.compat.v1.ConfigProto(
+    tf = tf1()
+    config = tf.ConfigProto(
         intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
     )
-    server = tf.distribute.Server(
+    server = tf.train.Server(
         tf.train.ClusterSpec(cluster), job_name="worker", task_index=0, config=config
     )
     out = {}
@@ -57,20 +57,20 @@ def measure(cluster, parts, rows, dim, batch, steps, warmup, threads, ps_pid):
         graph = tf.Graph()
         with graph.as_default():
             with tf.device("/job:ps/task:0"):
-                emb = tf.compat.v1.get_variable(
+                emb = tf.get_variable(
                     f"emb_p{p}",
                     [rows, dim],
-                    initializer=tf.compat.v1.zeros_initializer(),
-                    partitioner=tf.compat.v1.fixed_size_partitioner(p),
+                    initializer=tf.zeros_initializer(),
+                    partitioner=tf.fixed_size_partitioner(p),
                     use_resource=False,
                 )
             with tf.device("/job:worker/task:0"):
-                ids = tf.random.uniform([batch], 0, rows, dtype=tf.int64, seed=1)
+                ids = tf.random_uniform([batch], 0, rows, dtype=tf.int64, seed=1)
                 looked = tf.nn.embedding_lookup(emb, ids)
                 loss = tf.reduce_sum(looked * looked)
-                train = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss)
-            init = tf.compat.v1.global_variables_initializer()
-        with tf.compat.v1.Session(server.target, graph=graph, config=config) as sess:
+                train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+            init = tf.global_variables_initializer()
+        with tf.Session(server.target, graph=graph, config=config) as sess:
             sess.run(init)
             for _ in range(warmup):
                 sess.run(train)
@@ -123,10 +123,10 @@ def main():
     for p in parts:
         times, ps_cpu, me_cpu = res[p]
         t = sorted(times)
-        q = statistics.quantiles(t, n=4)
+        q = quartiles(t)
         med = statistics.median(t)
         print(
-            f"| {p} | {med * 1e3:.2f} | {q[0] * 1e3:.2f}–{q[2] * 1e3:.2f} "
+            f"| {p} | {med * 1e3:.2f} | {q[0] * 1e3:.2f}–{q[1] * 1e3:.2f} "
             f"| {ps_cpu * 1e3:.2f} | {me_cpu * 1e3:.2f} |"
         )
         xs.append(p)

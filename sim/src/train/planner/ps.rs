@@ -29,14 +29,16 @@
 //!   and accumulators run as one, which over-serialises them.
 //! * **A server's CPU** (TensorFlow's, measured by
 //!   `scripts/tf-ps/dense_cost.py`, docs/research/tf-ps-costs.md §0.3):
-//!   each push's transfer ([`super::sparse::PS_TRANSFER_S`] and
-//!   [`PS_RECV_THREAD_BYTE_S`] a byte) on the polling thread that
-//!   completes the server's gRPC call to its worker (TensorFlow 1.6's
-//!   eight, worker w's on thread w mod 8: [`super::polling_threads`]),
-//!   each thread's one after another over all its variables and tables
-//!   (the same chains as the sparse partitions' pushes,
-//!   [`super::sparse::partition_cost_s`]); the rest of each push's
-//!   receiving ([`PS_RECV_BYTE_S`]) and each pull's sending
+//!   each push's share of its transfer on the polling thread that
+//!   completes the server's gRPC call to its worker
+//!   ([`super::sparse::PS_POLL_S`] and [`PS_RECV_THREAD_BYTE_S`] a byte;
+//!   TensorFlow 1.6's eight threads, worker w's on thread w mod 8:
+//!   [`super::polling_threads`]), each thread's one after another over
+//!   all its variables and tables (the same chains as the sparse
+//!   partitions' pushes, [`super::sparse::partition_cost_s`]); the rest
+//!   of each push's receiving (the rest of its
+//!   [`super::sparse::PS_TRANSFER_S`], and [`PS_RECV_BYTE_S`]) and each
+//!   pull's sending
 //!   ([`PS_SEND_BYTE_S`], with its [`super::sparse::PS_TRANSFER_S`]) on
 //!   the host's cores, a task a transfer; and the accumulator
 //!   (`tf.ConditionalAccumulator`, which Parallax uses for dense
@@ -139,8 +141,9 @@ pub struct Placement {
     pub bytes_per_push: Vec<f64>,
     /// Seconds an iteration each server's busiest receiving thread (of
     /// its eight polling threads, [`super::polling_threads`]) spends on
-    /// the dense pushes (their transfers, [`super::sparse::PS_TRANSFER_S`]
-    /// and [`PS_RECV_THREAD_BYTE_S`] a byte), by server; the sparse
+    /// the dense pushes (their transfers' share,
+    /// [`super::sparse::PS_POLL_S`], and [`PS_RECV_THREAD_BYTE_S`] a
+    /// byte), by server; the sparse
     /// tables' pushes come on top.
     pub receive_thread_s: Vec<f64>,
 }
@@ -171,11 +174,11 @@ pub fn pushers(cfg: &TrainConfig, collective: Collective) -> u32 {
 
 /// Seconds a server's receiving thread spends on `pushes` pushes of a
 /// variable of `bytes` (the pushes of the workers it completes calls to:
-/// [`super::polling_threads`]): each push's transfer
-/// ([`super::sparse::PS_TRANSFER_S`]) and its bytes
+/// [`super::polling_threads`]): each push's share of its transfer on the
+/// thread ([`super::sparse::PS_POLL_S`]) and its bytes
 /// ([`PS_RECV_THREAD_BYTE_S`]).
 pub fn receive_thread_s(pushes: f64, bytes: f64) -> f64 {
-    pushes * (super::sparse::PS_TRANSFER_S + bytes * PS_RECV_THREAD_BYTE_S)
+    pushes * (super::sparse::PS_POLL_S + bytes * PS_RECV_THREAD_BYTE_S)
 }
 
 /// How many pushes each of a server's polling threads completes of a
@@ -339,7 +342,7 @@ pub fn server_tasks(
         for (c, &pushes) in chain.iter_mut().zip(&threads) {
             c[h] += receive_thread_s(pushes, bytes);
         }
-        recv[h] += bytes * PS_RECV_BYTE_S;
+        recv[h] += super::sparse::PS_TRANSFER_S - super::sparse::PS_POLL_S + bytes * PS_RECV_BYTE_S;
         send[h] += super::sparse::PS_TRANSFER_S + bytes * PS_SEND_BYTE_S;
         accum[h] += pushers as f64 * e * PS_ADD_S + e * PS_UPDATE_S;
     }

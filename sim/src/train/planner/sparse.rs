@@ -518,21 +518,39 @@ pub const PS_OP_S: f64 = 1e-6;
 
 /// CPU seconds a server spends on one worker's op on a partition with
 /// its tensor's transfer through gRPC (an accumulate and its push, or a
-/// gather and its pull): 60 µs, derived from a measurement:
-/// `scripts/tf-ps/partition_cost.py` (TensorFlow 2.21, one worker and one
-/// server on localhost, 2-core Xeon VM, 2026-11-26) finds the server's
-/// CPU a step growing by 119.6 µs a partition, a gather and a scatter
-/// with their transfers, so 60 µs each; that N workers cost N times one
-/// is our assumption (docs/research/tf-ps-costs.md §0).
-pub const PS_TRANSFER_S: f64 = 60e-6;
+/// gather and its pull): 51 µs, derived from a measurement of Parallax's
+/// TensorFlow: `scripts/tf-ps/partition_cost.py` (TensorFlow 1.6.0, one
+/// worker and one server on localhost, 2-core AMD EPYC VM, 2026-11-28)
+/// finds the server's CPU a step growing by 102.8 and 100.9 µs a
+/// partition in two runs, a gather and a scatter with their transfers,
+/// so 51 µs each. TensorFlow 2.21 on the same machine: 134 µs a
+/// partition (on the 2-core Xeon VM, 2026-11-26: 120, which gave 60 µs
+/// until 2026-11-28). That N workers cost N times one is our assumption;
+/// `scripts/tf-ps/workers_cost.py` finds a worker's partition costing
+/// the server 78, 84 and 118 µs with 1, 2 and 4 workers on 2 cores,
+/// which contention may inflate (docs/research/tf-ps-costs.md §0.5).
+pub const PS_TRANSFER_S: f64 = 51e-6;
+
+/// CPU seconds of each push's transfer ([`PS_TRANSFER_S`]) that fall on
+/// the server's polling thread which completes its fetch: 16.5 µs,
+/// measured. `scripts/tf-ps/thread_cost.py` (TensorFlow 1.6.0, one worker,
+/// 2-core AMD EPYC VM, 2026-11-28) reads every thread's CPU and names its
+/// role from a backtrace: of the server's CPU a partition, the busiest of
+/// its eight polling threads (`GrpcWorkerCacheThread`) takes 16.1% and
+/// 16.3% in two runs, 16.5 µs of the 101.9 µs `partition_cost.py` finds;
+/// the other polling threads 7%, its eight serving threads 17%, its
+/// compute pool 50%. The rest of the transfer ([`PS_TRANSFER_S`] less
+/// this) runs on the host's cores. Until 2026-11-28 the whole transfer
+/// was charged to the polling thread, an upper bound.
+pub const PS_POLL_S: f64 = 16.5e-6;
 
 /// CPU seconds of the chains each partition of a sparse variable costs
 /// its server per iteration, with `pushes` pushes into it, over all its
-/// polling threads: each push's transfer ([`PS_TRANSFER_S`]) and one
-/// apply ([`PS_OP_S`]); 2.88 ms for Parallax's 48 workers, 0.36 ms on
+/// polling threads: each push's share on the thread ([`PS_POLL_S`]) and
+/// one apply ([`PS_OP_S`]); 0.79 ms for Parallax's 48 workers, 0.10 ms on
 /// each of eight threads ([`partition_threads_s`]).
 pub fn partition_cost_s(pushes: u32) -> f64 {
-    pushes as f64 * PS_TRANSFER_S + PS_OP_S
+    pushes as f64 * PS_POLL_S + PS_OP_S
 }
 
 /// What each of a server's polling threads spends on one partition of a
@@ -543,31 +561,32 @@ pub fn partition_cost_s(pushes: u32) -> f64 {
 /// each remote task on one (docs/research/tf-ps-costs.md §0.4): worker
 /// w's pushes on thread w mod 8 ([`super::polling_threads`], the workers
 /// numbered in the order the server first fetches from them, which we
-/// take as their index), each [`PS_TRANSFER_S`], one after another on
-/// the thread over all partitions and tables; the first thread also
-/// takes the partition's apply ([`PS_OP_S`]). That the whole transfer's
-/// CPU falls on the polling thread is our assumption: the thread parses
-/// the fetched tensor and runs its callbacks (`RPCState::OnCompleted`),
-/// and the rest of the 60 µs (the ops' dispatch, gRPC's own work) may
-/// run on the executor's pool; the chains are an upper bound on the
-/// threads' share. The threads add up to [`partition_cost_s`]. Until
-/// 2026-11-27 one thread took all (TensorFlow 1.5's client). The pulls,
-/// which the server answers, run on the host's cores: TensorFlow 1.6's
-/// server schedules each incoming call's handler on the worker's compute
-/// pool (`GrpcWorkerServiceThread::Schedule`, `grpc_worker_service.cc`
-/// at v1.6.0); their transfers cost each partition's task
-/// [`PS_TRANSFER_S`] a pull, beside the partition's elements.
+/// take as their index), each push's [`PS_POLL_S`] (the thread parses
+/// the fetched tensor and runs its callbacks, `RPCState::OnCompleted`;
+/// measured), one after another on the thread over all partitions and
+/// tables; the first thread also takes the partition's apply
+/// ([`PS_OP_S`]). The threads add up to [`partition_cost_s`]. Until
+/// 2026-11-27 one thread took all (TensorFlow 1.5's client), and until
+/// 2026-11-28 each took the whole transfer. The rest of each push's
+/// transfer, and the pulls, which the server answers, run on the host's
+/// cores: TensorFlow 1.6's server schedules each incoming call's handler
+/// on the worker's compute pool (`GrpcWorkerServiceThread::Schedule`,
+/// `grpc_worker_service.cc` at v1.6.0); they cost each partition's task
+/// [`PS_TRANSFER_S`] a pull and [`PS_TRANSFER_S`] less [`PS_POLL_S`] a
+/// push, beside the partition's elements.
 pub fn partition_threads_s(pushers: u32) -> Vec<f64> {
-    let mut threads = super::polling_threads(pushers, |_| PS_TRANSFER_S);
+    let mut threads = super::polling_threads(pushers, |_| PS_POLL_S);
     threads[0] += PS_OP_S;
     threads
 }
 
 /// CPU seconds a worker spends on each partition of a sparse variable at
-/// the push, and again at the pull: 52 µs, half of a measurement.
-/// `scripts/tf-ps/partition_cost.py` (TensorFlow 2.21, one worker and one
-/// server on localhost, 2-core Xeon VM, 2026-11-26) finds the worker's CPU
-/// a step growing by 103.9 µs a partition: splitting the ids and the
+/// the push, and again at the pull: 50 µs, half of a measurement.
+/// `scripts/tf-ps/partition_cost.py` (TensorFlow 1.6.0, one worker and one
+/// server on localhost, 2-core AMD EPYC VM, 2026-11-28) finds the
+/// worker's CPU a step growing by 98.1 and 103.3 µs a partition in two
+/// runs (TensorFlow 2.21 on the 2-core Xeon VM, 2026-11-26: 103.9, which
+/// gave 52 µs until 2026-11-28): splitting the ids and the
 /// gradient into the partitions, stitching the looked-up rows back into
 /// one tensor (the overhead Parallax §3.2 names for its θ2), and the
 /// partition's gRPC transfers. That it splits evenly between the push
@@ -579,14 +598,21 @@ pub fn partition_threads_s(pushers: u32) -> Vec<f64> {
 /// so its process receives them on its polling threads, server s's on
 /// thread s mod 8 (the servers numbered in the order the worker first
 /// calls them, which we take as their index), each thread's partitions
-/// one after another; it answers the servers' fetches of its pushes on
-/// the host's cores in parallel (TensorFlow's server runs incoming calls
-/// on its compute pool). As for the servers, the whole receipt on the
-/// polling thread is our assumption, an upper bound (the stitch may run
-/// on the pool). Under local aggregation a machine's GPUs share one
-/// process (Parallax §5), which pushes once a partition and receives
-/// every GPU's lookups.
-pub const WORKER_PARTITION_S: f64 = 52e-6;
+/// one after another, [`WORKER_POLL_S`] each, the rest of the receipt
+/// (the stitch among it) on the host's cores; it answers the servers'
+/// fetches of its pushes on the host's cores in parallel (TensorFlow's
+/// server runs incoming calls on its compute pool). Under local
+/// aggregation a machine's GPUs share one process (Parallax §5), which
+/// pushes once a partition and receives every GPU's lookups.
+pub const WORKER_PARTITION_S: f64 = 50e-6;
+
+/// CPU seconds of a worker's receipt of a partition's looked-up rows
+/// ([`WORKER_PARTITION_S`] at the pull) that fall on its polling thread:
+/// 9.9 µs, measured by `scripts/tf-ps/thread_cost.py` as [`PS_POLL_S`]
+/// is: the busiest of the worker's polling threads takes 9.8% and 9.9% of
+/// its CPU a partition in two runs, of the 100.7 µs `partition_cost.py`
+/// finds. Until 2026-11-28 the whole 52 µs was charged to the thread.
+pub const WORKER_POLL_S: f64 = 9.9e-6;
 
 /// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
 /// with local aggregation, each machine's accumulators first; the
@@ -867,13 +893,14 @@ fn ps_tasks(
         .enumerate()
         .map(|(t, s)| (format!("' pushes {t}"), SimTime::from_secs(s * per_node)))
         .collect();
-    // each partition's pulls, one a GPU, served beside its elements
-    let pulls = n as f64 * PS_TRANSFER_S;
+    // each partition's pulls, one a GPU, served beside its elements, and
+    // what of its pushes' transfers the polling threads do not take
+    let served = n as f64 * PS_TRANSFER_S + pushers as f64 * (PS_TRANSFER_S - PS_POLL_S);
     let stitch = stage(
         plan,
         "partition",
         &server_work,
-        (server_rate, pulls),
+        (server_rate, served),
         &threads,
         push,
     );
@@ -902,8 +929,7 @@ fn ps_tasks(
     } else {
         (cluster.gpus_per_node, 1)
     };
-    let by_thread =
-        super::polling_threads(servers, |j| gpus as f64 * on(j) as f64 * WORKER_PARTITION_S);
+    let by_thread = super::polling_threads(servers, |j| gpus as f64 * on(j) as f64 * WORKER_POLL_S);
     let receives: Vec<TaskId> = (0..processes as usize * by_thread.len())
         .map(|i| {
             let s = by_thread[i % by_thread.len()];
@@ -916,9 +942,19 @@ fn ps_tasks(
             plan.tasks.len() as TaskId - 1
         })
         .collect();
-    plan.tasks[fwd as usize]
-        .deps
-        .extend(receives.iter().map(|&task| Dep { task, back: 1 }));
+    // the rest of each receipt (the stitch among it) on the host's cores,
+    // as many tasks as cores, or receipts if fewer, sharing the work
+    let receipts = cluster.gpus_per_node as u64 * parts as u64;
+    let width = receipts.min(cluster.cpu_cores.max(1) as u64);
+    let each =
+        SimTime::from_secs(receipts as f64 * (WORKER_PARTITION_S - WORKER_POLL_S) / width as f64);
+    let stitches = alike(plan, "workers' stitches", width, each, pull);
+    plan.tasks[fwd as usize].deps.extend(
+        receives
+            .iter()
+            .chain(&stitches)
+            .map(|&task| Dep { task, back: 1 }),
+    );
     plan.host_cores = cluster.cpu_cores;
     (stitch, receives)
 }
