@@ -131,8 +131,11 @@ def thread_seconds(pid):
     return out
 
 
-def transfer(cluster, sizes, steps, warmup, threads, ps_pid):
+def transfer(cluster, sizes, steps, warmup, threads, ps_pid, by_role=False):
     tf = tf1()
+    # with `by_role`, each server thread is named by its role, from a gdb
+    # backtrace (thread_cost.py: polling, serving, pool, grpc, other)
+    roles = {}
     config = tf.ConfigProto(
         intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads
     )
@@ -168,6 +171,12 @@ def transfer(cluster, sizes, steps, warmup, threads, ps_pid):
                 sess.run(init)
                 for _ in range(warmup):
                     sess.run(step)
+                if by_role:
+                    tids = {int(t.split("/")[1]) for t in thread_seconds(ps_pid)}
+                    if tids - set(roles):
+                        from thread_cost import roles as thread_roles
+
+                        roles = thread_roles(ps_pid)
                 times = []
                 ps0 = cpu_seconds(ps_pid)
                 th0 = thread_seconds(ps_pid)
@@ -182,7 +191,11 @@ def transfer(cluster, sizes, steps, warmup, threads, ps_pid):
                     ((th1[t] - th0.get(t, 0.0)) / steps, t) for t in th1
                 )[::-1]
                 top = spent[0][0] if spent else 0.0
-                busiest = ", ".join(f"{t.split('/')[0]} {c * 1e3:.2f}" for c, t in spent[:3])
+                def name(t):
+                    comm, tid = t.split("/")
+                    return roles.get(int(tid), comm) if by_role else comm
+
+                busiest = ", ".join(f"{name(t)} {c * 1e3:.2f}" for c, t in spent[:3])
             out[(way, s)] = (statistics.median(times), ps_cpu, top, busiest)
     return out
 
@@ -198,6 +211,9 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1, help="TF thread pools of both processes")
+    ap.add_argument(
+        "--roles", action="store_true", help="name the server's threads by role (gdb; thread_cost.py)"
+    )
     a = ap.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     what = a.what.split(",")
@@ -235,7 +251,7 @@ def main():
         ps = ctx.Process(target=run_ps, args=(cluster, a.threads), daemon=True)
         ps.start()
         try:
-            res = transfer(cluster, sizes, a.steps, a.warmup, a.threads, ps.pid)
+            res = transfer(cluster, sizes, a.steps, a.warmup, a.threads, ps.pid, a.roles)
         finally:
             ps.terminate()
         print(f"{a.threads} thread(s) a pool in each process; {a.steps} timed steps after {a.warmup}\n")

@@ -10,7 +10,6 @@ graph mode) and under 1.x itself, Parallax's TensorFlow 1.6 included:
 """
 import os
 import socket
-import statistics
 import warnings
 
 

@@ -86,7 +86,8 @@ def main():
         }
         ps = ctx.Process(target=run_ps, args=(cluster, 0), daemon=True)
         ps.start()
-        barrier = ctx.Barrier(n + 1)
+        # a worker that dies breaks the barrier within the timeout
+        barrier = ctx.Barrier(n + 1, timeout=600)
         procs = [
             ctx.Process(
                 target=worker,

@@ -642,7 +642,8 @@ fn sparse_ps_plans_push_partitions_pull() {
             let names: Vec<&str> = comms.iter().map(|(n, ..)| n.as_str()).collect();
             assert_eq!(names, ["emb sparse push", "emb sparse pull"]);
             // the push waits for the answers, the next lookup for the
-            // receiving threads (and for no other CPU task)
+            // receiving threads and the receipts' shares on the cores
+            // (and for no other CPU task)
             let id = |name: &str| task_named(&plan, name);
             let push = &plan.tasks[id("emb sparse push") as usize];
             let sent: Vec<(u32, u32)> = (0..width)
@@ -670,6 +671,10 @@ fn sparse_ps_plans_push_partitions_pull() {
             for i in 0..threads {
                 let receive = id(&format!("emb workers' receives {i}"));
                 assert_eq!(deps(receive), [(id("emb sparse pull"), 0)]);
+            }
+            for i in 0..ways {
+                let stitch = id(&format!("emb workers' stitches {i}"));
+                assert_eq!(deps(stitch), [(id("emb sparse pull"), 0)]);
             }
             let waits = |deps: &[sim::train::task::Dep]| -> Vec<(u32, u32)> {
                 deps.iter()
@@ -795,7 +800,7 @@ local_aggregation = {local}
 /// threads end last. Exact but for the picosecond rounding of the
 /// durations.
 #[test]
-fn the_next_lookup_starts_when_the_receiving_threads_end() {
+fn the_next_lookup_starts_when_the_receipts_end() {
     use sim::train::planner::sparse::{WORKER_PARTITION_S, WORKER_POLL_S};
     for (local, gpus) in [(false, 1.0), (true, 4.0)] {
         let text = scenario(
@@ -1586,8 +1591,7 @@ fn the_token_model_sizes_every_message_per_iteration() {
                 plan.duration(stage, it),
                 sim::time::SimTime::from_secs(
                     server_element_s(pushers) * busiest as f64
-                        + 6.0 * PS_TRANSFER_S
-                        + pushers as f64 * (PS_TRANSFER_S - PS_POLL_S)
+                        + (6.0 * PS_TRANSFER_S + pushers as f64 * (PS_TRANSFER_S - PS_POLL_S))
                 ),
                 "{local} {it}"
             );
@@ -1959,9 +1963,11 @@ fn whole_variables_are_placed_pushed_and_served() {
 /// (docs/reproductions.md). And what the placement does to the sparse
 /// models (`whole-variables-nlp.toml`): every point slower than with the
 /// dense variables spread evenly (the placement only adds the servers'
-/// CPU and concentrates bytes), the LM's curve rising from 8 to 16
+/// CPU and concentrates bytes), the LM's curve rising from 8 to 32
 /// partitions and flat after, within 0.2%: the dense variables' servers
-/// set the time.
+/// set the time (TensorFlow 1.6's polling thread parsing each push of
+/// the LM's 8.4M-element `W`, 150 ms an iteration; flat from 16 while
+/// dtsim charged TensorFlow 2.21's per-byte costs, until 2026-11-28).
 #[test]
 fn px_b1_dense_models_with_whole_variables() {
     let dir = "../scenarios/papers/parallax";
@@ -2001,8 +2007,9 @@ fn px_b1_dense_models_with_whole_variables() {
     // LM: partitions 8 … 256
     let lm: Vec<f64> = whole[..6].iter().map(|r| r.throughput).collect();
     assert!(lm[1] > 1.2 * lm[0], "{lm:?}");
-    for &t in &lm[2..] {
-        assert!((t / lm[1] - 1.0).abs() < 0.002, "{lm:?}");
+    assert!(lm[2] > lm[1], "{lm:?}");
+    for &t in &lm[3..] {
+        assert!((t / lm[2] - 1.0).abs() < 0.002, "{lm:?}");
     }
 }
 

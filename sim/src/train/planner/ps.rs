@@ -69,29 +69,32 @@ pub const PS_ADD_S: f64 = 0.42e-9;
 pub const PS_UPDATE_S: f64 = 0.86e-9;
 
 /// CPU seconds per byte of a pushed tensor that a server spends on the
-/// polling thread that completes the gRPC call: 0.17 ns, the busiest server
-/// thread's share of a push in `scripts/tf-ps/dense_cost.py` (one worker
-/// and one server on localhost, pushes of 64 kB to 64 MB; 0.159 and
-/// 0.176 ns a byte in two runs, 2026-11-27). TensorFlow 2.21's gRPC reads
-/// its sockets on event-engine threads beside it; Parallax's TensorFlow
-/// 1.6 ran an older gRPC whose reads fell to the threads polling the
-/// completion queue, eight in TensorFlow 1.6's client, so its share
-/// there may have been larger: not measured (docs/research/tf-ps-costs.md
-/// §0.3). Each worker's pushes fall on one of the eight
-/// ([`super::polling_threads`], §0.4).
-pub const PS_RECV_THREAD_BYTE_S: f64 = 0.17e-9;
+/// polling thread that completes the gRPC call: 0.745 ns, measured on
+/// Parallax's TensorFlow 1.6.0 by `scripts/tf-ps/dense_cost.py` (one
+/// worker and one server on localhost, pushes of 64 kB to 64 MB, 2-core
+/// AMD EPYC VM, 2026-11-28): the busiest server thread's share of a push,
+/// 0.738 and 0.751 ns a byte in two runs, the thread a polling thread
+/// (`GrpcWorkerCacheThread`, named by `--roles` from a gdb backtrace;
+/// docs/research/tf-ps-costs.md §0.5). TensorFlow 2.21 puts 0.16 to 0.18
+/// ns a byte there (its gRPC reads its sockets on event-engine threads
+/// beside it), which dtsim used until 2026-11-28. Each worker's pushes
+/// fall on one of the eight ([`super::polling_threads`], §0.4).
+pub const PS_RECV_THREAD_BYTE_S: f64 = 0.745e-9;
 
 /// CPU seconds per byte of a pushed tensor that a server spends receiving
 /// it besides [`PS_RECV_THREAD_BYTE_S`] and the accumulator's add, on its
-/// other threads: 0.48 ns, the same script's server CPU for a push (0.71
-/// and 0.80 ns a byte in the two runs, 0.76 taken) less those two (0.17
-/// ns, and 0.105 ns: the add's 0.42 ns an element of 4 bytes).
-pub const PS_RECV_BYTE_S: f64 = 0.48e-9;
+/// other threads: 0.76 ns, the same TensorFlow 1.6 measurement's server
+/// CPU for a push (1.567 and 1.587 ns a byte in the two runs, 1.577
+/// taken) less those two (0.745 ns, and 0.068 ns: the measurement's own
+/// `assign_add`, 0.27 ns an element of 4 bytes under 1.6, §0.5). Until
+/// 2026-11-28 0.48 ns, TensorFlow 2.21's.
+pub const PS_RECV_BYTE_S: f64 = 0.76e-9;
 
 /// CPU seconds per byte of a pulled tensor that a server spends sending
-/// it: 0.27 ns, the same script's server CPU for a pull (0.282 and 0.266
-/// ns in the two runs).
-pub const PS_SEND_BYTE_S: f64 = 0.27e-9;
+/// it: 0.17 ns, the same TensorFlow 1.6 measurement's server CPU for a
+/// pull (0.168 and 0.179 ns in the two runs). Until 2026-11-28 0.27 ns,
+/// TensorFlow 2.21's.
+pub const PS_SEND_BYTE_S: f64 = 0.17e-9;
 
 /// The plan: [`super::data_parallel`], which builds the servers' tasks of
 /// each layer with [`placement`] and [`server_tasks`].

@@ -37,15 +37,17 @@
 //!   over the servers, every host runs its partitions as CPU tasks on
 //!   `cluster.cpu_cores` cores, each [`server_element_s`] per element
 //!   pushed into it (TensorFlow's accumulator merges every push with the
-//!   sum so far, then the update) and [`PS_TRANSFER_S`] per pull served,
-//!   then a task a polling thread for the push transfers
+//!   sum so far, then the update), [`PS_TRANSFER_S`] per pull served and
+//!   [`PS_TRANSFER_S`] less [`PS_POLL_S`] per push, then a task a polling
+//!   thread for the pushes' shares of their transfers
 //!   ([`partition_threads_s`] per partition it holds: TensorFlow 1.6's
 //!   eight threads, worker w's pushes on thread w mod 8), each thread's
 //!   tasks over the tables one after another (docs/models.md §4.2); the
 //!   workers spend [`WORKER_PARTITION_S`] a partition answering the push
-//!   on the host's cores and again receiving the pull, on a process's
-//!   polling threads (server s's partitions on thread s mod 8:
-//!   docs/research/tf-ps-costs.md §0.4);
+//!   on the host's cores and again receiving the pull, [`WORKER_POLL_S`]
+//!   of it on a process's polling threads (server s's partitions on
+//!   thread s mod 8: docs/research/tf-ps-costs.md §0.4) and the rest on
+//!   the host's cores ("workers' stitches");
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
 //!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
@@ -527,8 +529,10 @@ pub const PS_OP_S: f64 = 1e-6;
 /// partition (on the 2-core Xeon VM, 2026-11-26: 120, which gave 60 µs
 /// until 2026-11-28). That N workers cost N times one is our assumption;
 /// `scripts/tf-ps/workers_cost.py` finds a worker's partition costing
-/// the server 78, 84 and 118 µs with 1, 2 and 4 workers on 2 cores,
-/// which contention may inflate (docs/research/tf-ps-costs.md §0.5).
+/// the server 78, 84 and 118 µs with 1, 2 and 4 workers on 2 cores
+/// (its threads' clocks summed, which read 13 to 20% under the process's
+/// own: 82 to 88 against 102 with one worker), which contention may
+/// inflate (docs/research/tf-ps-costs.md §0.5).
 pub const PS_TRANSFER_S: f64 = 51e-6;
 
 /// CPU seconds of each push's transfer ([`PS_TRANSFER_S`]) that fall on
@@ -538,10 +542,16 @@ pub const PS_TRANSFER_S: f64 = 51e-6;
 /// role from a backtrace: of the server's CPU a partition, the busiest of
 /// its eight polling threads (`GrpcWorkerCacheThread`) takes 16.1% and
 /// 16.3% in two runs, 16.5 µs of the 101.9 µs `partition_cost.py` finds;
-/// the other polling threads 7%, its eight serving threads 17%, its
-/// compute pool 50%. The rest of the transfer ([`PS_TRANSFER_S`] less
-/// this) runs on the host's cores. Until 2026-11-28 the whole transfer
-/// was charged to the polling thread, an upper bound.
+/// the other polling threads about 8%, its eight serving threads 17%,
+/// its compute pool 50%. The rest of the transfer ([`PS_TRANSFER_S`]
+/// less this) runs on the host's cores. Until 2026-11-28 the whole
+/// transfer was charged to the polling thread, an upper bound. Two
+/// assumptions: the thread's whole share is the push's (with one worker
+/// the same thread also completes the server's fetch of each lookup's
+/// ids, a pull's, which under local aggregation come from every GPU
+/// while the pushes come from every machine, so the chains may be short
+/// there); and the constant is this machine's, not scaled to the Xeon
+/// VM of the other constants (TensorFlow 2.21 ran 12% slower here).
 pub const PS_POLL_S: f64 = 16.5e-6;
 
 /// CPU seconds of the chains each partition of a sparse variable costs
