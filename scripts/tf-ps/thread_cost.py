@@ -29,9 +29,14 @@ The names are TensorFlow 1.6's (docs/research/tf-ps-costs.md §0.5); under
 Fitted against P by least squares, each role's CPU a step gives what one
 more partition costs it. With one worker, the server fetches every push
 through one polling thread (the worker is its one target) and the worker
-fetches every pull through one of its own.
+fetches every pull through one of its own. With `--batches` the ids a
+step vary instead, at the first of `--parts` partitions, and the fits
+give what an id costs each role: its row's bytes pushed (values and an
+8-byte index) and pulled (values), so the polling threads' cost a byte
+of a sparse transfer.
 
     /tmp/tf16/bin/python scripts/tf-ps/thread_cost.py [--steps 200]
+    /tmp/tf16/bin/python scripts/tf-ps/thread_cost.py --parts 8 --batches 1024,4096,16384,65536
 
 Needs gdb, and the right to attach to the processes (root, or
 ptrace_scope 0). Prints Markdown.
@@ -118,18 +123,20 @@ def by_role(before, after, names):
     return total, busiest
 
 
-def measure(cluster, parts, rows, dim, batch, steps, warmup, ps_pid):
+def measure(cluster, configs, rows, dim, steps, warmup, ps_pid):
+    """Each (partitions, ids a step) of `configs`: its step times and each
+    process's CPU by role."""
     tf = tf1()
     server = tf.train.Server(tf.train.ClusterSpec(cluster), job_name="worker", task_index=0)
     me = os.getpid()
     names = {}
     out = {}
-    for p in parts:
+    for p, batch in configs:
         graph = tf.Graph()
         with graph.as_default():
             with tf.device("/job:ps/task:0"):
                 emb = tf.get_variable(
-                    f"emb_p{p}",
+                    f"emb_p{p}_b{batch}",
                     [rows, dim],
                     initializer=tf.zeros_initializer(),
                     partitioner=tf.fixed_size_partitioner(p),
@@ -157,7 +164,11 @@ def measure(cluster, parts, rows, dim, batch, steps, warmup, ps_pid):
                 sess.run(train)
                 times.append(time.perf_counter() - t0)
             ps1, me1 = thread_cpu(ps_pid), thread_cpu(me)
-        out[p] = (times, by_role(ps0, ps1, names[ps_pid]), by_role(me0, me1, names[me]))
+        out[(p, batch)] = (
+            times,
+            by_role(ps0, ps1, names[ps_pid]),
+            by_role(me0, me1, names[me]),
+        )
     counts = {pid: {r: sum(1 for v in n.values() if v == r) for r in ROLES} for pid, n in names.items()}
     return out, counts[ps_pid], counts[me]
 
@@ -170,6 +181,12 @@ def main():
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument(
+        "--batches",
+        default="",
+        help="ids a step to vary instead of the partitions (at the first of --parts): "
+        "what a byte of the transfers costs each role",
+    )
     a = ap.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     cluster = {"ps": [f"localhost:{free_port()}"], "worker": [f"localhost:{free_port()}"]}
@@ -177,9 +194,17 @@ def main():
     ps = ctx.Process(target=run_ps, args=(cluster, 0), daemon=True)
     ps.start()
     parts = [int(x) for x in a.parts.split(",")]
+    if a.batches:
+        configs = [(parts[0], int(b)) for b in a.batches.split(",")]
+        xs = [b for _, b in configs]
+        what, unit, scale = "ids a step", "ns an id", 1e9
+    else:
+        configs = [(p, a.batch) for p in parts]
+        xs = parts
+        what, unit, scale = "partitions", "us a partition", 1e6
     try:
         res, ps_threads, me_threads = measure(
-            cluster, parts, a.rows, a.dim, a.batch, a.steps, a.warmup, ps.pid
+            cluster, configs, a.rows, a.dim, a.steps, a.warmup, ps.pid
         )
     finally:
         ps.terminate()
@@ -188,19 +213,22 @@ def main():
     tick = 1.0 / os.sysconf("SC_CLK_TCK")
     print(
         f"TensorFlow {tensorflow.__version__}; {os.cpu_count()} CPUs; table {a.rows} x {a.dim} fp32; "
-        f"{a.batch} ids a step; {a.steps} timed steps after {a.warmup}\n"
+        + (
+            f"{parts[0]} partitions; " if a.batches else f"{a.batch} ids a step; "
+        )
+        + f"{a.steps} timed steps after {a.warmup}\n"
     )
     for who, threads in [("server", ps_threads), ("worker", me_threads)]:
         print(f"{who} threads: " + ", ".join(f"{threads[r]} {r}" for r in ROLES))
     print()
     head = " | ".join(f"{w} {r}" for w in ("server", "worker") for r in ROLES)
-    print(f"| partitions | median step (ms) | quartiles (ms) | {head} |")
+    print(f"| {what} | median step (ms) | quartiles (ms) | {head} |")
     print("|---:|---:|---|" + "---:|" * (2 * len(ROLES)))
     series = {(w, r): [] for w in ("server", "worker") for r in ROLES}
     busiest = {(w, r): [] for w in ("server", "worker") for r in ROLES}
     meds = []
-    for p in parts:
-        times, (ps_tot, ps_top), (me_tot, me_top) = res[p]
+    for c, x in zip(configs, xs):
+        times, (ps_tot, ps_top), (me_tot, me_top) = res[c]
         q = quartiles(times)
         med = sorted(times)[len(times) // 2]
         meds.append(med)
@@ -211,19 +239,27 @@ def main():
                 series[(w, r)].append(ms)
                 busiest[(w, r)].append(top[r] * tick / a.steps)
                 cells.append(f"{ms * 1e3:.2f}")
-        print(f"| {p} | {med * 1e3:.2f} | {q[0] * 1e3:.2f}–{q[1] * 1e3:.2f} | " + " | ".join(cells) + " |")
-    print("\nCPU a step in ms, by role; fits of each against P (us a partition):\n")
+        print(f"| {x} | {med * 1e3:.2f} | {q[0] * 1e3:.2f}–{q[1] * 1e3:.2f} | " + " | ".join(cells) + " |")
+    print(f"\nCPU a step in ms, by role; fits of each against the {what} ({unit}):\n")
 
     def slope(ys):
-        n = len(parts)
-        mx, my = sum(parts) / n, sum(ys) / n
-        return sum((x - mx) * (y - my) for x, y in zip(parts, ys)) / sum(
-            (x - mx) ** 2 for x in parts
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        return (
+            sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+            / sum((x - mx) ** 2 for x in xs)
+            * scale
+            / 1e6
         )
 
+    if a.batches:
+        print(
+            f"(an id moves {a.dim * 4} bytes of values each way, and its 8-byte index "
+            "with the push)"
+        )
     print(f"step: {slope(meds) * 1e6:.1f}")
     for w in ("server", "worker"):
-        total = [sum(series[(w, r)][i] for r in ROLES) for i in range(len(parts))]
+        total = [sum(series[(w, r)][i] for r in ROLES) for i in range(len(xs))]
         print(
             f"{w}: all {slope(total) * 1e6:.1f}; "
             + "; ".join(
