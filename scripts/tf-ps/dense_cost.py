@@ -43,7 +43,7 @@ import os
 import statistics
 import time
 
-from tfps import cpu_seconds, free_port, run_ps, tf1
+from tfps import cpu_seconds, free_port, run_ps, tf1, thread_ticks
 
 
 def lstsq(rows, ys):
@@ -113,22 +113,9 @@ def accumulate(pushes, sizes, repeats):
 
 
 def thread_seconds(pid):
-    """CPU seconds of each thread of process `pid` so far, by thread id."""
+    """CPU seconds of each thread of process `pid` so far, by "name/tid"."""
     ticks = os.sysconf("SC_CLK_TCK")
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                name = f.read().strip()
-        except OSError:
-            name = "?"
-        out[f"{name}/{tid}"] = (int(fields[11]) + int(fields[12])) / ticks
-    return out
+    return {f"{name}/{tid}": t / ticks for tid, (name, t) in thread_ticks(pid).items()}
 
 
 def transfer(cluster, sizes, steps, warmup, threads, ps_pid, by_role=False):

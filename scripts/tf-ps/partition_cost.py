@@ -35,7 +35,7 @@ import os
 import statistics
 import time
 
-from tfps import cpu_seconds, free_port, quartiles, run_ps, tf1
+from tfps import cpu_seconds, embedding_step, free_port, quartiles, run_ps, tf1
 
 
 
@@ -56,20 +56,7 @@ def measure(cluster, parts, rows, dim, batch, steps, warmup, threads, ps_pid):
     for p in parts:
         graph = tf.Graph()
         with graph.as_default():
-            with tf.device("/job:ps/task:0"):
-                emb = tf.get_variable(
-                    f"emb_p{p}",
-                    [rows, dim],
-                    initializer=tf.zeros_initializer(),
-                    partitioner=tf.fixed_size_partitioner(p),
-                    use_resource=False,
-                )
-            with tf.device("/job:worker/task:0"):
-                ids = tf.random_uniform([batch], 0, rows, dtype=tf.int64, seed=1)
-                looked = tf.nn.embedding_lookup(emb, ids)
-                loss = tf.reduce_sum(looked * looked)
-                train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-            init = tf.global_variables_initializer()
+            train, init = embedding_step(tf, p, rows, dim, batch, f"emb_p{p}")
         with tf.Session(server.target, graph=graph, config=config) as sess:
             sess.run(init)
             for _ in range(warmup):

@@ -62,6 +62,46 @@ def run_ps(cluster, threads):
     server.join()
 
 
+def embedding_step(tf, partitions, rows, dim, batch, name, worker=0, seed=1):
+    """The step the scripts time, built into the default graph: a table of
+    `rows` x `dim` fp32 on the parameter server in `partitions` pieces
+    (`fixed_size_partitioner`, reference variables as TensorFlow 1.x made
+    them), and on worker `worker` a lookup of `batch` random ids (a gather
+    per partition on the server, sent to the worker) and the SGD update of
+    their rows (sent back, a scatter per partition). Returns the step's op
+    and the initialiser."""
+    with tf.device("/job:ps/task:0"):
+        emb = tf.get_variable(
+            name,
+            [rows, dim],
+            initializer=tf.zeros_initializer(),
+            partitioner=tf.fixed_size_partitioner(partitions),
+            use_resource=False,
+        )
+    with tf.device(f"/job:worker/task:{worker}"):
+        ids = tf.random_uniform([batch], 0, rows, dtype=tf.int64, seed=seed)
+        looked = tf.nn.embedding_lookup(emb, ids)
+        loss = tf.reduce_sum(looked * looked)
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    return train, tf.global_variables_initializer()
+
+
+def thread_ticks(pid):
+    """{tid: (name, user + system clock ticks)} of every thread of process
+    `pid` so far (Linux /proc; a thread that ends meanwhile is left out)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        out[int(tid)] = (name, int(fields[11]) + int(fields[12]))
+    return out
+
+
 def cpu_seconds(pid):
     """User + system CPU seconds of process `pid` so far (Linux /proc)."""
     with open(f"/proc/{pid}/stat") as f:

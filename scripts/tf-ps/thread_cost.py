@@ -49,22 +49,14 @@ import subprocess
 import tempfile
 import time
 
-from tfps import free_port, quartiles, run_ps, tf1
+from tfps import embedding_step, free_port, quartiles, run_ps, tf1, thread_ticks
 
 ROLES = ["polling", "serving", "pool", "grpc", "other"]
 
 
 def thread_cpu(pid):
     """{tid: user + system clock ticks} of every thread of `pid`."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[int(tid)] = int(fields[11]) + int(fields[12])
-    return out
+    return {tid: ticks for tid, (_, ticks) in thread_ticks(pid).items()}
 
 
 def roles(pid):
@@ -134,20 +126,7 @@ def measure(cluster, configs, rows, dim, steps, warmup, ps_pid):
     for p, batch in configs:
         graph = tf.Graph()
         with graph.as_default():
-            with tf.device("/job:ps/task:0"):
-                emb = tf.get_variable(
-                    f"emb_p{p}_b{batch}",
-                    [rows, dim],
-                    initializer=tf.zeros_initializer(),
-                    partitioner=tf.fixed_size_partitioner(p),
-                    use_resource=False,
-                )
-            with tf.device("/job:worker/task:0"):
-                ids = tf.random_uniform([batch], 0, rows, dtype=tf.int64, seed=1)
-                looked = tf.nn.embedding_lookup(emb, ids)
-                loss = tf.reduce_sum(looked * looked)
-                train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-            init = tf.global_variables_initializer()
+            train, init = embedding_step(tf, p, rows, dim, batch, f"emb_p{p}_b{batch}")
         with tf.Session(server.target, graph=graph) as sess:
             sess.run(init)
             for _ in range(warmup):

@@ -26,7 +26,7 @@ import argparse
 import multiprocessing as mp
 import os
 
-from tfps import free_port, run_ps, tf1
+from tfps import embedding_step, free_port, run_ps, tf1
 from thread_cost import ROLES, by_role, roles, thread_cpu
 
 
@@ -37,20 +37,9 @@ def worker(cluster, index, parts, rows, dim, batch, steps, warmup, barrier):
     for p in parts:
         graph = tf.Graph()
         with graph.as_default():
-            with tf.device("/job:ps/task:0"):
-                emb = tf.get_variable(
-                    f"emb_p{p}",
-                    [rows, dim],
-                    initializer=tf.zeros_initializer(),
-                    partitioner=tf.fixed_size_partitioner(p),
-                    use_resource=False,
-                )
-            with tf.device(f"/job:worker/task:{index}"):
-                ids = tf.random_uniform([batch], 0, rows, dtype=tf.int64, seed=1 + index)
-                looked = tf.nn.embedding_lookup(emb, ids)
-                loss = tf.reduce_sum(looked * looked)
-                train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
-            init = tf.global_variables_initializer()
+            train, init = embedding_step(
+                tf, p, rows, dim, batch, f"emb_p{p}", worker=index, seed=1 + index
+            )
         with tf.Session(server.target, graph=graph) as sess:
             if index == 0:
                 sess.run(init)
