@@ -159,7 +159,7 @@ def transfer(cluster, sizes, steps, warmup, threads, ps_pid, by_role=False):
                 for _ in range(warmup):
                     sess.run(step)
                 if by_role:
-                    tids = {int(t.split("/")[1]) for t in thread_seconds(ps_pid)}
+                    tids = {int(t.rsplit("/", 1)[1]) for t in thread_seconds(ps_pid)}
                     if tids - set(roles):
                         from thread_cost import roles as thread_roles
 
@@ -179,7 +179,7 @@ def transfer(cluster, sizes, steps, warmup, threads, ps_pid, by_role=False):
                 )[::-1]
                 top = spent[0][0] if spent else 0.0
                 def name(t):
-                    comm, tid = t.split("/")
+                    comm, tid = t.rsplit("/", 1)
                     return roles.get(int(tid), comm) if by_role else comm
 
                 busiest = ", ".join(f"{name(t)} {c * 1e3:.2f}" for c, t in spent[:3])

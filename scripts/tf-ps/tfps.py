@@ -1,5 +1,7 @@
 """What the scripts of scripts/tf-ps share: a TensorFlow parameter server
-in a process of its own on localhost, and the CPU a process spends.
+in a process of its own on localhost, the step they time (a partitioned
+embedding's lookup and update, `embedding_step`), and the CPU a process
+and its threads spend (`cpu_seconds`, `thread_ticks`).
 
 Imported by the scripts of this directory (Python puts a script's
 directory on its path). They run under TensorFlow 2.x (its `tf.compat.v1`

@@ -28,7 +28,9 @@
 //!   (`ps_servers` > machines) share its host: their receiving chains
 //!   and accumulators run as one, which over-serialises them.
 //! * **A server's CPU** (TensorFlow's, measured by
-//!   `scripts/tf-ps/dense_cost.py`, docs/research/tf-ps-costs.md §0.3):
+//!   `scripts/tf-ps/dense_cost.py`: the transfers under TensorFlow 1.6,
+//!   docs/research/tf-ps-costs.md §0.5, the accumulator under 2.21,
+//!   §0.3):
 //!   each push's share of its transfer on the polling thread that
 //!   completes the server's gRPC call to its worker
 //!   ([`super::sparse::PS_POLL_S`] and [`PS_RECV_THREAD_BYTE_S`] a byte;
@@ -85,8 +87,11 @@ pub const PS_RECV_THREAD_BYTE_S: f64 = 0.745e-9;
 /// it besides [`PS_RECV_THREAD_BYTE_S`] and the accumulator's add, on its
 /// other threads: 0.76 ns, the same TensorFlow 1.6 measurement's server
 /// CPU for a push (1.567 and 1.587 ns a byte in the two runs, 1.577
-/// taken) less those two (0.745 ns, and 0.068 ns: the measurement's own
-/// `assign_add`, 0.27 ns an element of 4 bytes under 1.6, §0.5). Until
+/// taken) less those two (0.745 ns, and 0.068 ns for the measurement's
+/// `assign_add`: the TensorFlow 1.6 accumulator fit's 0.27 ns an element
+/// of 4 bytes, taken for it, a fit §0.5 does not otherwise use). dtsim
+/// charges the add at [`PS_ADD_S`] (0.105 ns a byte), so a modelled push
+/// costs the server 1.61 ns a byte against the 1.58 measured. Until
 /// 2026-11-28 0.48 ns, TensorFlow 2.21's.
 pub const PS_RECV_BYTE_S: f64 = 0.76e-9;
 

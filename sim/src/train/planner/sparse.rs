@@ -530,9 +530,9 @@ pub const PS_OP_S: f64 = 1e-6;
 /// until 2026-11-28). That N workers cost N times one is our assumption;
 /// `scripts/tf-ps/workers_cost.py` finds a worker's partition costing
 /// the server 78, 84 and 118 µs with 1, 2 and 4 workers on 2 cores
-/// (its threads' clocks summed, which read 13 to 20% under the process's
-/// own: 82 to 88 against 102 with one worker), which contention may
-/// inflate (docs/research/tf-ps-costs.md §0.5).
+/// (its threads' clocks summed, which read under the process's own:
+/// 78 with one worker, where `partition_cost.py` finds 102), which
+/// contention may inflate (docs/research/tf-ps-costs.md §0.5).
 pub const PS_TRANSFER_S: f64 = 51e-6;
 
 /// CPU seconds of each push's transfer ([`PS_TRANSFER_S`]) that fall on
