@@ -44,6 +44,7 @@ import statistics
 import time
 
 from tfps import cpu_seconds, free_port, run_ps, tf1, thread_ticks
+from thread_cost import roles_now
 
 
 def lstsq(rows, ys):
@@ -159,11 +160,7 @@ def transfer(cluster, sizes, steps, warmup, threads, ps_pid, by_role=False):
                 for _ in range(warmup):
                     sess.run(step)
                 if by_role:
-                    tids = {int(t.rsplit("/", 1)[1]) for t in thread_seconds(ps_pid)}
-                    if tids - set(roles):
-                        from thread_cost import roles as thread_roles
-
-                        roles = thread_roles(ps_pid)
+                    roles = roles_now(ps_pid, roles)
                 times = []
                 ps0 = cpu_seconds(ps_pid)
                 th0 = thread_seconds(ps_pid)

@@ -102,6 +102,12 @@ def roles(pid):
     return out
 
 
+def roles_now(pid, known):
+    """`known` ({tid: role} of process `pid`), or a new backtrace's
+    `roles(pid)` where the process has threads `known` does not name."""
+    return roles(pid) if set(thread_ticks(pid)) - set(known) else known
+
+
 def by_role(before, after, names):
     """Ticks each role spent between two thread_cpu snapshots, and the
     ticks of each role's busiest thread."""
@@ -132,10 +138,7 @@ def measure(cluster, configs, rows, dim, steps, warmup, ps_pid):
             for _ in range(warmup):
                 sess.run(train)
             for pid in (ps_pid, me):
-                known = names.get(pid, {})
-                if set(thread_cpu(pid)) - set(known):
-                    known = roles(pid)
-                names[pid] = known
+                names[pid] = roles_now(pid, names.get(pid, {}))
             times = []
             ps0, me0 = thread_cpu(ps_pid), thread_cpu(me)
             for _ in range(steps):

@@ -27,7 +27,7 @@ import multiprocessing as mp
 import os
 
 from tfps import embedding_step, free_port, run_ps, tf1
-from thread_cost import ROLES, by_role, roles, thread_cpu
+from thread_cost import ROLES, by_role, roles_now, thread_cpu
 
 
 def worker(cluster, index, parts, rows, dim, batch, steps, warmup, barrier):
@@ -92,8 +92,7 @@ def main():
             for p in parts:
                 barrier.wait()
                 barrier.wait()
-                if set(thread_cpu(ps.pid)) - set(names):
-                    names = roles(ps.pid)
+                names = roles_now(ps.pid, names)
                 before = thread_cpu(ps.pid)
                 barrier.wait()
                 barrier.wait()

@@ -869,13 +869,13 @@ fn ps_tasks(
     } else {
         cluster.gpus_per_node
     };
-    let answers = answering as u64 * parts as u64;
-    let width = answers.min(cluster.cpu_cores.max(1) as u64);
-    let each = SimTime::from_secs(answers as f64 * WORKER_PARTITION_S / width as f64);
-    // `count` alike CPU tasks `label i` of `duration`, each waiting for
-    // `after`
-    let alike = |plan: &mut Plan, label: &str, count: u64, duration: SimTime, after: TaskId| {
-        (0..count)
+    // `items` pieces of work of `item_s` seconds each, shared by as many
+    // alike CPU tasks `label i` as cores (or items, if fewer), each task
+    // waiting for `after`
+    let shared = |plan: &mut Plan, label: &str, items: u64, item_s: f64, after: TaskId| {
+        let width = items.min(cluster.cpu_cores.max(1) as u64);
+        let duration = SimTime::from_secs(items as f64 * item_s / width as f64);
+        (0..width)
             .map(|i| {
                 plan.tasks.push(cpu_task(
                     l,
@@ -887,7 +887,14 @@ fn ps_tasks(
             })
             .collect::<Vec<TaskId>>()
     };
-    let sends = alike(plan, "workers' sends", width, each, before_push);
+    let answers = answering as u64 * parts as u64;
+    let sends = shared(
+        plan,
+        "workers' sends",
+        answers,
+        WORKER_PARTITION_S,
+        before_push,
+    );
     let push = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
         format!("{name} sparse push"),
@@ -953,12 +960,10 @@ fn ps_tasks(
         })
         .collect();
     // the rest of each receipt (the stitch among it) on the host's cores,
-    // as many tasks as cores, or receipts if fewer, sharing the work
+    // a receipt a GPU a partition
     let receipts = cluster.gpus_per_node as u64 * parts as u64;
-    let width = receipts.min(cluster.cpu_cores.max(1) as u64);
-    let each =
-        SimTime::from_secs(receipts as f64 * (WORKER_PARTITION_S - WORKER_POLL_S) / width as f64);
-    let stitches = alike(plan, "workers' stitches", width, each, pull);
+    let rest = WORKER_PARTITION_S - WORKER_POLL_S;
+    let stitches = shared(plan, "workers' stitches", receipts, rest, pull);
     plan.tasks[fwd as usize].deps.extend(
         receives
             .iter()
