@@ -506,17 +506,18 @@ fn er_b1_crossover_on_two_nodes_sharing_a_nic() {
 /// pushes' shares on the servers' polling threads (worker w's on thread
 /// w mod 8: 8 threads of one push a partition, or under local
 /// aggregation 2 of one machine's, the first also taking the partition's
-/// apply), then the pull; with local aggregation each
+/// apply, each also parsing its pusher's bytes at 0.64 ns a byte), then
+/// the pull; with local aggregation each
 /// machine's accumulators first (a task per partition, its 4 GPUs' rows at
 /// the rate of 4 pushes, and their bookkeeping, (4 + 1) ops a partition).
 /// The workers' own CPU at both ends: before the push, their answers to
 /// the servers' fetches (50 µs a partition for each of a machine's 4
-/// workers, or its one process under local aggregation) shared by as many
-/// tasks as cores or answers, whichever is fewer; after the pull, each
-/// process's polling threads (a process a worker, or the machine's one),
-/// server s's partitions on thread s mod 8, so with 2 servers two threads
-/// a process, each 9.9 µs a partition of its server for each GPU it
-/// receives for (1, or the machine's 4), and the rest of every receipt
+/// workers, or its local chief once under local aggregation) shared by as
+/// many tasks as cores or answers, whichever is fewer; after the pull,
+/// each worker's polling threads (a process a GPU, local aggregation or
+/// not: Parallax's hybrid), server s's partitions on thread s mod 8, so
+/// with 2 servers two threads a process, each 9.9 µs a partition of its
+/// server and 0.74 ns a byte of the server's rows, and the rest of every receipt
 /// (40.1 µs a GPU a partition) shared by as many tasks as cores or
 /// receipts, which the next forward pass waits for. Partitions that the
 /// servers do not divide give unequal
@@ -524,8 +525,8 @@ fn er_b1_crossover_on_two_nodes_sharing_a_nic() {
 #[test]
 fn sparse_ps_plans_push_partitions_pull() {
     use sim::train::planner::sparse::{
-        PS_OP_S, PS_POLL_S, PS_TRANSFER_S, WORKER_PARTITION_S, WORKER_POLL_S, accumulate_s,
-        partition_cost_s, partition_threads_s, server_element_s,
+        PS_OP_S, PS_POLL_BYTE_S, PS_POLL_S, PS_TRANSFER_S, WORKER_PARTITION_S, WORKER_POLL_BYTE_S,
+        WORKER_POLL_S, accumulate_s, partition_cost_s, partition_threads_s, server_element_s,
     };
     let (vocab, dim, density) = (100_000u64, 64u64, 0.05);
     for local in [false, true] {
@@ -550,12 +551,40 @@ fn sparse_ps_plans_push_partitions_pull() {
                 .collect();
             let e = cfg.model.layers[0].embedding.clone().unwrap();
             let per_gpu = e.rows_per_gpu() as f64 * dim as f64 / parts as f64;
-            // the machines' accumulators: a task per partition and their
+            // a GPU's sparse gradient in whole bytes a server, server 0's
+            // ⌈P/2⌉ partitions' share first, rounded down
+            let gradient = e.sparse_bytes(e.rows_per_gpu(), Precision::Fp32);
+            let first = gradient * parts.div_ceil(2) as u64 / parts as u64;
+            let shards = [first as f64, (gradient - first) as f64];
+            // the machines' accumulators on a local chief (Parallax's
+            // hybrid, a process a GPU): the 3 other GPUs answer its
+            // fetches, 50 µs a partition, shared by as many tasks as
+            // cores; its polling threads fetch, a peer each, 16.5 µs a
+            // partition and 0.64 ns a byte of the peer's gradient; then a
+            // task per partition, its 4 GPUs' rows at the rate of 4
+            // pushes and the rest of the 3 transfers, and their
             // bookkeeping
             let cpu = if local {
-                let (tasks, rest) = cpu.split_at(parts as usize + 1);
+                let asked = 3 * parts;
+                let width = asked.min(cfg.cluster.cpu_cores) as usize;
+                let (answers, rest) = cpu.split_at(width);
+                for &d in answers {
+                    let want = asked as f64 * WORKER_PARTITION_S / width as f64;
+                    assert_close(d, want, 1e-6, "peers' answers");
+                }
+                let (fetches, rest) = rest.split_at(3);
+                for &d in fetches {
+                    let want = parts as f64 * PS_POLL_S + gradient as f64 * PS_POLL_BYTE_S;
+                    assert_close(d, want, 1e-6, "the chief's fetches");
+                }
+                let (tasks, rest) = rest.split_at(parts as usize + 1);
                 for &d in &tasks[..parts as usize] {
-                    assert_close(d, accumulate_s(4) * 4.0 * per_gpu, 1e-6, "local");
+                    assert_close(
+                        d,
+                        accumulate_s(4) * 4.0 * per_gpu + 3.0 * (PS_TRANSFER_S - PS_POLL_S),
+                        1e-6,
+                        "local",
+                    );
                 }
                 assert_close(
                     tasks[parts as usize],
@@ -594,7 +623,10 @@ fn sparse_ps_plans_push_partitions_pull() {
             }
             // the receiving threads before them: each process's two,
             // server 0's partitions (⌈P/2⌉) then server 1's (⌊P/2⌋)
-            let (processes, each) = if local { (1, 4) } else { (4, 1) };
+            // a process a GPU, local aggregation or not (Parallax's
+            // hybrid); the in-graph PS is
+            // `in_graph_ps_receives_a_machines_lookups_in_one_process`
+            let (processes, each) = (4, 1);
             let threads = 2 * processes;
             let (cpu, receives) = cpu.split_at(cpu.len() - threads);
             for (i, &d) in receives.iter().enumerate() {
@@ -607,7 +639,14 @@ fn sparse_ps_plans_push_partitions_pull() {
                     assert_eq!(d, 0.0, "server 1 holds no partition of 1");
                     continue;
                 }
-                assert_close(d, (each * held) as f64 * WORKER_POLL_S, 1e-6, "receives");
+                // and the bytes it parses: its GPUs' rows from the server
+                let parsed = each as f64 * shards[i % 2] * WORKER_POLL_BYTE_S;
+                assert_close(
+                    d,
+                    (each * held) as f64 * WORKER_POLL_S + parsed,
+                    1e-6,
+                    "receives",
+                );
             }
             // `busiest` partition tasks and a task a polling thread
             let pushers = if local { 2 } else { 8 };
@@ -623,18 +662,22 @@ fn sparse_ps_plans_push_partitions_pull() {
                 );
             }
             // one push a thread a partition, the first thread also the
-            // apply: together the partition's whole cost
+            // apply: together the partition's whole cost; and the bytes
+            // of the thread's one pusher on the busier server (a GPU's
+            // shard, or a machine's push of its 4 GPUs' rows)
             let on_threads = &cpu[busiest as usize..];
             let by_thread = partition_threads_s(pushers);
             assert_eq!(by_thread.len(), pushers as usize);
+            let carried = if local { 4.0 } else { 1.0 };
+            let parsed = carried * f64::max(shards[0], shards[1]) * PS_POLL_BYTE_S;
             for (t, &d) in on_threads.iter().enumerate() {
                 let want = PS_POLL_S + if t == 0 { PS_OP_S } else { 0.0 };
                 assert_close(by_thread[t], want, 1e-12, "a thread's share");
-                assert_close(d, want * busiest as f64, 1e-6, "polling thread");
+                assert_close(d, want * busiest as f64 + parsed, 1e-6, "polling thread");
             }
             assert_close(
                 on_threads.iter().sum::<f64>(),
-                partition_cost_s(pushers) * busiest as f64,
+                partition_cost_s(pushers) * busiest as f64 + pushers as f64 * parsed,
                 1e-6,
                 "the threads together",
             );
@@ -717,11 +760,12 @@ fn sparse_ps_plans_push_partitions_pull() {
 /// lower layer's table waits for the same thread's of the higher layer's
 /// (the servers' chains answer the last layer's first), and for nothing
 /// else of it; the higher's waits for its own pull alone. Two servers
-/// give each process two threads: 4 workers' 8, or under local
-/// aggregation the machine's one process's 2.
+/// give each process two threads, 4 workers' 8, under local aggregation
+/// too (Parallax's hybrid runs a process a GPU), where the local chief's
+/// 3 fetching threads also take the tables in turn.
 #[test]
 fn a_workers_receiving_thread_takes_its_tables_in_turn() {
-    for (local, threads) in [(false, 8usize), (true, 2)] {
+    for (local, threads) in [(false, 8usize), (true, 8)] {
         let text = format!(
             r#"
 name = "two-tables"
@@ -776,6 +820,17 @@ local_aggregation = {local}
             );
             assert_eq!(deps(higher), [(id("softmax sparse pull"), 0)]);
         }
+        // a local chief's fetching threads take the tables in turn too,
+        // the last layer's first
+        let fetching = if local { 3 } else { 0 };
+        for t in 0..fetching {
+            let (lower, higher) = (
+                id(&format!("emb local chief's fetches {t}")),
+                id(&format!("softmax local chief's fetches {t}")),
+            );
+            assert!(deps(lower).contains(&(higher, 0)), "fetching thread {t}");
+            assert!(!deps(higher).contains(&(lower, 0)));
+        }
         assert!(
             !plan.tasks.iter().any(|t| matches!(
                 &t.label, Label::Named(n) if n.ends_with(&format!("receives {threads}"))
@@ -785,24 +840,92 @@ local_aggregation = {local}
     }
 }
 
+/// Who receives a machine's lookups under local aggregation: Parallax's
+/// PS architecture (dense PS too) replicates a machine's 4 GPUs in one
+/// process (in-graph, `ps/graph_transform.py`), whose two polling threads
+/// (2 servers) each receive its 4 GPUs' partitions of their server, 4 ×
+/// (4 partitions × 9.9 µs + a server's half of a GPU's rows at 0.74 ns a
+/// byte); its hybrid (dense AllReduce through Horovod) runs a process a
+/// GPU (`hybrid/runner.py`), 8 threads of one GPU's each, and its
+/// machine's accumulators, on a local chief, wait for the chief's
+/// fetches of its 3 peers' gradients.
+#[test]
+fn in_graph_ps_receives_a_machines_lookups_in_one_process() {
+    use sim::train::planner::sparse::{WORKER_POLL_BYTE_S, WORKER_POLL_S};
+    for (dense, processes, gpus) in [("ps", 1usize, 4.0), ("allreduce", 4, 1.0)] {
+        let cfg = config(&scenario(
+            2,
+            4,
+            (100_000, 64, 0.05),
+            10.0,
+            &format!(
+                "dense = \"{dense}\"\nsparse = \"ps\"\nps_partitions = 8\nlocal_aggregation = true"
+            ),
+        ));
+        let plan = planner::plan(&cfg);
+        let e = cfg.model.layers[0].embedding.as_ref().unwrap();
+        let half = e.sparse_bytes(e.rows_per_gpu(), Precision::Fp32) as f64 / 2.0;
+        let want = gpus * (4.0 * WORKER_POLL_S + half * WORKER_POLL_BYTE_S);
+        for i in 0..2 * processes {
+            let t = task_named(&plan, &format!("emb workers' receives {i}"));
+            assert_close(plan.duration(t, 0).as_secs(), want, 1e-9, dense);
+        }
+        // the accumulators wait for the backward pass in one process, and
+        // for the local chief's fetches of its 3 peers' gradients across
+        // processes
+        let bwd = plan
+            .tasks
+            .iter()
+            .position(|t| t.layer == Some(0) && t.label == Label::Backward)
+            .unwrap() as u32;
+        let accumulator = deps_of(&plan, task_named(&plan, "emb local partition 0"));
+        if dense == "ps" {
+            assert_eq!(accumulator, [(bwd, 0)]);
+            assert!(
+                !plan.tasks.iter().any(|t| matches!(
+                    &t.label, Label::Named(n) if n.contains("local chief")
+                )),
+                "no fetches in one process"
+            );
+        } else {
+            let fetches: Vec<(u32, u32)> = (0..3)
+                .map(|t| {
+                    (
+                        task_named(&plan, &format!("emb local chief's fetches {t}")),
+                        0,
+                    )
+                })
+                .collect();
+            assert_eq!(accumulator, fetches);
+        }
+        assert!(
+            !plan.tasks.iter().any(|t| matches!(
+                &t.label, Label::Named(n) if n == &format!("emb workers' receives {}", 2 * processes)
+            )),
+            "{dense}: {} receiving threads a machine",
+            2 * processes
+        );
+    }
+}
+
 /// In the engine, the next lookup starts when the workers' receipts end:
 /// with nothing else for the embedding's forward pass to wait for (the
 /// table is layer 0, without dense parameters, and its backward pass
 /// ends long before its pull), it starts after the pull's message ends
-/// by the longer of the receiving threads, 4 partitions × 9.9 µs (each
-/// worker's two polling threads take the 8 partitions of the 2 servers,
-/// 4 each, at once), or under local aggregation 4 GPUs × 4 × 9.9 µs (the
-/// machine's one process's two threads), and the rest of the receipts
-/// on the cores, 32 receipts × 40.1 µs shared by 32 tasks. The threads
-/// are tasks on the same 36 cores: without local aggregation a
-/// machine's 8 threads and 32 shares are 40 tasks, so 4 shares wait for
-/// the threads to end (4 × 9.9 + 40.1 µs); with it, 2 and 32 fit, and the
-/// threads end last. Exact but for the picosecond rounding of the
-/// durations.
+/// by the longer of the receiving threads, 4 partitions × 9.9 µs and
+/// 0.74 ns a byte of a server's half of a GPU's rows (each worker's two
+/// polling threads take the 8 partitions of the 2 servers, 4 each, at
+/// once; under local aggregation too, Parallax's hybrid running a
+/// process a GPU), and the rest of the receipts on the cores, 32
+/// receipts × 40.1 µs shared by 32 tasks. The threads are tasks on the
+/// same 36 cores: a machine's 8 threads and 32 shares are 40 tasks, so 4
+/// shares wait for the first of them to end (here the shares, the
+/// threads' bytes taking 0.5 ms) and end a share later, long before the
+/// threads. Exact but for the picosecond rounding of the durations.
 #[test]
 fn the_next_lookup_starts_when_the_receipts_end() {
-    use sim::train::planner::sparse::{WORKER_PARTITION_S, WORKER_POLL_S};
-    for (local, gpus) in [(false, 1.0), (true, 4.0)] {
+    use sim::train::planner::sparse::{WORKER_PARTITION_S, WORKER_POLL_BYTE_S, WORKER_POLL_S};
+    for local in [false, true] {
         let text = scenario(
             2,
             4,
@@ -836,13 +959,11 @@ fn the_next_lookup_starts_when_the_receipts_end() {
                 .start;
             let waited = (lookup - pulled).as_secs();
             assert_eq!(cfg.cluster.cpu_cores, 36);
-            let threads = gpus * 4.0 * WORKER_POLL_S;
+            let e = cfg.model.layers[0].embedding.as_ref().unwrap();
+            let half = e.sparse_bytes(e.rows_per_gpu(), Precision::Fp32) as f64 / 2.0;
+            let threads = 4.0 * WORKER_POLL_S + half * WORKER_POLL_BYTE_S;
             let share = WORKER_PARTITION_S - WORKER_POLL_S;
-            let want = if local {
-                threads.max(share)
-            } else {
-                threads + share
-            };
+            let want = threads.max(threads.min(share) + share);
             assert!(
                 (waited - want).abs() < 2e-12,
                 "local {local}, iteration {k}: {waited} s, want {want} s"
@@ -1268,13 +1389,20 @@ fn embrace(preset: &str, gpu: &str, batch: u32, gpus: u32, strategy: &str) -> St
 /// dense ring in both, the iterations differ by 5× at least). RTX 2080 LM
 /// at 16 GPUs (8 is left open, as CASES says): Parallax's PS (dense
 /// AllReduce, sparse PS with its partition search) communicates for less
-/// time than the AllGather (CASES's formula: 6.56 against 11.85 ms), and
-/// its iteration is the shorter, as CASES asks, by more than 2% (101.3
-/// against 105.0 ms): its exposed communication is the dense ring's
-/// alone. From the workers' CPU being charged until TensorFlow 1.6's
-/// eight polling threads (both 2026-11-27) a worker received on one
-/// thread and Parallax lost by 0.1% (docs/reproductions.md, Figure 7's
-/// baselines).
+/// time than the AllGather (CASES's formula: 6.56 against 11.85 ms).
+///
+/// Not reproduced, and pinned so that a change that brings it back
+/// updates docs/reproductions.md (Figure 7's baselines): CASES asks
+/// Parallax's iteration to be the shorter; it is 2.1% longer (107.3
+/// against 105.0 ms). Since 2026-11-28 (second session) dtsim charges
+/// what TensorFlow 1.6's polling threads spend parsing a sparse
+/// transfer's bytes (measured) and runs Parallax's hybrid as its code
+/// does, a process a GPU: each receives its own lookups, and each
+/// machine's local chief fetches its 3 peers' gradients through gRPC
+/// into its accumulators, a polling thread a peer, before the machine
+/// pushes. Before, Parallax won by 3.5% (101.3 ms); from the workers'
+/// CPU being charged until TensorFlow 1.6's eight polling threads
+/// (2026-11-27) it lost by 0.1%. The 5% bound notices a large move.
 #[test]
 fn er_b2_baseline_orderings() {
     let time = |preset: &str, gpu: &str, batch: u32, gpus: u32, strategy: &str| {
@@ -1330,9 +1458,11 @@ fn er_b2_baseline_orderings() {
         parallax.comm_by_channel,
         allgather.comm_by_channel
     );
+    // not reproduced (pinned): Parallax's iteration is the longer, by less
+    // than 5%
     let (p, a) = (parallax.iteration_time_s, allgather.iteration_time_s);
     assert!(
-        p < 0.98 * a,
+        a < p && p < 1.05 * a,
         "RTX 2080 LM at 16 GPUs: Parallax {p} s, AllGather {a} s"
     );
 }
@@ -1478,12 +1608,16 @@ dense = "allreduce"
 /// servers' CPU tasks take the busiest partition's elements at
 /// `server_element_s` of its pushers (6 GPUs, or 2 machines) each, a
 /// transfer for each of the 6 GPUs' pulls, and each push's transfer less
-/// its polling thread's share.
+/// its polling thread's share; the polling threads of the servers and of
+/// the workers parse each iteration's bytes of their pushers and pulls.
 /// Iterations differ, and the run engine carries each iteration's sizes
 /// (its trace's messages).
 #[test]
 fn the_token_model_sizes_every_message_per_iteration() {
-    use sim::train::planner::sparse::{PS_POLL_S, PS_TRANSFER_S, server_element_s};
+    use sim::train::planner::sparse::{
+        PS_POLL_BYTE_S, PS_POLL_S, PS_TRANSFER_S, WORKER_POLL_BYTE_S, WORKER_POLL_S,
+        partition_threads_s, server_element_s,
+    };
     use sim::workload::tokens::TokenModel;
     let tm = TokenModel {
         vocab: 5000,
@@ -1595,6 +1729,48 @@ fn the_token_model_sizes_every_message_per_iteration() {
                 ),
                 "{local} {it}"
             );
+            // the servers' polling threads parse their pushers' bytes
+            // (worker t's on thread t; 2 partitions a server), the
+            // busier host's; each process's receiving threads its GPUs'
+            // pulled bytes from server j on thread j, the busier host's
+            let secs = sim::time::SimTime::from_secs;
+            let busier = |f: &dyn Fn(usize) -> f64| f64::max(f(0), f(1));
+            for (t, &s) in partition_threads_s(pushers).iter().enumerate() {
+                let bytes = busier(&|h| pushed[t * 2 + h]);
+                assert_eq!(
+                    plan.duration(
+                        task_named(&plan, &format!("emb partitions' pushes {t}")),
+                        it
+                    ),
+                    secs(2.0 * s + bytes * PS_POLL_BYTE_S),
+                    "{local} {it} thread {t}"
+                );
+            }
+            // under local aggregation the local chief's threads fetch
+            // its 2 peers' gradients, 4 partitions and the largest GPU's
+            // 300 rows each
+            if local {
+                for t in 0..2 {
+                    let fetch = task_named(&plan, &format!("emb local chief's fetches {t}"));
+                    assert_eq!(
+                        plan.duration(fetch, it),
+                        secs(4.0 * PS_POLL_S + 300.0 * row_bytes * PS_POLL_BYTE_S),
+                        "{it} fetching thread {t}"
+                    );
+                }
+            }
+            // a process a GPU (Parallax's hybrid), aggregating or not
+            let (processes, gpus) = (3, 1);
+            for i in 0..2 * processes {
+                let (k, j) = (i / 2, i % 2);
+                let bytes =
+                    busier(&|h| (0..gpus).map(|g| own[(h * 3 + k * gpus + g) * 2 + j]).sum());
+                assert_eq!(
+                    plan.duration(task_named(&plan, &format!("emb workers' receives {i}")), it),
+                    secs(gpus as f64 * 2.0 * WORKER_POLL_S + bytes * WORKER_POLL_BYTE_S),
+                    "{local} {it} receiving thread {i}"
+                );
+            }
         }
         // the engine sends each iteration's payload
         let (_, trace) = sim::train::simulate_traced(&cfg).unwrap();

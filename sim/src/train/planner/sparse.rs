@@ -23,8 +23,10 @@
 //!   indices. Each GPU pulls its own rows (TensorFlow's embedding lookup
 //!   gathers each worker's rows from the servers). With
 //!   `local_aggregation` each machine's CPU accumulators take its GPUs'
-//!   gradients partition by partition (Parallax §5, in the machine's one
-//!   process), and the servers' accumulators then take one push a machine
+//!   gradients partition by partition (Parallax §5: in the machine's one
+//!   process where its PS architecture replicates the GPUs in-graph, or
+//!   a local chief's where its hybrid runs a process a GPU), and the
+//!   servers' accumulators then take one push a machine
 //!   instead of one a GPU. Under the density model the bytes do not shrink:
 //!   summing a machine's sparse gradients first saves only the rows they
 //!   share, and under the density model's independent draws that is little
@@ -41,13 +43,15 @@
 //!   [`PS_TRANSFER_S`] less [`PS_POLL_S`] per push, then a task a polling
 //!   thread for the pushes' shares of their transfers
 //!   ([`partition_threads_s`] per partition it holds: TensorFlow 1.6's
-//!   eight threads, worker w's pushes on thread w mod 8), each thread's
-//!   tasks over the tables one after another (docs/models.md §4.2); the
-//!   workers spend [`WORKER_PARTITION_S`] a partition answering the push
-//!   on the host's cores and again receiving the pull, [`WORKER_POLL_S`]
-//!   of it on a process's polling threads (server s's partitions on
-//!   thread s mod 8: docs/research/tf-ps-costs.md §0.4) and the rest on
-//!   the host's cores ("workers' stitches");
+//!   eight threads, worker w's pushes on thread w mod 8) and the pushed
+//!   bytes it parses ([`PS_POLL_BYTE_S`]), each thread's tasks over the
+//!   tables one after another (docs/models.md §4.2); the workers spend
+//!   [`WORKER_PARTITION_S`] a partition answering the push on the host's
+//!   cores and again receiving the pull, [`WORKER_POLL_S`] of it and the
+//!   pulled bytes ([`WORKER_POLL_BYTE_S`]) on a process's polling threads
+//!   (server s's partitions on thread s mod 8: docs/research/
+//!   tf-ps-costs.md §0.4) and the rest on the host's cores ("workers'
+//!   stitches");
 //! * `alltoall` (EmbRace §4.1): the table split by columns over the N GPUs
 //!   (⌈dim/N⌉ columns each); after the table's forward pass (each GPU
 //!   looks up every GPU's rows in its own columns) an AlltoAll sends GPU i
@@ -113,8 +117,10 @@ pub fn add(
     bwd: impl Fn(u32) -> TaskId,
 ) -> Vec<(u32, Vec<TaskId>)> {
     let mut chains: Vec<(u32, Vec<TaskId>)> = Vec::new();
-    // each sparse PS table's workers' receiving threads
+    // each sparse PS table's workers' receiving threads, and its local
+    // chiefs' fetching threads
     let mut receives: Vec<(u32, Vec<TaskId>)> = Vec::new();
+    let mut fetches: Vec<(u32, Vec<TaskId>)> = Vec::new();
     let Some(method) = cfg.strategy.sparse else {
         return chains;
     };
@@ -176,9 +182,11 @@ pub fn add(
             }
             SparseMethod::AllGather => (Collective::new(Op::AllGather), Payload::Uniform(bytes)),
             SparseMethod::Ps => {
-                let (receiving, threads) = ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
+                let (receiving, threads, fetching) =
+                    ps_tasks(cfg, plan, channel, l, e, fwd(l), bwd(l));
                 chains.push((l, receiving));
                 receives.push((l, threads));
+                fetches.push((l, fetching));
                 continue;
             }
             SparseMethod::AllToAll => {
@@ -223,15 +231,19 @@ pub fn add(
     }
     // each of a process's polling threads takes its tables' pulls one
     // after another, in the order the servers' chains answer them (the
-    // last layer's first, as `super::chain_receives`)
-    receives.sort_by_key(|&(l, _)| l);
-    for pair in receives.windows(2) {
-        debug_assert_eq!(pair[0].1.len(), pair[1].1.len(), "the same threads");
-        for (&earlier, &later) in pair[0].1.iter().zip(&pair[1].1) {
-            plan.tasks[earlier as usize].deps.push(Dep {
-                task: later,
-                back: 0,
-            });
+    // last layer's first, as `super::chain_receives`), and each of a local
+    // chief's its tables' fetches, in the order the backward pass readies
+    // them (the last layer's first)
+    for mut threads in [receives, fetches] {
+        threads.sort_by_key(|&(l, _)| l);
+        for pair in threads.windows(2) {
+            debug_assert_eq!(pair[0].1.len(), pair[1].1.len(), "the same threads");
+            for (&earlier, &later) in pair[0].1.iter().zip(&pair[1].1) {
+                plan.tasks[earlier as usize].deps.push(Dep {
+                    task: later,
+                    back: 0,
+                });
+            }
         }
     }
     chains
@@ -612,8 +624,10 @@ pub fn partition_threads_s(pushers: u32) -> Vec<f64> {
 /// (the stitch among it) on the host's cores; it answers the servers'
 /// fetches of its pushes on the host's cores in parallel (TensorFlow's
 /// server runs incoming calls on its compute pool). Under local
-/// aggregation a machine's GPUs share one process (Parallax §5), which
-/// pushes once a partition and receives every GPU's lookups.
+/// aggregation a machine pushes once a partition (Parallax §5); where
+/// Parallax's PS architecture replicates its GPUs in one process
+/// (in-graph) that process receives every GPU's lookups, and where its
+/// hybrid runs a process a GPU each receives its own.
 pub const WORKER_PARTITION_S: f64 = 50e-6;
 
 /// CPU seconds of a worker's receipt of a partition's looked-up rows
@@ -624,13 +638,73 @@ pub const WORKER_PARTITION_S: f64 = 50e-6;
 /// finds. Until 2026-11-28 the whole 52 µs was charged to the thread.
 pub const WORKER_POLL_S: f64 = 9.9e-6;
 
+/// CPU seconds per byte of a sparse push that the server's polling thread
+/// spends completing its fetch (parsing the fetched rows): 0.64 ns,
+/// measured by `scripts/tf-ps/thread_cost.py --batches` (TensorFlow 1.6.0,
+/// one worker, 8 partitions, 1,024 to 65,536 ids of 256 bytes a step,
+/// 2-core AMD EPYC VM, 2026-11-28): the busiest polling thread of the
+/// server spends 155.0, 189.3 and 159.6 ns an id in three runs, of 264
+/// bytes pushed (the row and its index): 0.59 to 0.72 ns a byte. A dense
+/// push's costs its thread about as much (`ps::PS_RECV_THREAD_BYTE_S`,
+/// 0.745). Since 2026-11-28 (docs/research/tf-ps-costs.md §0.5).
+pub const PS_POLL_BYTE_S: f64 = 0.64e-9;
+
+/// CPU seconds per byte of a sparse pull (the looked-up rows) that the
+/// worker's polling thread spends completing its fetch: 0.74 ns, the same
+/// runs' busiest polling thread of the worker, 180.8, 208.7 and 175.4 ns
+/// an id of 256 bytes pulled: 0.69 to 0.82 ns a byte.
+pub const WORKER_POLL_BYTE_S: f64 = 0.74e-9;
+
+/// Bytes each polling thread of the busiest host parses, thread by thread
+/// (target i on thread i mod 8, [`super::polling_threads`]): `bytes(i, j)`
+/// is what target i sends server j, `targets` of them, the servers on
+/// machine j mod `nodes`; each thread's bytes over the host's servers,
+/// the busiest host's for each thread (an upper bound where hosts
+/// differ).
+fn thread_bytes(
+    targets: u32,
+    servers: u32,
+    nodes: u32,
+    bytes: impl Fn(u32, u32) -> f64,
+) -> Vec<f64> {
+    let threads = targets.clamp(1, super::GRPC_POLLING_THREADS) as usize;
+    let mut busiest = vec![0.0; threads];
+    for h in 0..nodes {
+        let mut on_host = vec![0.0; threads];
+        for j in (0..servers).filter(|j| j % nodes == h) {
+            for i in 0..targets {
+                on_host[i as usize % threads] += bytes(i, j);
+            }
+        }
+        for (b, o) in busiest.iter_mut().zip(on_host) {
+            *b = f64::max(*b, o);
+        }
+    }
+    busiest
+}
+
+/// What `payload` carries from worker `w` to server `j` of `servers`
+/// (or back): a row of [`Payload::PerWorker`], a shard of
+/// [`Payload::PerServer`], an even share of [`Payload::Uniform`].
+fn to_server(payload: &Payload, w: u32, j: u32, servers: u32) -> f64 {
+    match payload {
+        Payload::PerWorker {
+            servers: s, bytes, ..
+        } => bytes[(w * s + j) as usize],
+        Payload::PerServer(shards) => shards[j as usize],
+        Payload::Uniform(b) => b / servers as f64,
+        Payload::PerRank(_) | Payload::PerPair(_) => 0.0,
+    }
+}
+
 /// The sparse PS of table `e` (layer `l`): push, the servers' work, pull;
 /// with local aggregation, each machine's accumulators first; the
 /// workers' own CPU at both ends ([`WORKER_PARTITION_S`]). Returns the
 /// tasks of the servers' push transfers, a polling thread each, which
 /// `super::chain_receives` chains over the tables and the dense
-/// variables, and the tasks of the workers' receiving threads, which
-/// [`add`] chains over the tables.
+/// variables, and the tasks of the workers' receiving threads and of the
+/// local chiefs' fetching threads (none but under Parallax's hybrid with
+/// local aggregation), which [`add`] chains over the tables.
 fn ps_tasks(
     cfg: &TrainConfig,
     plan: &mut Plan,
@@ -639,7 +713,7 @@ fn ps_tasks(
     e: &Embedding,
     fwd: TaskId,
     bwd: TaskId,
-) -> (Vec<TaskId>, Vec<TaskId>) {
+) -> (Vec<TaskId>, Vec<TaskId>, Vec<TaskId>) {
     let cluster = &cfg.cluster;
     let n = cluster.gpus();
     let p = cfg.model.gradient_precision;
@@ -647,8 +721,7 @@ fn ps_tasks(
     let tokens = e.token_model();
     // with `local_aggregation` each machine's accumulators take its GPUs'
     // gradients and the machine pushes once a partition, under either
-    // model (Parallax replicates a machine's GPUs in one process and sums
-    // them there, §5); under the density model the machine's push carries
+    // model (Parallax §5); under the density model the machine's push carries
     // all its GPUs' rows (they share few), under the token model, whose
     // draws say which rows its GPUs share, their union. DCT-DP's trainers
     // push their own (its strategy refuses the key; Top-k and gTop-k take
@@ -656,6 +729,13 @@ fn ps_tasks(
     let aggregating = cfg.strategy.local_aggregation
         && cluster.gpus_per_node > 1
         && !matches!(cfg.strategy.dense, DenseMethod::Dct);
+    // Parallax's PS architecture replicates a machine's GPUs in one
+    // process (in-graph, `ps/graph_transform.py`: a worker task per
+    // machine, a replica per GPU); its hybrid, whose dense part is
+    // Horovod's, runs a process per GPU (`hybrid/runner.py`: `mpirun -np`
+    // the GPUs, a worker task each), a local chief of each machine
+    // pushing the machine's sum (Parallax §5)
+    let in_graph = aggregating && matches!(cfg.strategy.dense, DenseMethod::Ps);
     let local = tokens.is_some() && aggregating;
     let ps = Collective {
         ps_servers: cfg.strategy.ps_servers,
@@ -805,14 +885,14 @@ fn ps_tasks(
     // CPU tasks `label i`, i < the most any iteration has, each task's
     // duration per iteration (`rate` seconds an element and `each`
     // seconds; 0 where an iteration has fewer), waiting for `after`; then
-    // the tasks `ends`, `label`s `name` of `duration`, each waiting for
-    // them all. Returns those.
+    // the tasks `ends`, `label`s `name` of their durations (one, or one
+    // an iteration), each waiting for them all. Returns those.
     let stage = |plan: &mut Plan,
                  label: &str,
                  work: &[Vec<f64>],
                  (rate, each): (f64, f64),
-                 ends: &[(String, SimTime)],
-                 after: TaskId| {
+                 ends: &[(String, Vec<SimTime>)],
+                 after: &[TaskId]| {
         let count = work.iter().map(Vec::len).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(count);
         for i in 0..count {
@@ -824,7 +904,7 @@ fn ps_tasks(
                 l,
                 format!("{name} {label} {i}"),
                 at(&work[0]),
-                &[after],
+                after,
             ));
             if work.len() > 1 {
                 plan.per_iteration
@@ -833,41 +913,21 @@ fn ps_tasks(
             ids.push(id);
         }
         ends.iter()
-            .map(|(end, duration)| {
+            .map(|(end, durations)| {
+                let id = plan.tasks.len() as TaskId;
                 plan.tasks.push(cpu_task(
                     l,
                     format!("{name} {label}s{end}"),
-                    *duration,
+                    durations[0],
                     &ids,
                 ));
-                plan.tasks.len() as TaskId - 1
+                if durations.len() > 1 {
+                    plan.per_iteration
+                        .insert(id, PerIteration::Durations(durations.clone().into()));
+                }
+                id
             })
             .collect::<Vec<TaskId>>()
-    };
-    // local aggregation: every machine's accumulators of the partitions,
-    // each (G + 1) ops of bookkeeping (G pushes, one take)
-    let before_push = if aggregating {
-        let fixed =
-            SimTime::from_secs((cluster.gpus_per_node as u64 + 1) as f64 * PS_OP_S * parts as f64);
-        stage(
-            plan,
-            "local partition",
-            &local_work,
-            (local_rate, 0.0),
-            &[(String::new(), fixed)],
-            bwd,
-        )[0]
-    } else {
-        bwd
-    };
-    // the workers answer the servers' fetches of their partitions'
-    // gradients (each GPU's worker, or under local aggregation the
-    // machine's process once), in parallel on the host's cores: as many
-    // tasks as cores, or partitions to answer if fewer, sharing the work
-    let answering = if aggregating {
-        1
-    } else {
-        cluster.gpus_per_node
     };
     // `items` pieces of work of `item_s` seconds each, shared by as many
     // alike CPU tasks `label i` as cores (or items, if fewer), each task
@@ -887,6 +947,91 @@ fn ps_tasks(
             })
             .collect::<Vec<TaskId>>()
     };
+    // local aggregation: every machine's accumulators of the partitions,
+    // each (G + 1) ops of bookkeeping (G pushes, one take). Under
+    // Parallax's hybrid, whose machine runs a process a GPU, the
+    // accumulators are on a local chief's CPU, which fetches the other
+    // G − 1 GPUs' gradients, a partition at a time, through gRPC
+    // (`graph_transform_lib.py`, `_get_aggregated_sparse_grad`: each
+    // replica's `apply_indexed_slices_grad` into an accumulator on
+    // `/job:worker/task:<local chief>/device:CPU:0`): the peers answer
+    // each fetch on the host's cores ([`WORKER_PARTITION_S`] a partition),
+    // the chief completes peer k's on its polling thread k mod 8
+    // ([`PS_POLL_S`] a partition and [`PS_POLL_BYTE_S`] a byte of the
+    // peer's whole gradient, the largest GPU's under the token model),
+    // and the rest of each transfer ([`PS_TRANSFER_S`] less the thread's
+    // share) runs on its cores beside the partition's accumulator work
+    let mut fetching = Vec::new();
+    let before_push = if aggregating {
+        let fixed =
+            SimTime::from_secs((cluster.gpus_per_node as u64 + 1) as f64 * PS_OP_S * parts as f64);
+        let peers = if in_graph {
+            0
+        } else {
+            cluster.gpus_per_node - 1
+        };
+        let (after, each) = if peers > 0 {
+            let answered = shared(
+                plan,
+                "local peers' sends",
+                peers as u64 * parts as u64,
+                WORKER_PARTITION_S,
+                bwd,
+            );
+            let gradient = message_bytes(e, SparseMethod::Ps, n, p) as f64;
+            let peer_bytes: Vec<f64> = payloads
+                .iter()
+                .map(|(push, _)| match push {
+                    Payload::PerWorker { intra, .. } => *intra,
+                    _ => gradient,
+                })
+                .collect();
+            for (t, fetched) in super::polling_threads(peers, |_| 1.0)
+                .into_iter()
+                .enumerate()
+            {
+                let at = |b: &f64| {
+                    SimTime::from_secs(fetched * (parts as f64 * PS_POLL_S + b * PS_POLL_BYTE_S))
+                };
+                let id = plan.tasks.len() as TaskId;
+                plan.tasks.push(cpu_task(
+                    l,
+                    format!("{name} local chief's fetches {t}"),
+                    at(&peer_bytes[0]),
+                    &answered,
+                ));
+                if peer_bytes.len() > 1 {
+                    plan.per_iteration.insert(
+                        id,
+                        PerIteration::Durations(peer_bytes.iter().map(at).collect()),
+                    );
+                }
+                fetching.push(id);
+            }
+            (fetching.clone(), peers as f64 * (PS_TRANSFER_S - PS_POLL_S))
+        } else {
+            (vec![bwd], 0.0)
+        };
+        stage(
+            plan,
+            "local partition",
+            &local_work,
+            (local_rate, each),
+            &[(String::new(), vec![fixed])],
+            &after,
+        )[0]
+    } else {
+        bwd
+    };
+    // the workers answer the servers' fetches of their partitions'
+    // gradients (each GPU's worker, or under local aggregation the
+    // machine's process once), in parallel on the host's cores: as many
+    // tasks as cores, or partitions to answer if fewer, sharing the work
+    let answering = if aggregating {
+        1
+    } else {
+        cluster.gpus_per_node
+    };
     let answers = answering as u64 * parts as u64;
     let sends = shared(
         plan,
@@ -903,12 +1048,65 @@ fn ps_tasks(
         &sends,
     ));
     // the servers' polling threads' transfers of the pushes, a task a
-    // thread, each for all the partitions of the busiest host
+    // thread, each for all the partitions of the busiest host, and the
+    // bytes each thread parses there, each iteration's (a machine's push
+    // carrying its GPUs' rows under local aggregation)
     let per_node = server_work.iter().map(Vec::len).max().unwrap_or(1) as f64;
-    let threads: Vec<(String, SimTime)> = partition_threads_s(pushers)
+    let carried = if aggregating && !local {
+        cluster.gpus_per_node as f64
+    } else {
+        1.0
+    };
+    let parsed: Vec<Vec<f64>> = payloads
+        .iter()
+        .map(|(push, _)| {
+            thread_bytes(pushers, servers, cluster.nodes, |w, j| {
+                carried * to_server(push, w, j, servers)
+            })
+        })
+        .collect();
+    // the bytes each process's receiving threads parse, each iteration's:
+    // process k of a machine takes its GPUs' pulls (GPU k's, or the
+    // machine's one process all its GPUs' where it replicates them in
+    // graph), server s's on thread s mod 8, the busiest machine's for each
+    let (processes, gpus) = if in_graph {
+        (1, cluster.gpus_per_node)
+    } else {
+        (cluster.gpus_per_node, 1)
+    };
+    let receiving = servers.clamp(1, super::GRPC_POLLING_THREADS) as usize;
+    let pulled: Vec<Vec<f64>> = payloads
+        .iter()
+        .map(|(_, pull)| {
+            let mut busiest = vec![0.0; processes as usize * receiving];
+            for h in 0..cluster.nodes {
+                let mut mine = vec![0.0; busiest.len()];
+                for k in 0..processes {
+                    let first = h * cluster.gpus_per_node + k * gpus;
+                    for j in 0..servers {
+                        mine[k as usize * receiving + j as usize % receiving] += (first
+                            ..first + gpus)
+                            .map(|g| to_server(pull, g, j, servers))
+                            .sum::<f64>();
+                    }
+                }
+                for (b, m) in busiest.iter_mut().zip(mine) {
+                    *b = f64::max(*b, m);
+                }
+            }
+            busiest
+        })
+        .collect();
+    let threads: Vec<(String, Vec<SimTime>)> = partition_threads_s(pushers)
         .into_iter()
         .enumerate()
-        .map(|(t, s)| (format!("' pushes {t}"), SimTime::from_secs(s * per_node)))
+        .map(|(t, s)| {
+            let durations = parsed
+                .iter()
+                .map(|b| SimTime::from_secs(s * per_node + b[t] * PS_POLL_BYTE_S))
+                .collect();
+            (format!("' pushes {t}"), durations)
+        })
         .collect();
     // each partition's pulls, one a GPU, served beside its elements, and
     // what of its pushes' transfers the polling threads do not take
@@ -919,7 +1117,7 @@ fn ps_tasks(
         &server_work,
         (server_rate, served),
         &threads,
-        push,
+        &[push],
     );
     let pull = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
@@ -937,26 +1135,27 @@ fn ps_tasks(
     }
     // each process receives its GPUs' looked-up rows on its polling
     // threads, server s's partitions on thread s mod 8, a partition after
-    // another: each GPU's worker its own, or under local aggregation the
-    // machine's process all its GPUs'; the next lookup waits for its
+    // another: each GPU's worker its own, or the in-graph machine's
+    // process all its GPUs'; the next lookup waits for its
     // machine's receiving threads (a process's threads in order, then the
     // next process's)
-    let (processes, gpus) = if aggregating {
-        (1, cluster.gpus_per_node)
-    } else {
-        (cluster.gpus_per_node, 1)
-    };
     let by_thread = super::polling_threads(servers, |j| gpus as f64 * on(j) as f64 * WORKER_POLL_S);
     let receives: Vec<TaskId> = (0..processes as usize * by_thread.len())
         .map(|i| {
             let s = by_thread[i % by_thread.len()];
+            let at = |b: &Vec<f64>| SimTime::from_secs(s + b[i] * WORKER_POLL_BYTE_S);
+            let id = plan.tasks.len() as TaskId;
             plan.tasks.push(cpu_task(
                 l,
                 format!("{name} workers' receives {i}"),
-                SimTime::from_secs(s),
+                at(&pulled[0]),
                 &[pull],
             ));
-            plan.tasks.len() as TaskId - 1
+            if pulled.len() > 1 {
+                plan.per_iteration
+                    .insert(id, PerIteration::Durations(pulled.iter().map(at).collect()));
+            }
+            id
         })
         .collect();
     // the rest of each receipt (the stitch among it) on the host's cores,
@@ -971,7 +1170,7 @@ fn ps_tasks(
             .map(|&task| Dep { task, back: 1 }),
     );
     plan.host_cores = cluster.cpu_cores;
-    (stitch, receives)
+    (stitch, receives, fetching)
 }
 
 /// Partitions of each sparse variable on `servers` servers.
