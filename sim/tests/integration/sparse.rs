@@ -507,9 +507,14 @@ fn er_b1_crossover_on_two_nodes_sharing_a_nic() {
 /// w mod 8: 8 threads of one push a partition, or under local
 /// aggregation 2 of one machine's, the first also taking the partition's
 /// apply, each also parsing its pusher's bytes at 0.64 ns a byte), then
-/// the pull; with local aggregation each
-/// machine's accumulators first (a task per partition, its 4 GPUs' rows at
-/// the rate of 4 pushes, and their bookkeeping, (4 + 1) ops a partition).
+/// the pull; with local aggregation each machine's accumulators first,
+/// on a local chief (Parallax's hybrid, a process a GPU): the 3 other
+/// GPUs' answers to its fetches (50 µs a partition, shared by as many
+/// tasks as cores), its 3 fetching threads (16.5 µs a partition and
+/// 0.64 ns a byte of a peer's gradient each), a task per partition (its
+/// 4 GPUs' rows at the rate of 4 pushes and the rest of the 3
+/// transfers, 3 × 34.5 µs), and their bookkeeping, (4 + 1) ops a
+/// partition.
 /// The workers' own CPU at both ends: before the push, their answers to
 /// the servers' fetches (50 µs a partition for each of a machine's 4
 /// workers, or its local chief once under local aggregation) shared by as
@@ -848,7 +853,8 @@ local_aggregation = {local}
 /// byte); its hybrid (dense AllReduce through Horovod) runs a process a
 /// GPU (`hybrid/runner.py`), 8 threads of one GPU's each, and its
 /// machine's accumulators, on a local chief, wait for the chief's
-/// fetches of its 3 peers' gradients.
+/// fetches of its 3 peers' gradients, which wait for the peers' answers,
+/// which wait for the backward pass.
 #[test]
 fn in_graph_ps_receives_a_machines_lookups_in_one_process() {
     use sim::train::planner::sparse::{WORKER_POLL_BYTE_S, WORKER_POLL_S};
@@ -883,11 +889,15 @@ fn in_graph_ps_receives_a_machines_lookups_in_one_process() {
             assert_eq!(accumulator, [(bwd, 0)]);
             assert!(
                 !plan.tasks.iter().any(|t| matches!(
-                    &t.label, Label::Named(n) if n.contains("local chief")
+                    &t.label,
+                    Label::Named(n) if n.contains("local chief") || n.contains("local peers")
                 )),
                 "no fetches in one process"
             );
         } else {
+            // the accumulators wait for the fetches, each fetch for every
+            // peer's answers (3 peers × 8 partitions, 24 tasks on 36
+            // cores), the answers for the backward pass
             let fetches: Vec<(u32, u32)> = (0..3)
                 .map(|t| {
                     (
@@ -897,6 +907,21 @@ fn in_graph_ps_receives_a_machines_lookups_in_one_process() {
                 })
                 .collect();
             assert_eq!(accumulator, fetches);
+            let answers: Vec<(u32, u32)> = (0..24)
+                .map(|i| (task_named(&plan, &format!("emb local peers' sends {i}")), 0))
+                .collect();
+            for &(f, _) in &fetches {
+                assert_eq!(deps_of(&plan, f), answers);
+            }
+            for &(a, _) in &answers {
+                assert_eq!(deps_of(&plan, a), [(bwd, 0)]);
+            }
+            assert!(
+                !plan.tasks.iter().any(|t| matches!(
+                    &t.label, Label::Named(n) if n == "emb local peers' sends 24"
+                )),
+                "24 answers"
+            );
         }
         assert!(
             !plan.tasks.iter().any(|t| matches!(
@@ -1485,20 +1510,22 @@ fn paper(text: &str) -> Vec<RunResult> {
 /// HYB for NMT. PX-B3's first point on Table 2's curve (NaivePS, P = 8 …
 /// 256): throughput(128)/throughput(8) ≥ 1.5 for the LM and ≥ 1.1 for
 /// NMT. The bounds are CASES's; the PS's server CPU behind them is
-/// TensorFlow measurements (TensorFlow 1.6's own for the transfers, and
-/// the share of them on its eight polling threads; docs/models.md §4.2),
-/// not a fit.
+/// TensorFlow measurements (TensorFlow 1.6's own for the transfers, the
+/// share of them on its eight polling threads, and the threads' parse of
+/// the bytes; docs/models.md §4.2), not a fit.
 ///
 /// Not reproduced since TensorFlow 1.6's eight polling threads replaced
 /// 1.5's one (2026-11-27), and pinned here so that a change that brings
 /// them back updates docs/reproductions.md: PX-B3's other two points
-/// (256 partitions are not slower than 128: 1.0% faster for NMT, 4.3%
+/// (256 partitions are not slower than 128: 0.5% faster for NMT, 5.6%
 /// for the LM; the least-squares optimum √(θ1/θ2) is above CASES's
-/// [48, 180] for both, 328 and 332), and Parallax's partition search
+/// [48, 180] for both, 318 and 265), and Parallax's partition search
 /// under HYB, which chooses more than twice what Parallax chose on the
-/// paper's 8 machines (136 for both, Table 5: 33 for the LM, 43 for NMT;
+/// paper's 8 machines (112 and 104, Table 5: 33 for the LM, 43 for NMT;
 /// within a factor of two is what a comparison of two searches that
-/// sample by doubling can tell).
+/// sample by doubling can tell). HYB's own samples do turn at 256 (its
+/// local chiefs fetch their peers' gradients a partition at a time);
+/// Table 2's NaivePS has no local chief.
 #[test]
 fn px_b_parallax_architectures_on_the_presets() {
     use sim::train::partitions::{Sample, fit};
@@ -1748,7 +1775,8 @@ fn the_token_model_sizes_every_message_per_iteration() {
             }
             // under local aggregation the local chief's threads fetch
             // its 2 peers' gradients, 4 partitions and the largest GPU's
-            // 300 rows each
+            // 300 rows each (a row per token: every GPU draws the same
+            // count, so these do not vary by iteration)
             if local {
                 for t in 0..2 {
                     let fetch = task_named(&plan, &format!("emb local chief's fetches {t}"));

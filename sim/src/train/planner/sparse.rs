@@ -232,8 +232,8 @@ pub fn add(
     // each of a process's polling threads takes its tables' pulls one
     // after another, in the order the servers' chains answer them (the
     // last layer's first, as `super::chain_receives`), and each of a local
-    // chief's its tables' fetches, in the order the backward pass readies
-    // them (the last layer's first)
+    // chief's fetching threads its tables' fetches, in the order the
+    // backward pass readies them (the last layer's first)
     for mut threads in [receives, fetches] {
         threads.sort_by_key(|&(l, _)| l);
         for pair in threads.windows(2) {
@@ -1024,8 +1024,9 @@ fn ps_tasks(
         bwd
     };
     // the workers answer the servers' fetches of their partitions'
-    // gradients (each GPU's worker, or under local aggregation the
-    // machine's process once), in parallel on the host's cores: as many
+    // gradients (each GPU's worker, or under local aggregation once a
+    // machine: the in-graph process, or the hybrid's local chief), in
+    // parallel on the host's cores: as many
     // tasks as cores, or partitions to answer if fewer, sharing the work
     let answering = if aggregating {
         1
