@@ -1813,6 +1813,54 @@ fn the_token_model_sizes_every_message_per_iteration() {
     }
 }
 
+/// Under the token model, Parallax's PS architecture (`dense = "ps"`,
+/// local aggregation) receives a machine's lookups in one process: its
+/// two polling threads (2 servers) each take its 3 GPUs' partitions of
+/// their server, 3 × 2 × 9.9 µs, and the bytes of those GPUs' drawn rows
+/// held by the server at 0.74 ns a byte, the busier machine's, each
+/// iteration's; no local chief fetches anything.
+#[test]
+fn in_graph_ps_receives_each_iterations_drawn_rows() {
+    use sim::train::planner::sparse::{WORKER_POLL_BYTE_S, WORKER_POLL_S};
+    use sim::workload::tokens::TokenModel;
+    let tm = TokenModel {
+        vocab: 5000,
+        tokens: 300,
+        zipf: 1.0,
+    };
+    let row_bytes = (8 * 4 + 4) as f64;
+    let text = token_scenario("sparse = \"ps\"\nps_partitions = 4\nlocal_aggregation = true")
+        .replace("dense = \"allreduce\"", "dense = \"ps\"");
+    let cfg = config(&text);
+    let plan = planner::plan(&cfg);
+    assert!(!plan.tasks.iter().any(|t| matches!(
+        &t.label, Label::Named(n) if n.contains("local chief") || n == "emb workers' receives 2"
+    )));
+    let mut varied = false;
+    for it in 0..6 {
+        // machine h's GPUs 3h..3h+3, row r on server (r mod 4) mod 2
+        let held = |h: u32, j: u64| -> f64 {
+            (3 * h..3 * h + 3)
+                .flat_map(|g| tm.tokens(7, 0, g, it))
+                .filter(|&r| (r % 4) % 2 == j)
+                .count() as f64
+                * row_bytes
+        };
+        for j in 0..2u64 {
+            let bytes = f64::max(held(0, j), held(1, j));
+            let t = task_named(&plan, &format!("emb workers' receives {j}"));
+            let want = 3.0 * 2.0 * WORKER_POLL_S + bytes * WORKER_POLL_BYTE_S;
+            assert_close(plan.duration(t, it).as_secs(), want, 1e-9, "receives");
+        }
+        let first = task_named(&plan, "emb workers' receives 0");
+        varied |= it > 0 && plan.duration(first, it) != plan.duration(first, 0);
+    }
+    assert!(
+        varied,
+        "the draws differ by iteration, and so do the receipts"
+    );
+}
+
 /// EmbRace's vertical scheduling (§4.2.2, Algorithm 1) under the token
 /// model: after the last backward pass a kernel coalesces each GPU's
 /// gradient; its rows that any GPU's next batch touches go first (prior),
