@@ -280,7 +280,9 @@ pub fn polling_threads(targets: u32, weight: impl Fn(u32) -> f64) -> Vec<f64> {
 /// another, in the order the backward pass readies their gradients, the
 /// last layer's first (on one layer, its sparse table's before its dense
 /// variables'). Every layer has the same threads: its pushers are the
-/// same machines or GPUs.
+/// same machines or GPUs. The workers' receiving threads and the local
+/// chiefs' fetching threads of the sparse tables chain the same way
+/// ([`sparse::add`]).
 pub fn chain_receives(plan: &mut Plan, mut chains: Vec<(u32, Vec<TaskId>)>) {
     chains.sort_by_key(|(l, t)| (*l, std::cmp::Reverse(t.first().copied())));
     for pair in chains.windows(2) {

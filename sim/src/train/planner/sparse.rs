@@ -230,22 +230,12 @@ pub fn add(
         });
     }
     // each of a process's polling threads takes its tables' pulls one
-    // after another, in the order the servers' chains answer them (the
-    // last layer's first, as `super::chain_receives`), and each of a local
-    // chief's fetching threads its tables' fetches, in the order the
-    // backward pass readies them (the last layer's first)
-    for mut threads in [receives, fetches] {
-        threads.sort_by_key(|&(l, _)| l);
-        for pair in threads.windows(2) {
-            debug_assert_eq!(pair[0].1.len(), pair[1].1.len(), "the same threads");
-            for (&earlier, &later) in pair[0].1.iter().zip(&pair[1].1) {
-                plan.tasks[earlier as usize].deps.push(Dep {
-                    task: later,
-                    back: 0,
-                });
-            }
-        }
-    }
+    // after another, in the order the servers' chains answer them, and
+    // each of a local chief's fetching threads its tables' fetches, in the
+    // order the backward pass readies them: the last layer's first, as the
+    // servers' chains (a layer has one table)
+    super::chain_receives(plan, receives);
+    super::chain_receives(plan, fetches);
     chains
 }
 
@@ -260,6 +250,25 @@ pub(super) fn cpu_task(l: u32, label: String, duration: SimTime, after: &[TaskId
         priority: l as u64,
         lead: false,
     }
+}
+
+/// Adds a host CPU task of table layer `l` that takes `durations[it]` in
+/// iteration `it` (the same every iteration where there is one), waiting
+/// for the tasks `after` of the same iteration; returns its id.
+fn cpu_task_each(
+    plan: &mut Plan,
+    l: u32,
+    label: String,
+    durations: Vec<SimTime>,
+    after: &[TaskId],
+) -> TaskId {
+    let id = plan.tasks.len() as TaskId;
+    plan.tasks.push(cpu_task(l, label, durations[0], after));
+    if durations.len() > 1 {
+        plan.per_iteration
+            .insert(id, PerIteration::Durations(durations.into()));
+    }
+    id
 }
 
 /// Seconds a copy of `bytes` between a GPU and its host's memory takes:
@@ -896,36 +905,22 @@ fn ps_tasks(
         let count = work.iter().map(Vec::len).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(count);
         for i in 0..count {
-            let id = plan.tasks.len() as TaskId;
             let at = |it: &Vec<f64>| {
                 SimTime::from_secs(it.get(i).map_or(0.0, |&elements| rate * elements + each))
             };
-            plan.tasks.push(cpu_task(
+            let durations = work.iter().map(at).collect();
+            ids.push(cpu_task_each(
+                plan,
                 l,
                 format!("{name} {label} {i}"),
-                at(&work[0]),
+                durations,
                 after,
             ));
-            if work.len() > 1 {
-                plan.per_iteration
-                    .insert(id, PerIteration::Durations(work.iter().map(at).collect()));
-            }
-            ids.push(id);
         }
         ends.iter()
             .map(|(end, durations)| {
-                let id = plan.tasks.len() as TaskId;
-                plan.tasks.push(cpu_task(
-                    l,
-                    format!("{name} {label}s{end}"),
-                    durations[0],
-                    &ids,
-                ));
-                if durations.len() > 1 {
-                    plan.per_iteration
-                        .insert(id, PerIteration::Durations(durations.clone().into()));
-                }
-                id
+                let label = format!("{name} {label}s{end}");
+                cpu_task_each(plan, l, label, durations.clone(), &ids)
             })
             .collect::<Vec<TaskId>>()
     };
@@ -993,20 +988,9 @@ fn ps_tasks(
                 let at = |b: &f64| {
                     SimTime::from_secs(fetched * (parts as f64 * PS_POLL_S + b * PS_POLL_BYTE_S))
                 };
-                let id = plan.tasks.len() as TaskId;
-                plan.tasks.push(cpu_task(
-                    l,
-                    format!("{name} local chief's fetches {t}"),
-                    at(&peer_bytes[0]),
-                    &answered,
-                ));
-                if peer_bytes.len() > 1 {
-                    plan.per_iteration.insert(
-                        id,
-                        PerIteration::Durations(peer_bytes.iter().map(at).collect()),
-                    );
-                }
-                fetching.push(id);
+                let label = format!("{name} local chief's fetches {t}");
+                let durations = peer_bytes.iter().map(at).collect();
+                fetching.push(cpu_task_each(plan, l, label, durations, &answered));
             }
             (fetching.clone(), peers as f64 * (PS_TRANSFER_S - PS_POLL_S))
         } else {
@@ -1145,18 +1129,8 @@ fn ps_tasks(
         .map(|i| {
             let s = by_thread[i % by_thread.len()];
             let at = |b: &Vec<f64>| SimTime::from_secs(s + b[i] * WORKER_POLL_BYTE_S);
-            let id = plan.tasks.len() as TaskId;
-            plan.tasks.push(cpu_task(
-                l,
-                format!("{name} workers' receives {i}"),
-                at(&pulled[0]),
-                &[pull],
-            ));
-            if pulled.len() > 1 {
-                plan.per_iteration
-                    .insert(id, PerIteration::Durations(pulled.iter().map(at).collect()));
-            }
-            id
+            let label = format!("{name} workers' receives {i}");
+            cpu_task_each(plan, l, label, pulled.iter().map(at).collect(), &[pull])
         })
         .collect();
     // the rest of each receipt (the stitch among it) on the host's cores,
