@@ -2388,3 +2388,30 @@ fn whole_pushes_and_pulls_match_the_placement() {
     );
     check(&cfg);
 }
+
+/// The token model's draws run GPU by GPU, and iteration by iteration,
+/// on the caller's rayon pool (`draws::each_iteration`,
+/// `each_iteration_and_next`); each GPU's stream has its own key and the
+/// lists come back in order, so one thread and three give the same run to
+/// the bit: Parallax's hybrid with local aggregation (the PS's draws) and
+/// EmbRace's AlltoAll with vertical scheduling (this batch's and the
+/// next's).
+#[test]
+fn the_token_draws_give_the_same_run_on_any_number_of_threads() {
+    for strategy in [
+        "sparse = \"ps\"\nps_partitions = 4\nlocal_aggregation = true",
+        "sparse = \"alltoall\"\nschedule = \"priority\"\nvertical_scheduling = true",
+    ] {
+        let text = token_scenario(strategy);
+        let on = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| run(&text, NetModel::Flow))
+        };
+        let one = on(1);
+        assert!(one.iteration_time_s > 0.0, "{strategy}");
+        assert_eq!(one, on(3), "{strategy}");
+    }
+}

@@ -28,21 +28,30 @@
 
 use super::super::TrainConfig;
 use crate::workload::tokens::{TokenModel, distinct_rows};
+use rayon::prelude::*;
 
 /// Each iteration's tokens (rows, duplicates included) per GPU, for
 /// iterations `0..warmup + measured`, mapped by `f` as they are drawn (so
-/// that only one iteration's tokens are held at a time).
-pub(super) fn each_iteration<T>(
+/// that only an iteration's tokens a thread are held at a time).
+///
+/// The iterations, and each iteration's GPUs, are drawn and mapped in
+/// parallel on the caller's rayon pool (a sweep's `--jobs`, else every
+/// core): each GPU's stream is keyed by its own (seed, table, GPU,
+/// iteration), and the results come back in order, so they are the same
+/// on any number of threads.
+pub(super) fn each_iteration<T: Send>(
     cfg: &TrainConfig,
     table: u32,
     tm: &TokenModel,
-    mut f: impl FnMut(&[Vec<u64>]) -> T,
+    f: impl Fn(&[Vec<u64>]) -> T + Sync,
 ) -> Vec<T> {
     let gpus = cfg.cluster.gpus();
     let iters = (cfg.warmup_iterations + cfg.iterations).max(1);
     (0..iters)
+        .into_par_iter()
         .map(|it| {
             let tokens: Vec<Vec<u64>> = (0..gpus)
+                .into_par_iter()
                 .map(|g| tm.tokens(cfg.seed, table, g, it))
                 .collect();
             f(&tokens)
@@ -51,7 +60,8 @@ pub(super) fn each_iteration<T>(
 }
 
 /// Each iteration's distinct rows per GPU beside the next iteration's
-/// (EmbRace's prefetched next batch), mapped by `f`.
+/// (EmbRace's prefetched next batch), mapped by `f`; drawn in parallel
+/// as [`each_iteration`]'s.
 pub(super) fn each_iteration_and_next<T>(
     cfg: &TrainConfig,
     table: u32,
@@ -60,8 +70,12 @@ pub(super) fn each_iteration_and_next<T>(
 ) -> Vec<T> {
     let gpus = cfg.cluster.gpus();
     let iters = (cfg.warmup_iterations + cfg.iterations).max(1);
-    let draw =
-        |it: u32| -> Vec<Vec<u64>> { (0..gpus).map(|g| tm.rows(cfg.seed, table, g, it)).collect() };
+    let draw = |it: u32| -> Vec<Vec<u64>> {
+        (0..gpus)
+            .into_par_iter()
+            .map(|g| tm.rows(cfg.seed, table, g, it))
+            .collect()
+    };
     let mut this = draw(0);
     let mut out = Vec::with_capacity(iters as usize);
     for it in 0..iters {
