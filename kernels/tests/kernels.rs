@@ -249,8 +249,8 @@ mod timing {
     ///   running, undisturbed-looking attempts waited 0–30% and their
     ///   medians agreed within 13%; uniformly slowed ones waited 55–70%;
     /// * an undisturbed attempt whose medians still differ by more than
-    ///   25%: seen once in CI, debug build, spreads 28% and 25%, medians
-    ///   27.5% apart with 0.2% CPU wait (15 repeats with a 25% IQR leave
+    ///   25%: seen once in CI, debug build (then m = 2^16, unoptimised),
+    ///   spreads 28% and 25%, medians 27.5% apart with 0.2% CPU wait (15 repeats with a 25% IQR leave
     ///   the median uncertain by about that much).
     ///
     /// The test fails only if no attempt agrees within 25%: a systematic

@@ -2389,8 +2389,8 @@ fn whole_pushes_and_pulls_match_the_placement() {
     check(&cfg);
 }
 
-/// The token model's draws run GPU by GPU, and iteration by iteration,
-/// on the caller's rayon pool (`draws::each_iteration`,
+/// The token model's draws run on the caller's rayon pool, a GPU a task
+/// (and for the servers an iteration a task: `draws::each_iteration`,
 /// `each_iteration_and_next`); each GPU's stream has its own key and the
 /// lists come back in order, so one thread and three give the same run to
 /// the bit: Parallax's hybrid with local aggregation (the PS's draws) and

@@ -32,7 +32,8 @@ use rayon::prelude::*;
 
 /// Each iteration's tokens (rows, duplicates included) per GPU, for
 /// iterations `0..warmup + measured`, mapped by `f` as they are drawn (so
-/// that only an iteration's tokens a thread are held at a time).
+/// that about one iteration's tokens a worker thread are held at a time:
+/// the peak memory grows with the pool).
 ///
 /// The iterations, and each iteration's GPUs, are drawn and mapped in
 /// parallel on the caller's rayon pool (a sweep's `--jobs`, else every
@@ -60,8 +61,9 @@ pub(super) fn each_iteration<T: Send>(
 }
 
 /// Each iteration's distinct rows per GPU beside the next iteration's
-/// (EmbRace's prefetched next batch), mapped by `f`; drawn in parallel
-/// as [`each_iteration`]'s.
+/// (EmbRace's prefetched next batch), mapped by `f`: the iterations in
+/// turn (each draw serves two), each iteration's GPUs drawn in parallel
+/// as in [`each_iteration`].
 pub(super) fn each_iteration_and_next<T>(
     cfg: &TrainConfig,
     table: u32,
