@@ -185,6 +185,17 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 k.source
             ))?;
         }
+        if !r.host_tasks.is_empty() {
+            let tasks: Vec<String> = r
+                .host_tasks
+                .iter()
+                .map(|t| format!("{} {:.2} ms", t.task, ms(t.seconds)))
+                .collect();
+            print_line(format_args!(
+                "  tables in host memory, an iteration of each GPU's process: {}",
+                tasks.join(", ")
+            ))?;
+        }
         if let Some(pl) = &r.ps_placement {
             let b = pl.busiest();
             let n = pl.bytes_per_push.len().max(1) as f64;

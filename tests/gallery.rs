@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 14] = [
+const GALLERY: [(&str, &str); 15] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -34,6 +34,10 @@ const GALLERY: [(&str, &str); 14] = [
     (
         "embrace-fig7-gnmt8",
         "scenarios/papers/embrace/fig7-gnmt8.toml",
+    ),
+    (
+        "embrace-fig7-lm-rtx2080",
+        "scenarios/papers/embrace/fig7-lm-rtx2080.toml",
     ),
     (
         "embrace-fig9-gnmt8",

@@ -17,6 +17,7 @@ done
 for pair in parallax-table2:parallax/table2 \
     parallax-whole-variables:parallax/whole-variables-images \
     embrace-fig7-gnmt8:embrace/fig7-gnmt8 \
+    embrace-fig7-lm-rtx2080:embrace/fig7-lm-rtx2080 \
     embrace-fig9-gnmt8:embrace/fig9-gnmt8 embrace-fig4a:embrace/fig4a \
     gtopk-table4-vgg16:gtopk/table4-vgg16 dct-dp-sparsity:dct/dp-sparsity \
     dct-mp-sparsity:dct/mp-sparsity ring-lm-40gpu:ring/lm-40gpu; do

@@ -170,6 +170,11 @@ pub const LABELS: &[Label] = &[
     l("model.batch_per_gpu", "Batch per GPU", Plain),
     l("model.gpu", "GPU type", Plain),
     l("model.compute_jitter", "Compute jitter (CV)", Plain),
+    l(
+        "model.embedding_placement",
+        "Embedding tables' placement",
+        Plain,
+    ),
     l("ideal", "Ideal (no losses besides bytes)", Plain),
     l("strategy.message_overhead", "Message overhead", Plain),
     l("cluster.nic_efficiency", "NIC efficiency", Plain),

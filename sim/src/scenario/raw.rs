@@ -246,6 +246,9 @@ pub struct RawModel {
     /// from `batch_per_gpu` and the preset).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_zipf: Option<f64>,
+    /// Where a preset's embedding tables live: "gpu" (default) or "host".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_placement: Option<String>,
     /// A calibration profile (`dtsim calibrate kernels`) whose kernel
     /// models replace the device's default kernel costs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -318,6 +321,9 @@ pub struct RawEmbedding {
     /// Zipf exponent (token model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zipf: Option<f64>,
+    /// Where the table lives: "gpu" (default) or "host".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
 }
 
 /// `[strategy]`.

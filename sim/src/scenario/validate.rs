@@ -20,7 +20,7 @@ use crate::net::NetModel;
 use crate::strategy::{Schedule, SparseMethod, Strategy};
 use crate::train::TrainConfig;
 use crate::units::{HumanBytes, parse_bytes, parse_duration};
-use crate::workload::{Embedding, Layer, Model, Precision, Rows};
+use crate::workload::{Embedding, Layer, Model, Precision, Rows, TablePlacement};
 use std::path::Path;
 
 /// Checks meaning and builds the configuration; a relative profile path in
@@ -138,6 +138,19 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
                 ),
             ));
         }
+    }
+    // staging through host memory means nothing where every table is there
+    if strategy.host_staged_allgather
+        && model
+            .layers
+            .iter()
+            .filter_map(|l| l.embedding.as_ref())
+            .all(|e| e.placement == TablePlacement::Host)
+    {
+        return Err(invalid(
+            "strategy.allgather_staging",
+            "means nothing here: every embedding table is in host memory (`placement = \"host\"`), where its gradient is gathered and applied already; remove the key",
+        ));
     }
     if let Some(why) = strategy.dense_collective().hardware_refusal(&cluster) {
         return Err(invalid("strategy.allreduce", why));
@@ -393,6 +406,19 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                     ));
                 }
             };
+            let model = match placement(
+                m.embedding_placement.as_deref(),
+                "model.embedding_placement",
+            )? {
+                None => model,
+                Some(_) if !model.has_sparse() => {
+                    return Err(invalid(
+                        "model.embedding_placement",
+                        format!("means nothing here: preset `{p}` has no embedding tables"),
+                    ));
+                }
+                Some(place) => model.with_placement(place),
+            };
             Ok(Model {
                 compute_jitter,
                 gradient_precision,
@@ -403,11 +429,12 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
             for (key, given) in [
                 ("embedding_density", m.embedding_density.is_some()),
                 ("embedding_zipf", m.embedding_zipf.is_some()),
+                ("embedding_placement", m.embedding_placement.is_some()),
             ] {
                 if given {
                     return Err(invalid(
                         &format!("model.{key}"),
-                        "means nothing here: it sets a preset's tables; give each table its own `density`, or `tokens_per_batch` and `zipf`, in `[model.layers.embedding]`",
+                        "means nothing here: it sets a preset's tables; give each table its own `density` (or `tokens_per_batch` and `zipf`) and `placement` in `[model.layers.embedding]`",
                     ));
                 }
             }
@@ -830,7 +857,21 @@ fn embedding(e: &RawEmbedding, k: &dyn Fn(&str) -> String) -> Result<Embedding, 
             Rows::Density(a)
         }
     };
-    Ok(Embedding { vocab, dim, rows })
+    let placement = placement(e.placement.as_deref(), &k("placement"))?.unwrap_or_default();
+    Ok(Embedding {
+        vocab,
+        dim,
+        rows,
+        placement,
+    })
+}
+
+/// A table's placement, `key`'s value ("gpu" or "host"); `None` when
+/// absent.
+fn placement(value: Option<&str>, key: &str) -> Result<Option<TablePlacement>, Invalid> {
+    value
+        .map(|v| TablePlacement::parse(v).map_err(|e| invalid(key, e)))
+        .transpose()
 }
 
 /// The value of a required key.
@@ -1276,6 +1317,82 @@ density = 0.1
             let line = text
                 .lines()
                 .position(|l| l.starts_with("embedding_density"))
+                .map(|i| i + 1);
+            assert_eq!(e.line, line, "{e}");
+        }
+    }
+
+    /// `model.embedding_placement` puts a preset's tables in host memory,
+    /// and `placement` in `[model.layers.embedding]` one table; "gpu" is
+    /// the default. Refused, each on its line: an unknown placement (with
+    /// a suggestion), the model-level key for a preset without tables or
+    /// for a custom model, and `allgather_staging` where every table is in
+    /// host memory already.
+    #[test]
+    fn embedding_placement_puts_tables_in_host_memory() {
+        use crate::workload::TablePlacement;
+        let lm = "[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\n[model]\npreset = \"lm\"\nbatch_per_gpu = 128\ngpu = \"rtx2080\"\n";
+        let placements = |text: &str| {
+            load_str(text, "f.toml", "f").unwrap()[0]
+                .config
+                .model
+                .layers
+                .iter()
+                .filter_map(|l| l.embedding.as_ref().map(|e| e.placement))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(placements(lm), [TablePlacement::Gpu; 2]);
+        let host = format!("{lm}embedding_placement = \"host\"\n");
+        assert_eq!(placements(&host), [TablePlacement::Host; 2]);
+        let custom = "[cluster]\nnodes = 2\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\n[[model.layers]]\nparams = 10\nforward = \"1ms\"\nbackward = \"1ms\"\n[model.layers.embedding]\nvocab = 1000\ndim = 16\ndensity = 0.01\n";
+        assert_eq!(placements(custom), [TablePlacement::Gpu]);
+        assert_eq!(
+            placements(&format!("{custom}placement = \"host\"\n")),
+            [TablePlacement::Host]
+        );
+        for (text, key, what, starts) in [
+            (
+                format!("{lm}embedding_placement = \"hots\"\n"),
+                "model.embedding_placement",
+                "unknown table placement `hots` (did you mean `host`?); known: gpu, host",
+                "embedding_placement",
+            ),
+            (
+                format!("{lm}embedding_placement = \"host\"\n")
+                    .replace("\"lm\"", "\"resnet50\"")
+                    .replace("rtx2080", "v100"),
+                "model.embedding_placement",
+                "no embedding tables",
+                "embedding_placement",
+            ),
+            (
+                custom.replace(
+                    "batch_per_gpu = 8\n",
+                    "batch_per_gpu = 8\nembedding_placement = \"host\"\n",
+                ),
+                "model.embedding_placement",
+                "`placement` in `[model.layers.embedding]`",
+                "embedding_placement",
+            ),
+            (
+                format!("{custom}placement = \"cpu\"\n"),
+                "model.layers[0].embedding.placement",
+                "unknown table placement `cpu`",
+                "placement",
+            ),
+            (
+                format!("{host}[strategy]\nsparse = \"allgather\"\nallgather_staging = \"host\"\n"),
+                "strategy.allgather_staging",
+                "every embedding table is in host memory",
+                "allgather_staging",
+            ),
+        ] {
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert!(e.message.contains(what), "{e}");
+            let line = text
+                .lines()
+                .position(|l| l.starts_with(starts))
                 .map(|i| i + 1);
             assert_eq!(e.line, line, "{e}");
         }

@@ -402,7 +402,8 @@ pub fn run(
         channels: plan.channels.iter().map(|c| c.name.clone()).collect(),
         events: e.q.events_processed() + e.comm.events(),
     };
-    let r = result(cfg, &record);
+    let mut r = result(cfg, &record);
+    r.host_tasks = super::planner::host::tasks(cfg, plan);
     let mut timeline = e.timeline.take();
     if let Some(t) = &mut timeline {
         t.iteration_starts = e.start_max;

@@ -66,7 +66,7 @@ pub mod result;
 pub mod task;
 pub mod timeline;
 
-pub use result::{KernelUse, RunResult};
+pub use result::{HostTask, KernelUse, RunResult};
 pub use timeline::{CommSpan, ComputeSpan, Stall, Timeline};
 
 use crate::cluster::ClusterSpec;

@@ -105,6 +105,23 @@ pub struct RunResult {
     /// where that cost comes from; empty for methods that insert none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<KernelUse>,
+    /// The host tasks of the embedding tables in host memory
+    /// (`placement = "host"`): each lookup, copy and update, with its
+    /// mean seconds an iteration (each GPU's process does its own at
+    /// once); empty when no table is there or the method runs none
+    /// (a sparse PS).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_tasks: Vec<HostTask>,
+}
+
+/// A host task of a table in host memory, and its mean seconds an
+/// iteration over the measured iterations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostTask {
+    /// The task ("embedding update on host").
+    pub task: String,
+    /// Mean seconds an iteration.
+    pub seconds: f64,
 }
 
 /// A kernel a run inserts: what it is, what it costs an iteration at the
@@ -259,6 +276,7 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
             k.extend(super::planner::mp::kernel_uses(cfg));
             k
         },
+        host_tasks: Vec::new(),
     }
 }
 

@@ -16,7 +16,7 @@ pub mod sparse;
 pub mod tokens;
 pub mod variables;
 
-pub use sparse::{Embedding, Rows};
+pub use sparse::{Embedding, Rows, TablePlacement};
 
 use crate::time::SimTime;
 
@@ -205,6 +205,7 @@ impl Model {
                     backward: SimTime::from_secs(iter_s * share * 2.0 / 3.0),
                     activation_bytes: l.activation_elems * batch as u64 * 4,
                     embedding: l.embedding.map(|t| Embedding {
+                        placement: TablePlacement::Gpu,
                         vocab: t.vocab,
                         dim: t.dim,
                         rows: Rows::Density(if p.density > 0.0 {
@@ -237,6 +238,15 @@ impl Model {
     pub fn with_density(mut self, alpha: f64) -> Model {
         for e in self.layers.iter_mut().filter_map(|l| l.embedding.as_mut()) {
             e.rows = Rows::Density(alpha);
+        }
+        self
+    }
+
+    /// The same model with every embedding table in `placement`
+    /// (`model.embedding_placement`).
+    pub fn with_placement(mut self, placement: TablePlacement) -> Model {
+        for e in self.layers.iter_mut().filter_map(|l| l.embedding.as_mut()) {
+            e.placement = placement;
         }
         self
     }

@@ -56,6 +56,34 @@ pub enum Rows {
     },
 }
 
+/// Where a table, its lookups and its update live
+/// (`model.embedding_placement`, or `placement` in
+/// `[model.layers.embedding]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TablePlacement {
+    /// In each GPU's memory (the default): the lookup and the update run
+    /// on the GPU and are folded into the layer's forward and backward
+    /// times.
+    #[default]
+    Gpu,
+    /// In host memory, as EmbRace §5.3 had to place the LM's tables on its
+    /// 8 GB RTX 2080s: the lookup and the update run on the host's CPU,
+    /// and the looked-up rows and their gradients cross the GPU's PCIe
+    /// link (`sim::train::planner::sparse`, docs/research/host-tables.md).
+    Host,
+}
+
+impl crate::names::Named for TablePlacement {
+    const ALL: &'static [TablePlacement] = &[TablePlacement::Gpu, TablePlacement::Host];
+    const WHAT: &'static str = "table placement";
+    fn name(self) -> &'static str {
+        match self {
+            TablePlacement::Gpu => "gpu",
+            TablePlacement::Host => "host",
+        }
+    }
+}
+
 /// The embedding (sparse) part of a layer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Embedding {
@@ -65,6 +93,8 @@ pub struct Embedding {
     pub dim: u64,
     /// Which rows an iteration touches.
     pub rows: Rows,
+    /// Where the table lives.
+    pub placement: TablePlacement,
 }
 
 impl Embedding {
@@ -154,6 +184,7 @@ mod tests {
 
     fn table(vocab: u64, dim: u64, a: f64) -> Embedding {
         Embedding {
+            placement: TablePlacement::Gpu,
             vocab,
             dim,
             rows: Rows::Density(a),

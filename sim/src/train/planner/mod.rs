@@ -28,12 +28,14 @@
 //! parts are synchronised by the sparse method ([`sparse`]: PS,
 //! AllGather, AllReduce, or EmbRace's AlltoAll), whose tasks
 //! [`data_parallel`] adds to the dense ones; `dense = "allreduce"` with
-//! `sparse = "ps"` is Parallax's hybrid.
+//! `sparse = "ps"` is Parallax's hybrid. Tables in host memory add the
+//! host's lookups, updates and copies of [`host`].
 
 pub mod allreduce;
 pub mod compressed;
 pub mod dct;
 mod draws;
+pub mod host;
 pub mod mp;
 pub mod ps;
 pub mod sparse;

@@ -92,7 +92,7 @@ use super::draws;
 use crate::collective::{Algo, Collective, Op, Payload};
 use crate::strategy::{DenseMethod, Partitions, SparseMethod};
 use crate::time::SimTime;
-use crate::workload::{Embedding, Precision};
+use crate::workload::{Embedding, Precision, TablePlacement};
 
 /// Whether the forward pass runs the embedding lookups before every other
 /// layer: EmbRace's horizontal scheduling (§4.2.1), with the AlltoAll
@@ -121,13 +121,36 @@ pub fn add(
     // chiefs' fetching threads
     let mut receives: Vec<(u32, Vec<TaskId>)> = Vec::new();
     let mut fetches: Vec<(u32, Vec<TaskId>)> = Vec::new();
-    let Some(method) = cfg.strategy.sparse else {
-        return chains;
-    };
     let n = cfg.cluster.gpus();
+    let method = cfg.strategy.sparse;
+    // the processes' host tasks of tables in host memory run on the
+    // host's cores (a plan without them runs its host tasks, host-staged
+    // copies, one at a time)
+    if cfg
+        .model
+        .layers
+        .iter()
+        .filter_map(|l| l.embedding.as_ref())
+        .any(|e| e.placement == TablePlacement::Host)
+    {
+        plan.host_cores = plan.host_cores.max(cfg.cluster.cpu_cores);
+    }
     if n < 2 {
+        // one GPU synchronises nothing, but its process still looks up
+        // and updates a table in host memory
+        for (l, layer) in cfg.model.layers.iter().enumerate() {
+            if let Some(e) = layer.embedding.as_ref()
+                && e.placement == TablePlacement::Host
+            {
+                let method = method.unwrap_or(SparseMethod::AllGather);
+                host_table_tasks(cfg, plan, 0, l as u32, e, method, None, &fwd, &bwd);
+            }
+        }
         return chains;
     }
+    let Some(method) = method else {
+        return chains;
+    };
     let p = cfg.model.gradient_precision;
     // DCT-DP pushes to and pulls from the same servers
     let dense_ps = matches!(cfg.strategy.dense, DenseMethod::Ps | DenseMethod::Dct);
@@ -194,6 +217,11 @@ pub fn add(
                 continue;
             }
         };
+        if e.placement == TablePlacement::Host {
+            let sync = Some((collective, payload));
+            host_table_tasks(cfg, plan, channel, l, e, method, sync, &fwd, &bwd);
+            continue;
+        }
         // through host memory: the GPU's gradient to the host first, the
         // gathered gradients back to the GPU after
         let staged = method == SparseMethod::AllGather && cfg.strategy.host_staged_allgather;
@@ -271,6 +299,130 @@ fn cpu_task_each(
     id
 }
 
+/// The tasks of table `e` (layer `l`) in host memory synchronised by
+/// `method`, an AllGather or a dense AllReduce, through `sync` (the
+/// collective and its payload on `channel`; `None` on one GPU, which
+/// synchronises nothing; [`super::host`]): after the table's forward pass
+/// its lookup on the host and the copy of the rows to the GPU, which the
+/// next forward pass waits for; after its backward pass the copy of the
+/// rows' gradient to the host (for the AllReduce, then its dense gradient
+/// built there), the collective, and the update on the host, which the
+/// next iteration's forward pass of the table waits for. On one GPU the
+/// update applies its own gradient (dense for the AllReduce).
+#[allow(clippy::too_many_arguments)]
+fn host_table_tasks(
+    cfg: &TrainConfig,
+    plan: &mut Plan,
+    channel: ChannelId,
+    l: u32,
+    e: &Embedding,
+    method: SparseMethod,
+    sync: Option<(Collective, Payload)>,
+    fwd: &impl Fn(u32) -> TaskId,
+    bwd: &impl Fn(u32) -> TaskId,
+) {
+    let name = &cfg.model.layers[l as usize].name;
+    let n = cfg.cluster.gpus() as f64;
+    let p = cfg.model.gradient_precision;
+    let elements = (e.lookups_per_gpu() * e.dim) as f64;
+    // the table's values up, their gradients down
+    let (rows_bytes, grad_bytes) = (
+        elements * super::host::TABLE_VALUE_BYTES as f64,
+        elements * p.bytes() as f64,
+    );
+    let dense = e.params() as f64;
+    let host = |plan: &mut Plan, label: String, secs: f64, after: TaskId| {
+        plan.tasks
+            .push(cpu_task(l, label, SimTime::from_secs(secs), &[after]));
+        plan.tasks.len() as TaskId - 1
+    };
+    let lookup = host(
+        plan,
+        format!("{name} {}", super::host::LOOKUP),
+        super::host::lookup_s(&cfg.cluster, elements, rows_bytes),
+        fwd(l),
+    );
+    plan.tasks[next_after_forward(cfg, l, fwd, bwd) as usize]
+        .deps
+        .push(Dep {
+            task: lookup,
+            back: 0,
+        });
+    let down = host(
+        plan,
+        format!("{name} {}", super::host::TO_HOST),
+        host_copy_s(&cfg.cluster, grad_bytes),
+        bwd(l),
+    );
+    let (ready, update_s) = if method == SparseMethod::AllReduce {
+        // the dense gradient written, then read with the table's read
+        // and write by SGD
+        let built = host(
+            plan,
+            format!("{name} {}", super::host::DENSE),
+            super::host::stream_s(dense * p.bytes() as f64) + super::host::scatter_s(elements),
+            down,
+        );
+        (
+            built,
+            super::host::stream_s(dense * (p.bytes() + 2 * super::host::TABLE_VALUE_BYTES) as f64),
+        )
+    } else if sync.is_some() && method == SparseMethod::AllGather {
+        (down, super::host::scatter_s(n * elements))
+    } else {
+        (down, super::host::scatter_s(elements))
+    };
+    let Some((collective, payload)) = sync else {
+        let update = host(
+            plan,
+            format!("{name} {}", super::host::UPDATE),
+            update_s,
+            ready,
+        );
+        plan.tasks[fwd(l) as usize].deps.push(Dep {
+            task: update,
+            back: 1,
+        });
+        return;
+    };
+    let s = plan.tasks.len() as TaskId;
+    plan.tasks.push(Task {
+        label: Label::Named(format!("{name} sparse gradient")),
+        layer: Some(l),
+        work: Work::Comm {
+            channel,
+            collective,
+            payload,
+        },
+        deps: vec![Dep {
+            task: ready,
+            back: 0,
+        }],
+        priority: l as u64,
+        lead: false,
+    });
+    let update = host(plan, format!("{name} {}", super::host::UPDATE), update_s, s);
+    plan.tasks[fwd(l) as usize].deps.push(Dep {
+        task: update,
+        back: 1,
+    });
+}
+
+/// What the stream runs after table layer `l`'s forward pass in layer
+/// order: the next layer's forward pass, or the last layer's backward.
+fn next_after_forward(
+    cfg: &TrainConfig,
+    l: u32,
+    fwd: &impl Fn(u32) -> TaskId,
+    bwd: &impl Fn(u32) -> TaskId,
+) -> TaskId {
+    if l + 1 < cfg.model.layers.len() as u32 {
+        fwd(l + 1)
+    } else {
+        bwd(l)
+    }
+}
+
 /// Seconds a copy of `bytes` between a GPU and its host's memory takes:
 /// the GPU's PCIe link's latency and bandwidth ([`crate::cluster::ClusterSpec::gpu_pcie`];
 /// `pcie3-x16`: 12.4 GB/s, `bandwidthTest` of pinned memory,
@@ -324,6 +476,30 @@ fn alltoall_tasks(
         lead: false,
     };
     let payload = Payload::Uniform(message_bytes(e, SparseMethod::AllToAll, n, p) as f64);
+    // a table in host memory (`super::host`): each GPU's process looks up
+    // every GPU's rows in its columns, and applies their gradients there
+    let on_host = e.placement == TablePlacement::Host;
+    let columns = e.dim.div_ceil(n as u64);
+    let owned = |rows: f64| rows * columns as f64;
+    // the table's values up, their gradients down
+    let own_bytes = (e.lookups_per_gpu() * e.dim * super::host::TABLE_VALUE_BYTES) as f64;
+    let grad_bytes = (e.lookups_per_gpu() * e.dim * p.bytes()) as f64;
+    let host = |plan: &mut Plan, label: String, secs: f64, after: TaskId| {
+        plan.tasks
+            .push(cpu_task(l, label, SimTime::from_secs(secs), &[after]));
+        plan.tasks.len() as TaskId - 1
+    };
+    let looked_up = if on_host {
+        let elements = owned((n as u64 * e.lookups_per_gpu()) as f64);
+        host(
+            plan,
+            format!("{name} {}", super::host::LOOKUP),
+            elements * super::host::HOST_GATHER_S,
+            fwd(l),
+        )
+    } else {
+        fwd(l)
+    };
     // lookup results to their GPUs; whatever the stream runs after the
     // lookup waits for them. Horizontal scheduling (§4.2.1): the next
     // forward pass needs them first.
@@ -333,29 +509,57 @@ fn alltoall_tasks(
         ..comm(
             format!("{name} lookup alltoall"),
             payload.clone(),
-            fwd(l),
+            looked_up,
             l as u64,
         )
     });
-    let next = if l + 1 < layers.len() as u32 {
-        fwd(l + 1)
+    let arrived = if on_host {
+        host(
+            plan,
+            format!("{name} {}", super::host::TO_GPU),
+            host_copy_s(&cfg.cluster, own_bytes),
+            lookup,
+        )
     } else {
-        bwd(l)
+        lookup
     };
-    plan.tasks[next as usize].deps.push(Dep {
-        task: lookup,
-        back: 0,
-    });
+    plan.tasks[next_after_forward(cfg, l, fwd, bwd) as usize]
+        .deps
+        .push(Dep {
+            task: arrived,
+            back: 0,
+        });
     if !cfg.strategy.vertical_scheduling {
+        let down = if on_host {
+            host(
+                plan,
+                format!("{name} {}", super::host::TO_HOST),
+                host_copy_s(&cfg.cluster, grad_bytes),
+                bwd(l),
+            )
+        } else {
+            bwd(l)
+        };
         let grads = plan.tasks.len() as TaskId;
         plan.tasks.push(comm(
             format!("{name} gradient alltoall"),
             payload,
-            bwd(l),
+            down,
             l as u64,
         ));
+        let applied = if on_host {
+            let elements = owned((n as u64 * e.lookups_per_gpu()) as f64);
+            host(
+                plan,
+                format!("{name} {}", super::host::UPDATE),
+                super::host::scatter_s(elements),
+                grads,
+            )
+        } else {
+            grads
+        };
         plan.tasks[fwd(l) as usize].deps.push(Dep {
-            task: grads,
+            task: applied,
             back: 1,
         });
         return;
@@ -422,17 +626,38 @@ fn alltoall_tasks(
         priority: l as u64,
         lead: false,
     });
+    // in host memory, the coalesced rows' gradient (each iteration's
+    // largest) goes down to the host before it is sent
+    let sent = if on_host {
+        let down: Vec<SimTime> = split
+            .iter()
+            .map(|(unique, _)| {
+                let u = unique.iter().copied().max().unwrap_or(0);
+                let bytes = (u * e.dim * p.bytes()) as f64;
+                SimTime::from_secs(host_copy_s(&cfg.cluster, bytes))
+            })
+            .collect();
+        cpu_task_each(
+            plan,
+            l,
+            format!("{name} {}", super::host::TO_HOST),
+            down,
+            &[v],
+        )
+    } else {
+        v
+    };
     let first = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
         format!("{name} prior gradient alltoall"),
         prior[0].clone(),
-        v,
+        sent,
         0,
     ));
     plan.tasks.push(comm(
         format!("{name} delayed gradient alltoall"),
         delayed[0].clone(),
-        v,
+        sent,
         u64::MAX,
     ));
     if kernel.len() > 1 {
@@ -443,12 +668,48 @@ fn alltoall_tasks(
         plan.per_iteration
             .insert(first + 1, PerIteration::Payloads(delayed.into()));
     }
+    // in host memory, each owner scatter-adds every GPU's rows in its
+    // columns, the prior rows first
+    let (applied_prior, applied_delayed) = if on_host {
+        // each iteration's rows of all GPUs: (prior, delayed)
+        let rows: Vec<(u64, u64)> = split
+            .iter()
+            .map(|(unique, prior)| {
+                let p: u64 = prior.iter().sum();
+                (p, unique.iter().sum::<u64>() - p)
+            })
+            .collect();
+        let updates = |pick: fn(&(u64, u64)) -> u64| -> Vec<SimTime> {
+            rows.iter()
+                .map(|r| SimTime::from_secs(super::host::scatter_s(owned(pick(r) as f64))))
+                .collect()
+        };
+        let prior_rows = updates(|r| r.0);
+        let delayed_rows = updates(|r| r.1);
+        let a = cpu_task_each(
+            plan,
+            l,
+            format!("{name} prior {}", super::host::UPDATE),
+            prior_rows,
+            &[first],
+        );
+        let b = cpu_task_each(
+            plan,
+            l,
+            format!("{name} delayed {}", super::host::UPDATE),
+            delayed_rows,
+            &[first + 1],
+        );
+        (a, b)
+    } else {
+        (first, first + 1)
+    };
     plan.tasks[fwd(l) as usize].deps.push(Dep {
-        task: first,
+        task: applied_prior,
         back: 1,
     });
     plan.tasks[bwd(l) as usize].deps.push(Dep {
-        task: first + 1,
+        task: applied_delayed,
         back: 1,
     });
 }
