@@ -88,7 +88,8 @@ pub struct FlowNet {
     link_fill: Vec<u32>,
     link_flows: Vec<FlowId>,
     touched: Vec<LinkId>,
-    heap: BinaryHeap<Reverse<(u64, LinkId)>>,
+    /// Links by fair share, least first, ties by id: [`entry`]'s packing.
+    heap: BinaryHeap<Reverse<u128>>,
 }
 
 /// Active flows from which a recomputation looks for the changed
@@ -96,6 +97,26 @@ pub struct FlowNet {
 /// index the search needs (`ring` and `dp-iter` of `cargo bench --bench
 /// scale`, docs/benchmarks.md).
 const SEARCH_FROM: usize = 16;
+
+/// A heap entry for link `l` at share key `k`: `k` above `l`, so that one
+/// integer comparison orders entries as the pair (k, l) would, the least
+/// share first and ties by link id.
+fn entry(k: u64, l: LinkId) -> u128 {
+    ((k as u128) << 32) | l as u128
+}
+
+/// `v.ceil() as u64` for `v` ≥ 0 (saturating, NaN to 0, as the cast
+/// does) without a call into libm's `ceil`, which the baseline x86-64
+/// target makes (no SSE4.1 rounding instruction): the truncating cast is
+/// the floor of a non-negative value, one more where it was not whole.
+fn ceil_ps(v: f64) -> u64 {
+    let t = v as u64;
+    if (t as f64) < v {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
 
 /// Orders positive finite `f64` by bit pattern (monotonic for non-negative
 /// values), so the heap needs no float comparison.
@@ -373,8 +394,10 @@ impl FlowNet {
             total += self.link_count[l];
             self.link_rem[l] = self.capacity[l];
         }
-        self.link_flows.clear();
-        self.link_flows.resize(total as usize, 0);
+        // every slot below `total` is written next: grow only
+        if self.link_flows.len() < total as usize {
+            self.link_flows.resize(total as usize, 0);
+        }
         for &f in flows {
             for &l in self.flows[f as usize].path.links() {
                 let l = l as usize;
@@ -385,7 +408,7 @@ impl FlowNet {
         self.heap.clear();
         for &l in &self.touched {
             let share = self.capacity[l as usize] / self.link_count[l as usize] as f64;
-            self.heap.push(Reverse((key(share), l)));
+            self.heap.push(Reverse(entry(key(share), l)));
         }
         let mut unfixed = flows.len();
         // A link's fair share only grows as other links' flows are fixed
@@ -398,8 +421,9 @@ impl FlowNet {
         // smallest id), as if every change had been pushed.
         // (links left in the heap once every flow is fixed carry nothing)
         while unfixed > 0
-            && let Some(Reverse((k, l))) = self.heap.pop()
+            && let Some(Reverse(e)) = self.heap.pop()
         {
+            let (k, l) = ((e >> 32) as u64, e as u32 as LinkId);
             let li = l as usize;
             let count = self.link_count[li];
             if count == 0 {
@@ -409,7 +433,7 @@ impl FlowNet {
             let ks = key(share);
             if ks != k {
                 if ks > k {
-                    self.heap.push(Reverse((ks, l)));
+                    self.heap.push(Reverse(entry(ks, l)));
                 }
                 continue;
             }
@@ -430,7 +454,7 @@ impl FlowNet {
                     if mi != li && self.link_count[mi] > 0 {
                         let s = self.link_rem[mi].max(0.0) / self.link_count[mi] as f64;
                         if key(s) < key(before) {
-                            self.heap.push(Reverse((key(s), m)));
+                            self.heap.push(Reverse(entry(key(s), m)));
                         }
                     }
                 }
@@ -451,7 +475,7 @@ impl FlowNet {
             fl.finish = if fl.remaining <= 0.0 {
                 now
             } else if fl.rate > 0.0 {
-                now + SimTime((fl.remaining / fl.rate * PS_PER_S).ceil() as u64)
+                now + SimTime(ceil_ps(fl.remaining / fl.rate * PS_PER_S))
             } else {
                 SimTime::MAX
             };
@@ -465,6 +489,30 @@ impl FlowNet {
 mod tests {
     use super::*;
     use crate::cluster::{ClusterSpec, Endpoint, LinkParams, Placement, Topology};
+
+    /// `ceil_ps` is `ceil() as u64` on whole and fractional values, at
+    /// the edges of the range, and on infinity and NaN.
+    #[test]
+    fn ceil_ps_is_the_ceiling() {
+        let two63 = 9_223_372_036_854_775_808.0;
+        for v in [
+            0.0,
+            0.25,
+            1.0,
+            1.5,
+            2.0 - f64::EPSILON,
+            123_456_789.000_001,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            two63,
+            two63 * 2.0,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+        ] {
+            assert_eq!(ceil_ps(v), v.ceil() as u64, "{v}");
+        }
+    }
 
     fn star(nodes: u32) -> Topology {
         Topology::new(&ClusterSpec {

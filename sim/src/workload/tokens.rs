@@ -4,7 +4,8 @@
 //! Each GPU's batch holds `tokens` words per iteration, each an
 //! independent draw from a Zipf law over the table's `vocab` rows with
 //! exponent `s` (row k, 0-based, the (k+1)-th most frequent word, has
-//! probability ∝ (k + 1)^−s; `rand_distr::Zipf`). Words follow Zipf's law
+//! probability ∝ (k + 1)^−s; `rand_distr::Zipf`, whose algorithm at s = 1
+//! dtsim writes out without its powers, drawing the same values). Words follow Zipf's law
 //! in natural-language corpora with s close to 1 (Zipf 1932; Piantadosi,
 //! "Zipf's word frequency law in natural language", Psychon. Bull. Rev.
 //! 2014). From the draws, per iteration:
@@ -27,6 +28,42 @@ use crate::seed::mix;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand_distr::{Distribution, Zipf};
+
+/// `rand_distr::Zipf`'s `t` for `n` rows at exponent 1: 1 + ln n.
+fn zipf1_t(n: f64) -> f64 {
+    1.0 + n.ln()
+}
+
+/// One draw of `rand_distr::Zipf` (0.6) at exponent s = 1, by its
+/// rejection-inversion step for step, with the two powers it takes at s =
+/// 1 written out: x^−1 as 1 / x and b^1 as b (and its floor as a cast). The generic code calls
+/// `powf` for them, which was a quarter of a 48-GPU token-model run's time
+/// (docs/benchmarks.md, 2026-11-28, fourth session). libm's `pow` is
+/// within 0.52 ulp of the exact power, so its x^1 is x, and its x^−1 can
+/// differ from the correctly rounded 1 / x by an ulp only where the exact
+/// quotient lies within 2^−68 of a rounding midpoint; a draw then changes
+/// only if the acceptance uniform falls on that ulp (about 2^−53). The
+/// test `zipf1_draws_rand_distrs_values` compares 4 million draws.
+fn zipf1_sample<R: rand::Rng + ?Sized>(t: f64, rng: &mut R) -> f64 {
+    use rand::RngExt;
+    use rand::distr::StandardUniform;
+    loop {
+        let p: f64 = rng.sample(StandardUniform);
+        let pt = p * t;
+        let inv_b = if pt <= 1.0 { pt } else { (pt - 1.0).exp() };
+        // floor: b + 1 is in [1, n + 1], n < 2^53, where the truncation
+        // is the floor (and a cast, not a call into libm)
+        let x = ((inv_b + 1.0) as u64) as f64;
+        let mut ratio = 1.0 / x;
+        if x > 1.0 {
+            ratio *= inv_b;
+        }
+        let y: f64 = rng.sample(StandardUniform);
+        if y < ratio {
+            return x;
+        }
+    }
+}
 
 /// Most tokens one GPU's batch may hold per iteration.
 pub const MAX_TOKENS: u64 = 1 << 40;
@@ -65,16 +102,21 @@ impl TokenModel {
     /// # Panics
     /// If the model is invalid (scenarios refuse it first).
     pub fn tokens(&self, seed: u64, table: u32, gpu: u32, iter: u32) -> Vec<u64> {
-        let zipf = Zipf::new(self.vocab as f64, self.zipf).expect("a valid Zipf law");
         let key = mix(mix(mix(seed ^ 0x746f_6b65_6e73) ^ table as u64) ^ gpu as u64) ^ iter as u64;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(key));
         let vocab = self.vocab;
-        (0..self.tokens)
-            .map(|_| {
-                let k: f64 = zipf.sample(&mut rng);
-                (k as u64).clamp(1, vocab) - 1
-            })
-            .collect()
+        let row = |k: f64| (k as u64).clamp(1, vocab) - 1;
+        if self.zipf == 1.0 {
+            let t = zipf1_t(vocab as f64);
+            (0..self.tokens)
+                .map(|_| row(zipf1_sample(t, &mut rng)))
+                .collect()
+        } else {
+            let zipf = Zipf::new(self.vocab as f64, self.zipf).expect("a valid Zipf law");
+            (0..self.tokens)
+                .map(|_| row(zipf.sample(&mut rng)))
+                .collect()
+        }
     }
 
     /// The distinct rows GPU `gpu` touches in iteration `iter` of table
@@ -231,6 +273,29 @@ mod tests {
             let rows = tm.rows(3, 1, 2, 0);
             assert!(rows.windows(2).all(|w| w[0] < w[1]));
             assert!(!rows.is_empty() && rows.len() as u64 <= tm.tokens);
+        }
+    }
+
+    /// The exponent-1 sampler draws what `rand_distr::Zipf` draws, value
+    /// for value, from the same generator: 4 million draws over four
+    /// vocabularies (one row, a power of two, the LM's, 2^40) and seeds.
+    #[test]
+    fn zipf1_draws_rand_distrs_values() {
+        for (n, seed) in [
+            (1.0, 1),
+            (65_536.0, 2),
+            (793_470.0, 3),
+            ((1u64 << 40) as f64, 4),
+        ] {
+            let zipf = Zipf::new(n, 1.0).unwrap();
+            let t = zipf1_t(n);
+            let mut a = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut b = Xoshiro256PlusPlus::seed_from_u64(seed);
+            for i in 0..1_000_000 {
+                let want: f64 = zipf.sample(&mut a);
+                let got = zipf1_sample(t, &mut b);
+                assert_eq!(got.to_bits(), want.to_bits(), "n {n}, draw {i}");
+            }
         }
     }
 
