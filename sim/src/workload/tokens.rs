@@ -34,31 +34,42 @@ fn zipf1_t(n: f64) -> f64 {
     1.0 + n.ln()
 }
 
-/// One draw of `rand_distr::Zipf` (0.6) at exponent s = 1, by its
-/// rejection-inversion step for step, with the two powers it takes at s =
-/// 1 written out: x^−1 as 1 / x and b^1 as b (and its floor as a cast). The generic code calls
-/// `powf` for them, which was a quarter of a 48-GPU token-model run's time
-/// (docs/benchmarks.md, 2026-11-28, fourth session). libm's `pow` is
-/// within 0.52 ulp of the exact power, so its x^1 is x, and its x^−1 can
-/// differ from the correctly rounded 1 / x by an ulp only where the exact
-/// quotient lies within 2^−68 of a rounding midpoint; a draw then changes
-/// only if the acceptance uniform falls on that ulp (about 2^−53). The
-/// test `zipf1_draws_rand_distrs_values` compares 4 million draws.
-fn zipf1_sample<R: rand::Rng + ?Sized>(t: f64, rng: &mut R) -> f64 {
+/// One draw of `rand_distr::Zipf` (0.6) at exponent s = 1 (`zipf`, of
+/// `t` = 1 + ln n), the same value from the same generator, without the
+/// two `powf` calls its step makes at s = 1 (x^−1 and b^1), which were a
+/// quarter of a 48-GPU token-model run's time (docs/benchmarks.md,
+/// 2026-11-28, fourth session). Each attempt is `rand_distr`'s rejection-
+/// inversion step for step, its acceptance ratio computed as 1 / x times
+/// b: within a few ulps of `rand_distr`'s x.powf(−1) times b.powf(1)
+/// (`pow` is within an ulp of the exact power; its x^−1 is not always the
+/// correctly rounded 1 / x, the first whole x where it is not being
+/// 1,923). Where the uniform it is compared with falls within 10^−14 of
+/// the ratio (about 45 ulps), the attempt is run again by `rand_distr`
+/// itself from the generator's state before it, so that every draw is
+/// `rand_distr`'s whatever its `pow`. The floor is a cast (b + 1 is in
+/// [1, n + 1], n < 2^53, where truncation is the floor). Tests
+/// `zipf1_draws_rand_distrs_values` (4 million draws) and
+/// `zipf1_takes_rand_distrs_ratio_at_a_near_tie` (a constructed draw
+/// where 1 / x would accept and `rand_distr` rejects).
+fn zipf1_sample<R: rand::Rng + Clone>(zipf: &Zipf<f64>, t: f64, rng: &mut R) -> f64 {
     use rand::RngExt;
     use rand::distr::StandardUniform;
     loop {
+        let before = rng.clone();
         let p: f64 = rng.sample(StandardUniform);
         let pt = p * t;
         let inv_b = if pt <= 1.0 { pt } else { (pt - 1.0).exp() };
-        // floor: b + 1 is in [1, n + 1], n < 2^53, where the truncation
-        // is the floor (and a cast, not a call into libm)
         let x = ((inv_b + 1.0) as u64) as f64;
         let mut ratio = 1.0 / x;
         if x > 1.0 {
             ratio *= inv_b;
         }
         let y: f64 = rng.sample(StandardUniform);
+        if (y - ratio).abs() <= 1e-14 {
+            // a near tie: `rand_distr` decides, from this attempt on
+            *rng = before;
+            return zipf.sample(rng);
+        }
         if y < ratio {
             return x;
         }
@@ -106,13 +117,13 @@ impl TokenModel {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(key));
         let vocab = self.vocab;
         let row = |k: f64| (k as u64).clamp(1, vocab) - 1;
+        let zipf = Zipf::new(self.vocab as f64, self.zipf).expect("a valid Zipf law");
         if self.zipf == 1.0 {
             let t = zipf1_t(vocab as f64);
             (0..self.tokens)
-                .map(|_| row(zipf1_sample(t, &mut rng)))
+                .map(|_| row(zipf1_sample(&zipf, t, &mut rng)))
                 .collect()
         } else {
-            let zipf = Zipf::new(self.vocab as f64, self.zipf).expect("a valid Zipf law");
             (0..self.tokens)
                 .map(|_| row(zipf.sample(&mut rng)))
                 .collect()
@@ -293,9 +304,66 @@ mod tests {
             let mut b = Xoshiro256PlusPlus::seed_from_u64(seed);
             for i in 0..1_000_000 {
                 let want: f64 = zipf.sample(&mut a);
-                let got = zipf1_sample(t, &mut b);
+                let got = zipf1_sample(&zipf, t, &mut b);
                 assert_eq!(got.to_bits(), want.to_bits(), "n {n}, draw {i}");
             }
+        }
+    }
+
+    /// A generator that returns the given words, then zeros.
+    #[derive(Clone)]
+    struct Words(Vec<u64>);
+
+    impl rand::TryRng for Words {
+        type Error = std::convert::Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(self.try_next_u64()? as u32)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            Ok(if self.0.is_empty() {
+                0
+            } else {
+                self.0.remove(0)
+            })
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+            dst.fill(0);
+            Ok(())
+        }
+    }
+
+    /// A constructed near tie, LM vocabulary: the first uniform puts the
+    /// draw at x = 1,923, whose x^−1 from glibc's `pow` is not the
+    /// correctly rounded 1 / 1,923, and the second falls between the two
+    /// ratios (with std's `pow`, 1 / x times b accepts and x.powf(−1)
+    /// times b rejects). `rand_distr` takes its `pow` from std or from the
+    /// `libm` crate, as the build's features fall (a test build of `sim`
+    /// alone takes `libm`'s, which accepts here): the sampler hands the
+    /// attempt to it from the generator's state before the attempt, and
+    /// draws what it draws, leaving the generator where it leaves it.
+    #[test]
+    fn zipf1_takes_rand_distrs_ratio_at_a_near_tie() {
+        let n = 793_470.0;
+        // StandardUniform takes a word's 53 high bits
+        let p_bits: u64 = 5_287_357_638_808_245;
+        let y = f64::from_bits(0x3fef_fbbd_6ff5_5998);
+        let y_bits = (y * (1u64 << 53) as f64) as u64;
+        let words = vec![p_bits << 11, y_bits << 11, 7 << 11, 9 << 11];
+        let t = zipf1_t(n);
+        let inv_b = ((p_bits as f64 / (1u64 << 53) as f64) * t - 1.0).exp();
+        let x = (inv_b + 1.0).floor();
+        assert_eq!(x, 1923.0);
+        // the case is a real one: std's ratios differ, y between them
+        let (cheap, theirs) = (1.0 / x * inv_b, x.powf(-1.0) * inv_b.powf(1.0));
+        assert!(theirs <= y && y < cheap, "{theirs} {y} {cheap}");
+        assert!((y - cheap).abs() <= 1e-14);
+        let zipf = Zipf::new(n, 1.0).unwrap();
+        let (mut a, mut b) = (Words(words.clone()), Words(words));
+        for _ in 0..3 {
+            let want: f64 = zipf.sample(&mut a);
+            let got = zipf1_sample(&zipf, t, &mut b);
+            assert_eq!(got.to_bits(), want.to_bits());
+            assert_eq!(a.0, b.0, "the words left");
         }
     }
 
