@@ -51,11 +51,15 @@ fn zipf1_t(n: f64) -> f64 {
 /// `zipf1_draws_rand_distrs_values` (4 million draws) and
 /// `zipf1_takes_rand_distrs_ratio_at_a_near_tie` (a constructed draw
 /// where 1 / x would accept and `rand_distr` rejects).
-fn zipf1_sample<R: rand::Rng + Clone>(zipf: &Zipf<f64>, t: f64, rng: &mut R) -> f64 {
+///
+/// The state before an attempt is not kept (a copy of it every attempt
+/// cost 5% of the run's instructions): the attempt's two uniforms are,
+/// and `rand_distr` runs from a generator that returns their words again
+/// ([`Replay`]) and then the real one's, which is the state before.
+fn zipf1_sample<R: rand::Rng>(zipf: &Zipf<f64>, t: f64, rng: &mut R) -> f64 {
     use rand::RngExt;
     use rand::distr::StandardUniform;
     loop {
-        let before = rng.clone();
         let p: f64 = rng.sample(StandardUniform);
         let pt = p * t;
         let inv_b = if pt <= 1.0 { pt } else { (pt - 1.0).exp() };
@@ -67,12 +71,54 @@ fn zipf1_sample<R: rand::Rng + Clone>(zipf: &Zipf<f64>, t: f64, rng: &mut R) -> 
         let y: f64 = rng.sample(StandardUniform);
         if (y - ratio).abs() <= 1e-14 {
             // a near tie: `rand_distr` decides, from this attempt on
-            *rng = before;
-            return zipf.sample(rng);
+            let mut replay = Replay {
+                words: [Replay::<R>::word(p), Replay::<R>::word(y)],
+                next: 0,
+                rng,
+            };
+            return zipf.sample(&mut replay);
         }
         if y < ratio {
             return x;
         }
+    }
+}
+
+/// A generator that returns `words` from `next_u64` first, then what
+/// `rng` returns: `rng`'s state before it drew them, where `words` give
+/// the uniforms it gave (`StandardUniform`'s f64 is a word's 53 high bits
+/// over 2^53, so [`Replay::word`] of such a uniform gives it again).
+struct Replay<'a, R> {
+    words: [u64; 2],
+    next: usize,
+    rng: &'a mut R,
+}
+
+impl<R> Replay<'_, R> {
+    /// A word from which `StandardUniform` makes the f64 `u` (a multiple
+    /// of 2^−53 in [0, 1)).
+    fn word(u: f64) -> u64 {
+        ((u * (1u64 << 53) as f64) as u64) << 11
+    }
+}
+
+impl<R: rand::Rng> rand::TryRng for Replay<'_, R> {
+    type Error = std::convert::Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.rng.next_u32())
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(match self.words.get(self.next) {
+            Some(&w) => {
+                self.next += 1;
+                w
+            }
+            None => self.rng.next_u64(),
+        })
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        self.rng.fill_bytes(dst);
+        Ok(())
     }
 }
 
@@ -311,7 +357,6 @@ mod tests {
     }
 
     /// A generator that returns the given words, then zeros.
-    #[derive(Clone)]
     struct Words(Vec<u64>);
 
     impl rand::TryRng for Words {

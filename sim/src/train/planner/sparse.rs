@@ -172,21 +172,6 @@ pub fn add(
         };
         let l = l as u32;
         let name = &layer.name;
-        let sync = |label: String, collective: Collective, payload: Payload, after: TaskId| Task {
-            label: Label::Named(label),
-            layer: Some(l),
-            work: Work::Comm {
-                channel,
-                collective,
-                payload,
-            },
-            deps: vec![Dep {
-                task: after,
-                back: 0,
-            }],
-            priority: l as u64,
-            lead: false,
-        };
         // the AllReduce's dense table, or the AllGather's N gradients
         let bytes = message_bytes(e, method, n, p) as f64;
         let (collective, payload) = match method {
@@ -226,9 +211,7 @@ pub fn add(
         // gathered gradients back to the GPU after
         let staged = method == SparseMethod::AllGather && cfg.strategy.host_staged_allgather;
         let copy = |plan: &mut Plan, label: String, bytes: f64, after: TaskId| {
-            let duration = SimTime::from_secs(host_copy_s(&cfg.cluster, bytes));
-            plan.tasks.push(cpu_task(l, label, duration, &[after]));
-            plan.tasks.len() as TaskId - 1
+            push_cpu(plan, l, label, host_copy_s(&cfg.cluster, bytes), after)
         };
         let after_bwd = if staged {
             copy(
@@ -241,11 +224,14 @@ pub fn add(
             bwd(l)
         };
         let s = plan.tasks.len() as TaskId;
-        plan.tasks.push(sync(
+        plan.tasks.push(comm_task(
+            l,
+            channel,
             format!("{name} sparse gradient"),
             collective,
             payload,
-            after_bwd,
+            &[after_bwd],
+            l as u64,
         ));
         let done = if staged {
             copy(plan, format!("{name} sparse gradients to GPU"), bytes, s)
@@ -276,6 +262,40 @@ pub(super) fn cpu_task(l: u32, label: String, duration: SimTime, after: &[TaskId
         work: Work::Cpu { duration },
         deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
         priority: l as u64,
+        lead: false,
+    }
+}
+
+/// Adds a host CPU task of table layer `l` of `secs` seconds, waiting
+/// for task `after` of the same iteration; returns its id.
+fn push_cpu(plan: &mut Plan, l: u32, label: String, secs: f64, after: TaskId) -> TaskId {
+    plan.tasks
+        .push(cpu_task(l, label, SimTime::from_secs(secs), &[after]));
+    plan.tasks.len() as TaskId - 1
+}
+
+/// A communication task of table layer `l`: `collective` of `payload` on
+/// `channel` at `priority`, waiting for the tasks `after` of the same
+/// iteration.
+fn comm_task(
+    l: u32,
+    channel: ChannelId,
+    label: String,
+    collective: Collective,
+    payload: Payload,
+    after: &[TaskId],
+    priority: u64,
+) -> Task {
+    Task {
+        label: Label::Named(label),
+        layer: Some(l),
+        work: Work::Comm {
+            channel,
+            collective,
+            payload,
+        },
+        deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
+        priority,
         lead: false,
     }
 }
@@ -331,13 +351,9 @@ fn host_table_tasks(
         elements * p.bytes() as f64,
     );
     let dense = e.params() as f64;
-    let host = |plan: &mut Plan, label: String, secs: f64, after: TaskId| {
-        plan.tasks
-            .push(cpu_task(l, label, SimTime::from_secs(secs), &[after]));
-        plan.tasks.len() as TaskId - 1
-    };
-    let lookup = host(
+    let lookup = push_cpu(
         plan,
+        l,
         format!("{name} {}", super::host::LOOKUP),
         super::host::lookup_s(&cfg.cluster, elements, rows_bytes),
         fwd(l),
@@ -348,8 +364,9 @@ fn host_table_tasks(
             task: lookup,
             back: 0,
         });
-    let down = host(
+    let down = push_cpu(
         plan,
+        l,
         format!("{name} {}", super::host::TO_HOST),
         host_copy_s(&cfg.cluster, grad_bytes),
         bwd(l),
@@ -357,8 +374,9 @@ fn host_table_tasks(
     let (ready, update_s) = if method == SparseMethod::AllReduce {
         // the dense gradient written, then read with the table's read
         // and write by SGD
-        let built = host(
+        let built = push_cpu(
             plan,
+            l,
             format!("{name} {}", super::host::DENSE),
             super::host::stream_s(dense * p.bytes() as f64) + super::host::scatter_s(elements),
             down,
@@ -373,8 +391,9 @@ fn host_table_tasks(
         (down, super::host::scatter_s(elements))
     };
     let Some((collective, payload)) = sync else {
-        let update = host(
+        let update = push_cpu(
             plan,
+            l,
             format!("{name} {}", super::host::UPDATE),
             update_s,
             ready,
@@ -386,22 +405,22 @@ fn host_table_tasks(
         return;
     };
     let s = plan.tasks.len() as TaskId;
-    plan.tasks.push(Task {
-        label: Label::Named(format!("{name} sparse gradient")),
-        layer: Some(l),
-        work: Work::Comm {
-            channel,
-            collective,
-            payload,
-        },
-        deps: vec![Dep {
-            task: ready,
-            back: 0,
-        }],
-        priority: l as u64,
-        lead: false,
-    });
-    let update = host(plan, format!("{name} {}", super::host::UPDATE), update_s, s);
+    plan.tasks.push(comm_task(
+        l,
+        channel,
+        format!("{name} sparse gradient"),
+        collective,
+        payload,
+        &[ready],
+        l as u64,
+    ));
+    let update = push_cpu(
+        plan,
+        l,
+        format!("{name} {}", super::host::UPDATE),
+        update_s,
+        s,
+    );
     plan.tasks[fwd(l) as usize].deps.push(Dep {
         task: update,
         back: 1,
@@ -460,20 +479,8 @@ fn alltoall_tasks(
     let n = cfg.cluster.gpus();
     let p = cfg.model.gradient_precision;
     let c = Collective::new(Op::AllToAll);
-    let comm = |label: String, payload: Payload, after: TaskId, priority: u64| Task {
-        label: Label::Named(label),
-        layer: Some(l),
-        work: Work::Comm {
-            channel,
-            collective: c,
-            payload,
-        },
-        deps: vec![Dep {
-            task: after,
-            back: 0,
-        }],
-        priority,
-        lead: false,
+    let comm = |label: String, payload: Payload, after: TaskId, priority: u64| {
+        comm_task(l, channel, label, c, payload, &[after], priority)
     };
     let payload = Payload::Uniform(message_bytes(e, SparseMethod::AllToAll, n, p) as f64);
     // a table in host memory (`super::host`): each GPU's process looks up
@@ -484,15 +491,11 @@ fn alltoall_tasks(
     // the table's values up, their gradients down
     let own_bytes = (e.lookups_per_gpu() * e.dim * super::host::TABLE_VALUE_BYTES) as f64;
     let grad_bytes = (e.lookups_per_gpu() * e.dim * p.bytes()) as f64;
-    let host = |plan: &mut Plan, label: String, secs: f64, after: TaskId| {
-        plan.tasks
-            .push(cpu_task(l, label, SimTime::from_secs(secs), &[after]));
-        plan.tasks.len() as TaskId - 1
-    };
     let looked_up = if on_host {
         let elements = owned((n as u64 * e.lookups_per_gpu()) as f64);
-        host(
+        push_cpu(
             plan,
+            l,
             format!("{name} {}", super::host::LOOKUP),
             elements * super::host::HOST_GATHER_S,
             fwd(l),
@@ -514,8 +517,9 @@ fn alltoall_tasks(
         )
     });
     let arrived = if on_host {
-        host(
+        push_cpu(
             plan,
+            l,
             format!("{name} {}", super::host::TO_GPU),
             host_copy_s(&cfg.cluster, own_bytes),
             lookup,
@@ -531,8 +535,9 @@ fn alltoall_tasks(
         });
     if !cfg.strategy.vertical_scheduling {
         let down = if on_host {
-            host(
+            push_cpu(
                 plan,
+                l,
                 format!("{name} {}", super::host::TO_HOST),
                 host_copy_s(&cfg.cluster, grad_bytes),
                 bwd(l),
@@ -549,8 +554,9 @@ fn alltoall_tasks(
         ));
         let applied = if on_host {
             let elements = owned((n as u64 * e.lookups_per_gpu()) as f64);
-            host(
+            push_cpu(
                 plan,
+                l,
                 format!("{name} {}", super::host::UPDATE),
                 super::host::scatter_s(elements),
                 grads,
@@ -1136,21 +1142,21 @@ fn ps_tasks(
     let server_rate = server_element_s(pushers);
     let local_rate = accumulate_s(cluster.gpus_per_node);
     // pulls are each GPU's own lookups: never aggregated
-    let comm = |label: String, algo: Algo, payload: &Payload, after: &[TaskId]| Task {
-        label: Label::Named(label),
-        layer: Some(l),
-        work: Work::Comm {
+    let comm = |label: String, algo: Algo, payload: &Payload, after: &[TaskId]| {
+        let collective = Collective {
+            algo,
+            local_aggregation: local && algo == Algo::Push,
+            ..ps
+        };
+        comm_task(
+            l,
             channel,
-            collective: Collective {
-                algo,
-                local_aggregation: local && algo == Algo::Push,
-                ..ps
-            },
-            payload: payload.clone(),
-        },
-        deps: after.iter().map(|&task| Dep { task, back: 0 }).collect(),
-        priority: l as u64,
-        lead: false,
+            label,
+            collective,
+            payload.clone(),
+            after,
+            l as u64,
+        )
     };
     // CPU tasks `label i`, i < the most any iteration has, each task's
     // duration per iteration (`rate` seconds an element and `each`
