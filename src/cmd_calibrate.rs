@@ -136,7 +136,11 @@ struct NetArgs {
     /// alltoall=linear, bruck, ompi or mpich: Open MPI's linear exchange,
     /// its modified Bruck, and the libraries' choices among them and the
     /// pairwise one.
-    #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
+    /// Open MPI's chains and k-nomial tree take a fanout after a slash,
+    /// its default being 4: broadcast=chain/8, eight chains;
+    /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
+    /// with its k-nomial tree of radix 2.
+    #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
     #[arg(short, long)]
@@ -201,7 +205,11 @@ struct CollectiveArgs {
     /// alltoall=linear, bruck, ompi or mpich: Open MPI's linear exchange,
     /// its modified Bruck, and the libraries' choices among them and the
     /// pairwise one.
-    #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
+    /// Open MPI's chains and k-nomial tree take a fanout after a slash,
+    /// its default being 4: broadcast=chain/8, eight chains;
+    /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
+    /// with its k-nomial tree of radix 2.
+    #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).
     #[arg(short, long)]

@@ -63,6 +63,13 @@ pub struct CollectiveArgs {
     /// goes down the tree behind the last [default: unsegmented].
     #[arg(long)]
     segment_size: Option<String>,
+    /// Broadcast by chain: the number of chains
+    /// (coll_tuned_bcast_algorithm_chain_fanout; Open MPI uses at most 32
+    /// and one fewer than the GPUs); by knomial, or by ompi where it picks
+    /// the k-nomial tree: the tree's radix, at least 2
+    /// (coll_tuned_bcast_algorithm_knomial_radix) [default: 4, Open MPI's].
+    #[arg(long)]
+    fanout: Option<u32>,
     /// A node preset (dgx-a100, dgx-h100, ...): GPUs and NICs per node,
     /// network, intra-node link and NIC link as that machine is built;
     /// each flag given overrides its part.
@@ -159,6 +166,10 @@ struct Output<'a> {
     segment_size_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     segments: Option<u64>,
+    /// broadcast by chain: the chains asked for; by knomial or ompi: the
+    /// k-nomial radix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fanout: Option<u32>,
 }
 
 /// The most sizes one call takes.
@@ -235,6 +246,7 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         servers: a.servers,
         local_aggregation: a.local_aggregation,
         segment_size,
+        fanout: a.fanout,
         gpus: a.gpus,
         cluster: Description {
             bandwidth: a.bandwidth,
@@ -288,6 +300,7 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         payload_bytes: t.sparse.map(|s| s.payload_bytes),
         segment_size_bytes: req.segment_size,
         segments: req.segment_size.map(|s| size.div_ceil(s).max(1)),
+        fanout: req.fanout,
     };
     if a.json {
         let line = serde_json::to_string(&out).map_err(|e| CliError::Other(e.to_string()))?;
@@ -315,9 +328,17 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
     print_line(format_args!(
         "{} ({}, {} model) of {what} on {} ({} x {}, {}): {:.6} ms, algbw {}, busbw {}, {} sent per GPU",
         out.op,
-        match out.runs {
-            Some(r) => format!("{}: {r}", out.algo),
-            None => out.algo.to_string(),
+        {
+            let runs = match out.runs {
+                Some(r) => format!("{}: {r}", out.algo),
+                None => out.algo.to_string(),
+            };
+            // the fanout where the tree run takes it
+            match (req.fanout, out.runs.unwrap_or(out.algo)) {
+                (Some(f), "chain") => format!("{runs} of {f} chains"),
+                (Some(k), "knomial") => format!("{runs} of radix {k}"),
+                _ => runs,
+            }
         },
         out.model,
         Count(out.gpus as u64, "GPU"),

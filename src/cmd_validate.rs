@@ -54,7 +54,11 @@ pub struct ValidateArgs {
     /// alltoall=ompi, alltoall=mpich, Open MPI's alltoalls and the
     /// libraries' choices among them and the pairwise exchange. A profile that names its MPI library is
     /// fitted with the library's own choice unless this names another.
-    #[arg(long = "algo", value_name = "OP=ALGO[:SEGMENT]")]
+    /// Open MPI's chains and k-nomial tree take a fanout after a slash,
+    /// its default being 4: broadcast=chain/8, eight chains;
+    /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
+    /// with its k-nomial tree of radix 2.
+    #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one
     /// object: every held-out run and the summary).

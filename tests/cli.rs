@@ -511,6 +511,84 @@ fn segmented_ompi_broadcast() {
     );
 }
 
+/// Open MPI's chains and k-nomial tree of another fanout from the command
+/// line (`--fanout`): on 16 single-GPU nodes the 3-nomial tree takes 11
+/// m/B (the root's five children, 9's four, 12's two; docs/calibration.md)
+/// against the 4-nomial's 9, and 2 chains 9 m/B against 4 chains' 7; the
+/// line and the JSON say the fanout, `ompi` passes it to its k-nomial
+/// tree (from 64 ranks), and it is refused where it means nothing, at 0
+/// chains and below radix 2.
+#[test]
+fn open_mpis_fanouts() {
+    let base = |algo: &'static str, gpus: &'static str| {
+        vec![
+            "--op",
+            "broadcast",
+            "--algo",
+            algo,
+            "--gpus",
+            gpus,
+            "--size",
+            "64MiB",
+            "--model",
+            "analytical",
+        ]
+    };
+    let time = |args: &[&str]| collective_json(args)["time_s"].as_f64().unwrap();
+    let with = |algo, gpus, f: &'static str| [&base(algo, gpus)[..], &["--fanout", f]].concat();
+    for (algo, f, default_c, c) in [("knomial", "3", 9.0, 11.0), ("chain", "2", 7.0, 9.0)] {
+        let (whole, fanned) = (time(&base(algo, "16")), time(&with(algo, "16", f)));
+        // the bandwidth terms' ratio, to the latencies' microseconds
+        assert!(
+            (fanned / whole - c / default_c).abs() < 1e-3,
+            "{algo}/{f}: {fanned} against {whole}"
+        );
+        assert_eq!(
+            collective_json(&with(algo, "16", f))["fanout"],
+            f.parse::<u32>().unwrap()
+        );
+    }
+    let text = stdout(&dtsim(
+        &[&["collective"], &with("knomial", "16", "3")[..]].concat(),
+    ));
+    assert!(
+        text.contains("(knomial of radix 3, analytical model)"),
+        "{text}"
+    );
+    let text = stdout(&dtsim(
+        &[&["collective"], &with("chain", "16", "2")[..]].concat(),
+    ));
+    assert!(
+        text.contains("(chain of 2 chains, analytical model)"),
+        "{text}"
+    );
+    let text = stdout(&dtsim(
+        &[&["collective"], &with("ompi", "64", "2")[..]].concat(),
+    ));
+    assert!(
+        text.contains("(ompi: knomial of radix 2, analytical model)"),
+        "{text}"
+    );
+    // the decision's k-nomial tree of radix 2: Open MPI's binomial tree
+    assert_eq!(
+        time(&with("ompi", "64", "2")),
+        time(&base("ompi-binomial", "64"))
+    );
+    let bad = |args: Vec<&str>| dtsim(&[&["collective"], &args[..]].concat());
+    assert_bad(
+        &bad(with("binomial", "16", "3")),
+        &["--fanout", "not to broadcast by binomial"],
+    );
+    assert_bad(
+        &bad(with("chain", "16", "0")),
+        &["--fanout", "at least 1 chain"],
+    );
+    assert_bad(
+        &bad(with("knomial", "16", "1")),
+        &["--fanout", "1 is not a k-nomial radix"],
+    );
+}
+
 /// `dtsim collective` timing an 8-GPU AllReduce of `size`, with `extra`
 /// arguments.
 fn allreduce_with(size: &str, extra: &[&str]) -> Output {

@@ -180,6 +180,10 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
             Model::Collective { segment, .. } if segment > 0 => Some(segment),
             _ => None,
         },
+        fanout: match f.model {
+            Model::Collective { fanout, .. } if fanout > 0 => Some(fanout),
+            _ => None,
+        },
         segments: f.segments.clone(),
         residuals: f
             .residuals
@@ -915,7 +919,9 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// tree (read as Open MPI reads integers, `64k` and `0x10000` too; the
 /// split binary tree's segments are not modelled), and a chain of
 /// `coll_tuned_bcast_algorithm_chain_fanout` 1 or less as the pipeline
-/// (other fanouts and radices are fitted with Open MPI's defaults, 4);
+/// and another as that many chains, and with
+/// `coll_tuned_bcast_algorithm_knomial_radix` (at least 2) as the forced
+/// k-nomial tree's radix and the fixed decision's (`broadcast=ompi/K`);
 /// else `broadcast=ompi`. 5.0's coll han runs
 /// the collectives ahead of coll tuned, and earlier versions decided
 /// otherwise, so they keep the textbook algorithms. Another library is
@@ -1068,31 +1074,44 @@ pub fn library_algos(notes: &[String]) -> Algos {
         });
         // a forced broadcast down a tree keeps its segment size; a chain
         // of one (or less, which Open MPI's builder takes as one) is the
-        // pipeline; radices and other fanouts are not modelled (fitted
-        // with the defaults, 4), nor the split binary tree's segments
+        // pipeline, and another count of chains is that many; the k-nomial
+        // radix reaches the forced k-nomial tree and the fixed decision's
+        // (a radix below 2 never completes a broadcast: left at the
+        // default); the split binary tree's segments are not modelled
         let segment = set("coll_tuned_bcast_algorithm_segmentsize")
             .and_then(mca_integer)
             .filter(|&b| b > 0)
             .map(|b| b as u64);
-        let one_chain = set("coll_tuned_bcast_algorithm_chain_fanout")
+        let chains = set("coll_tuned_bcast_algorithm_chain_fanout").and_then(mca_integer);
+        let one_chain = chains.is_some_and(|f| f <= 1);
+        let chains = chains
+            .filter(|&f| f > 1 && f != sim::collective::OMPI_CHAINS as i64)
+            .map(|f| f.min(u32::MAX as i64) as u32);
+        let radix = set("coll_tuned_bcast_algorithm_knomial_radix")
             .and_then(mca_integer)
-            .is_some_and(|f| f <= 1);
-        let tree = |name: &'static str| -> Option<String> {
+            .filter(|&k| k >= 2 && k != sim::collective::OMPI_KNOMIAL_RADIX as i64)
+            .map(|k| k.min(u32::MAX as i64) as u32);
+        let tree_of = |name: &'static str, fanout: Option<u32>| -> Option<String> {
+            let name = match fanout {
+                Some(k) => format!("{name}/{k}"),
+                None => name.to_string(),
+            };
             Some(match segment {
                 Some(b) => format!("broadcast={name}:{b}"),
                 None => format!("broadcast={name}"),
             })
         };
+        let tree = |name: &'static str| tree_of(name, None);
         let broadcast = set("coll_tuned_bcast_algorithm")
             .filter(|_| dynamic)
             .map(|v| match v.to_ascii_lowercase().as_str() {
                 "1" | "basic_linear" => Some("broadcast=linear".to_string()),
                 "2" | "chain" if one_chain => tree("pipeline"),
-                "2" | "chain" => tree("chain"),
+                "2" | "chain" => tree_of("chain", chains),
                 "3" | "pipeline" => tree("pipeline"),
                 "4" | "split_binary_tree" => Some("broadcast=split-binary-tree".to_string()),
                 "5" | "binary_tree" => tree("binary-tree"),
-                "7" | "knomial" => tree("knomial"),
+                "7" | "knomial" => tree_of("knomial", radix),
                 "8" | "scatter_allgather" => Some("broadcast=scatter-allgather".to_string()),
                 "9" | "scatter_allgather_ring" => {
                     Some("broadcast=scatter-allgather-ring".to_string())
@@ -1117,7 +1136,11 @@ pub fn library_algos(notes: &[String]) -> Algos {
         .into_iter()
         .filter_map(|(forced, decision)| match forced {
             Some(Some(spec)) => Some(spec),
-            _ if decides => Some(decision.to_string()),
+            // the decision's k-nomial tree takes the radix set
+            _ if decides => Some(match radix {
+                Some(k) if decision == "broadcast=ompi" => format!("{decision}/{k}"),
+                _ => decision.to_string(),
+            }),
             _ => None,
         })
         .collect()
@@ -1960,6 +1983,86 @@ mod tests {
             assert_eq!(seg(m), segment, "broadcast {algo} {extra}");
             assert!(is(a.model("alltoall", 16), Algo::Ompi));
         }
+        // the chains and the k-nomial radix set: the forced chain's and
+        // k-nomial tree's, and the fixed decision's k-nomial tree's radix
+        // (0: Open MPI's default, 4, a radix below 2 left at it)
+        let fan = |m: Option<Model>| match m {
+            Some(Model::Collective { fanout, .. }) => fanout,
+            _ => u32::MAX,
+        };
+        for (algo, extra, want, fanout) in [
+            (
+                "2",
+                "coll_tuned_bcast_algorithm_chain_fanout=8",
+                Algo::Chain,
+                8,
+            ),
+            (
+                "chain",
+                "coll_tuned_bcast_algorithm_chain_fanout=4",
+                Algo::Chain,
+                0,
+            ),
+            (
+                "7",
+                "coll_tuned_bcast_algorithm_knomial_radix=2",
+                Algo::Knomial,
+                2,
+            ),
+            (
+                "7",
+                "coll_tuned_bcast_algorithm_knomial_radix=0x10",
+                Algo::Knomial,
+                16,
+            ),
+            (
+                "knomial",
+                "coll_tuned_bcast_algorithm_knomial_radix=1",
+                Algo::Knomial,
+                0,
+            ),
+            (
+                "0",
+                "coll_tuned_bcast_algorithm_knomial_radix=3",
+                Algo::Ompi,
+                3,
+            ),
+            (
+                "5",
+                "coll_tuned_bcast_algorithm_knomial_radix=3",
+                Algo::BinaryTree,
+                0,
+            ),
+            (
+                "7",
+                "coll_tuned_bcast_algorithm_chain_fanout=8",
+                Algo::Knomial,
+                0,
+            ),
+        ] {
+            let forced = format!("library setting: OMPI_MCA_coll_tuned_bcast_algorithm={algo}");
+            let extra = format!("library setting: OMPI_MCA_{extra}");
+            let n = notes(
+                "Open MPI v4.1.4, package: Debian OpenMPI",
+                &[
+                    "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                    &forced,
+                    &extra,
+                ],
+            );
+            let m = library_algos(&n).model("broadcast", 16);
+            assert!(is(m, want), "broadcast {algo} {extra}");
+            assert_eq!(fan(m), fanout, "broadcast {algo} {extra}");
+        }
+        // without dynamic rules the decision decides, its k-nomial tree of
+        // the radix set
+        let n = notes(
+            "Open MPI v4.1.4",
+            &["library setting: OMPI_MCA_coll_tuned_bcast_algorithm_knomial_radix=8"],
+        );
+        let m = library_algos(&n).model("broadcast", 64);
+        assert!(is(m, Algo::Ompi));
+        assert_eq!(fan(m), 8);
         let unruled = notes(
             "Open MPI v4.1.4",
             &["library setting: OMPI_MCA_coll_tuned_alltoall_algorithm=1"],

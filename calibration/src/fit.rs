@@ -77,6 +77,10 @@ pub enum Model {
         /// ([`Algo::takes_segments`]): its segment size in bytes
         /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented.
         segment: u64,
+        /// Broadcast down Open MPI's chains or k-nomial tree
+        /// ([`Algo::takes_fanout`]): the chains or the radix
+        /// ([`Collective::fanout`]); 0, Open MPI's default, 4.
+        fanout: u32,
     },
 }
 
@@ -91,6 +95,7 @@ impl Model {
                 ranks,
                 algo: fitted_collective(op).algo,
                 segment: 0,
+                fanout: 0,
             }),
         }
     }
@@ -110,9 +115,14 @@ impl Model {
         match self {
             Model::PointToPoint => alpha + bytes / bandwidth,
             Model::Collective {
-                op, algo, segment, ..
+                op,
+                algo,
+                segment,
+                fanout,
+                ..
             } => Collective {
                 segment: *segment,
+                fanout: *fanout,
                 ..fitted_collective(*op)
                     .with_algo(*algo)
                     .expect("a model's algorithm is its operation's")
@@ -247,7 +257,11 @@ impl Model {
         match (*self, self.algo_at(m)) {
             (
                 Model::Collective {
-                    op, ranks, segment, ..
+                    op,
+                    ranks,
+                    segment,
+                    fanout,
+                    ..
                 },
                 Some(algo),
             ) => Model::Collective {
@@ -255,6 +269,7 @@ impl Model {
                 ranks,
                 algo,
                 segment,
+                fanout,
             }
             .bytes_per_step(),
             _ => self.bytes_per_step(),
@@ -266,7 +281,11 @@ impl Model {
     /// Bruck's are one kind), or `None` if it runs none of that kind.
     pub fn running(&self, algo: Algo) -> Option<Model> {
         let Model::Collective {
-            op, ranks, segment, ..
+            op,
+            ranks,
+            segment,
+            fanout,
+            ..
         } = *self
         else {
             return None;
@@ -280,6 +299,7 @@ impl Model {
                 ranks,
                 algo,
                 segment,
+                fanout,
             })
     }
 
@@ -315,26 +335,30 @@ fn probe_sizes() -> impl Iterator<Item = f64> {
 /// Open MPI's binomial broadcast, which sends to every child at once
 /// (`broadcast=ompi-binomial`), segmented (`broadcast=ompi-binomial:64KiB`,
 /// Open MPI's `coll_tuned_bcast_algorithm_segmentsize`), or NCCL's
-/// pipelined tree (`allreduce=tree`), say. A fit reads the latency and
-/// bandwidth terms off the model at each measured size
+/// pipelined tree (`allreduce=tree`), say; Open MPI's chains and k-nomial
+/// tree with another fanout or radix than its default 4
+/// (`broadcast=chain/8`, `broadcast=knomial/2:64KiB`). A fit reads the
+/// latency and bandwidth terms off the model at each measured size
 /// ([`Model::terms`]), so any algorithm whose time is linear in α and
 /// 1/B at every size can be named; its piece count may grow with the size.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Algos(Vec<(Op, Algo, u64)>);
+pub struct Algos(Vec<(Op, Algo, u64, u32)>);
 
 impl Algos {
-    /// From `OP=ALGO[:SEGMENT]` specifications (`broadcast=ompi-binomial`,
-    /// `broadcast=ompi-binomial:64KiB`); an operation named twice takes
-    /// the last.
+    /// From `OP=ALGO[/FANOUT][:SEGMENT]` specifications
+    /// (`broadcast=ompi-binomial`, `broadcast=ompi-binomial:64KiB`,
+    /// `broadcast=knomial/2`: [`Collective::fanout`]); an operation named
+    /// twice takes the last.
     ///
     /// # Errors
     /// What is wrong with a specification: no `=`, an unknown operation
     /// or algorithm, an algorithm the operation does not have, a segment
     /// size that is not a size, is 0 or is given to another algorithm than
-    /// Open MPI's broadcast, or an algorithm whose time is not linear in
-    /// its latency and bandwidth.
+    /// Open MPI's broadcast, a fanout that is not a whole number, is given
+    /// to an algorithm without one, is 0 chains or a radix below 2, or an
+    /// algorithm whose time is not linear in its latency and bandwidth.
     pub fn parse(specs: &[String]) -> Result<Algos, String> {
-        let mut out: Vec<(Op, Algo, u64)> = Vec::new();
+        let mut out: Vec<(Op, Algo, u64, u32)> = Vec::new();
         for spec in specs {
             let (op, algo) = spec.split_once('=').ok_or_else(|| {
                 format!("--algo {spec}: give OP=ALGO, e.g. broadcast=ompi-binomial")
@@ -352,6 +376,18 @@ impl Algos {
                     (a, bytes)
                 }
                 None => (algo, 0),
+            };
+            let (algo, fanout) = match algo.split_once('/') {
+                Some((a, f)) => {
+                    let k: u32 = f.trim().parse().map_err(|_| {
+                        format!(
+                            "--algo {spec}: the fanout `{f}` is not a whole number (the chains of \
+                             chain/K, the radix of knomial/K)"
+                        )
+                    })?;
+                    (a, Some(k))
+                }
+                None => (algo, None),
             };
             let op = Op::from_name(op.trim()).ok_or_else(|| {
                 format!(
@@ -372,12 +408,36 @@ impl Algos {
                     algo.name()
                 )
             })?;
+            if fanout.is_some() && !algo.takes_fanout(op) {
+                return Err(format!(
+                    "--algo {spec}: a fanout applies to Open MPI's broadcast by chain (its \
+                     chains), knomial or ompi (its k-nomial tree's radix) only, not to {}={}",
+                    op.name(),
+                    algo.name()
+                ));
+            }
+            match fanout {
+                Some(0) if algo == Algo::Chain => {
+                    return Err(format!(
+                        "--algo {spec}: a chain broadcast needs at least 1 chain"
+                    ));
+                }
+                Some(k) if k < 2 && algo != Algo::Chain => {
+                    return Err(format!(
+                        "--algo {spec}: {k} is not a k-nomial radix: Open MPI's must be at \
+                         least 2 (a tree of radix 1 never branches)"
+                    ));
+                }
+                _ => {}
+            }
+            let fanout = fanout.unwrap_or(0);
             // the fit's cluster: single-GPU nodes on one plain network
             let flat = Model::Collective {
                 op,
                 ranks: 4,
                 algo,
                 segment,
+                fanout,
             }
             .cluster(1e-6, 1e10);
             if let Some(why) = Collective::new(op)
@@ -408,6 +468,7 @@ impl Algos {
                     ranks,
                     algo,
                     segment,
+                    fanout,
                 }
                 .is_linear_in_alpha_and_beta()
             });
@@ -418,15 +479,15 @@ impl Algos {
                     algo.name()
                 ));
             }
-            out.retain(|(o, _, _)| *o != op);
-            out.push((op, algo, segment));
+            out.retain(|(o, ..)| *o != op);
+            out.push((op, algo, segment, fanout));
         }
         Ok(Algos(out))
     }
 
     /// The model of `op` on `ranks` ranks: [`Model::for_op`], with this
-    /// set's algorithm (and segment size) where it names one for the
-    /// operation.
+    /// set's algorithm (and segment size and fanout) where it names one
+    /// for the operation.
     pub fn model(&self, op: &str, ranks: u32) -> Option<Model> {
         match Model::for_op(op, ranks)? {
             Model::Collective {
@@ -434,17 +495,19 @@ impl Algos {
                 ranks,
                 algo,
                 segment,
+                fanout,
             } => {
-                let (algo, segment) = self
+                let (algo, segment, fanout) = self
                     .0
                     .iter()
-                    .find(|(o, _, _)| *o == op)
-                    .map_or((algo, segment), |&(_, a, s)| (a, s));
+                    .find(|(o, ..)| *o == op)
+                    .map_or((algo, segment, fanout), |&(_, a, s, f)| (a, s, f));
                 Some(Model::Collective {
                     op,
                     ranks,
                     algo,
                     segment,
+                    fanout,
                 })
             }
             p => Some(p),
@@ -456,7 +519,7 @@ impl Algos {
     pub fn with_defaults(&self, defaults: &Algos) -> Algos {
         let mut out = self.0.clone();
         for d in &defaults.0 {
-            if !out.iter().any(|(op, _, _)| *op == d.0) {
+            if !out.iter().any(|(op, ..)| *op == d.0) {
                 out.push(*d);
             }
         }
@@ -465,7 +528,7 @@ impl Algos {
 
     /// Whether it names an algorithm for `op`.
     pub fn names(&self, op: Op) -> bool {
-        self.0.iter().any(|(o, _, _)| *o == op)
+        self.0.iter().any(|(o, ..)| *o == op)
     }
 
     /// Whether it names no algorithm.
@@ -475,7 +538,8 @@ impl Algos {
 
     /// A provenance note for each algorithm named: `fitted with
     /// broadcast=ompi-binomial (--algo)`, `fitted with
-    /// broadcast=ompi-binomial:65536 (--algo; segments of 65536 bytes)`.
+    /// broadcast=ompi-binomial:65536 (--algo; segments of 65536 bytes)`,
+    /// `fitted with broadcast=knomial/2 (--algo; radix 2)`.
     pub fn notes(&self) -> Vec<String> {
         self.notes_by_op().into_iter().map(|(_, n)| n).collect()
     }
@@ -484,16 +548,21 @@ impl Algos {
     pub fn notes_by_op(&self) -> Vec<(Op, String)> {
         self.0
             .iter()
-            .map(|&(op, algo, segment)| {
-                let note = match segment {
-                    0 => format!("fitted with {}={} (--algo)", op.name(), algo.name()),
-                    s => format!(
-                        "fitted with {}={}:{s} (--algo; segments of {s} bytes)",
-                        op.name(),
-                        algo.name()
-                    ),
-                };
-                (op, note)
+            .map(|&(op, algo, segment, fanout)| {
+                let mut spec = format!("{}={}", op.name(), algo.name());
+                let mut what = vec!["--algo".to_string()];
+                if fanout > 0 {
+                    spec += &format!("/{fanout}");
+                    what.push(match algo {
+                        Algo::Chain => format!("{fanout} chains"),
+                        _ => format!("radix {fanout}"),
+                    });
+                }
+                if segment > 0 {
+                    spec += &format!(":{segment}");
+                    what.push(format!("segments of {segment} bytes"));
+                }
+                (op, format!("fitted with {spec} ({})", what.join("; ")))
             })
             .collect()
     }
@@ -1659,10 +1728,59 @@ mod tests {
             ("broadcast=linear:64KiB", "not to broadcast=linear"),
             ("broadcast=ompi-binomial:0", "at least 1 byte"),
             ("broadcast=ompi-binomial:lots", "segment size `lots`"),
+            ("broadcast=knomial/1", "1 is not a k-nomial radix"),
+            ("broadcast=ompi/0:64KiB", "0 is not a k-nomial radix"),
+            ("broadcast=chain/0", "at least 1 chain"),
+            ("broadcast=binomial/3", "not to broadcast=binomial"),
+            ("allreduce=ring/3", "not to allreduce=ring"),
+            (
+                "broadcast=knomial/x",
+                "the fanout `x` is not a whole number",
+            ),
         ] {
             let e = spec(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
+        // Open MPI's chains and k-nomial tree of another fanout, on 8
+        // ranks of one link class: the k-nomial tree of radix 2 is its
+        // binomial tree; of radix 8, and 7 chains, the root sending to
+        // all at once (α + 7·m/B); one chain, the pipeline (7α + 7·m/B)
+        for (name, steps, bytes) in [
+            ("broadcast=knomial/2", 3.0, 6.0),
+            ("broadcast=knomial/8", 1.0, 7.0),
+            ("broadcast=chain/7", 1.0, 7.0),
+            ("broadcast=chain/1", 7.0, 7.0),
+            // 4 chains of 2 members (the default): 4·m/B, then one more
+            ("broadcast=chain", 2.0, 5.0),
+        ] {
+            let st = spec(name)
+                .unwrap()
+                .model("broadcast", 8)
+                .unwrap()
+                .structure();
+            assert!(
+                (st.steps - steps).abs() < 1e-9 && (st.bytes - bytes).abs() < 1e-9,
+                "{name}: {st:?}"
+            );
+        }
+        let k = spec("broadcast=knomial/2:64KiB").unwrap();
+        assert!(matches!(
+            k.model("broadcast", 8),
+            Some(Model::Collective {
+                algo: Algo::Knomial,
+                segment: 65536,
+                fanout: 2,
+                ..
+            })
+        ));
+        assert_eq!(
+            k.notes(),
+            ["fitted with broadcast=knomial/2:65536 (--algo; radix 2; segments of 65536 bytes)"]
+        );
+        assert_eq!(
+            spec("broadcast=chain/8").unwrap().notes(),
+            ["fitted with broadcast=chain/8 (--algo; 8 chains)"]
+        );
         // named twice: the last wins
         let twice = Algos::parse(&[
             "broadcast=ompi-binomial".to_string(),

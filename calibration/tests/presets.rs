@@ -96,6 +96,7 @@ fn try_predict(s: &System, algo: Option<&str>, size: u64) -> Option<f64> {
         servers: 0,
         local_aggregation: false,
         segment_size: None,
+        fanout: None,
         gpus: s.gpus,
         cluster: Description {
             bandwidth: s.bandwidth.map(String::from),

@@ -150,6 +150,11 @@ pub struct FitEntry {
     /// broadcast=ompi-binomial:SIZE`); absent, unsegmented.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment_bytes: Option<u64>,
+    /// Open MPI's chains (`algorithm = "chain"`) or k-nomial radix
+    /// (`"knomial"`, `"ompi"`) the fit modelled (`--algo
+    /// broadcast=knomial/K`); absent, its default, 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<u32>,
     /// Size regimes, or protocols by rising bandwidth.
     pub segments: Vec<SegmentEntry>,
     /// Relative residual (fitted − measured)/measured of every fitted point.
@@ -408,6 +413,7 @@ mod tests {
                 sharpness: Some(4.0),
                 algorithm: Some("ring".into()),
                 segment_bytes: None,
+                fanout: None,
                 segments: vec![Segment {
                     min_bytes: 8,
                     max_bytes: 1 << 20,

@@ -120,8 +120,13 @@ impl BcastTree {
                 }
                 mask /= k;
                 while mask > 0 {
+                    // a radix past the members stops at the last
                     for r in 1..k {
-                        push(idx as u64 + mask * r);
+                        let c = idx as u64 + mask * r;
+                        if c >= s64 {
+                            break;
+                        }
+                        push(c);
                     }
                     mask /= k;
                 }

@@ -423,6 +423,16 @@ impl Algo {
             )
     }
 
+    /// Whether `op` by this algorithm takes a [`Collective::fanout`]: the
+    /// broadcasts down Open MPI's chains (their number) and its k-nomial
+    /// tree (its radix), and its fixed decision, whose k-nomial tree takes
+    /// the radix (`coll_tuned_bcast_algorithm_knomial_radix` reaches it:
+    /// `ompi_coll_tuned_bcast_intra_do_this` passes it; the decision's
+    /// chain gets no fanout and is one chain, [`Algo::Pipeline`]).
+    pub fn takes_fanout(self, op: Op) -> bool {
+        op == Op::Broadcast && matches!(self, Algo::Chain | Algo::Knomial | Algo::Ompi)
+    }
+
     /// The tree a broadcast by this algorithm goes down
     /// ([`program::Phase::TreeBcastAll`]), for those that go down one.
     pub fn bcast_tree(self) -> Option<bcast::BcastTree> {
@@ -441,11 +451,12 @@ impl Algo {
 
 /// Open MPI's `coll_tuned_bcast_algorithm_chain_fanout` default: the
 /// chains of a forced `chain` broadcast (`ompi_info --param coll tuned
-/// --level 9`, 4.1.4).
+/// --level 9`, 4.1.4); another is [`Collective::fanout`].
 pub const OMPI_CHAINS: u32 = 4;
 
 /// Open MPI's `coll_tuned_bcast_algorithm_knomial_radix` default, which
-/// its fixed decision's k-nomial broadcast uses too (4.1.4).
+/// its fixed decision's k-nomial broadcast uses too (4.1.4); another is
+/// [`Collective::fanout`].
 pub const OMPI_KNOMIAL_RADIX: u32 = 4;
 
 /// What one run of a collective carries.
@@ -540,6 +551,13 @@ pub struct Collective {
     /// 0, unsegmented (its default, and what its fixed decision runs).
     /// Other algorithms ignore it.
     pub segment: u64,
+    /// Broadcast down Open MPI's chains (`chain`): how many
+    /// (`coll_tuned_bcast_algorithm_chain_fanout`); down its k-nomial tree
+    /// (`knomial`, and the k-nomial tree its fixed decision `ompi` picks):
+    /// the radix (`coll_tuned_bcast_algorithm_knomial_radix`). 0, Open
+    /// MPI's default for both, 4 ([`OMPI_CHAINS`], [`OMPI_KNOMIAL_RADIX`]).
+    /// Other algorithms ignore it ([`Algo::takes_fanout`]).
+    pub fanout: u32,
 }
 
 impl Collective {
@@ -553,6 +571,20 @@ impl Collective {
             local_aggregation: false,
             group: Grouping::All,
             segment: 0,
+            fanout: 0,
+        }
+    }
+
+    /// The tree a broadcast by `algo` (this collective's, or the one its
+    /// selection runs) goes down, with this collective's
+    /// [`Collective::fanout`] where `algo` takes one.
+    pub fn bcast_tree(&self, algo: Algo) -> Option<bcast::BcastTree> {
+        use bcast::BcastTree;
+        match (algo, self.fanout) {
+            (_, 0) => algo.bcast_tree(),
+            (Algo::Chain, f) => Some(BcastTree::Chain(f)),
+            (Algo::Knomial, k) => Some(BcastTree::Knomial(k)),
+            _ => algo.bcast_tree(),
         }
     }
 
@@ -966,7 +998,7 @@ impl Collective {
                 };
                 vec![Phase::TreeBcastAll {
                     group: all,
-                    tree: algo.bcast_tree().expect("a tree"),
+                    tree: self.bcast_tree(algo).expect("a tree"),
                     bytes: bytes / segments as f64,
                     segments,
                 }]
@@ -1327,9 +1359,9 @@ fn ompi_alltoall(members: u32) -> Vec<(f64, Algo)> {
 /// the last unbounded. It passes no segment size, so every tree runs
 /// unsegmented, and no chain fanout to its `chain`, which Open MPI's
 /// chain builder takes as one chain: [`Algo::Pipeline`]. Its k-nomial
-/// tree has radix [`OMPI_KNOMIAL_RADIX`] (its default; the fixed decision
-/// uses `coll_tuned_bcast_algorithm_knomial_radix` too, which is not
-/// modelled). Its scatter-allgather runs basic linear on fewer elements
+/// tree has radix [`OMPI_KNOMIAL_RADIX`], or the one
+/// `coll_tuned_bcast_algorithm_knomial_radix` sets, which the fixed
+/// decision passes it too ([`Collective::fanout`]). Its scatter-allgather runs basic linear on fewer elements
 /// than ranks, which its rows (from 256 KiB) never meet below 32,768
 /// ranks of 8-byte elements, and is left out.
 fn ompi_bcast(members: u32) -> Vec<(f64, Algo)> {

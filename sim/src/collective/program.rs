@@ -3475,4 +3475,58 @@ mod tests {
             }
         }
     }
+
+    /// Open MPI's chains and k-nomial tree of another fanout than its
+    /// default 4 (`Collective::fanout`), on one link class, in both
+    /// network models: the 3-nomial tree on 16 ranks 3α + (5 + 4 + 2)m/B
+    /// (the root's children 1, 2, 3, 6, 9; then 9's 10, 11, 12, 15; then
+    /// 12's 13, 14); 2 chains on 16 ranks (8 and 7 members) 8α + (2 +
+    /// 7)m/B; 40 chains on 10 ranks, as Open MPI caps them (at 32 and at
+    /// s − 1), α + 9m/B; radix 2 is Open MPI's binomial tree (3α + 6m/B on
+    /// 8 ranks), radix 100 on 8 ranks the root sending to all (α + 7m/B);
+    /// and `ompi`'s k-nomial tree (from 64 ranks) takes the radix.
+    #[test]
+    fn open_mpis_chains_and_radices() {
+        use crate::collective::{Algo, Collective, Op};
+        let (alpha, bw, m) = (4e-6, 1e9, 4e6);
+        let c = m / bw;
+        for (algo, fanout, s, want) in [
+            (Algo::Knomial, 3, 16u32, 3.0 * alpha + 11.0 * c),
+            (Algo::Chain, 2, 16, 8.0 * alpha + 9.0 * c),
+            (Algo::Chain, 40, 10, alpha + 9.0 * c),
+            (Algo::Knomial, 2, 8, 3.0 * alpha + 6.0 * c),
+            (Algo::Knomial, 100, 8, alpha + 7.0 * c),
+            (Algo::Ompi, 2, 64, 6.0 * alpha + 21.0 * c),
+        ] {
+            let spec = ClusterSpec::flat(s, bw, alpha);
+            let coll = Collective {
+                fanout,
+                ..Collective::new(Op::Broadcast).with_algo(algo).unwrap()
+            };
+            let a = coll.analytical(&spec).time(m);
+            let f = crate::collective::exec::run_flow(&coll, &spec, m)
+                .unwrap()
+                .time
+                .as_secs();
+            for (model, t) in [("analytical", a), ("flow", f)] {
+                assert!(
+                    (t - want).abs() <= 1e-9 * want,
+                    "{}/{fanout} on {s}, {model}: {t} against {want}",
+                    algo.name()
+                );
+            }
+        }
+        // the binomial tree the same, sent by Open MPI's own algorithm
+        let spec = ClusterSpec::flat(8, bw, alpha);
+        let k2 = Collective {
+            fanout: 2,
+            ..Collective::new(Op::Broadcast)
+                .with_algo(Algo::Knomial)
+                .unwrap()
+        };
+        let bin = Collective::new(Op::Broadcast)
+            .with_algo(Algo::OmpiBinomial)
+            .unwrap();
+        assert_eq!(k2.analytical(&spec).time(m), bin.analytical(&spec).time(m));
+    }
 }

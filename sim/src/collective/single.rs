@@ -43,6 +43,10 @@ pub struct Request {
     /// Broadcast by `ompi-binomial`: Open MPI's segment size in bytes
     /// (`None`: unsegmented, its default when the algorithm is forced).
     pub segment_size: Option<u64>,
+    /// Broadcast by `chain`: Open MPI's number of chains; by `knomial` or
+    /// `ompi`: its k-nomial tree's radix (`None`: its default, 4;
+    /// [`Collective::fanout`]).
+    pub fanout: Option<u32>,
     /// The cluster; its node count is `gpus / gpus_per_node`.
     pub gpus: u32,
     /// The cluster but for its node count (`nodes` is ignored).
@@ -217,6 +221,33 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
         }
         coll.segment = seg;
     }
+    if let Some(f) = req.fanout {
+        if !coll.algo.takes_fanout(op) {
+            return Err(invalid(
+                "fanout",
+                format!(
+                    "applies to broadcast by chain (the chains), knomial or ompi (the k-nomial tree's radix), not to {} by {}",
+                    op.name(),
+                    coll.algo.name()
+                ),
+            ));
+        }
+        if coll.algo == Algo::Chain && f == 0 {
+            return Err(invalid(
+                "fanout",
+                "a chain broadcast needs at least 1 chain",
+            ));
+        }
+        if coll.algo != Algo::Chain && f < 2 {
+            return Err(invalid(
+                "fanout",
+                format!(
+                    "{f} is not a k-nomial radix: Open MPI's must be at least 2 (a tree of radix 1 never branches)"
+                ),
+            ));
+        }
+        coll.fanout = f;
+    }
     if req.gpus == 0 {
         return Err(invalid("gpus", "must be at least 1"));
     }
@@ -228,7 +259,7 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     }
     // a segmented broadcast's windows of levels, priced level-step by
     // level-step: a deep tree in many segments would take hours
-    if let (Some(seg), Some(tree)) = (req.segment_size, coll.algo.bcast_tree()) {
+    if let (Some(seg), Some(tree)) = (req.segment_size, coll.bcast_tree(coll.algo)) {
         let depth = tree.height(req.gpus) as u64;
         let segments = req.size.div_ceil(seg);
         let work = depth.saturating_mul(segments.min(depth));
@@ -327,6 +358,7 @@ mod tests {
             servers: 0,
             local_aggregation: false,
             segment_size: None,
+            fanout: None,
             gpus: 8,
             cluster: Description::new(0, 4, "ib-edr-100g"),
             model: NetModel::Analytical,
