@@ -697,8 +697,27 @@ fn compute_jitter(v: Option<f64>, default: f64) -> Result<f64, Invalid> {
 /// DCT-DP with a measured window that is not a whole number of
 /// life-spans: the window holds ⌊iterations/L⌋ or one more of the sorts,
 /// so its mean is not the long-run mean (docs/scenarios.md).
+///
+/// Tables in host memory synchronised by a sparse PS on more than one GPU:
+/// the servers hold the tables, so where the workers would keep them
+/// changes nothing (docs/models.md §6.7).
 pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
     let mut out = priority_advice(cfg);
+    let host_tables = cfg
+        .model
+        .layers
+        .iter()
+        .filter_map(|l| l.embedding.as_ref())
+        .any(|e| e.placement == crate::workload::TablePlacement::Host);
+    if host_tables
+        && cfg.strategy.sparse == Some(crate::strategy::SparseMethod::Ps)
+        && cfg.cluster.gpus() > 1
+    {
+        out.push(invalid(
+            "strategy.sparse",
+            "the parameter servers hold the sparse tables (Parallax's), so tables in host memory (`placement = \"host\"`) change nothing here: no worker looks them up or updates them",
+        ));
+    }
     let s = &cfg.strategy;
     let (n, l) = (cfg.iterations, s.dct_lifespan);
     let dct = s.dense == crate::strategy::DenseMethod::Dct;
@@ -1396,6 +1415,23 @@ density = 0.1
                 .map(|i| i + 1);
             assert_eq!(e.line, line, "{e}");
         }
+        // a sparse PS's servers hold the tables: host memory is warned of
+        // as changing nothing (on several GPUs; on one the process still
+        // looks its tables up), at `strategy.sparse`'s line
+        let warned = |text: &str| load_str(text, "f.toml", "f").unwrap()[0].warnings.clone();
+        let ps = format!("{host}[strategy]\nsparse = \"ps\"\n");
+        let w = warned(&ps);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key.as_deref(), Some("strategy.sparse"));
+        assert!(w[0].message.contains("change nothing here"), "{}", w[0]);
+        assert_eq!(w[0].line, Some(ps.lines().count()));
+        assert!(warned(&format!("{lm}[strategy]\nsparse = \"ps\"\n")).is_empty());
+        assert!(warned(&format!("{host}[strategy]\nsparse = \"alltoall\"\n")).is_empty());
+        let one_gpu = ps.replace(
+            "nodes = 2\ngpus_per_node = 2",
+            "nodes = 1\ngpus_per_node = 1",
+        );
+        assert!(warned(&one_gpu).is_empty());
     }
 
     /// `model.embedding_zipf` puts a preset's tables under the token model,
