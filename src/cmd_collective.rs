@@ -335,7 +335,18 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             };
             // the fanout where the tree run takes it
             match (req.fanout, out.runs.unwrap_or(out.algo)) {
-                (Some(f), "chain") => format!("{runs} of {f} chains"),
+                (Some(f), "chain") => {
+                    let made = sim::collective::bcast::chains(c.gpus(), f);
+                    if made == f {
+                        format!("{runs} of {}", Count(f as u64, "chain"))
+                    } else {
+                        // Open MPI's builder caps them
+                        format!(
+                            "{runs} of {} ({f} asked: at most 32, and one fewer than the GPUs)",
+                            Count(made as u64, "chain")
+                        )
+                    }
+                }
                 (Some(k), "knomial") => format!("{runs} of radix {k}"),
                 _ => runs,
             }

@@ -516,8 +516,9 @@ fn segmented_ompi_broadcast() {
 /// m/B (the root's five children, 9's four, 12's two; docs/calibration.md)
 /// against the 4-nomial's 9, and 2 chains 9 m/B against 4 chains' 7; the
 /// line and the JSON say the fanout, `ompi` passes it to its k-nomial
-/// tree (from 64 ranks), and it is refused where it means nothing, at 0
-/// chains and below radix 2.
+/// tree (from 64 ranks), chains past what Open MPI makes are said as
+/// capped, and it is refused where it means nothing, at 0 chains and below
+/// radix 2.
 #[test]
 fn open_mpis_fanouts() {
     let base = |algo: &'static str, gpus: &'static str| {
@@ -560,6 +561,14 @@ fn open_mpis_fanouts() {
     ));
     assert!(
         text.contains("(chain of 2 chains, analytical model)"),
+        "{text}"
+    );
+    // as many chains as Open MPI makes: at most one fewer than the ranks
+    let text = stdout(&dtsim(
+        &[&["collective"], &with("chain", "16", "40")[..]].concat(),
+    ));
+    assert!(
+        text.contains("(chain of 15 chains (40 asked: at most 32, and one fewer than the GPUs)"),
         "{text}"
     );
     let text = stdout(&dtsim(

@@ -225,6 +225,13 @@ fn chain_shape(s: u32, fanout: u32) -> (u32, u32, u32) {
     (f, len, mark)
 }
 
+/// The chains Open MPI's chain builder makes on `s` ≥ 2 members for a
+/// fanout of `fanout`: at least 1, at most its `MAXTREEFANOUT` (32) and
+/// s − 1; 0 on fewer members.
+pub fn chains(s: u32, fanout: u32) -> u32 {
+    if s < 2 { 0 } else { chain_shape(s, fanout).0 }
+}
+
 /// The head and length of the chain member `idx` ≥ 1 of `s` is on.
 fn chain_run(s: u32, fanout: u32, idx: u32) -> (u32, u32) {
     let (_, len, mark) = chain_shape(s, fanout);
