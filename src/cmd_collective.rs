@@ -58,9 +58,11 @@ pub struct CollectiveArgs {
     #[arg(long)]
     algo: Option<String>,
     /// Broadcast down one of Open MPI's trees (ompi-binomial, chain,
-    /// pipeline, binary-tree, knomial): its segment size
-    /// (coll_tuned_bcast_algorithm_segmentsize, "64KiB"); each segment
-    /// goes down the tree behind the last [default: unsegmented].
+    /// pipeline, binary-tree, knomial, split-binary-tree): its segment
+    /// size (coll_tuned_bcast_algorithm_segmentsize, "64KiB"); each
+    /// segment goes down the tree behind the last (the split tree's
+    /// halves so, and where a segment is larger than a half Open MPI's
+    /// pipeline instead) [default: unsegmented].
     #[arg(long)]
     segment_size: Option<String>,
     /// Broadcast by chain: the number of chains
@@ -151,7 +153,8 @@ struct Output<'a> {
     /// indices), bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     density: Option<f64>,
-    /// A selection (`mpich`): the algorithm it runs at this size.
+    /// A selection (`mpich`, `ompi`): the algorithm it runs at this size;
+    /// the split binary tree in segments over a half: Open MPI's pipeline.
     #[serde(skip_serializing_if = "Option::is_none")]
     runs: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -276,6 +279,14 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
     let t = single::time(&req)
         .map_err(|e| CliError::Input(format!("--{}: {}", e.field.replace('_', "-"), e.message)))?;
     let c = &t.cluster;
+    // the segments the buffer goes in (the split tree's halves each so)
+    let segments = req.segment_size.map(|s| {
+        sim::collective::Collective::new(t.op)
+            .with_algo(t.algo)
+            .map_or(1, |k| {
+                sim::collective::Collective { segment: s, ..k }.segments(size)
+            })
+    });
     let out = Output {
         op: t.op.name(),
         algo: t.algo.name(),
@@ -290,16 +301,26 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         network: &c.network,
         bytes_sent_per_gpu: t.bytes_sent_per_gpu,
         density: t.sparse.map(|s| s.density),
-        runs: sim::collective::Collective::new(t.op)
-            .with_algo(t.algo)
-            .map(|k| k.selected(c.gpus(), size as f64))
-            .filter(|&r| r != t.algo)
-            .map(|r| r.name()),
+        runs: match req.segment_size {
+            // Open MPI's split binary tree runs its pipeline where a
+            // segment is larger than a half
+            Some(s)
+                if t.algo == sim::collective::Algo::SplitBinaryTree
+                    && s as f64 > size as f64 / 2.0 =>
+            {
+                Some(sim::collective::Algo::Pipeline.name())
+            }
+            _ => sim::collective::Collective::new(t.op)
+                .with_algo(t.algo)
+                .map(|k| k.selected(c.gpus(), size as f64))
+                .filter(|&r| r != t.algo)
+                .map(|r| r.name()),
+        },
         precision: t.sparse.map(|s| s.precision.name()),
         k: t.sparse.map(|s| s.k),
         payload_bytes: t.sparse.map(|s| s.payload_bytes),
         segment_size_bytes: req.segment_size,
-        segments: req.segment_size.map(|s| size.div_ceil(s).max(1)),
+        segments,
         fanout: req.fanout,
     };
     if a.json {
@@ -315,14 +336,14 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             s.k,
             HumanBytes(s.payload_bytes as f64)
         ),
-        None => match req.segment_size {
-            Some(seg) => format!(
+        None => match (req.segment_size, segments) {
+            (Some(seg), Some(n)) => format!(
                 "{} in {} of {}",
                 HumanBytes(size as f64),
-                Count(size.div_ceil(seg).max(1), "segment"),
+                Count(n, "segment"),
                 HumanBytes(seg as f64)
             ),
-            None => HumanBytes(size as f64).to_string(),
+            _ => HumanBytes(size as f64).to_string(),
         },
     };
     print_line(format_args!(
@@ -337,7 +358,10 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             match (req.fanout, out.runs.unwrap_or(out.algo)) {
                 (Some(f), "chain") => {
                     let made = sim::collective::bcast::chains(c.gpus(), f);
-                    if made == f {
+                    if made == 0 {
+                        // one GPU: nothing to send
+                        runs
+                    } else if made == f {
                         format!("{runs} of {}", Count(f as u64, "chain"))
                     } else {
                         // Open MPI's builder caps them

@@ -578,7 +578,8 @@ fn open_mpis_fanouts() {
         text.contains("(ompi: knomial of radix 2, analytical model)"),
         "{text}"
     );
-    // the decision's k-nomial tree of radix 2: Open MPI's binomial tree
+    // the decision's k-nomial tree of radix 2, of the shape of Open MPI's
+    // binomial tree: as long on single-GPU nodes
     assert_eq!(
         time(&with("ompi", "64", "2")),
         time(&base("ompi-binomial", "64"))
@@ -595,6 +596,53 @@ fn open_mpis_fanouts() {
     assert_bad(
         &bad(with("knomial", "16", "1")),
         &["--fanout", "1 is not a k-nomial radix"],
+    );
+}
+
+/// Open MPI's split binary tree in segments from the command line: each
+/// half in ⌈(m/2)/segment⌉ (8 of 512 KiB for 4 MiB), faster than whole
+/// halves; a segment over a half runs Open MPI's pipeline, as long as
+/// `--algo pipeline` in those segments, and the line says so.
+#[test]
+fn split_binary_tree_in_segments() {
+    let args = |algo: &'static str, seg: &'static str| {
+        vec![
+            "--op",
+            "broadcast",
+            "--algo",
+            algo,
+            "--gpus",
+            "8",
+            "--size",
+            "4MiB",
+            "--model",
+            "analytical",
+            "--segment-size",
+            seg,
+        ]
+    };
+    let v = collective_json(&args("split-binary-tree", "512KiB"));
+    assert_eq!(v["segments"], 8);
+    assert!(v.get("runs").is_none(), "{v}");
+    let whole = collective_json(&args("split-binary-tree", "2MiB"));
+    assert_eq!(whole["segments"], 2);
+    assert!(
+        v["time_s"].as_f64() < whole["time_s"].as_f64(),
+        "{v} {whole}"
+    );
+    let over = collective_json(&args("split-binary-tree", "3MiB"));
+    assert_eq!(over["runs"], "pipeline");
+    assert_eq!(over["segments"], 2);
+    assert_eq!(
+        over["time_s"],
+        collective_json(&args("pipeline", "3MiB"))["time_s"]
+    );
+    let text = stdout(&dtsim(
+        &[&["collective"], &args("split-binary-tree", "3MiB")[..]].concat(),
+    ));
+    assert!(
+        text.contains("(split-binary-tree: pipeline, analytical model)"),
+        "{text}"
     );
 }
 

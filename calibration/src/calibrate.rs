@@ -916,8 +916,8 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// binary, binary, binomial as `ompi-binomial`, k-nomial,
 /// scatter-allgather, with the ring), with its
 /// `coll_tuned_bcast_algorithm_segmentsize` where it segments down a
-/// tree (read as Open MPI reads integers, `64k` and `0x10000` too; the
-/// split binary tree's segments are not modelled), and a chain of
+/// tree or the split binary tree's halves (read as Open MPI reads
+/// integers, `64k` and `0x10000` too), and a chain of
 /// `coll_tuned_bcast_algorithm_chain_fanout` 1 or less as the pipeline
 /// and another as that many chains, and with
 /// `coll_tuned_bcast_algorithm_knomial_radix` (at least 2) as the forced
@@ -1077,7 +1077,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
         // pipeline, and another count of chains is that many; the k-nomial
         // radix reaches the forced k-nomial tree and the fixed decision's
         // (a radix below 2 never completes a broadcast: left at the
-        // default); the split binary tree's segments are not modelled
+        // default)
         let segment = set("coll_tuned_bcast_algorithm_segmentsize")
             .and_then(mca_integer)
             .filter(|&b| b > 0)
@@ -1109,7 +1109,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
                 "2" | "chain" if one_chain => tree("pipeline"),
                 "2" | "chain" => tree_of("chain", chains),
                 "3" | "pipeline" => tree("pipeline"),
-                "4" | "split_binary_tree" => Some("broadcast=split-binary-tree".to_string()),
+                "4" | "split_binary_tree" => tree("split-binary-tree"),
                 "5" | "binary_tree" => tree("binary-tree"),
                 "7" | "knomial" => tree_of("knomial", radix),
                 "8" | "scatter_allgather" => Some("broadcast=scatter-allgather".to_string()),
@@ -1234,10 +1234,10 @@ fn open_mpi_version(library: &str) -> Option<(u32, u32)> {
 pub fn with_library_defaults(user: &Algos, notes: &[String]) -> (Algos, Vec<String>) {
     let lib = library_algos(notes);
     let used: Vec<String> = lib
-        .notes_by_op()
+        .notes_by_op_from("as the MPI library and its settings chose")
         .into_iter()
         .filter(|(op, _)| !user.names(*op))
-        .map(|(_, n)| n.replace("(--algo)", "(as the MPI library and its settings chose)"))
+        .map(|(_, n)| n)
         .collect();
     (user.with_defaults(&lib), used)
 }
@@ -1953,12 +1953,12 @@ mod tests {
                 Algo::BinaryTree,
                 32768,
             ),
-            // the split tree's segments are not modelled
+            // the split tree's halves in segments
             (
                 "4",
                 "coll_tuned_bcast_algorithm_segmentsize=1024",
                 Algo::SplitBinaryTree,
-                0,
+                1024,
             ),
             // what this version does not name: the binomial tree
             ("12", "", Algo::OmpiBinomial, 0),
@@ -2239,6 +2239,26 @@ mod tests {
                 "fitted with alltoall=mpich (as the MPI library and its settings chose)",
                 "fitted with broadcast=mpich (as the MPI library and its settings chose)"
             ]
+        );
+        // Open MPI's settings: a radix and a segment size said as the
+        // library's, not the user's
+        let ompi = notes(
+            "Open MPI v4.1.4",
+            &[
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                "library setting: OMPI_MCA_coll_tuned_bcast_algorithm=7",
+                "library setting: OMPI_MCA_coll_tuned_bcast_algorithm_knomial_radix=3",
+                "library setting: OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize=65536",
+            ],
+        );
+        let (_, used) = with_library_defaults(&Algos::default(), &ompi);
+        assert!(
+            used.contains(
+                &"fitted with broadcast=knomial/3:65536 (as the MPI library and its settings \
+                  chose; radix 3; segments of 65536 bytes)"
+                    .to_string()
+            ),
+            "{used:?}"
         );
         let user = Algos::parse(&["broadcast=ompi-binomial".into()]).unwrap();
         let (a, used) = with_library_defaults(&user, &mpich);

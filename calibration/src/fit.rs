@@ -454,7 +454,7 @@ impl Algos {
                 return Err(format!(
                     "--algo {spec}: a segment size applies to the broadcasts down Open MPI's \
                      trees only (broadcast=ompi-binomial:SIZE, chain, pipeline, binary-tree, \
-                     knomial), not to {}={}",
+                     knomial, split-binary-tree), not to {}={}",
                     op.name(),
                     algo.name()
                 ));
@@ -546,11 +546,17 @@ impl Algos {
 
     /// [`Algos::notes`], each with the operation it is about.
     pub fn notes_by_op(&self) -> Vec<(Op, String)> {
+        self.notes_by_op_from("--algo")
+    }
+
+    /// [`Algos::notes_by_op`], saying `why` each algorithm was named
+    /// (`--algo`; "as the MPI library and its settings chose").
+    pub fn notes_by_op_from(&self, why: &str) -> Vec<(Op, String)> {
         self.0
             .iter()
             .map(|&(op, algo, segment, fanout)| {
                 let mut spec = format!("{}={}", op.name(), algo.name());
-                let mut what = vec!["--algo".to_string()];
+                let mut what = vec![why.to_string()];
                 if fanout > 0 {
                     spec += &format!("/{fanout}");
                     what.push(match algo {
@@ -1742,8 +1748,9 @@ mod tests {
             assert!(e.contains(says), "{bad}: {e}");
         }
         // Open MPI's chains and k-nomial tree of another fanout, on 8
-        // ranks of one link class: the k-nomial tree of radix 2 is its
-        // binomial tree; of radix 8, and 7 chains, the root sending to
+        // ranks of one link class: the k-nomial tree of radix 2 takes as
+        // long as its binomial tree (the same shape, numbered the other
+        // way); of radix 8, and 7 chains, the root sending to
         // all at once (α + 7·m/B); one chain, the pipeline (7α + 7·m/B)
         for (name, steps, bytes) in [
             ("broadcast=knomial/2", 3.0, 6.0),

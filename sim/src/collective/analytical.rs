@@ -208,6 +208,27 @@ impl CostModel {
         };
         let prog = whole.program(cluster, 1.0);
         let mut model = CostModel::of_program(&prog, cluster);
+        if coll.algo == super::Algo::SplitBinaryTree {
+            // its descent's windows are strided, and priced per size
+            model.steps.clear();
+            model.segmented = Some(Segmented {
+                segment: coll.segment as f64,
+                depth: prog.steps(),
+                windows: Vec::new(),
+                deep: None,
+                split: Some(SplitParts {
+                    whole: (whole, cluster.clone()),
+                    pipeline: Box::new(CostModel::new(
+                        &Collective {
+                            algo: super::Algo::Pipeline,
+                            ..*coll
+                        },
+                        cluster,
+                    )),
+                }),
+            });
+            return model;
+        }
         let topo = Topology::new(cluster);
         let symmetric = prog.node_symmetric();
         let reps: Vec<u32> = (0..prog.participants())
@@ -234,6 +255,7 @@ impl CostModel {
             depth,
             windows,
             deep: (!shallow).then(|| (whole, cluster.clone())),
+            split: None,
         });
         model
     }
@@ -276,6 +298,17 @@ impl CostModel {
     pub fn bytes_sent_total(&self, bytes: f64) -> f64 {
         if let Some(m) = self.chosen(bytes) {
             return m.bytes_sent_total(bytes);
+        }
+        // the split binary tree runs Open MPI's pipeline where a segment
+        // is larger than a half
+        if let Some(Segmented {
+            segment,
+            split: Some(sp),
+            ..
+        }) = &self.segmented
+            && *segment > bytes / 2.0
+        {
+            return sp.pipeline.bytes_sent_total(bytes);
         }
         self.sent_per_byte * bytes
     }
@@ -325,7 +358,7 @@ impl Scratch {
 /// of buffer at its most loaded link, dominated terms dropped.
 fn step_terms(
     prog: &Program,
-    steps: std::ops::Range<u32>,
+    steps: impl IntoIterator<Item = u32>,
     topo: &Topology,
     reps: &[u32],
     symmetric: bool,
@@ -400,6 +433,91 @@ struct Segmented {
     /// A deep tree's unsegmented collective and cluster, whose windows
     /// are priced when asked.
     deep: Option<(Collective, ClusterSpec)>,
+    /// Open MPI's split binary tree in segments ([`SplitParts`]; then
+    /// `depth` is its unsegmented program's steps, the swap's among them).
+    split: Option<SplitParts>,
+}
+
+/// Open MPI's split binary tree in segments of at most `segment` bytes
+/// ([`super::bcast::split_send`]): with S segments a half, member v sends
+/// segment j to its child r in step a(v) + 1 + 2j + r, the unsegmented
+/// tree's step a(v) + 1 + r shifted by 2j; so step k of the segmented
+/// descent runs the unsegmented descent steps of k's parity from k − 2(S
+/// − 1) to k, priced together (a strided window), each send a segment;
+/// then the swap of whole halves. From step D − 1 to 2S − 2 (D the
+/// unsegmented descent's steps) the window holds every step of its
+/// parity: those 2S − D steps alternate two prices. Priced per size,
+/// O(D) windows of O(D) steps whatever S. Where a segment is larger than
+/// a half, Open MPI runs its pipeline instead (`pipeline`).
+#[derive(Debug, Clone, PartialEq)]
+struct SplitParts {
+    /// The unsegmented collective and its cluster.
+    whole: (Collective, ClusterSpec),
+    /// The pipeline in the same segments.
+    pipeline: Box<CostModel>,
+}
+
+impl SplitParts {
+    /// Seconds for a buffer of `bytes` in segments of at most `segment`;
+    /// `steps`, the unsegmented program's (its descent's and the swap).
+    fn time(&self, segment: f64, steps: u32, bytes: f64) -> f64 {
+        let half = bytes / 2.0;
+        if segment > half {
+            return self.pipeline.time(bytes);
+        }
+        if steps == 0 {
+            return 0.0;
+        }
+        let (coll, cluster) = &self.whole;
+        // compiled for a 1-byte buffer: a send of the descent carries 0.5
+        // of it, so a segment of `piece` bytes prices as 2·piece of buffer
+        let prog = coll.program(cluster, 1.0);
+        let topo = Topology::new(cluster);
+        let symmetric = prog.node_symmetric();
+        let reps: Vec<u32> = (0..prog.participants())
+            .filter(|&q| !symmetric || prog.node_of(q) == 0)
+            .collect();
+        let mut scratch = Scratch::new(&topo);
+        let s = ((half / segment).ceil() as u64).max(1);
+        let piece = half / s as f64;
+        let d = (steps - 1) as u64;
+        let mut window = |k: u64, x: f64| {
+            let lo = k.saturating_sub(2 * (s - 1));
+            let hi = k.min(d.saturating_sub(1));
+            let strided = (lo..=hi).filter(|t| t % 2 == k % 2).map(|t| t as u32);
+            step_terms(&prog, strided, &topo, &reps, symmetric, &mut scratch)
+                .0
+                .iter()
+                .map(|&(a, c)| a + x * c)
+                .fold(0.0, f64::max)
+        };
+        let descent = d + 2 * (s - 1);
+        let (mut k, mut total) = (0u64, 0.0);
+        while k < descent {
+            if d >= 1 && k >= d - 1 && k + 1 < 2 * s {
+                // every step of each parity: the two prices alternate over
+                // k..2S − 1
+                let run = 2 * s - 1 - k;
+                let (now, next) = (window(k, 2.0 * piece), window(k + 1, 2.0 * piece));
+                total += run.div_ceil(2) as f64 * now + (run / 2) as f64 * next;
+                k += run;
+            } else {
+                total += window(k, 2.0 * piece);
+                k += 1;
+            }
+        }
+        // the swap, whole halves
+        let swap = step_terms(
+            &prog,
+            d as u32..d as u32 + 1,
+            &topo,
+            &reps,
+            symmetric,
+            &mut scratch,
+        )
+        .0;
+        total + swap.iter().map(|&(a, c)| a + bytes * c).fold(0.0, f64::max)
+    }
 }
 
 /// The deepest tree whose segmented windows are all compiled at once
@@ -409,6 +527,9 @@ const MAX_COMPILED_DEPTH: u32 = 64;
 
 impl Segmented {
     fn time(&self, bytes: f64) -> f64 {
+        if let Some(sp) = &self.split {
+            return sp.time(self.segment, self.depth, bytes);
+        }
         let p = self.depth as u64;
         if p == 0 {
             return 0.0;
@@ -952,6 +1073,70 @@ mod tests {
         ] {
             check_selection(Op::AllToAll, Algo::Mpich, n, &switches, &runs, |_| false);
         }
+    }
+
+    /// Open MPI's split binary tree in segments: its strided windows
+    /// price every size as the whole segmented program does, step by
+    /// step (`CostModel::of_program` of the program built at that size, a
+    /// step's sends sharing links), on one link class (1 to 40 ranks) and
+    /// on 4 × 4 GPUs of two link classes, for 1, 2, 3, 7 and 100 segments a
+    /// half; the closed forms on one link class of 3 ranks, (2S + 1)α +
+    /// 1.5·m/B (the root's 2S sends, then the swap), and of 2 ranks, (S +
+    /// 1)α + m/B (its S sends to its one child, the odd steps idle); and a
+    /// segment larger than a half runs Open MPI's pipeline in segments.
+    #[test]
+    fn the_segmented_split_tree_is_priced_by_strided_windows() {
+        let (alpha, bw, m) = (2e-6, 1e9, 4e6);
+        let split = |segment: u64| Collective {
+            segment,
+            ..Collective::new(Op::Broadcast)
+                .with_algo(Algo::SplitBinaryTree)
+                .unwrap()
+        };
+        let mut specs: Vec<ClusterSpec> = (1..=40u32)
+            .map(|n| ClusterSpec::flat(n, bw, alpha))
+            .collect();
+        specs.push(
+            crate::cluster::build::Description::new(4, 4, "ib-edr-100g")
+                .build()
+                .unwrap(),
+        );
+        for spec in &specs {
+            for segments in [1u64, 2, 3, 7, 100] {
+                let coll = split((m as u64 / 2).div_ceil(segments));
+                let whole = CostModel::of_program(&coll.program(spec, m), spec).time(1.0);
+                let what = format!("{} GPUs, {segments} segments", spec.gpus());
+                close(coll.analytical(spec).time(m), whole, &what);
+            }
+        }
+        for segments in [1u64, 5, 64] {
+            let coll = split((m as u64 / 2).div_ceil(segments));
+            let s = segments as f64;
+            let three = ClusterSpec::flat(3, bw, alpha);
+            let want = (2.0 * s + 1.0) * alpha + 1.5 * m / bw;
+            close(coll.analytical(&three).time(m), want, "3 ranks");
+            let two = ClusterSpec::flat(2, bw, alpha);
+            close(
+                coll.analytical(&two).time(m),
+                (s + 1.0) * alpha + m / bw,
+                "2 ranks",
+            );
+        }
+        // a segment over a half: the pipeline, in segments of it
+        let spec = ClusterSpec::flat(8, bw, alpha);
+        let pipeline = Collective {
+            algo: Algo::Pipeline,
+            ..split(3_000_000)
+        };
+        close(
+            split(3_000_000).analytical(&spec).time(m),
+            pipeline.analytical(&spec).time(m),
+            "pipeline",
+        );
+        assert_eq!(
+            split(3_000_000).analytical(&spec).bytes_sent_total(m),
+            pipeline.analytical(&spec).bytes_sent_total(m)
+        );
     }
 
     /// Open MPI's segmented pipeline on one link class: every step runs

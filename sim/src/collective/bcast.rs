@@ -267,54 +267,71 @@ fn split_arrival(v: u32) -> u32 {
     level + (v + 1 - (1u32 << level)).count_ones() - 1
 }
 
+/// Steps of the split binary tree's descent on `s` members in
+/// `segments` segments a half: [`split_descent`], and two more for each
+/// segment after the first (a member sends each segment to its first
+/// child, then to its second, a step each).
+pub fn split_steps(s: u32, segments: u32) -> u32 {
+    if s <= 1 {
+        return 0;
+    }
+    split_descent(s) + 2 * (segments.max(1) - 1)
+}
+
 /// Member `idx`'s sends in step `k` of Open MPI's split binary tree on
-/// `s` members (`ompi_coll_base_bcast_intra_split_bintree`, unsegmented):
-/// (receiver, halves) pairs. Steps before [`split_descent`] go down the
-/// binary tree, member v sending its half to its first child in the step
-/// after it arrived and to its second in the next (the root: the first
-/// half to member 1, the second to member 2); in the last step the left
-/// subtree's members (odd) swap halves with the next member, and on an
-/// even count the root sends the second half to the last member, which
-/// has no pair.
-pub fn split_send(s: u32, idx: u32, k: u32, mut each: impl FnMut(u32)) {
+/// `s` members (`ompi_coll_base_bcast_intra_split_bintree`), each half in
+/// `segments` segments (1: unsegmented): `each(receiver, swap)`, `swap`
+/// for a whole half of the last step, else a segment. Steps before
+/// [`split_steps`] go down the binary tree: member v sends segment j to
+/// its first child in step a(v) + 1 + 2j and to its second in the next,
+/// a(v) the step it receives segment 0 in (the root: a(0) = −1, the first
+/// half to member 1, the second to member 2), so that each segment
+/// arrives two steps after the last, as its parent sends it (blocking
+/// sends, one child at a time; a member with one child, or the root of
+/// two members, idles every other step, which costs nothing); in the last
+/// step the left subtree's members (odd) swap halves with the next
+/// member, and on an even count the root sends the second half to the
+/// last member, which has no pair.
+pub fn split_send(s: u32, idx: u32, k: u32, segments: u32, mut each: impl FnMut(u32, bool)) {
     if s <= 1 {
         return;
     }
-    let descent = split_descent(s);
+    let descent = split_steps(s, segments);
     if k < descent {
         let start = if idx == 0 { 0 } else { split_arrival(idx) + 1 };
         if k >= start {
-            let r = k - start;
+            let (j, r) = ((k - start) / 2, (k - start) % 2);
             let delta = 1u64 << kary_level(2, idx);
             let child = idx as u64 + delta * (r as u64 + 1);
-            if r < 2 && child < s as u64 {
-                each(child as u32);
+            if j < segments.max(1) && child < s as u64 {
+                each(child as u32, false);
             }
         }
     } else if k == descent {
         if idx == 0 {
             if s.is_multiple_of(2) {
-                each(s - 1);
+                each(s - 1, true);
             }
         } else if idx % 2 == 1 {
             if idx + 1 < s {
-                each(idx + 1);
+                each(idx + 1, true);
             }
         } else {
-            each(idx - 1);
+            each(idx - 1, true);
         }
     }
 }
 
 /// Messages member `idx` receives in step `k` of the split binary tree
-/// ([`split_send`]).
-pub fn split_recvs(s: u32, idx: u32, k: u32) -> u32 {
+/// in `segments` segments a half ([`split_send`]).
+pub fn split_recvs(s: u32, idx: u32, k: u32, segments: u32) -> u32 {
     if s <= 1 || idx == 0 {
         return 0;
     }
-    let descent = split_descent(s);
+    let descent = split_steps(s, segments);
     (if k < descent {
-        split_arrival(idx) == k
+        let a = split_arrival(idx);
+        k >= a && (k - a).is_multiple_of(2) && (k - a) / 2 < segments.max(1)
     } else {
         k == descent
     }) as u32

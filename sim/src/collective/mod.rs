@@ -410,7 +410,8 @@ impl Algo {
 
     /// Whether `op` by this algorithm can be cut into segments
     /// ([`Collective::segment`]): the broadcasts down Open MPI's trees,
-    /// which its generic broadcast pipelines segment by segment.
+    /// which its generic broadcast pipelines segment by segment, and its
+    /// split binary tree, which sends each half down its subtree so.
     pub fn takes_segments(self, op: Op) -> bool {
         op == Op::Broadcast
             && matches!(
@@ -420,6 +421,7 @@ impl Algo {
                     | Algo::Pipeline
                     | Algo::BinaryTree
                     | Algo::Knomial
+                    | Algo::SplitBinaryTree
             )
     }
 
@@ -546,10 +548,13 @@ pub struct Collective {
     /// payloads ([`Collective::with_group`]).
     pub group: Grouping,
     /// Broadcast down one of Open MPI's trees (`ompi-binomial`, `chain`,
-    /// `pipeline`, `binary-tree`, `knomial`: [`Algo::takes_segments`]):
-    /// its segment size in bytes (`coll_tuned_bcast_algorithm_segmentsize`);
-    /// 0, unsegmented (its default, and what its fixed decision runs).
-    /// Other algorithms ignore it.
+    /// `pipeline`, `binary-tree`, `knomial`, `split-binary-tree`:
+    /// [`Algo::takes_segments`]): its segment size in bytes
+    /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented (its
+    /// default, and what its fixed decision runs). The split binary tree
+    /// cuts each half so, and runs the pipeline in such segments where one
+    /// is larger than a half, as Open MPI does. Other algorithms ignore
+    /// it.
     pub segment: u64,
     /// Broadcast down Open MPI's chains (`chain`): how many
     /// (`coll_tuned_bcast_algorithm_chain_fanout`); down its k-nomial tree
@@ -572,6 +577,23 @@ impl Collective {
             group: Grouping::All,
             segment: 0,
             fanout: 0,
+        }
+    }
+
+    /// The segments a broadcast of `bytes` in [`Collective::segment`]s
+    /// sends the buffer in: ⌈bytes/segment⌉ down a tree, and the split
+    /// binary tree's two halves ⌈(bytes/2)/segment⌉ each (the pipeline's,
+    /// where a segment is larger than a half); 1 unsegmented.
+    pub fn segments(&self, bytes: u64) -> u64 {
+        let seg = self.segment;
+        if seg == 0 || !self.algo.takes_segments(self.op) {
+            return 1;
+        }
+        let half = bytes as f64 / 2.0;
+        if self.algo == Algo::SplitBinaryTree && seg as f64 <= half {
+            2 * (half / seg as f64).ceil().max(1.0) as u64
+        } else {
+            bytes.div_ceil(seg).max(1)
         }
     }
 
@@ -1003,10 +1025,32 @@ impl Collective {
                     segments,
                 }]
             }
-            (Op::Broadcast, Algo::SplitBinaryTree) => vec![Phase::SplitBinaryTree {
-                group: all,
-                bytes: bytes / 2.0,
-            }],
+            // Open MPI runs its pipeline (a chain of one) in segments
+            // instead where a segment is larger than a half
+            (Op::Broadcast, Algo::SplitBinaryTree)
+                if self.segment > 0 && self.segment as f64 > bytes / 2.0 =>
+            {
+                let segments = (bytes / self.segment as f64).ceil().max(1.0) as u32;
+                vec![Phase::TreeBcastAll {
+                    group: all,
+                    tree: bcast::BcastTree::Chain(1),
+                    bytes: bytes / segments as f64,
+                    segments,
+                }]
+            }
+            (Op::Broadcast, Algo::SplitBinaryTree) => {
+                let half = bytes / 2.0;
+                let segments = if self.segment > 0 {
+                    (half / self.segment as f64).ceil().max(1.0) as u32
+                } else {
+                    1
+                };
+                vec![Phase::SplitBinaryTree {
+                    group: all,
+                    bytes: half,
+                    segments,
+                }]
+            }
             (Op::Broadcast, Algo::ScatterAllgather | Algo::ScatterAllgatherRing) => {
                 let block = bytes / n;
                 let scatter = Phase::BinomialScatter { group: all, block };

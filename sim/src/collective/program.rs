@@ -163,18 +163,22 @@ pub enum Phase {
         segments: u32,
     },
     /// Open MPI's split binary tree broadcast from member 0
-    /// (`ompi_coll_base_bcast_intra_split_bintree`, unsegmented;
-    /// [`bcast::split_send`]): the first half of the buffer goes down the
-    /// binary tree's left subtree (odd members) and the second down the
-    /// right (even), each member sending to its first child, then to its
-    /// second (blocking sends, a step each); then odd member i swaps
-    /// halves with member i + 1, and on an even count the root sends the
-    /// second half to the last member. `bytes` is a half.
+    /// (`ompi_coll_base_bcast_intra_split_bintree`; [`bcast::split_send`]):
+    /// the first half of the buffer goes down the binary tree's left
+    /// subtree (odd members) and the second down the right (even), each
+    /// member sending to its first child, then to its second (blocking
+    /// sends, a step each), segment by segment where the half is cut into
+    /// `segments` (`coll_tuned_bcast_algorithm_segmentsize`; a member
+    /// forwards segment j while it receives j + 1); then odd member i
+    /// swaps halves with member i + 1, and on an even count the root sends
+    /// the second half to the last member. `bytes` is a half.
     SplitBinaryTree {
         /// Groups.
         group: Grouping,
         /// Bytes of a half.
         bytes: f64,
+        /// Segments a half is cut into (1: unsegmented).
+        segments: u32,
     },
     /// The binomial scatter of Open MPI's scatter-allgather broadcasts
     /// ([`bcast::scatter_send`]): ⌈log2 s⌉ steps; in step k a member that
@@ -994,9 +998,11 @@ impl Program {
                 0 => 0,
                 depth => depth + segments.max(1) - 1,
             },
-            Phase::SplitBinaryTree { group, .. } => match self.group_size(group) {
+            Phase::SplitBinaryTree {
+                group, segments, ..
+            } => match self.group_size(group) {
                 0 | 1 => 0,
-                s => bcast::split_descent(s) + 1,
+                s => bcast::split_steps(s, segments) + 1,
             },
             Phase::BinomialScatter { group, .. } => bcast::scatter_steps(self.group_size(group)),
             Phase::BcastDoubling { group, .. } => bcast::doubling_steps(self.group_size(group)),
@@ -1999,14 +2005,21 @@ impl Program {
                     });
                 }
             }
-            &Phase::SplitBinaryTree { group, bytes } => {
+            &Phase::SplitBinaryTree {
+                group,
+                bytes,
+                segments,
+            } => {
                 if p >= self.gpus || !self.in_group(p, group) {
                     return;
                 }
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
-                bcast::split_send(s, idx, k, |to| {
-                    out.push(Send::to(self.member(id, to, group), bytes))
+                // a segment down the tree, the whole half in the swap
+                let segment = bytes / segments.max(1) as f64;
+                bcast::split_send(s, idx, k, segments, |to, swap| {
+                    let b = if swap { bytes } else { segment };
+                    out.push(Send::to(self.member(id, to, group), b))
                 });
             }
             &Phase::BinomialScatter { group, block } | &Phase::BcastDoubling { group, block } => {
@@ -2194,7 +2207,9 @@ impl Program {
                 let s = self.group_size(group);
                 let (_, idx) = self.locate(p, group);
                 match self.phases[i] {
-                    Phase::SplitBinaryTree { .. } => bcast::split_recvs(s, idx, k),
+                    Phase::SplitBinaryTree { segments, .. } => {
+                        bcast::split_recvs(s, idx, k, segments)
+                    }
                     Phase::BinomialScatter { .. } => bcast::scatter_recv(s, idx, k) as u32,
                     _ => bcast::doubling_recv(s, idx, k) as u32,
                 }
@@ -2549,7 +2564,17 @@ mod tests {
                             0,
                         );
                     }
-                    check_balance(&spec, vec![Phase::SplitBinaryTree { group, bytes: 1.0 }], 0);
+                    for segments in [1, 3] {
+                        check_balance(
+                            &spec,
+                            vec![Phase::SplitBinaryTree {
+                                group,
+                                bytes: 1.0,
+                                segments,
+                            }],
+                            0,
+                        );
+                    }
                     check_balance(
                         &spec,
                         vec![
@@ -3301,6 +3326,7 @@ mod tests {
             let phases = vec![Phase::SplitBinaryTree {
                 group: Grouping::All,
                 bytes: 1.0,
+                segments: 1,
             }];
             check_balance(&spec, phases.clone(), 0);
             let prog = Program::new(&spec, phases, 0);
@@ -3336,6 +3362,59 @@ mod tests {
                 }
             }
             assert!(has.iter().all(|&h| h == Some(2)), "s {s}: {has:?}");
+            // in 3 segments a half: a member below the root receives its
+            // subtree's three segments in order, two steps apart, and
+            // sends segment j only after it received it (the root holds
+            // them all)
+            let segments = 3;
+            let prog = Program::new(
+                &spec,
+                vec![Phase::SplitBinaryTree {
+                    group: Grouping::All,
+                    bytes: 3.0,
+                    segments,
+                }],
+                0,
+            );
+            let descent = prog.steps().saturating_sub(1);
+            // each member's children: whom it sends to in the descent
+            let mut kids = vec![std::collections::BTreeSet::new(); s as usize];
+            for step in 0..descent {
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    kids[p as usize].extend(out.iter().map(|x| x.to));
+                }
+            }
+            let mut got = vec![Vec::<u32>::new(); s as usize];
+            let mut sent = vec![0u32; s as usize];
+            for step in 0..descent {
+                let mut arrived = Vec::new();
+                for p in 0..s {
+                    out.clear();
+                    prog.sends(p, step, &mut out);
+                    for send in &out {
+                        assert_eq!(send.bytes, 1.0, "s {s}: a segment");
+                        let j = sent[p as usize] / kids[p as usize].len() as u32;
+                        assert!(
+                            p == 0 || (got[p as usize].len() as u32) > j,
+                            "s {s}, step {step}: {p} sends segment {j} before it has it"
+                        );
+                        arrived.push(send.to);
+                    }
+                    sent[p as usize] += out.len() as u32;
+                }
+                for to in arrived {
+                    got[to as usize].push(step);
+                }
+            }
+            for (p, steps) in got.iter().enumerate().skip(1) {
+                assert_eq!(steps.len(), segments as usize, "s {s}: {p} got {steps:?}");
+                assert!(
+                    steps.windows(2).all(|w| w[1] == w[0] + 2),
+                    "s {s}: {p} {steps:?}"
+                );
+            }
         }
     }
 
@@ -3482,7 +3561,8 @@ mod tests {
     /// (the root's children 1, 2, 3, 6, 9; then 9's 10, 11, 12, 15; then
     /// 12's 13, 14); 2 chains on 16 ranks (8 and 7 members) 8α + (2 +
     /// 7)m/B; 40 chains on 10 ranks, as Open MPI caps them (at 32 and at
-    /// s − 1), α + 9m/B; radix 2 is Open MPI's binomial tree (3α + 6m/B on
+    /// s − 1), α + 9m/B; radix 2 has the shape of Open MPI's binomial tree,
+    /// numbered the other way, so its time on one link class (3α + 6m/B on
     /// 8 ranks), radix 100 on 8 ranks the root sending to all (α + 7m/B);
     /// and `ompi`'s k-nomial tree (from 64 ranks) takes the radix.
     #[test]
@@ -3516,7 +3596,7 @@ mod tests {
                 );
             }
         }
-        // the binomial tree the same, sent by Open MPI's own algorithm
+        // Open MPI's binomial tree takes as long on one link class
         let spec = ClusterSpec::flat(8, bw, alpha);
         let k2 = Collective {
             fanout: 2,

@@ -196,7 +196,7 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
             return Err(invalid(
                 "segment_size",
                 format!(
-                    "applies to broadcast down Open MPI's trees (ompi-binomial, chain, pipeline, binary-tree, knomial), not to {} by {}",
+                    "applies to broadcast down Open MPI's trees (ompi-binomial, chain, pipeline, binary-tree, knomial, split-binary-tree), not to {} by {}",
                     op.name(),
                     coll.algo.name()
                 ),

@@ -715,7 +715,7 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
     {
         out.push(invalid(
             "strategy.sparse",
-            "the parameter servers hold the sparse tables (Parallax's), so tables in host memory (`placement = \"host\"`) change nothing here: no worker looks them up or updates them",
+            "the parameter servers of a sparse PS (`sparse = \"ps\"`, which `dense = \"ps\"` and `\"dct\"` take by default) hold the sparse tables, as Parallax's do, so tables in host memory (`placement = \"host\"`) change nothing here: no worker looks them up or updates them",
         ));
     }
     let s = &cfg.strategy;
