@@ -133,8 +133,9 @@ struct NetArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, bruck, ompi or mpich: Open MPI's linear exchange,
-    /// its modified Bruck, and the libraries' choices among them and the
+    /// alltoall=linear, scattered, bruck, ompi or mpich: Open MPI's linear
+    /// exchange, MPICH's scattered one (linear in batches of 32), Open
+    /// MPI's modified Bruck, and the libraries' choices among them and the
     /// pairwise one.
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
@@ -202,8 +203,9 @@ struct CollectiveArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, bruck, ompi or mpich: Open MPI's linear exchange,
-    /// its modified Bruck, and the libraries' choices among them and the
+    /// alltoall=linear, scattered, bruck, ompi or mpich: Open MPI's linear
+    /// exchange, MPICH's scattered one (linear in batches of 32), Open
+    /// MPI's modified Bruck, and the libraries' choices among them and the
     /// pairwise one.
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;

@@ -50,9 +50,10 @@ pub struct CollectiveArgs {
     /// broadcast ring|binomial|ompi-binomial|linear|chain|pipeline|binary-tree|split-binary-tree|knomial|scatter-allgather|scatter-allgather-ring|ompi|mpich
     /// (ompi-binomial to scatter-allgather-ring: Open MPI's algorithms,
     /// its trees sending to every child at once; ompi, mpich: Open MPI's
-    /// and MPICH's default selections among them by size); alltoall pairwise|linear|bruck|mpich|ompi
-    /// (Open MPI's linear and modified Bruck; mpich, ompi: MPICH's and
-    /// Open MPI's default selections among the three);
+    /// and MPICH's default selections among them by size); alltoall pairwise|linear|scattered|bruck|mpich|ompi
+    /// (Open MPI's linear and modified Bruck; MPICH's scattered exchange,
+    /// linear in batches of 32; mpich, ompi: MPICH's and Open MPI's
+    /// default selections among them);
     /// ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]

@@ -50,9 +50,10 @@ pub struct ValidateArgs {
     /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
     /// whose switch the size regimes break at; allgather=ompi, Open MPI
     /// 4.1's; allreduce=rabenseifner, allreduce=mpich, allreduce=ompi, the
-    /// MPI libraries' allreduce; alltoall=linear, alltoall=bruck,
-    /// alltoall=ompi, alltoall=mpich, Open MPI's alltoalls and the
-    /// libraries' choices among them and the pairwise exchange. A profile that names its MPI library is
+    /// MPI libraries' allreduce; alltoall=linear, alltoall=scattered,
+    /// alltoall=bruck, alltoall=ompi, alltoall=mpich, Open MPI's
+    /// alltoalls, MPICH's scattered exchange (linear in batches of 32) and
+    /// the libraries' choices among them and the pairwise exchange. A profile that names its MPI library is
     /// fitted with the library's own choice unless this names another.
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;

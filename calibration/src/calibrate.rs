@@ -1007,7 +1007,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
         let from_4 = version.is_some_and(|v| v >= (4, 0));
         let exchange = match forced("ALLTOALL").as_deref() {
             Some("brucks" | "k_brucks") => Some("alltoall=bruck"),
-            Some("scattered") => Some("alltoall=linear"),
+            Some("scattered") => Some("alltoall=scattered"),
             Some("pairwise") => Some("alltoall=pairwise"),
             Some("pairwise_sendrecv_replace") if from_4 => Some("alltoall=mpich"),
             // nb (the nonblocking selection), or what is not modelled:
@@ -1772,7 +1772,7 @@ mod tests {
             (
                 "4.1.2",
                 "MPICH_ALLTOALL_INTRA_ALGORITHM=scattered",
-                Algo::Linear,
+                Algo::Scattered,
             ),
             (
                 "4.1.2",

@@ -199,7 +199,7 @@ impl Model {
             } => return 0.5,
             Model::Collective {
                 op: Op::AllToAll,
-                algo: Algo::Linear,
+                algo: Algo::Linear | Algo::Scattered,
                 ranks,
                 ..
             } => return 1.0 / ranks.max(1) as f64,

@@ -945,16 +945,24 @@ mod tests {
     /// steps, c_k the block indices below N with bit k set. The flow
     /// model agrees to a picosecond a step, and every rank sends the N − 1
     /// blocks (pairwise, linear) or Σ c_k blocks (Bruck's, more than N − 1
-    /// from N = 3: blocks travel a step per bit of their index). Open
+    /// from N = 3: blocks travel a step per bit of their index); MPICH's
+    /// scattered exchange Σ_k (α + b_k·m/N/B) over ⌈N/32⌉ batches of b_k
+    /// distances (the linear one's time up to 32 ranks; on 33 and 70 ranks
+    /// 2 and 3 steps). Open
     /// MPI's selection (`ompi`) switches where its table says and runs
     /// each algorithm's time between.
     #[test]
     fn alltoall_algorithms() {
         let (alpha, bw) = (5e-6, 1e9);
         let exchange = |algo: Algo| Collective::new(Op::AllToAll).with_algo(algo).unwrap();
-        for n in [2u32, 3, 5, 8, 12, 16] {
+        for n in [2u32, 3, 5, 8, 12, 16, 32, 33, 70] {
             let spec = ClusterSpec::flat(n, bw, alpha);
             let nf = n as f64;
+            // MPICH's scattered exchange: batches of the distances
+            // [32k, 32k + 32) below N, but 0, each a step
+            let batches: Vec<f64> = (0..n.div_ceil(32))
+                .map(|k| ((32 * k + 32).min(n) - (32 * k).max(1)) as f64)
+                .collect();
             let log = 32 - (n - 1).leading_zeros();
             let blocks: Vec<f64> = (0..log)
                 .map(|k| (1..n).filter(|j| j & (1 << k) != 0).count() as f64)
@@ -977,6 +985,11 @@ mod tests {
                         Algo::Bruck,
                         blocks.iter().map(|c| alpha + c * block / bw).sum(),
                         blocks.iter().sum::<f64>() * block,
+                    ),
+                    (
+                        Algo::Scattered,
+                        batches.iter().map(|c| alpha + c * block / bw).sum(),
+                        (nf - 1.0) * block,
                     ),
                 ];
                 for (algo, want, sent) in cases {
@@ -1035,7 +1048,8 @@ mod tests {
 
     /// MPICH's AlltoAll selection, by each block's bytes (a whole number
     /// of them): Bruck's up to 256 on 8 ranks or more, the scattered
-    /// exchange (linear) up to 32 KiB, the pairwise exchange past it; its
+    /// exchange up to 32 KiB (in batches of 32 destinations: two on 40
+    /// ranks), the pairwise exchange past it; its
     /// switches at the first buffer of whole blocks past each bound, and
     /// each size's time that of the algorithm it runs, in both models.
     #[test]
@@ -1045,8 +1059,8 @@ mod tests {
                 4u32,
                 vec![32_769.0 * 4.0],
                 vec![
-                    (1e3, Algo::Linear),
-                    (131_072.0, Algo::Linear),
+                    (1e3, Algo::Scattered),
+                    (131_072.0, Algo::Scattered),
                     (131_076.0, Algo::Pairwise),
                     (4e6, Algo::Pairwise),
                 ],
@@ -1056,8 +1070,8 @@ mod tests {
                 vec![257.0 * 8.0, 32_769.0 * 8.0],
                 vec![
                     (2048.0, Algo::Bruck),
-                    (2056.0, Algo::Linear),
-                    (262_144.0, Algo::Linear),
+                    (2056.0, Algo::Scattered),
+                    (262_144.0, Algo::Scattered),
                     (262_152.0, Algo::Pairwise),
                 ],
             ),
@@ -1066,8 +1080,17 @@ mod tests {
                 vec![257.0 * 12.0, 32_769.0 * 12.0],
                 vec![
                     (3e3, Algo::Bruck),
-                    (1e5, Algo::Linear),
+                    (1e5, Algo::Scattered),
                     (1e6, Algo::Pairwise),
+                ],
+            ),
+            (
+                40,
+                vec![257.0 * 40.0, 32_769.0 * 40.0],
+                vec![
+                    (1e4, Algo::Bruck),
+                    (1e5, Algo::Scattered),
+                    (4e6, Algo::Pairwise),
                 ],
             ),
         ] {

@@ -152,6 +152,7 @@ impl Op {
             Op::AllToAll => &[
                 Algo::Pairwise,
                 Algo::Linear,
+                Algo::Scattered,
                 Algo::Bruck,
                 Algo::Mpich,
                 Algo::Ompi,
@@ -292,6 +293,13 @@ pub enum Algo {
     /// Broadcast all at once: the root sends every other rank the buffer
     /// in one step (Open MPI's `basic_linear`).
     Linear,
+    /// AlltoAll by MPICH's scattered exchange
+    /// (`MPIR_Alltoall_intra_scattered`): every send and receive posted
+    /// at once, in batches of [`MPICH_ALLTOALL_THROTTLE`] destinations
+    /// (`MPIR_CVAR_ALLTOALL_THROTTLE`'s default, the rank itself among the
+    /// first), each batch waited for before the next: ⌈N/32⌉ steps, one
+    /// (as [`Algo::Linear`]) up to 32 ranks ([`program::Phase::Linear`]).
+    Scattered,
     /// The algorithm MPICH chooses by default (its collective selection,
     /// `maint/tuning/coll/mpir/generic.json`; [`Collective::selected`]).
     /// AllGather, by the thresholds `MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE` =
@@ -343,7 +351,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 27] = [
+    pub const ALL: [Algo; 28] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -364,6 +372,7 @@ impl Algo {
         Algo::Ompi,
         Algo::Rabenseifner,
         Algo::Linear,
+        Algo::Scattered,
         Algo::Chain,
         Algo::Pipeline,
         Algo::BinaryTree,
@@ -396,6 +405,7 @@ impl Algo {
             Algo::Ompi => "ompi",
             Algo::Rabenseifner => "rabenseifner",
             Algo::Linear => "linear",
+            Algo::Scattered => "scattered",
             Algo::Chain => "chain",
             Algo::Pipeline => "pipeline",
             Algo::BinaryTree => "binary-tree",
@@ -1068,9 +1078,15 @@ impl Collective {
                 }
             }
             (Op::Broadcast, _) => vec![Phase::BinomialBcast { group: all, bytes }],
+            (Op::AllToAll, Algo::Scattered) => vec![Phase::Linear {
+                group: all,
+                chunk: bytes / n,
+                batch: MPICH_ALLTOALL_THROTTLE,
+            }],
             (Op::AllToAll, Algo::Linear) => vec![Phase::Linear {
                 group: all,
                 chunk: bytes / n,
+                batch: 0,
             }],
             (Op::AllToAll, Algo::Bruck) => vec![Phase::BruckAllToAll {
                 group: all,
@@ -1563,11 +1579,11 @@ fn mpich_bcast(members: u32, bytes: f64) -> Algo {
 /// each block's bytes (`avg_msg_size`: the send count times the type's
 /// size, a rank's data for one other): Bruck's for blocks of at most
 /// [`MPICH_ALLTOALL_SHORT`] bytes on 8 ranks or more; the scattered
-/// exchange, every send and receive posted at once (in batches of
+/// exchange, every send and receive posted at once, in batches of
 /// `MPIR_CVAR_ALLTOALL_THROTTLE`, 32 destinations, the rank itself among
-/// them, which this leaves out: one batch up to 32 ranks), as
-/// [`Algo::Linear`], for blocks of at most
-/// [`MPICH_ALLTOALL_MEDIUM`]; the pairwise exchange past it. MPICH pairs
+/// them ([`Algo::Scattered`]: one batch up to 32 ranks, as
+/// [`Algo::Linear`]), for blocks of at most [`MPICH_ALLTOALL_MEDIUM`];
+/// the pairwise exchange past it. MPICH pairs
 /// ranks by exclusive or on a power of two, where [`Algo::Pairwise`]
 /// sends to rank + k and receives from rank − k: each step moves one
 /// block a rank either way, the same on one link class.
@@ -1577,7 +1593,7 @@ fn mpich_alltoall(members: u32, bytes: f64) -> Algo {
     if members >= 8 && block < MPICH_ALLTOALL_SHORT + 1.0 {
         Algo::Bruck
     } else if block < MPICH_ALLTOALL_MEDIUM + 1.0 {
-        Algo::Linear
+        Algo::Scattered
     } else {
         Algo::Pairwise
     }
@@ -1590,6 +1606,11 @@ const MPICH_ALLTOALL_SHORT: f64 = 256.0;
 /// MPICH's AlltoAll: blocks of at most this many bytes run the scattered
 /// exchange ([`mpich_alltoall`]).
 const MPICH_ALLTOALL_MEDIUM: f64 = 32_768.0;
+
+/// `MPIR_CVAR_ALLTOALL_THROTTLE`'s default: the destinations MPICH's
+/// scattered AlltoAll posts at a time, the rank itself among the first
+/// ([`Algo::Scattered`]; MPICH 3.3 to 5.0, `alltoall.c`'s CVAR table).
+pub const MPICH_ALLTOALL_THROTTLE: u32 = 32;
 
 /// `MPIR_CVAR_BCAST_SHORT_MSG_SIZE`'s default, bytes: a broadcast of at
 /// most this runs the binomial tree ([`mpich_bcast`]).

@@ -212,12 +212,19 @@ pub enum Phase {
     /// AlltoAll all at once (Open MPI's `basic_linear`, and its
     /// `linear_sync` without a limit on outstanding requests, coll tuned's
     /// default): one step in which every member sends `chunk` to each of
-    /// the s − 1 others, the sends sharing the member's links.
+    /// the s − 1 others, the sends sharing the member's links. In batches
+    /// of `batch` > 0 (MPICH's scattered exchange, which posts
+    /// `MPIR_CVAR_ALLTOALL_THROTTLE` receives and sends at a time and
+    /// waits for them all): step k sends member i's block to member i − d
+    /// for every d in [k·batch, (k + 1)·batch) below s but 0 (the member
+    /// itself, which MPICH counts in its first batch), ⌈s/batch⌉ steps.
     Linear {
         /// Groups.
         group: Grouping,
         /// Bytes per send.
         chunk: f64,
+        /// Destinations a batch (0: all at once).
+        batch: u32,
     },
     /// AlltoAll by Bruck's algorithm as Open MPI runs it
     /// (`ompi_coll_base_alltoall_intra_bruck`, its "modified Bruck"):
@@ -1010,7 +1017,11 @@ impl Program {
                 ceil_log2(self.group_size(group))
             }
             Phase::Pairwise { group, .. } => self.group_size(group).saturating_sub(1),
-            Phase::Linear { group, .. } => (self.group_size(group) > 1) as u32,
+            Phase::Linear { group, batch, .. } => match self.group_size(group) {
+                0 | 1 => 0,
+                s if batch == 0 => (s > 1) as u32,
+                s => s.div_ceil(batch),
+            },
             Phase::BruckAllToAll { group, .. } => ceil_log2(self.group_size(group)),
             Phase::Shift { .. } => 1,
             Phase::RecursiveDoubling { group, .. } => {
@@ -2089,7 +2100,7 @@ impl Program {
                     Phase::BinomialReduce { group, bytes } => (group, bytes),
                     Phase::BinomialBcast { group, bytes } => (group, bytes),
                     Phase::Pairwise { group, chunk } => (group, chunk),
-                    Phase::Linear { group, chunk } => (group, chunk),
+                    Phase::Linear { group, chunk, .. } => (group, chunk),
                     Phase::BruckAllToAll { group, chunk } => (group, chunk),
                     Phase::RecursiveDoubling { group, bytes } => (group, bytes),
                     Phase::Bruck { group, bytes } => (group, bytes),
@@ -2118,10 +2129,18 @@ impl Program {
                 }
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
-                if let Phase::Linear { .. } = ph {
-                    // to every other member at once
-                    for j in 1..s {
-                        out.push(Send::to(self.member(id, (idx + j) % s, group), bytes));
+                if let &Phase::Linear { batch, .. } = ph {
+                    if batch == 0 {
+                        // to every other member at once
+                        for j in 1..s {
+                            out.push(Send::to(self.member(id, (idx + j) % s, group), bytes));
+                        }
+                    } else {
+                        // to member i − d for this step's batch of d
+                        let lo = k.saturating_mul(batch).max(1);
+                        for d in lo..(k + 1).saturating_mul(batch).min(s) {
+                            out.push(Send::to(self.member(id, (idx + s - d) % s, group), bytes));
+                        }
                     }
                     return;
                 }
@@ -2287,8 +2306,12 @@ impl Program {
                     // one message per channel (see `ring_sends`)
                     Phase::Ring { .. } => return self.ring_channels(group),
                     Phase::Pairwise { .. } | Phase::BruckAllToAll { .. } => true,
-                    // from every other member
-                    Phase::Linear { .. } => return s - 1,
+                    // from every other member, or this step's batch of them
+                    Phase::Linear { batch: 0, .. } => return s - 1,
+                    Phase::Linear { batch, .. } => {
+                        let lo = k.saturating_mul(*batch).max(1);
+                        return (k + 1).saturating_mul(*batch).min(s).saturating_sub(lo);
+                    }
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
                     Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
                     // every member hears from member i + 2^k
@@ -2597,7 +2620,17 @@ mod tests {
                         0,
                     );
                     check_balance(&spec, vec![Phase::Bruck { group, bytes: 1.0 }], 0);
-                    check_balance(&spec, vec![Phase::Linear { group, chunk: 1.0 }], 0);
+                    for batch in [0, 1, 3, 32] {
+                        check_balance(
+                            &spec,
+                            vec![Phase::Linear {
+                                group,
+                                chunk: 1.0,
+                                batch,
+                            }],
+                            0,
+                        );
+                    }
                     check_balance(&spec, vec![Phase::BruckAllToAll { group, chunk: 1.0 }], 0);
                     for halving in [false, true] {
                         check_balance(
@@ -3075,8 +3108,10 @@ mod tests {
     /// At the end member i holds, at each j, the block from member i − j
     /// for itself, and has received s − 1 blocks' bytes (pairwise and
     /// linear) or the blocks Bruck's moves, each a block a step per bit
-    /// of its index. Pairwise takes s − 1 steps, linear one, Bruck's
-    /// ⌈log2 s⌉; for s = 1 … 37.
+    /// of its index. Pairwise takes s − 1 steps, linear one (in batches of
+    /// 4, MPICH's scattered exchange's way, ⌈s/4⌉, the member i − d
+    /// getting its block in the step of d's batch), Bruck's ⌈log2 s⌉; for
+    /// s = 1 … 37.
     #[test]
     fn alltoalls_deliver_every_block_once() {
         for s in 1..=37u32 {
@@ -3088,6 +3123,12 @@ mod tests {
                 Phase::Linear {
                     group: Grouping::All,
                     chunk: 1.0,
+                    batch: 0,
+                },
+                Phase::Linear {
+                    group: Grouping::All,
+                    chunk: 1.0,
+                    batch: 4,
                 },
                 Phase::BruckAllToAll {
                     group: Grouping::All,
@@ -3145,7 +3186,11 @@ mod tests {
                     for p in 0..s {
                         let got = prog.expected_recvs(p, step);
                         let want = match phase {
-                            Phase::Linear { .. } => s - 1,
+                            Phase::Linear { batch: 0, .. } => s - 1,
+                            // the batch's distances d, but 0
+                            Phase::Linear { batch, .. } => {
+                                (step * batch + batch).min(s) - (step * batch).max(1)
+                            }
                             _ => 1,
                         };
                         assert_eq!(got, want, "s {s} step {step}");
@@ -3167,7 +3212,9 @@ mod tests {
                     assert!(delivered.iter().flatten().all(|&d| d), "s {s}");
                     assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
                     let steps = match phase {
-                        Phase::Linear { .. } => u32::from(s > 1),
+                        Phase::Linear { batch: 0, .. } => u32::from(s > 1),
+                        Phase::Linear { batch, .. } if s > 1 => s.div_ceil(batch),
+                        Phase::Linear { .. } => 0,
                         _ => s - 1,
                     };
                     assert_eq!(prog.steps(), steps, "s {s}");
