@@ -895,7 +895,7 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// `<=` (a power of two's 512 KiB ran the ring); such a profile is fitted
 /// with 3.4's. Its alltoall the same way: `alltoall=mpich` unless
 /// `ALLTOALL_INTRA_ALGORITHM` forced `brucks` or `k_brucks` (Bruck's),
-/// `scattered` (fitted as linear, every send posted at once) or
+/// `scattered` (MPICH's scattered exchange, in batches of 32) or
 /// `pairwise`, or, before 3.4, `ALLTOALL_SHORT_MSG_SIZE` or
 /// `ALLTOALL_MEDIUM_MSG_SIZE` moved its thresholds (the pairwise
 /// exchange); `pairwise_sendrecv_replace` needs an in-place buffer from
