@@ -140,7 +140,9 @@ struct NetArgs {
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
-    /// with its k-nomial tree of radix 2.
+    /// with its k-nomial tree of radix 2; and MPICH's scattered alltoall a
+    /// batch: alltoall=scattered/16 or alltoall=mpich/16, 16 destinations
+    /// at a time (its default is 32).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
@@ -210,7 +212,9 @@ struct CollectiveArgs {
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
-    /// with its k-nomial tree of radix 2.
+    /// with its k-nomial tree of radix 2; and MPICH's scattered alltoall a
+    /// batch: alltoall=scattered/16 or alltoall=mpich/16, 16 destinations
+    /// at a time (its default is 32).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).

@@ -71,6 +71,9 @@ pub struct CollectiveArgs {
     /// and one fewer than the GPUs); by knomial, or by ompi where it picks
     /// the k-nomial tree: the tree's radix, at least 2
     /// (coll_tuned_bcast_algorithm_knomial_radix) [default: 4, Open MPI's].
+    /// Alltoall by scattered, or by mpich where it runs it: the
+    /// destinations a batch (MPIR_CVAR_ALLTOALL_THROTTLE; the GPUs or
+    /// more: all at once) [default: 32, MPICH's].
     #[arg(long)]
     fanout: Option<u32>,
     /// A node preset (dgx-a100, dgx-h100, ...): GPUs and NICs per node,
@@ -373,6 +376,7 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
                     }
                 }
                 (Some(k), "knomial") => format!("{runs} of radix {k}"),
+                (Some(b), "scattered") => format!("{runs} in batches of {b}"),
                 _ => runs,
             }
         },

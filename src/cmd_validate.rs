@@ -58,7 +58,9 @@ pub struct ValidateArgs {
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
-    /// with its k-nomial tree of radix 2.
+    /// with its k-nomial tree of radix 2; and MPICH's scattered alltoall a
+    /// batch: alltoall=scattered/16 or alltoall=mpich/16, 16 destinations
+    /// at a time (its default is 32).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one

@@ -584,7 +584,46 @@ fn open_mpis_fanouts() {
         time(&with("ompi", "64", "2")),
         time(&base("ompi-binomial", "64"))
     );
+    // MPICH's scattered AlltoAll in batches of 16 on 64 ranks: 4 steps
+    let a2a = |algo: &'static str, f: Option<&'static str>| {
+        let mut v = vec![
+            "collective",
+            "--op",
+            "alltoall",
+            "--algo",
+            algo,
+            "--gpus",
+            "64",
+            "--size",
+            "64KiB",
+            "--model",
+            "analytical",
+        ];
+        if let Some(f) = f {
+            v.extend(["--fanout", f]);
+        }
+        v
+    };
+    let text = stdout(&dtsim(&a2a("scattered", Some("16"))));
+    assert!(
+        text.contains("(scattered in batches of 16, analytical model)"),
+        "{text}"
+    );
+    let text = stdout(&dtsim(&a2a("mpich", Some("64"))));
+    assert!(
+        text.contains("(mpich: scattered in batches of 64, analytical model)"),
+        "{text}"
+    );
+    // a batch of every rank is the linear exchange
+    assert_eq!(
+        collective_json(&a2a("mpich", Some("64"))[1..])["time_s"],
+        collective_json(&a2a("linear", None)[1..])["time_s"]
+    );
     let bad = |args: Vec<&str>| dtsim(&[&["collective"], &args[..]].concat());
+    assert_bad(
+        &dtsim(&a2a("scattered", Some("0"))),
+        &["--fanout", "at least 1 destination"],
+    );
     assert_bad(
         &bad(with("binomial", "16", "3")),
         &["--fanout", "not to broadcast by binomial"],

@@ -1005,22 +1005,43 @@ pub fn library_algos(notes: &[String]) -> Algos {
         // which the MPI backend never passes: MPICH falls back to its
         // selection; before 4.0 its schedule is not modelled)
         let from_4 = version.is_some_and(|v| v >= (4, 0));
+        // the scattered exchange's batch (`ALLTOALL_THROTTLE`, 32 by
+        // default; 0: every destination at once, as a batch of them all)
+        let batch = set("ALLTOALL_THROTTLE")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .and_then(|k| match k {
+                0 => Some(u32::MAX),
+                k if k > 0 && k != sim::collective::MPICH_ALLTOALL_THROTTLE as i64 => {
+                    Some(k.min(u32::MAX as i64 - 1) as u32)
+                }
+                _ => None,
+            });
+        let batched = |name: &str| match batch {
+            Some(k) => format!("alltoall={name}/{k}"),
+            None => format!("alltoall={name}"),
+        };
         let exchange = match forced("ALLTOALL").as_deref() {
-            Some("brucks" | "k_brucks") => Some("alltoall=bruck"),
-            Some("scattered") => Some("alltoall=scattered"),
-            Some("pairwise") => Some("alltoall=pairwise"),
-            Some("pairwise_sendrecv_replace") if from_4 => Some("alltoall=mpich"),
+            Some("brucks" | "k_brucks") => Some("alltoall=bruck".to_string()),
+            // a throttle of 0 posts them all at once: the linear exchange
+            Some("scattered") if batch == Some(u32::MAX) => Some("alltoall=linear".to_string()),
+            Some("scattered") => Some(batched("scattered")),
+            Some("pairwise") => Some("alltoall=pairwise".to_string()),
+            Some("pairwise_sendrecv_replace") if from_4 => Some(batched("mpich")),
             // nb (the nonblocking selection), or what is not modelled:
             // the textbook pairwise exchange
             Some(_) => None,
             None if moved(&["ALLTOALL_SHORT_MSG_SIZE", "ALLTOALL_MEDIUM_MSG_SIZE"]) => None,
-            None => Some("alltoall=mpich"),
+            None => Some(batched("mpich")),
         };
-        [gather, reduce, exchange, bcast]
-            .into_iter()
-            .flatten()
-            .map(String::from)
-            .collect()
+        [
+            gather.map(String::from),
+            reduce.map(String::from),
+            exchange,
+            bcast.map(String::from),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     } else if let Some(version) = open_mpi_version(library) {
         let set = |name: &str| {
             settings
@@ -2228,6 +2249,44 @@ mod tests {
             ],
         ));
         assert!(is(gather(&auto), Algo::Mpich) && is(reduce(&auto), Algo::Ring));
+        // its alltoall's throttle: the scattered exchange's batch, forced
+        // or in the selection; 0, all at once (forced: the linear
+        // exchange); 32, the default
+        let fan = |m: Option<Model>| match m {
+            Some(Model::Collective { fanout, .. }) => fanout,
+            _ => 7,
+        };
+        for (settings, want, fanout) in [
+            (&["MPIR_CVAR_ALLTOALL_THROTTLE=16"][..], Algo::Mpich, 16),
+            (&["MPIR_CVAR_ALLTOALL_THROTTLE=32"][..], Algo::Mpich, 0),
+            (&["MPICH_ALLTOALL_THROTTLE=0"][..], Algo::Mpich, u32::MAX),
+            (&["MPIR_CVAR_ALLTOALL_THROTTLE=-3"][..], Algo::Mpich, 0),
+            (
+                &[
+                    "MPIR_CVAR_ALLTOALL_THROTTLE=8",
+                    "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=scattered",
+                ][..],
+                Algo::Scattered,
+                8,
+            ),
+            (
+                &[
+                    "MPIR_CVAR_ALLTOALL_THROTTLE=0",
+                    "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=scattered",
+                ][..],
+                Algo::Linear,
+                0,
+            ),
+        ] {
+            let extra: Vec<String> = settings
+                .iter()
+                .map(|s| format!("library setting: {s}"))
+                .collect();
+            let refs: Vec<&str> = extra.iter().map(String::as_str).collect();
+            let m = library_algos(&notes("MPICH Version:\t4.1.2", &refs)).model("alltoall", 64);
+            assert!(is(m, want), "{settings:?}");
+            assert_eq!(fan(m), fanout, "{settings:?}");
+        }
         // the user's algorithm wins; another operation's keeps the default
         let user = Algos::parse(&["allgather=ring".into()]).unwrap();
         let (a, used) = with_library_defaults(&user, &mpich);

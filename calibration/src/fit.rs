@@ -337,7 +337,9 @@ fn probe_sizes() -> impl Iterator<Item = f64> {
 /// Open MPI's `coll_tuned_bcast_algorithm_segmentsize`), or NCCL's
 /// pipelined tree (`allreduce=tree`), say; Open MPI's chains and k-nomial
 /// tree with another fanout or radix than its default 4
-/// (`broadcast=chain/8`, `broadcast=knomial/2:64KiB`). A fit reads the
+/// (`broadcast=chain/8`, `broadcast=knomial/2:64KiB`), MPICH's scattered
+/// AlltoAll with another batch than its 32 (`alltoall=scattered/16`,
+/// `alltoall=mpich/16`). A fit reads the
 /// latency and bandwidth terms off the model at each measured size
 /// ([`Model::terms`]), so any algorithm whose time is linear in α and
 /// 1/B at every size can be named; its piece count may grow with the size.
@@ -411,7 +413,9 @@ impl Algos {
             if fanout.is_some() && !algo.takes_fanout(op) {
                 return Err(format!(
                     "--algo {spec}: a fanout applies to Open MPI's broadcast by chain (its \
-                     chains), knomial or ompi (its k-nomial tree's radix) only, not to {}={}",
+                     chains), knomial or ompi (its k-nomial tree's radix) and to MPICH's \
+                     alltoall by scattered or mpich (the destinations a batch) only, not to \
+                     {}={}",
                     op.name(),
                     algo.name()
                 ));
@@ -422,7 +426,13 @@ impl Algos {
                         "--algo {spec}: a chain broadcast needs at least 1 chain"
                     ));
                 }
-                Some(k) if k < 2 && algo != Algo::Chain => {
+                Some(0) if op == Op::AllToAll => {
+                    return Err(format!(
+                        "--algo {spec}: the scattered exchange needs at least 1 destination a \
+                         batch"
+                    ));
+                }
+                Some(k) if k < 2 && op == Op::Broadcast && algo != Algo::Chain => {
                     return Err(format!(
                         "--algo {spec}: {k} is not a k-nomial radix: Open MPI's must be at \
                          least 2 (a tree of radix 1 never branches)"
@@ -559,8 +569,10 @@ impl Algos {
                 let mut what = vec![why.to_string()];
                 if fanout > 0 {
                     spec += &format!("/{fanout}");
-                    what.push(match algo {
-                        Algo::Chain => format!("{fanout} chains"),
+                    what.push(match (op, algo) {
+                        (Op::AllToAll, _) if fanout == u32::MAX => "all at once".to_string(),
+                        (Op::AllToAll, _) => format!("batches of {fanout}"),
+                        (_, Algo::Chain) => format!("{fanout} chains"),
                         _ => format!("radix {fanout}"),
                     });
                 }
@@ -1743,6 +1755,8 @@ mod tests {
                 "broadcast=knomial/x",
                 "the fanout `x` is not a whole number",
             ),
+            ("alltoall=scattered/0", "at least 1 destination a batch"),
+            ("alltoall=pairwise/4", "not to alltoall=pairwise"),
         ] {
             let e = spec(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
@@ -1787,6 +1801,18 @@ mod tests {
         assert_eq!(
             spec("broadcast=chain/8").unwrap().notes(),
             ["fitted with broadcast=chain/8 (--algo; 8 chains)"]
+        );
+        // MPICH's scattered exchange in batches of 2 destinations on 8
+        // ranks: distances {1}, {2, 3}, {4, 5}, {6, 7}, a step each
+        let sc = spec("alltoall=scattered/2").unwrap();
+        let st = sc.model("alltoall", 8).unwrap().structure();
+        assert!(
+            (st.steps - 4.0).abs() < 1e-9 && (st.bytes - 7.0 / 8.0).abs() < 1e-9,
+            "{st:?}"
+        );
+        assert_eq!(
+            sc.notes(),
+            ["fitted with alltoall=scattered/2 (--algo; batches of 2)"]
         );
         // named twice: the last wins
         let twice = Algos::parse(&[

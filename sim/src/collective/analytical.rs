@@ -1005,6 +1005,30 @@ mod tests {
                 }
             }
         }
+        // MPICH's scattered exchange in batches of 16 on 64 ranks: 15,
+        // 16, 16 and 16 distances, 4α + 63·m/64/B; MPICH's selection with
+        // that throttle the same, and with one of the ranks or more
+        // (MPICH's 0) the linear exchange, α + 63·m/64/B
+        let spec = ClusterSpec::flat(64, bw, alpha);
+        let m = 64.0 * 1024.0;
+        for (algo, fanout, want) in [
+            (Algo::Scattered, 16, 4.0 * alpha + 63.0 * 1024.0 / bw),
+            (Algo::Mpich, 16, 4.0 * alpha + 63.0 * 1024.0 / bw),
+            (Algo::Mpich, 64, alpha + 63.0 * 1024.0 / bw),
+            (Algo::Mpich, u32::MAX, alpha + 63.0 * 1024.0 / bw),
+        ] {
+            let c = Collective {
+                fanout,
+                ..exchange(algo)
+            };
+            let what = format!("{}/{fanout} on 64", algo.name());
+            close(c.analytical(&spec).time(m), want, &what);
+            let flow = crate::collective::exec::run_flow(&c, &spec, m)
+                .unwrap()
+                .time
+                .as_secs();
+            assert!((flow - want).abs() <= 1e-12 * 64.0, "{what}: flow {flow}");
+        }
         // Open MPI 4.1's decision, by each block's bytes (m/N): its
         // switches as literals, and on each side of them the time of the
         // algorithm it runs, in both models

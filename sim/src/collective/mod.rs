@@ -441,8 +441,15 @@ impl Algo {
     /// the radix (`coll_tuned_bcast_algorithm_knomial_radix` reaches it:
     /// `ompi_coll_tuned_bcast_intra_do_this` passes it; the decision's
     /// chain gets no fanout and is one chain, [`Algo::Pipeline`]).
+    /// AlltoAll by MPICH's scattered exchange, and by its selection,
+    /// which runs it for medium blocks: the destinations a batch
+    /// (`MPIR_CVAR_ALLTOALL_THROTTLE`).
     pub fn takes_fanout(self, op: Op) -> bool {
-        op == Op::Broadcast && matches!(self, Algo::Chain | Algo::Knomial | Algo::Ompi)
+        match op {
+            Op::Broadcast => matches!(self, Algo::Chain | Algo::Knomial | Algo::Ompi),
+            Op::AllToAll => matches!(self, Algo::Scattered | Algo::Mpich),
+            _ => false,
+        }
     }
 
     /// The tree a broadcast by this algorithm goes down
@@ -571,7 +578,11 @@ pub struct Collective {
     /// (`knomial`, and the k-nomial tree its fixed decision `ompi` picks):
     /// the radix (`coll_tuned_bcast_algorithm_knomial_radix`). 0, Open
     /// MPI's default for both, 4 ([`OMPI_CHAINS`], [`OMPI_KNOMIAL_RADIX`]).
-    /// Other algorithms ignore it ([`Algo::takes_fanout`]).
+    /// AlltoAll by MPICH's scattered exchange (`scattered`, and `mpich`
+    /// where it runs it): the destinations a batch
+    /// (`MPIR_CVAR_ALLTOALL_THROTTLE`; as many as the ranks or more: all
+    /// at once); 0, MPICH's default, [`MPICH_ALLTOALL_THROTTLE`]. Other
+    /// algorithms ignore it ([`Algo::takes_fanout`]).
     pub fanout: u32,
 }
 
@@ -1081,7 +1092,10 @@ impl Collective {
             (Op::AllToAll, Algo::Scattered) => vec![Phase::Linear {
                 group: all,
                 chunk: bytes / n,
-                batch: MPICH_ALLTOALL_THROTTLE,
+                batch: match self.fanout {
+                    0 => MPICH_ALLTOALL_THROTTLE,
+                    k => k,
+                },
             }],
             (Op::AllToAll, Algo::Linear) => vec![Phase::Linear {
                 group: all,

@@ -226,7 +226,7 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
             return Err(invalid(
                 "fanout",
                 format!(
-                    "applies to broadcast by chain (the chains), knomial or ompi (the k-nomial tree's radix), not to {} by {}",
+                    "applies to broadcast by chain (the chains), knomial or ompi (the k-nomial tree's radix) and to alltoall by scattered or mpich (the destinations a batch), not to {} by {}",
                     op.name(),
                     coll.algo.name()
                 ),
@@ -238,7 +238,13 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
                 "a chain broadcast needs at least 1 chain",
             ));
         }
-        if coll.algo != Algo::Chain && f < 2 {
+        if op == Op::AllToAll && f == 0 {
+            return Err(invalid(
+                "fanout",
+                "the scattered exchange needs at least 1 destination a batch (as many as the GPUs or more: all at once)",
+            ));
+        }
+        if op == Op::Broadcast && coll.algo != Algo::Chain && f < 2 {
             return Err(invalid(
                 "fanout",
                 format!(
