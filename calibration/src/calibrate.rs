@@ -1006,7 +1006,9 @@ pub fn library_algos(notes: &[String]) -> Algos {
         // selection; before 4.0 its schedule is not modelled)
         let from_4 = version.is_some_and(|v| v >= (4, 0));
         // the scattered exchange's batch (`ALLTOALL_THROTTLE`, 32 by
-        // default; 0: every destination at once, as a batch of them all)
+        // default; 0: every destination at once, as a batch of them all;
+        // a negative one, with which MPICH's batch loop never ends, and
+        // what is not a number: the default)
         let batch = set("ALLTOALL_THROTTLE")
             .and_then(|v| v.trim().parse::<i64>().ok())
             .and_then(|k| match k {

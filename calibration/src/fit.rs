@@ -77,9 +77,10 @@ pub enum Model {
         /// ([`Algo::takes_segments`]): its segment size in bytes
         /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented.
         segment: u64,
-        /// Broadcast down Open MPI's chains or k-nomial tree
-        /// ([`Algo::takes_fanout`]): the chains or the radix
-        /// ([`Collective::fanout`]); 0, Open MPI's default, 4.
+        /// Broadcast down Open MPI's chains or k-nomial tree: the chains or
+        /// the radix (0, Open MPI's default, 4); AlltoAll by MPICH's
+        /// scattered exchange: the batch (0, MPICH's default, 32)
+        /// ([`Algo::takes_fanout`], [`Collective::fanout`]).
         fanout: u32,
     },
 }
@@ -357,8 +358,9 @@ impl Algos {
     /// or algorithm, an algorithm the operation does not have, a segment
     /// size that is not a size, is 0 or is given to another algorithm than
     /// Open MPI's broadcast, a fanout that is not a whole number, is given
-    /// to an algorithm without one, is 0 chains or a radix below 2, or an
-    /// algorithm whose time is not linear in its latency and bandwidth.
+    /// to an algorithm without one, is 0 chains, a radix below 2 or a
+    /// batch of 0, or an algorithm whose time is not linear in its latency
+    /// and bandwidth.
     pub fn parse(specs: &[String]) -> Result<Algos, String> {
         let mut out: Vec<(Op, Algo, u64, u32)> = Vec::new();
         for spec in specs {
@@ -384,7 +386,7 @@ impl Algos {
                     let k: u32 = f.trim().parse().map_err(|_| {
                         format!(
                             "--algo {spec}: the fanout `{f}` is not a whole number (the chains of \
-                             chain/K, the radix of knomial/K)"
+                             chain/K, the radix of knomial/K, the batch of scattered/K)"
                         )
                     })?;
                     (a, Some(k))

@@ -152,7 +152,10 @@ pub struct FitEntry {
     pub segment_bytes: Option<u64>,
     /// Open MPI's chains (`algorithm = "chain"`) or k-nomial radix
     /// (`"knomial"`, `"ompi"`) the fit modelled (`--algo
-    /// broadcast=knomial/K`); absent, its default, 4.
+    /// broadcast=knomial/K`), absent its default, 4; or MPICH's scattered
+    /// AlltoAll's batch (`"scattered"`, `"mpich"`: `alltoall=scattered/K`),
+    /// absent its default, 32, and 4294967295 for every destination at
+    /// once (`MPIR_CVAR_ALLTOALL_THROTTLE` = 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<u32>,
     /// Size regimes, or protocols by rising bandwidth.

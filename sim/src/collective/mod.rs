@@ -295,10 +295,11 @@ pub enum Algo {
     Linear,
     /// AlltoAll by MPICH's scattered exchange
     /// (`MPIR_Alltoall_intra_scattered`): every send and receive posted
-    /// at once, in batches of [`MPICH_ALLTOALL_THROTTLE`] destinations
-    /// (`MPIR_CVAR_ALLTOALL_THROTTLE`'s default, the rank itself among the
-    /// first), each batch waited for before the next: ⌈N/32⌉ steps, one
-    /// (as [`Algo::Linear`]) up to 32 ranks ([`program::Phase::Linear`]).
+    /// at once, in batches of b destinations (`MPIR_CVAR_ALLTOALL_THROTTLE`:
+    /// [`MPICH_ALLTOALL_THROTTLE`], 32, by default, or
+    /// [`Collective::fanout`]; the rank itself among the first), each
+    /// batch waited for before the next: ⌈N/b⌉ steps, one (as
+    /// [`Algo::Linear`]) up to b ranks ([`program::Phase::Linear`]).
     Scattered,
     /// The algorithm MPICH chooses by default (its collective selection,
     /// `maint/tuning/coll/mpir/generic.json`; [`Collective::selected`]).
