@@ -283,14 +283,17 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
     let t = single::time(&req)
         .map_err(|e| CliError::Input(format!("--{}: {}", e.field.replace('_', "-"), e.message)))?;
     let c = &t.cluster;
+    // the collective timed, with its segment size
+    let coll = sim::collective::Collective::new(t.op)
+        .with_algo(t.algo)
+        .map(|k| sim::collective::Collective {
+            segment: req.segment_size.unwrap_or(0),
+            ..k
+        });
     // the segments the buffer goes in (the split tree's halves each so)
-    let segments = req.segment_size.map(|s| {
-        sim::collective::Collective::new(t.op)
-            .with_algo(t.algo)
-            .map_or(1, |k| {
-                sim::collective::Collective { segment: s, ..k }.segments(size)
-            })
-    });
+    let segments = req
+        .segment_size
+        .map(|_| coll.map_or(1, |k| k.segments(size)));
     let out = Output {
         op: t.op.name(),
         algo: t.algo.name(),
@@ -305,17 +308,13 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         network: &c.network,
         bytes_sent_per_gpu: t.bytes_sent_per_gpu,
         density: t.sparse.map(|s| s.density),
-        runs: match req.segment_size {
+        runs: match coll {
             // Open MPI's split binary tree runs its pipeline where a
             // segment is larger than a half
-            Some(s)
-                if t.algo == sim::collective::Algo::SplitBinaryTree
-                    && s as f64 > size as f64 / 2.0 =>
-            {
+            Some(k) if k.split_runs_pipeline(size as f64) => {
                 Some(sim::collective::Algo::Pipeline.name())
             }
-            _ => sim::collective::Collective::new(t.op)
-                .with_algo(t.algo)
+            _ => coll
                 .map(|k| k.selected(c.gpus(), size as f64))
                 .filter(|&r| r != t.algo)
                 .map(|r| r.name()),

@@ -536,6 +536,9 @@ fn open_mpis_fanouts() {
         ]
     };
     let time = |args: &[&str]| collective_json(args)["time_s"].as_f64().unwrap();
+    // `dtsim collective` with `args`, and its human line
+    let run = |args: Vec<&str>| dtsim(&[&["collective"], &args[..]].concat());
+    let line = |args: Vec<&str>| stdout(&run(args));
     let with = |algo, gpus, f: &'static str| [&base(algo, gpus)[..], &["--fanout", f]].concat();
     for (algo, f, default_c, c) in [("knomial", "3", 9.0, 11.0), ("chain", "2", 7.0, 9.0)] {
         let (whole, fanned) = (time(&base(algo, "16")), time(&with(algo, "16", f)));
@@ -549,31 +552,23 @@ fn open_mpis_fanouts() {
             f.parse::<u32>().unwrap()
         );
     }
-    let text = stdout(&dtsim(
-        &[&["collective"], &with("knomial", "16", "3")[..]].concat(),
-    ));
+    let text = line(with("knomial", "16", "3"));
     assert!(
         text.contains("(knomial of radix 3, analytical model)"),
         "{text}"
     );
-    let text = stdout(&dtsim(
-        &[&["collective"], &with("chain", "16", "2")[..]].concat(),
-    ));
+    let text = line(with("chain", "16", "2"));
     assert!(
         text.contains("(chain of 2 chains, analytical model)"),
         "{text}"
     );
     // as many chains as Open MPI makes: at most one fewer than the ranks
-    let text = stdout(&dtsim(
-        &[&["collective"], &with("chain", "16", "40")[..]].concat(),
-    ));
+    let text = line(with("chain", "16", "40"));
     assert!(
         text.contains("(chain of 15 chains (40 asked: at most 32, and one fewer than the GPUs)"),
         "{text}"
     );
-    let text = stdout(&dtsim(
-        &[&["collective"], &with("ompi", "64", "2")[..]].concat(),
-    ));
+    let text = line(with("ompi", "64", "2"));
     assert!(
         text.contains("(ompi: knomial of radix 2, analytical model)"),
         "{text}"
@@ -619,21 +614,20 @@ fn open_mpis_fanouts() {
         collective_json(&a2a("mpich", Some("64"))[1..])["time_s"],
         collective_json(&a2a("linear", None)[1..])["time_s"]
     );
-    let bad = |args: Vec<&str>| dtsim(&[&["collective"], &args[..]].concat());
     assert_bad(
         &dtsim(&a2a("scattered", Some("0"))),
         &["--fanout", "at least 1 destination"],
     );
     assert_bad(
-        &bad(with("binomial", "16", "3")),
+        &run(with("binomial", "16", "3")),
         &["--fanout", "not to broadcast by binomial"],
     );
     assert_bad(
-        &bad(with("chain", "16", "0")),
+        &run(with("chain", "16", "0")),
         &["--fanout", "at least 1 chain"],
     );
     assert_bad(
-        &bad(with("knomial", "16", "1")),
+        &run(with("knomial", "16", "1")),
         &["--fanout", "1 is not a k-nomial radix"],
     );
 }

@@ -422,25 +422,8 @@ impl Algos {
                     algo.name()
                 ));
             }
-            match fanout {
-                Some(0) if algo == Algo::Chain => {
-                    return Err(format!(
-                        "--algo {spec}: a chain broadcast needs at least 1 chain"
-                    ));
-                }
-                Some(0) if op == Op::AllToAll => {
-                    return Err(format!(
-                        "--algo {spec}: the scattered exchange needs at least 1 destination a \
-                         batch"
-                    ));
-                }
-                Some(k) if k < 2 && op == Op::Broadcast && algo != Algo::Chain => {
-                    return Err(format!(
-                        "--algo {spec}: {k} is not a k-nomial radix: Open MPI's must be at \
-                         least 2 (a tree of radix 1 never branches)"
-                    ));
-                }
-                _ => {}
+            if let Some(why) = fanout.and_then(|k| algo.fanout_error(op, k)) {
+                return Err(format!("--algo {spec}: {why}"));
             }
             let fanout = fanout.unwrap_or(0);
             // the fit's cluster: single-GPU nodes on one plain network

@@ -229,13 +229,8 @@ impl CostModel {
             });
             return model;
         }
-        let topo = Topology::new(cluster);
-        let symmetric = prog.node_symmetric();
-        let reps: Vec<u32> = (0..prog.participants())
-            .filter(|&p| !symmetric || prog.node_of(p) == 0)
-            .collect();
         let depth = prog.steps();
-        let mut scratch = Scratch::new(&topo);
+        let mut pricer = Pricer::new(prog, cluster);
         // every window of a shallow tree, compiled once; a deep one's
         // (a chain of hundreds of ranks) priced as a size needs them
         let shallow = depth <= MAX_COMPILED_DEPTH;
@@ -245,7 +240,7 @@ impl CostModel {
                 windows.push(if hi < lo {
                     Vec::new()
                 } else {
-                    step_terms(&prog, lo..hi + 1, &topo, &reps, symmetric, &mut scratch).0
+                    pricer.terms(lo..hi + 1)
                 });
             }
         }
@@ -277,13 +272,7 @@ impl CostModel {
         }
         self.steps
             .iter()
-            .map(|(mult, terms)| {
-                *mult as f64
-                    * terms
-                        .iter()
-                        .map(|&(a, c)| a + bytes * c)
-                        .fold(0.0, f64::max)
-            })
+            .map(|(mult, terms)| *mult as f64 * price(terms, bytes))
             // from +0.0: an empty `f64` sum is -0.0, which prints as "-0"
             .fold(0.0, |a, b| a + b)
             + self
@@ -349,6 +338,55 @@ impl Scratch {
             flows: Vec::new(),
             out: Vec::new(),
         }
+    }
+}
+
+/// The largest of `terms` (α seconds, c seconds per byte of buffer) for
+/// a buffer of `x` bytes (0 for none: an empty step).
+fn price(terms: &[(f64, f64)], x: f64) -> f64 {
+    terms.iter().map(|&(a, c)| a + x * c).fold(0.0, f64::max)
+}
+
+/// A program with what [`step_terms`] prices its steps on: its cluster's
+/// topology, the participants it prices (node 0's of a node-symmetric
+/// program), and the scratch buffers (the segmented broadcasts' windows).
+struct Pricer {
+    prog: Program,
+    topo: Topology,
+    reps: Vec<u32>,
+    symmetric: bool,
+    scratch: Scratch,
+}
+
+impl Pricer {
+    fn new(prog: Program, cluster: &ClusterSpec) -> Pricer {
+        let topo = Topology::new(cluster);
+        let symmetric = prog.node_symmetric();
+        let reps: Vec<u32> = (0..prog.participants())
+            .filter(|&q| !symmetric || prog.node_of(q) == 0)
+            .collect();
+        let scratch = Scratch::new(&topo);
+        Pricer {
+            prog,
+            topo,
+            reps,
+            symmetric,
+            scratch,
+        }
+    }
+
+    /// [`step_terms`] of `steps` run together.
+    fn terms(&mut self, steps: impl IntoIterator<Item = u32>) -> Vec<(f64, f64)> {
+        let p = self;
+        step_terms(
+            &p.prog,
+            steps,
+            &p.topo,
+            &p.reps,
+            p.symmetric,
+            &mut p.scratch,
+        )
+        .0
     }
 }
 
@@ -471,13 +509,7 @@ impl SplitParts {
         let (coll, cluster) = &self.whole;
         // compiled for a 1-byte buffer: a send of the descent carries 0.5
         // of it, so a segment of `piece` bytes prices as 2·piece of buffer
-        let prog = coll.program(cluster, 1.0);
-        let topo = Topology::new(cluster);
-        let symmetric = prog.node_symmetric();
-        let reps: Vec<u32> = (0..prog.participants())
-            .filter(|&q| !symmetric || prog.node_of(q) == 0)
-            .collect();
-        let mut scratch = Scratch::new(&topo);
+        let mut pricer = Pricer::new(coll.program(cluster, 1.0), cluster);
         let s = ((half / segment).ceil() as u64).max(1);
         let piece = half / s as f64;
         let d = (steps - 1) as u64;
@@ -485,11 +517,7 @@ impl SplitParts {
             let lo = k.saturating_sub(2 * (s - 1));
             let hi = k.min(d.saturating_sub(1));
             let strided = (lo..=hi).filter(|t| t % 2 == k % 2).map(|t| t as u32);
-            step_terms(&prog, strided, &topo, &reps, symmetric, &mut scratch)
-                .0
-                .iter()
-                .map(|&(a, c)| a + x * c)
-                .fold(0.0, f64::max)
+            price(&pricer.terms(strided), x)
         };
         let descent = d + 2 * (s - 1);
         let (mut k, mut total) = (0u64, 0.0);
@@ -507,16 +535,7 @@ impl SplitParts {
             }
         }
         // the swap, whole halves
-        let swap = step_terms(
-            &prog,
-            d as u32..d as u32 + 1,
-            &topo,
-            &reps,
-            symmetric,
-            &mut scratch,
-        )
-        .0;
-        total + swap.iter().map(|&(a, c)| a + bytes * c).fold(0.0, f64::max)
+        total + price(&pricer.terms(d as u32..d as u32 + 1), bytes)
     }
 }
 
@@ -537,30 +556,13 @@ impl Segmented {
         let s = ((bytes / self.segment).ceil() as u64).max(1);
         let piece = bytes / s as f64;
         // a deep tree's program, priced window by window
-        let mut deep = self.deep.as_ref().map(|(coll, cluster)| {
-            let prog = coll.program(cluster, 1.0);
-            let topo = Topology::new(cluster);
-            let symmetric = prog.node_symmetric();
-            let reps: Vec<u32> = (0..prog.participants())
-                .filter(|&q| !symmetric || prog.node_of(q) == 0)
-                .collect();
-            let scratch = Scratch::new(&topo);
-            (prog, topo, reps, symmetric, scratch)
-        });
-        let mut step = |lo: u64, hi: u64| {
-            let price = |terms: &[(f64, f64)]| {
-                terms
-                    .iter()
-                    .map(|&(a, c)| a + piece * c)
-                    .fold(0.0, f64::max)
-            };
-            match deep.as_mut() {
-                Some((prog, topo, reps, symmetric, scratch)) => {
-                    let range = lo as u32..hi as u32 + 1;
-                    price(&step_terms(prog, range, topo, reps, *symmetric, scratch).0)
-                }
-                None => price(&self.windows[(lo * p + hi) as usize]),
-            }
+        let mut deep = self
+            .deep
+            .as_ref()
+            .map(|(coll, cluster)| Pricer::new(coll.program(cluster, 1.0), cluster));
+        let mut step = |lo: u64, hi: u64| match deep.as_mut() {
+            Some(pricer) => price(&pricer.terms(lo as u32..hi as u32 + 1), piece),
+            None => price(&self.windows[(lo * p + hi) as usize], piece),
         };
         let (mut k, mut total) = (0u64, 0.0);
         while k < s + p - 1 {

@@ -453,6 +453,27 @@ impl Algo {
         }
     }
 
+    /// What is wrong with a fanout of `f` for `op` by this algorithm, one
+    /// that takes a fanout ([`Algo::takes_fanout`]): 0 chains, a k-nomial
+    /// radix below 2 (Open MPI's tree builder never ends at radix 1), a
+    /// batch of 0 destinations; `None` if nothing is.
+    pub fn fanout_error(self, op: Op, f: u32) -> Option<String> {
+        match (op, self) {
+            (Op::Broadcast, Algo::Chain) if f == 0 => {
+                Some("a chain broadcast needs at least 1 chain".to_string())
+            }
+            (Op::Broadcast, Algo::Chain) => None,
+            (Op::Broadcast, _) if f < 2 => Some(format!(
+                "{f} is not a k-nomial radix: Open MPI's must be at least 2 (a tree of radix 1 never branches)"
+            )),
+            (Op::AllToAll, _) if f == 0 => Some(
+                "the scattered exchange needs at least 1 destination a batch (as many as the ranks or more: all at once)"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+
     /// The tree a broadcast by this algorithm goes down
     /// ([`program::Phase::TreeBcastAll`]), for those that go down one.
     pub fn bcast_tree(self) -> Option<bcast::BcastTree> {
@@ -611,12 +632,21 @@ impl Collective {
         if seg == 0 || !self.algo.takes_segments(self.op) {
             return 1;
         }
-        let half = bytes as f64 / 2.0;
-        if self.algo == Algo::SplitBinaryTree && seg as f64 <= half {
-            2 * (half / seg as f64).ceil().max(1.0) as u64
+        if self.algo == Algo::SplitBinaryTree && !self.split_runs_pipeline(bytes as f64) {
+            2 * (bytes as f64 / 2.0 / seg as f64).ceil().max(1.0) as u64
         } else {
             bytes.div_ceil(seg).max(1)
         }
+    }
+
+    /// Whether this broadcast, Open MPI's split binary tree in segments,
+    /// runs Open MPI's pipeline for a buffer of `bytes` instead: where a
+    /// segment is larger than a half.
+    pub fn split_runs_pipeline(&self, bytes: f64) -> bool {
+        self.op == Op::Broadcast
+            && self.algo == Algo::SplitBinaryTree
+            && self.segment > 0
+            && self.segment as f64 > bytes / 2.0
     }
 
     /// The tree a broadcast by `algo` (this collective's, or the one its
@@ -1049,9 +1079,7 @@ impl Collective {
             }
             // Open MPI runs its pipeline (a chain of one) in segments
             // instead where a segment is larger than a half
-            (Op::Broadcast, Algo::SplitBinaryTree)
-                if self.segment > 0 && self.segment as f64 > bytes / 2.0 =>
-            {
+            (Op::Broadcast, Algo::SplitBinaryTree) if self.split_runs_pipeline(bytes) => {
                 let segments = (bytes / self.segment as f64).ceil().max(1.0) as u32;
                 vec![Phase::TreeBcastAll {
                     group: all,

@@ -232,25 +232,8 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
                 ),
             ));
         }
-        if coll.algo == Algo::Chain && f == 0 {
-            return Err(invalid(
-                "fanout",
-                "a chain broadcast needs at least 1 chain",
-            ));
-        }
-        if op == Op::AllToAll && f == 0 {
-            return Err(invalid(
-                "fanout",
-                "the scattered exchange needs at least 1 destination a batch (as many as the GPUs or more: all at once)",
-            ));
-        }
-        if op == Op::Broadcast && coll.algo != Algo::Chain && f < 2 {
-            return Err(invalid(
-                "fanout",
-                format!(
-                    "{f} is not a k-nomial radix: Open MPI's must be at least 2 (a tree of radix 1 never branches)"
-                ),
-            ));
+        if let Some(why) = coll.algo.fanout_error(op, f) {
+            return Err(invalid("fanout", why));
         }
         coll.fanout = f;
     }
