@@ -133,16 +133,18 @@ struct NetArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, scattered, bruck, ompi or mpich: Open MPI's linear
-    /// exchange, MPICH's scattered one (linear in batches of 32), Open
-    /// MPI's modified Bruck, and the libraries' choices among them and the
-    /// pairwise one.
+    /// alltoall=linear, linear-sync, scattered, bruck, ompi or mpich: Open
+    /// MPI's linear exchanges (basic and with a request limit), MPICH's
+    /// scattered one (linear in batches of 32), Open MPI's modified Bruck,
+    /// and the libraries' choices among them and the pairwise one.
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
-    /// with its k-nomial tree of radix 2; and MPICH's scattered alltoall a
+    /// with its k-nomial tree of radix 2; MPICH's scattered alltoall a
     /// batch: alltoall=scattered/16 or alltoall=mpich/16, 16 destinations
-    /// at a time (its default is 32).
+    /// at a time (its default is 32); and Open MPI's linear_sync a request
+    /// limit: alltoall=linear-sync/8 or alltoall=ompi/8, 8 sends and 8
+    /// receives outstanding (its default is none).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write.
@@ -205,16 +207,18 @@ struct CollectiveArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, scattered, bruck, ompi or mpich: Open MPI's linear
-    /// exchange, MPICH's scattered one (linear in batches of 32), Open
-    /// MPI's modified Bruck, and the libraries' choices among them and the
-    /// pairwise one.
+    /// alltoall=linear, linear-sync, scattered, bruck, ompi or mpich: Open
+    /// MPI's linear exchanges (basic and with a request limit), MPICH's
+    /// scattered one (linear in batches of 32), Open MPI's modified Bruck,
+    /// and the libraries' choices among them and the pairwise one.
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
-    /// with its k-nomial tree of radix 2; and MPICH's scattered alltoall a
+    /// with its k-nomial tree of radix 2; MPICH's scattered alltoall a
     /// batch: alltoall=scattered/16 or alltoall=mpich/16, 16 destinations
-    /// at a time (its default is 32).
+    /// at a time (its default is 32); and Open MPI's linear_sync a request
+    /// limit: alltoall=linear-sync/8 or alltoall=ompi/8, 8 sends and 8
+    /// receives outstanding (its default is none).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// The profile to write (by rank 0).

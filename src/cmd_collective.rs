@@ -50,10 +50,11 @@ pub struct CollectiveArgs {
     /// broadcast ring|binomial|ompi-binomial|linear|chain|pipeline|binary-tree|split-binary-tree|knomial|scatter-allgather|scatter-allgather-ring|ompi|mpich
     /// (ompi-binomial to scatter-allgather-ring: Open MPI's algorithms,
     /// its trees sending to every child at once; ompi, mpich: Open MPI's
-    /// and MPICH's default selections among them by size); alltoall pairwise|linear|scattered|bruck|mpich|ompi
-    /// (Open MPI's linear and modified Bruck; MPICH's scattered exchange,
-    /// linear in batches of 32; mpich, ompi: MPICH's and Open MPI's
-    /// default selections among them);
+    /// and MPICH's default selections among them by size); alltoall pairwise|linear|linear-sync|scattered|bruck|mpich|ompi
+    /// (Open MPI's linear exchanges, basic and with a request limit, and
+    /// modified Bruck; MPICH's scattered exchange, linear in batches of
+    /// 32; mpich, ompi: MPICH's and Open MPI's default selections among
+    /// them);
     /// ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
@@ -73,7 +74,11 @@ pub struct CollectiveArgs {
     /// (coll_tuned_bcast_algorithm_knomial_radix) [default: 4, Open MPI's].
     /// Alltoall by scattered, or by mpich where it runs it: the
     /// destinations a batch (MPIR_CVAR_ALLTOALL_THROTTLE; the GPUs or
-    /// more: all at once) [default: 32, MPICH's].
+    /// more: all at once) [default: 32, MPICH's]. Alltoall by
+    /// linear-sync, or by ompi where it picks it: the sends, and the
+    /// receives, a GPU keeps outstanding
+    /// (coll_tuned_alltoall_algorithm_max_requests; 0, or the GPUs less
+    /// one or more: all at once) [default: 0, Open MPI's].
     #[arg(long)]
     fanout: Option<u32>,
     /// A node preset (dgx-a100, dgx-h100, ...): GPUs and NICs per node,
@@ -283,11 +288,13 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
     let t = single::time(&req)
         .map_err(|e| CliError::Input(format!("--{}: {}", e.field.replace('_', "-"), e.message)))?;
     let c = &t.cluster;
-    // the collective timed, with its segment size
+    // the collective timed, with its segment size and fanout (Open MPI's
+    // decision picks by the request limit too)
     let coll = sim::collective::Collective::new(t.op)
         .with_algo(t.algo)
         .map(|k| sim::collective::Collective {
             segment: req.segment_size.unwrap_or(0),
+            fanout: req.fanout.unwrap_or(0),
             ..k
         });
     // the segments the buffer goes in (the split tree's halves each so)
@@ -376,6 +383,14 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
                 }
                 (Some(k), "knomial") => format!("{runs} of radix {k}"),
                 (Some(b), "scattered") => format!("{runs} in batches of {b}"),
+                (Some(0), "linear-sync") => format!("{runs} without a request limit"),
+                (Some(k), "linear-sync") if k >= out.gpus.saturating_sub(1) => format!(
+                    "{runs} of {} outstanding (all at once)",
+                    Count(k as u64, "request")
+                ),
+                (Some(k), "linear-sync") => {
+                    format!("{runs} of {} outstanding", Count(k as u64, "request"))
+                }
                 _ => runs,
             }
         },

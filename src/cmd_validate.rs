@@ -50,17 +50,20 @@ pub struct ValidateArgs {
     /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
     /// whose switch the size regimes break at; allgather=ompi, Open MPI
     /// 4.1's; allreduce=rabenseifner, allreduce=mpich, allreduce=ompi, the
-    /// MPI libraries' allreduce; alltoall=linear, alltoall=scattered,
-    /// alltoall=bruck, alltoall=ompi, alltoall=mpich, Open MPI's
-    /// alltoalls, MPICH's scattered exchange (linear in batches of 32) and
-    /// the libraries' choices among them and the pairwise exchange. A profile that names its MPI library is
+    /// MPI libraries' allreduce; alltoall=linear, alltoall=linear-sync,
+    /// alltoall=scattered, alltoall=bruck, alltoall=ompi, alltoall=mpich,
+    /// Open MPI's alltoalls, MPICH's scattered exchange (linear in batches
+    /// of 32) and the libraries' choices among them and the pairwise
+    /// exchange. A profile that names its MPI library is
     /// fitted with the library's own choice unless this names another.
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
-    /// with its k-nomial tree of radix 2; and MPICH's scattered alltoall a
+    /// with its k-nomial tree of radix 2; MPICH's scattered alltoall a
     /// batch: alltoall=scattered/16 or alltoall=mpich/16, 16 destinations
-    /// at a time (its default is 32).
+    /// at a time (its default is 32); and Open MPI's linear_sync a request
+    /// limit: alltoall=linear-sync/8 or alltoall=ompi/8, 8 sends and 8
+    /// receives outstanding (its default is none).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
     /// One JSON object per collective on stdout (with --training, one

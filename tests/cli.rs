@@ -618,6 +618,40 @@ fn open_mpis_fanouts() {
         &dtsim(&a2a("scattered", Some("0"))),
         &["--fanout", "at least 1 destination"],
     );
+    // Open MPI's linear_sync with 16 requests outstanding on 64 ranks:
+    // distances 1–16, 17–32, 33–48, 49–63, as long as MPICH's batches of
+    // 16 (0–15, …, 48–63) on links shared alike; no limit, or 63, the
+    // linear exchange; its decision passes the limit to the linear_sync
+    // it picks (blocks of 2 KiB to 4 KiB on 64 ranks)
+    let text = stdout(&dtsim(&a2a("linear-sync", Some("16"))));
+    assert!(
+        text.contains("(linear-sync of 16 requests outstanding, analytical model)"),
+        "{text}"
+    );
+    assert_eq!(
+        collective_json(&a2a("linear-sync", Some("16"))[1..])["time_s"],
+        collective_json(&a2a("scattered", Some("16"))[1..])["time_s"]
+    );
+    for all in ["0", "63"] {
+        assert_eq!(
+            collective_json(&a2a("linear-sync", Some(all))[1..])["time_s"],
+            collective_json(&a2a("linear", None)[1..])["time_s"]
+        );
+    }
+    let mut decided = a2a("ompi", Some("16"));
+    decided[8] = "128KiB";
+    let v = collective_json(&decided[1..]);
+    assert_eq!(v["runs"], "linear-sync");
+    assert_eq!(v["fanout"], 16);
+    let text = stdout(&dtsim(&decided));
+    assert!(
+        text.contains("(ompi: linear-sync of 16 requests outstanding, analytical model)"),
+        "{text}"
+    );
+    assert_bad(
+        &dtsim(&a2a("linear", Some("16"))),
+        &["--fanout", "not to alltoall by linear"],
+    );
     assert_bad(
         &run(with("binomial", "16", "3")),
         &["--fanout", "not to broadcast by binomial"],

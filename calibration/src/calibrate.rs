@@ -1084,11 +1084,17 @@ pub fn library_algos(notes: &[String]) -> Algos {
             // linear, or what this version does not name: not modelled
             _ => Some("allreduce=ring"),
         });
-        // `linear_sync` as `linear`: without
-        // `coll_tuned_alltoall_algorithm_max_requests` it posts every
-        // request at once
+        // `linear_sync` keeps at most
+        // `coll_tuned_alltoall_algorithm_max_requests` sends, and
+        // receives, outstanding, forced or picked by the fixed decision
+        // (0, the default, or below: every request at once)
+        let requests = set("coll_tuned_alltoall_algorithm_max_requests")
+            .and_then(mca_integer)
+            .filter(|&k| k > 0)
+            .map(|k| k.min(u32::MAX as i64) as u32);
         let exchange = forced("alltoall", |v| match v {
-            "1" | "linear" | "4" | "linear_sync" => Some("alltoall=linear"),
+            "1" | "linear" => Some("alltoall=linear"),
+            "4" | "linear_sync" => Some("alltoall=linear-sync"),
             "3" | "modified_bruck" => Some("alltoall=bruck"),
             "2" | "pairwise" | "5" | "two_proc" => Some("alltoall=pairwise"),
             "0" | "ignore" => None,
@@ -1153,15 +1159,25 @@ pub fn library_algos(notes: &[String]) -> Algos {
         [
             (gather.map(|f| f.map(String::from)), "allgather=ompi"),
             (reduce.map(|f| f.map(String::from)), "allreduce=ompi"),
-            (exchange.map(|f| f.map(String::from)), "alltoall=ompi"),
+            (
+                exchange.map(|f| {
+                    f.map(|spec| match requests {
+                        Some(k) if spec == "alltoall=linear-sync" => format!("{spec}/{k}"),
+                        _ => spec.to_string(),
+                    })
+                }),
+                "alltoall=ompi",
+            ),
             (broadcast, "broadcast=ompi"),
         ]
         .into_iter()
         .filter_map(|(forced, decision)| match forced {
             Some(Some(spec)) => Some(spec),
-            // the decision's k-nomial tree takes the radix set
-            _ if decides => Some(match radix {
-                Some(k) if decision == "broadcast=ompi" => format!("{decision}/{k}"),
+            // the decision's k-nomial tree takes the radix set, its
+            // linear_sync the request limit
+            _ if decides => Some(match (radix, requests) {
+                (Some(k), _) if decision == "broadcast=ompi" => format!("{decision}/{k}"),
+                (_, Some(k)) if decision == "alltoall=ompi" => format!("{decision}/{k}"),
                 _ => decision.to_string(),
             }),
             _ => None,
@@ -1883,13 +1899,13 @@ mod tests {
             assert!(is(r, want), "allreduce {algo}");
         }
         // the alltoall: the decision unless forced; a forced one as
-        // itself, linear_sync as linear, two_proc as the pairwise exchange
+        // itself, two_proc as the pairwise exchange
         let decided = library_algos(&notes("Open MPI v4.1.4, package: Debian OpenMPI", &[]));
         assert!(is(decided.model("alltoall", 16), Algo::Ompi));
         for (algo, want) in [
             ("1", Algo::Linear),
-            ("linear_sync", Algo::Linear),
-            ("4", Algo::Linear),
+            ("linear_sync", Algo::LinearSync),
+            ("4", Algo::LinearSync),
             ("3", Algo::Bruck),
             ("modified_bruck", Algo::Bruck),
             ("2", Algo::Pairwise),
@@ -2086,6 +2102,36 @@ mod tests {
         let m = library_algos(&n).model("broadcast", 64);
         assert!(is(m, Algo::Ompi));
         assert_eq!(fan(m), 8);
+        // the alltoall's request limit: a forced linear_sync's, and the
+        // decision's (which passes it to the linear_sync it picks), not
+        // basic linear's; 0 or below, Open MPI's default, no limit
+        for (rules, algo, limit, want, fanout) in [
+            (true, "4", "3", Algo::LinearSync, 3),
+            (true, "linear_sync", "0x10", Algo::LinearSync, 16),
+            (true, "4", "0", Algo::LinearSync, 0),
+            (true, "4", "-2", Algo::LinearSync, 0),
+            (true, "1", "3", Algo::Linear, 0),
+            (true, "2", "3", Algo::Pairwise, 0),
+            (true, "0", "5", Algo::Ompi, 5),
+            (false, "4", "5", Algo::Ompi, 5),
+            (false, "", "0", Algo::Ompi, 0),
+        ] {
+            let mut set = vec![format!(
+                "library setting: OMPI_MCA_coll_tuned_alltoall_algorithm_max_requests={limit}"
+            )];
+            if rules {
+                set.push("library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=1".into());
+            }
+            if !algo.is_empty() {
+                set.push(format!(
+                    "library setting: OMPI_MCA_coll_tuned_alltoall_algorithm={algo}"
+                ));
+            }
+            let refs: Vec<&str> = set.iter().map(String::as_str).collect();
+            let m = library_algos(&notes("Open MPI v4.1.4", &refs)).model("alltoall", 16);
+            assert!(is(m, want), "alltoall {algo}, {limit} requests");
+            assert_eq!(fan(m), fanout, "alltoall {algo}, {limit} requests");
+        }
         let unruled = notes(
             "Open MPI v4.1.4",
             &["library setting: OMPI_MCA_coll_tuned_alltoall_algorithm=1"],

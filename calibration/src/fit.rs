@@ -79,8 +79,9 @@ pub enum Model {
         segment: u64,
         /// Broadcast down Open MPI's chains or k-nomial tree: the chains or
         /// the radix (0, Open MPI's default, 4); AlltoAll by MPICH's
-        /// scattered exchange: the batch (0, MPICH's default, 32)
-        /// ([`Algo::takes_fanout`], [`Collective::fanout`]).
+        /// scattered exchange: the batch (0, MPICH's default, 32); by Open
+        /// MPI's `linear_sync`: the requests outstanding (0, its default,
+        /// no limit) ([`Algo::takes_fanout`], [`Collective::fanout`]).
         fanout: u32,
     },
 }
@@ -113,23 +114,30 @@ impl Model {
     /// Predicted time of `bytes` with latency `alpha` (s) and bandwidth
     /// `bandwidth` (B/s), from the simulator's analytical model.
     pub fn predict(&self, bytes: f64, alpha: f64, bandwidth: f64) -> f64 {
-        match self {
-            Model::PointToPoint => alpha + bytes / bandwidth,
+        match self.collective() {
+            None => alpha + bytes / bandwidth,
+            Some(c) => c.analytical(&self.cluster(alpha, bandwidth)).time(bytes),
+        }
+    }
+
+    /// The simulator's collective this model runs, with its segment size
+    /// and fanout; `None` for a point-to-point model.
+    pub fn collective(&self) -> Option<Collective> {
+        match *self {
+            Model::PointToPoint => None,
             Model::Collective {
                 op,
                 algo,
                 segment,
                 fanout,
                 ..
-            } => Collective {
-                segment: *segment,
-                fanout: *fanout,
-                ..fitted_collective(*op)
-                    .with_algo(*algo)
+            } => Some(Collective {
+                segment,
+                fanout,
+                ..fitted_collective(op)
+                    .with_algo(algo)
                     .expect("a model's algorithm is its operation's")
-            }
-            .analytical(&self.cluster(alpha, bandwidth))
-            .time(bytes),
+            }),
         }
     }
 
@@ -200,7 +208,7 @@ impl Model {
             } => return 0.5,
             Model::Collective {
                 op: Op::AllToAll,
-                algo: Algo::Linear | Algo::Scattered,
+                algo: Algo::Linear | Algo::LinearSync | Algo::Scattered,
                 ranks,
                 ..
             } => return 1.0 / ranks.max(1) as f64,
@@ -219,13 +227,9 @@ impl Model {
     /// a regime never spans one, and a size is predicted by the regimes on
     /// its side. Empty for a model of one algorithm.
     pub fn switches(&self) -> Vec<f64> {
-        match *self {
-            Model::Collective {
-                op, algo, ranks, ..
-            } => Collective::new(op)
-                .with_algo(algo)
-                .map_or_else(Vec::new, |c| c.switches(ranks)),
-            Model::PointToPoint => Vec::new(),
+        match (*self, self.collective()) {
+            (Model::Collective { ranks, .. }, Some(c)) => c.switches(ranks),
+            _ => Vec::new(),
         }
     }
 
@@ -239,15 +243,9 @@ impl Model {
     /// that size ([`Collective::selected`]), else the model's algorithm;
     /// `None` for a point-to-point model.
     pub fn algo_at(&self, bytes: f64) -> Option<Algo> {
-        match *self {
-            Model::Collective {
-                op, algo, ranks, ..
-            } => Some(
-                Collective::new(op)
-                    .with_algo(algo)
-                    .map_or(algo, |c| c.selected(ranks, bytes)),
-            ),
-            Model::PointToPoint => None,
+        match (*self, self.collective()) {
+            (Model::Collective { ranks, .. }, Some(c)) => Some(c.selected(ranks, bytes)),
+            _ => None,
         }
     }
 
@@ -340,7 +338,8 @@ fn probe_sizes() -> impl Iterator<Item = f64> {
 /// tree with another fanout or radix than its default 4
 /// (`broadcast=chain/8`, `broadcast=knomial/2:64KiB`), MPICH's scattered
 /// AlltoAll with another batch than its 32 (`alltoall=scattered/16`,
-/// `alltoall=mpich/16`). A fit reads the
+/// `alltoall=mpich/16`), Open MPI's `linear_sync` with a request limit
+/// (`alltoall=linear-sync/8`, `alltoall=ompi/8`). A fit reads the
 /// latency and bandwidth terms off the model at each measured size
 /// ([`Model::terms`]), so any algorithm whose time is linear in α and
 /// 1/B at every size can be named; its piece count may grow with the size.
@@ -386,7 +385,8 @@ impl Algos {
                     let k: u32 = f.trim().parse().map_err(|_| {
                         format!(
                             "--algo {spec}: the fanout `{f}` is not a whole number (the chains of \
-                             chain/K, the radix of knomial/K, the batch of scattered/K)"
+                             chain/K, the radix of knomial/K, the batch of scattered/K, the \
+                             requests of linear-sync/K)"
                         )
                     })?;
                     (a, Some(k))
@@ -414,10 +414,8 @@ impl Algos {
             })?;
             if fanout.is_some() && !algo.takes_fanout(op) {
                 return Err(format!(
-                    "--algo {spec}: a fanout applies to Open MPI's broadcast by chain (its \
-                     chains), knomial or ompi (its k-nomial tree's radix) and to MPICH's \
-                     alltoall by scattered or mpich (the destinations a batch) only, not to \
-                     {}={}",
+                    "--algo {spec}: a fanout applies to {} only, not to {}={}",
+                    Algo::FANOUT_USES,
                     op.name(),
                     algo.name()
                 ));
@@ -555,6 +553,9 @@ impl Algos {
                 if fanout > 0 {
                     spec += &format!("/{fanout}");
                     what.push(match (op, algo) {
+                        (Op::AllToAll, Algo::LinearSync | Algo::Ompi) => {
+                            format!("{fanout} requests outstanding")
+                        }
                         (Op::AllToAll, _) if fanout == u32::MAX => "all at once".to_string(),
                         (Op::AllToAll, _) => format!("batches of {fanout}"),
                         (_, Algo::Chain) => format!("{fanout} chains"),
@@ -1742,6 +1743,7 @@ mod tests {
             ),
             ("alltoall=scattered/0", "at least 1 destination a batch"),
             ("alltoall=pairwise/4", "not to alltoall=pairwise"),
+            ("alltoall=linear/4", "not to alltoall=linear"),
         ] {
             let e = spec(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
@@ -1798,6 +1800,34 @@ mod tests {
         assert_eq!(
             sc.notes(),
             ["fitted with alltoall=scattered/2 (--algo; batches of 2)"]
+        );
+        // Open MPI's linear_sync with 3 requests outstanding on 8 ranks:
+        // distances {1, 2, 3}, {4, 5, 6}, {7}; with 0 (no limit) the
+        // linear exchange's one step; its decision with 3 runs it for 4
+        // KiB blocks (a switch where it turns to basic linear, at 256 KiB
+        // a block), and says so
+        for (name, steps) in [
+            ("alltoall=linear-sync/3", 3.0),
+            ("alltoall=linear-sync/0", 1.0),
+            ("alltoall=linear-sync", 1.0),
+            ("alltoall=ompi/3", 3.0),
+        ] {
+            let m = spec(name).unwrap().model("alltoall", 8).unwrap();
+            let (st, g) = m.terms(32_768.0);
+            assert!(
+                (st - steps).abs() < 1e-9 && (g - 7.0 / 8.0 * 32_768.0).abs() < 1e-6,
+                "{name}: {st} {g}"
+            );
+        }
+        let ls = spec("alltoall=ompi/3").unwrap();
+        let m = ls.model("alltoall", 8).unwrap();
+        assert_eq!(m.switches(), [2_097_152.0]);
+        assert_eq!(m.algo_at(32_768.0), Some(Algo::LinearSync));
+        assert_eq!(m.algo_at(4e6), Some(Algo::Linear));
+        assert_eq!(m.bytes_per_step_at(32_768.0), 1.0 / 8.0);
+        assert_eq!(
+            ls.notes(),
+            ["fitted with alltoall=ompi/3 (--algo; 3 requests outstanding)"]
         );
         // named twice: the last wins
         let twice = Algos::parse(&[

@@ -1072,6 +1072,103 @@ mod tests {
         }
     }
 
+    /// Open MPI's `linear_sync` with a request limit K (`linear-sync/K`):
+    /// ⌈(N − 1)/K⌉ steps of the distances [kK + 1, (k + 1)K], on 8 ranks
+    /// with 3 requests 3α + 7·m/8/B (3, 3 and 1 sends a rank), with 1
+    /// the pairwise exchange's 7(α + m/8/B); without a limit, or with 7
+    /// or more, the linear exchange's α + 7·m/8/B; on 33 ranks 32
+    /// requests are no limit (where MPICH's batches of 32 take two
+    /// steps). Open MPI's decision passes the limit to the `linear_sync`
+    /// it picks, never to its `basic_linear`: on 8 ranks linear-sync/3
+    /// below 256 KiB a block and the linear exchange from there (a
+    /// switch at 2 MiB that the decision without a limit has not, since
+    /// both then run alike), on 4 ranks its table's five bounds. Both
+    /// models.
+    #[test]
+    fn open_mpis_linear_sync() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let with = |algo: Algo, fanout: u32| Collective {
+            fanout,
+            ..Collective::new(Op::AllToAll).with_algo(algo).unwrap()
+        };
+        let check = |c: &Collective, n: u32, m: f64, want: f64, what: &str| {
+            let spec = ClusterSpec::flat(n, bw, alpha);
+            close(c.analytical(&spec).time(m), want, what);
+            let flow = crate::collective::exec::run_flow(c, &spec, m)
+                .unwrap()
+                .time
+                .as_secs();
+            assert!(
+                (flow - want).abs() <= 1e-12 * n as f64,
+                "{what}: flow {flow}"
+            );
+        };
+        let m = 8.0 * 4096.0;
+        let block = 4096.0 / bw;
+        for (k, want) in [
+            (3, 3.0 * alpha + 7.0 * block),
+            (1, 7.0 * (alpha + block)),
+            (0, alpha + 7.0 * block),
+            (7, alpha + 7.0 * block),
+            (100, alpha + 7.0 * block),
+        ] {
+            let c = with(Algo::LinearSync, k);
+            check(&c, 8, m, want, &format!("linear-sync/{k} on 8"));
+            assert_eq!(c.selected(8, m), Algo::LinearSync);
+        }
+        // on 33 ranks
+        let m33 = 33.0 * 4096.0;
+        check(
+            &with(Algo::LinearSync, 32),
+            33,
+            m33,
+            alpha + 32.0 * block,
+            "linear-sync/32 on 33",
+        );
+        check(
+            &with(Algo::Scattered, 0),
+            33,
+            m33,
+            2.0 * alpha + 32.0 * block,
+            "scattered on 33",
+        );
+        // the decision on 8 ranks: linear_sync below 256 KiB a block
+        let ompi = with(Algo::Ompi, 3);
+        assert_eq!(ompi.switches(8), vec![2_097_152.0]);
+        assert!(with(Algo::Ompi, 0).switches(8).is_empty());
+        assert!(with(Algo::Ompi, 7).switches(8).is_empty());
+        assert_eq!(ompi.selected(8, m), Algo::LinearSync);
+        assert_eq!(with(Algo::Ompi, 0).selected(8, m), Algo::Linear);
+        check(
+            &ompi,
+            8,
+            m,
+            3.0 * alpha + 7.0 * block,
+            "ompi/3 on 8, 4 KiB blocks",
+        );
+        let big = 8.0 * 262_144.0;
+        assert_eq!(ompi.selected(8, big), Algo::Linear);
+        check(
+            &ompi,
+            8,
+            big,
+            alpha + 7.0 * 262_144.0 / bw,
+            "ompi/3 on 8, 256 KiB blocks",
+        );
+        // on 4 ranks: linear_sync, linear, linear_sync, linear, pairwise,
+        // linear
+        assert_eq!(
+            with(Algo::Ompi, 2).switches(4),
+            vec![32_768.0, 65_536.0, 262_144.0, 2_097_152.0, 4_194_304.0]
+        );
+        assert_eq!(
+            with(Algo::Ompi, 0).switches(4),
+            vec![2_097_152.0, 4_194_304.0]
+        );
+        // two ranks: one exchange, whatever the limit
+        assert_eq!(with(Algo::Ompi, 1).selected(2, 1e5), Algo::Pairwise);
+    }
+
     /// MPICH's AlltoAll selection, by each block's bytes (a whole number
     /// of them): Bruck's up to 256 on 8 ranks or more, the scattered
     /// exchange up to 32 KiB (in batches of 32 destinations: two on 40

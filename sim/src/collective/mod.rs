@@ -152,6 +152,7 @@ impl Op {
             Op::AllToAll => &[
                 Algo::Pairwise,
                 Algo::Linear,
+                Algo::LinearSync,
                 Algo::Scattered,
                 Algo::Bruck,
                 Algo::Mpich,
@@ -289,10 +290,22 @@ pub enum Algo {
     Bruck,
     /// AlltoAll all at once: every rank sends each other rank its block
     /// in one step, the N − 1 sends sharing its links (Open MPI's
-    /// `basic_linear` and `linear_sync`; [`program::Phase::Linear`]).
+    /// `basic_linear`, and its `linear_sync` without a request limit;
+    /// [`program::Phase::Linear`]).
     /// Broadcast all at once: the root sends every other rank the buffer
     /// in one step (Open MPI's `basic_linear`).
     Linear,
+    /// AlltoAll by Open MPI's `linear_sync`
+    /// (`ompi_coll_base_alltoall_intra_linear_sync`): rank i posts
+    /// receives from i + 1, i + 2, … and sends to i − 1, i − 2, …, at
+    /// most K of each outstanding (`coll_tuned_alltoall_algorithm_max_requests`,
+    /// [`Collective::fanout`]), each completed one replaced by the next.
+    /// Modelled as ⌈(N − 1)/K⌉ steps, step k sending to the distances
+    /// [kK + 1, (k + 1)K]: on links shared alike a rank's K sends, and the
+    /// K receives of each of their destinations, end together, so its
+    /// window refills all at once ([`program::Phase::Linear`]). Without a
+    /// limit (0, Open MPI's default, or K ≥ N − 1) it is [`Algo::Linear`].
+    LinearSync,
     /// AlltoAll by MPICH's scattered exchange
     /// (`MPIR_Alltoall_intra_scattered`): every send and receive posted
     /// at once, in batches of b destinations (`MPIR_CVAR_ALLTOALL_THROTTLE`:
@@ -352,7 +365,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 28] = [
+    pub const ALL: [Algo; 29] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -373,6 +386,7 @@ impl Algo {
         Algo::Ompi,
         Algo::Rabenseifner,
         Algo::Linear,
+        Algo::LinearSync,
         Algo::Scattered,
         Algo::Chain,
         Algo::Pipeline,
@@ -406,6 +420,7 @@ impl Algo {
             Algo::Ompi => "ompi",
             Algo::Rabenseifner => "rabenseifner",
             Algo::Linear => "linear",
+            Algo::LinearSync => "linear-sync",
             Algo::Scattered => "scattered",
             Algo::Chain => "chain",
             Algo::Pipeline => "pipeline",
@@ -444,19 +459,32 @@ impl Algo {
     /// chain gets no fanout and is one chain, [`Algo::Pipeline`]).
     /// AlltoAll by MPICH's scattered exchange, and by its selection,
     /// which runs it for medium blocks: the destinations a batch
-    /// (`MPIR_CVAR_ALLTOALL_THROTTLE`).
+    /// (`MPIR_CVAR_ALLTOALL_THROTTLE`). AlltoAll by Open MPI's
+    /// `linear_sync`, and by its fixed decision, which passes the limit to
+    /// the `linear_sync` it picks: the requests of each kind outstanding
+    /// (`coll_tuned_alltoall_algorithm_max_requests`).
     pub fn takes_fanout(self, op: Op) -> bool {
         match op {
             Op::Broadcast => matches!(self, Algo::Chain | Algo::Knomial | Algo::Ompi),
-            Op::AllToAll => matches!(self, Algo::Scattered | Algo::Mpich),
+            Op::AllToAll => matches!(
+                self,
+                Algo::Scattered | Algo::Mpich | Algo::LinearSync | Algo::Ompi
+            ),
             _ => false,
         }
     }
 
+    /// What a fanout is, for the algorithms that take one
+    /// ([`Algo::takes_fanout`]), in one phrase for messages.
+    pub const FANOUT_USES: &'static str = "broadcast by chain (the chains), knomial or ompi \
+        (the k-nomial tree's radix), alltoall by scattered or mpich (MPICH's destinations a \
+        batch) and by linear-sync or ompi (Open MPI's requests outstanding)";
+
     /// What is wrong with a fanout of `f` for `op` by this algorithm, one
     /// that takes a fanout ([`Algo::takes_fanout`]): 0 chains, a k-nomial
     /// radix below 2 (Open MPI's tree builder never ends at radix 1), a
-    /// batch of 0 destinations; `None` if nothing is.
+    /// batch of 0 destinations (a request limit of 0 is Open MPI's
+    /// default, none); `None` if nothing is.
     pub fn fanout_error(self, op: Op, f: u32) -> Option<String> {
         match (op, self) {
             (Op::Broadcast, Algo::Chain) if f == 0 => {
@@ -466,7 +494,7 @@ impl Algo {
             (Op::Broadcast, _) if f < 2 => Some(format!(
                 "{f} is not a k-nomial radix: Open MPI's must be at least 2 (a tree of radix 1 never branches)"
             )),
-            (Op::AllToAll, _) if f == 0 => Some(
+            (Op::AllToAll, Algo::Scattered | Algo::Mpich) if f == 0 => Some(
                 "the scattered exchange needs at least 1 destination a batch (as many as the ranks or more: all at once)"
                     .to_string(),
             ),
@@ -603,8 +631,12 @@ pub struct Collective {
     /// AlltoAll by MPICH's scattered exchange (`scattered`, and `mpich`
     /// where it runs it): the destinations a batch
     /// (`MPIR_CVAR_ALLTOALL_THROTTLE`; as many as the ranks or more: all
-    /// at once); 0, MPICH's default, [`MPICH_ALLTOALL_THROTTLE`]. Other
-    /// algorithms ignore it ([`Algo::takes_fanout`]).
+    /// at once); 0, MPICH's default, [`MPICH_ALLTOALL_THROTTLE`].
+    /// AlltoAll by Open MPI's `linear_sync` (`linear-sync`, and `ompi`
+    /// where it picks it): the sends, and the receives, a rank keeps
+    /// outstanding (`coll_tuned_alltoall_algorithm_max_requests`; the
+    /// ranks less one or more: all at once); 0, Open MPI's default, no
+    /// limit. Other algorithms ignore it ([`Algo::takes_fanout`]).
     pub fanout: u32,
 }
 
@@ -785,6 +817,11 @@ impl Collective {
                     .into_iter()
                     .find(|&(below, _)| bytes / unit < below)
                     .map_or(past, |(_, a)| a);
+                // its linear_sync without a request limit is the linear
+                // exchange, step for step
+                if chosen == Algo::LinearSync && self.requests(members) == 0 {
+                    return Algo::Linear;
+                }
                 // its allreduce's ring runs recursive doubling on fewer
                 // elements than ranks (4-byte elements)
                 if self.op == Op::AllReduce && chosen == Algo::Ring && bytes < 4.0 * members as f64
@@ -911,6 +948,18 @@ impl Collective {
             }
         }
         out
+    }
+
+    /// The requests of each kind a rank of an AlltoAll by Open MPI's
+    /// `linear_sync` keeps outstanding on groups of `members` ranks
+    /// ([`Collective::fanout`]): 0, all at once, where it sets no limit or
+    /// one of at least the ranks less one (Open MPI posts them all then).
+    pub fn requests(&self, members: u32) -> u32 {
+        if self.fanout >= members.saturating_sub(1) {
+            0
+        } else {
+            self.fanout
+        }
     }
 
     /// Number of PS servers on `cluster`.
@@ -1125,11 +1174,19 @@ impl Collective {
                     0 => MPICH_ALLTOALL_THROTTLE,
                     k => k,
                 },
+                with_self: true,
             }],
             (Op::AllToAll, Algo::Linear) => vec![Phase::Linear {
                 group: all,
                 chunk: bytes / n,
                 batch: 0,
+                with_self: false,
+            }],
+            (Op::AllToAll, Algo::LinearSync) => vec![Phase::Linear {
+                group: all,
+                chunk: bytes / n,
+                batch: self.requests(size),
+                with_self: false,
             }],
             (Op::AllToAll, Algo::Bruck) => vec![Phase::BruckAllToAll {
                 group: all,
@@ -1383,74 +1440,76 @@ fn ompi_allgather(members: u32) -> Vec<(f64, Algo)> {
 /// 5.0; read off the source, and its choices below 32 ranks and its
 /// thresholds beyond checked against 4.1.4's compiled library): (each
 /// block's bytes, a rank's data for one other, below which, algorithm),
-/// by increasing size, the last unbounded. Its `linear_sync` runs as
-/// [`Algo::Linear`] (it posts every request at once without
-/// `coll_tuned_alltoall_algorithm_max_requests`, the default), its
-/// `modified_bruck` as [`Algo::Bruck`]; on two ranks every algorithm,
-/// `two_proc` included, is one exchange, the pairwise one's.
+/// by increasing size, the last unbounded. Its `basic_linear` is
+/// [`Algo::Linear`], its `linear_sync` [`Algo::LinearSync`] (which it
+/// passes `coll_tuned_alltoall_algorithm_max_requests`, and which without
+/// one, the default, [`Collective::selected`] reports as
+/// [`Algo::Linear`]), its `modified_bruck` [`Algo::Bruck`]; on two ranks
+/// every algorithm, `two_proc` and `linear_sync` included, is one
+/// exchange, the pairwise one's.
 fn ompi_alltoall(members: u32) -> Vec<(f64, Algo)> {
-    use Algo::{Bruck as BR, Linear as L, Pairwise as PW};
+    use Algo::{Bruck as BR, Linear as L, LinearSync as LS, Pairwise as PW};
     const ALL: f64 = f64::INFINITY;
     match members {
         0..=2 => vec![(ALL, PW)],
         3..=7 => vec![
-            (8192.0, L),
+            (8192.0, LS),
             (16384.0, L),
-            (65536.0, L),
+            (65536.0, LS),
             (524288.0, L),
             (1048576.0, PW),
             (ALL, L),
         ],
-        8..=15 => vec![(262144.0, L), (ALL, L)],
+        8..=15 => vec![(262144.0, LS), (ALL, L)],
         16..=31 => vec![
-            (4.0, L),
+            (4.0, LS),
             (512.0, BR),
-            (8192.0, L),
+            (8192.0, LS),
             (32768.0, L),
-            (262144.0, L),
+            (262144.0, LS),
             (524288.0, L),
-            (ALL, L),
+            (ALL, LS),
         ],
-        32..=63 => vec![(512.0, BR), (524288.0, L), (ALL, L)],
+        32..=63 => vec![(512.0, BR), (524288.0, L), (ALL, LS)],
         64..=127 => vec![
             (1024.0, BR),
             (2048.0, L),
-            (4096.0, L),
+            (4096.0, LS),
             (262144.0, L),
             (ALL, PW),
         ],
-        128..=255 => vec![(1024.0, BR), (2048.0, L), (262144.0, L), (ALL, PW)],
-        256..=511 => vec![(1024.0, BR), (8192.0, L), (32768.0, L), (ALL, PW)],
+        128..=255 => vec![(1024.0, BR), (2048.0, LS), (262144.0, L), (ALL, PW)],
+        256..=511 => vec![(1024.0, BR), (8192.0, LS), (32768.0, L), (ALL, PW)],
         512..=1023 => vec![
             (512.0, BR),
-            (8192.0, L),
+            (8192.0, LS),
             (16384.0, L),
-            (131072.0, L),
+            (131072.0, LS),
             (262144.0, L),
             (ALL, PW),
         ],
         1024..=2047 => vec![
             (512.0, BR),
-            (1024.0, L),
+            (1024.0, LS),
             (2048.0, L),
-            (16384.0, L),
+            (16384.0, LS),
             (262144.0, L),
-            (ALL, L),
+            (ALL, LS),
         ],
         2048..=4095 => vec![
             (1024.0, BR),
-            (4096.0, L),
+            (4096.0, LS),
             (8192.0, L),
-            (131072.0, L),
+            (131072.0, LS),
             (ALL, L),
         ],
         _ => vec![
             (2048.0, BR),
-            (8192.0, L),
+            (8192.0, LS),
             (16384.0, L),
-            (32768.0, L),
+            (32768.0, LS),
             (65536.0, L),
-            (ALL, L),
+            (ALL, LS),
         ],
     }
 }

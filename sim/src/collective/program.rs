@@ -213,11 +213,15 @@ pub enum Phase {
     /// `linear_sync` without a limit on outstanding requests, coll tuned's
     /// default): one step in which every member sends `chunk` to each of
     /// the s − 1 others, the sends sharing the member's links. In batches
-    /// of `batch` > 0 (MPICH's scattered exchange, which posts
-    /// `MPIR_CVAR_ALLTOALL_THROTTLE` receives and sends at a time and
-    /// waits for them all): step k sends member i's block to member i − d
-    /// for every d in [k·batch, (k + 1)·batch) below s but 0 (the member
-    /// itself, which MPICH counts in its first batch), ⌈s/batch⌉ steps.
+    /// of `batch` > 0: step k sends member i's block to member i − d for
+    /// every d of its batch below s but 0. With `with_self` (MPICH's
+    /// scattered exchange, which posts `MPIR_CVAR_ALLTOALL_THROTTLE`
+    /// receives and sends at a time, the member itself counted in the
+    /// first batch, and waits for them all) the batches are the d in
+    /// [k·batch, (k + 1)·batch), ⌈s/batch⌉ steps; without (Open MPI's
+    /// `linear_sync` with a request limit, which replaces each request as
+    /// it completes, the others only) [k·batch + 1, (k + 1)·batch],
+    /// ⌈(s − 1)/batch⌉ steps.
     Linear {
         /// Groups.
         group: Grouping,
@@ -225,6 +229,9 @@ pub enum Phase {
         chunk: f64,
         /// Destinations a batch (0: all at once).
         batch: u32,
+        /// Whether the member itself counts among the first batch's
+        /// destinations.
+        with_self: bool,
     },
     /// AlltoAll by Bruck's algorithm as Open MPI runs it
     /// (`ompi_coll_base_alltoall_intra_bruck`, its "modified Bruck"):
@@ -771,6 +778,17 @@ fn bruck_blocks(s: u32, d: u32) -> u32 {
     (s / (2 * d)) * d + (s % (2 * d)).saturating_sub(d)
 }
 
+/// The distances d of step `k` of a batched linear AlltoAll over `s`
+/// members ([`Phase::Linear`] with `batch` > 0): [k·batch, (k + 1)·batch)
+/// counting the member itself, [k·batch + 1, (k + 1)·batch] not, below s
+/// and but 0.
+fn linear_batch(k: u32, batch: u32, with_self: bool, s: u32) -> std::ops::Range<u32> {
+    let first = u32::from(!with_self);
+    let lo = k.saturating_mul(batch).saturating_add(first).max(1);
+    let hi = (k + 1).saturating_mul(batch).saturating_add(first).min(s);
+    lo..hi.max(lo)
+}
+
 fn ceil_log2(s: u32) -> u32 {
     if s <= 1 {
         0
@@ -1017,10 +1035,15 @@ impl Program {
                 ceil_log2(self.group_size(group))
             }
             Phase::Pairwise { group, .. } => self.group_size(group).saturating_sub(1),
-            Phase::Linear { group, batch, .. } => match self.group_size(group) {
+            Phase::Linear {
+                group,
+                batch,
+                with_self,
+                ..
+            } => match self.group_size(group) {
                 0 | 1 => 0,
-                s if batch == 0 => (s > 1) as u32,
-                s => s.div_ceil(batch),
+                _ if batch == 0 => 1,
+                s => (s - u32::from(!with_self)).div_ceil(batch),
             },
             Phase::BruckAllToAll { group, .. } => ceil_log2(self.group_size(group)),
             Phase::Shift { .. } => 1,
@@ -2129,7 +2152,10 @@ impl Program {
                 }
                 let s = self.group_size(group);
                 let (id, idx) = self.locate(p, group);
-                if let &Phase::Linear { batch, .. } = ph {
+                if let &Phase::Linear {
+                    batch, with_self, ..
+                } = ph
+                {
                     if batch == 0 {
                         // to every other member at once
                         for j in 1..s {
@@ -2137,8 +2163,7 @@ impl Program {
                         }
                     } else {
                         // to member i − d for this step's batch of d
-                        let lo = k.saturating_mul(batch).max(1);
-                        for d in lo..(k + 1).saturating_mul(batch).min(s) {
+                        for d in linear_batch(k, batch, with_self, s) {
                             out.push(Send::to(self.member(id, (idx + s - d) % s, group), bytes));
                         }
                     }
@@ -2308,10 +2333,9 @@ impl Program {
                     Phase::Pairwise { .. } | Phase::BruckAllToAll { .. } => true,
                     // from every other member, or this step's batch of them
                     Phase::Linear { batch: 0, .. } => return s - 1,
-                    Phase::Linear { batch, .. } => {
-                        let lo = k.saturating_mul(*batch).max(1);
-                        return (k + 1).saturating_mul(*batch).min(s).saturating_sub(lo);
-                    }
+                    &Phase::Linear {
+                        batch, with_self, ..
+                    } => return linear_batch(k, batch, with_self, s).len() as u32,
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
                     Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
                     // every member hears from member i + 2^k
@@ -2621,15 +2645,18 @@ mod tests {
                     );
                     check_balance(&spec, vec![Phase::Bruck { group, bytes: 1.0 }], 0);
                     for batch in [0, 1, 3, 32] {
-                        check_balance(
-                            &spec,
-                            vec![Phase::Linear {
-                                group,
-                                chunk: 1.0,
-                                batch,
-                            }],
-                            0,
-                        );
+                        for with_self in [false, true] {
+                            check_balance(
+                                &spec,
+                                vec![Phase::Linear {
+                                    group,
+                                    chunk: 1.0,
+                                    batch,
+                                    with_self,
+                                }],
+                                0,
+                            );
+                        }
                     }
                     check_balance(&spec, vec![Phase::BruckAllToAll { group, chunk: 1.0 }], 0);
                     for halving in [false, true] {
@@ -3110,7 +3137,8 @@ mod tests {
     /// linear) or the blocks Bruck's moves, each a block a step per bit
     /// of its index. Pairwise takes s − 1 steps, linear one (in batches of
     /// 4, MPICH's scattered exchange's way, ⌈s/4⌉, the member i − d
-    /// getting its block in the step of d's batch), Bruck's ⌈log2 s⌉; for
+    /// getting its block in the step of d's batch, d from 0; Open MPI's
+    /// `linear_sync`'s way, ⌈(s − 1)/4⌉, d from 1), Bruck's ⌈log2 s⌉; for
     /// s = 1 … 37.
     #[test]
     fn alltoalls_deliver_every_block_once() {
@@ -3124,11 +3152,19 @@ mod tests {
                     group: Grouping::All,
                     chunk: 1.0,
                     batch: 0,
+                    with_self: false,
                 },
                 Phase::Linear {
                     group: Grouping::All,
                     chunk: 1.0,
                     batch: 4,
+                    with_self: true,
+                },
+                Phase::Linear {
+                    group: Grouping::All,
+                    chunk: 1.0,
+                    batch: 4,
+                    with_self: false,
                 },
                 Phase::BruckAllToAll {
                     group: Grouping::All,
@@ -3188,8 +3224,14 @@ mod tests {
                         let want = match phase {
                             Phase::Linear { batch: 0, .. } => s - 1,
                             // the batch's distances d, but 0
+                            Phase::Linear {
+                                batch,
+                                with_self: true,
+                                ..
+                            } => (step * batch + batch).min(s) - (step * batch).max(1),
+                            // from d = 1 on
                             Phase::Linear { batch, .. } => {
-                                (step * batch + batch).min(s) - (step * batch).max(1)
+                                (step * batch + batch + 1).min(s) - (step * batch + 1)
                             }
                             _ => 1,
                         };
@@ -3213,7 +3255,12 @@ mod tests {
                     assert!(recv.iter().all(|&r| r == (s - 1) as f64), "s {s}");
                     let steps = match phase {
                         Phase::Linear { batch: 0, .. } => u32::from(s > 1),
-                        Phase::Linear { batch, .. } if s > 1 => s.div_ceil(batch),
+                        Phase::Linear {
+                            batch,
+                            with_self: true,
+                            ..
+                        } if s > 1 => s.div_ceil(batch),
+                        Phase::Linear { batch, .. } if s > 1 => (s - 1).div_ceil(batch),
                         Phase::Linear { .. } => 0,
                         _ => s - 1,
                     };

@@ -226,7 +226,8 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
             return Err(invalid(
                 "fanout",
                 format!(
-                    "applies to broadcast by chain (the chains), knomial or ompi (the k-nomial tree's radix) and to alltoall by scattered or mpich (the destinations a batch), not to {} by {}",
+                    "applies to {}, not to {} by {}",
+                    Algo::FANOUT_USES,
                     op.name(),
                     coll.algo.name()
                 ),
