@@ -133,10 +133,11 @@ struct NetArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, linear-sync, scattered, bruck, ompi or mpich: Open
-    /// MPI's linear exchanges (basic and with a request limit), MPICH's
-    /// scattered one (linear in batches of 32), Open MPI's modified Bruck,
-    /// and the libraries' choices among them and the pairwise one.
+    /// alltoall=linear, linear-sync, scattered, bruck, ompi, mpich or
+    /// mpich-nb: Open MPI's linear exchanges (basic and with a request
+    /// limit), MPICH's scattered one (linear in batches of 32), Open MPI's
+    /// modified Bruck, and the libraries' choices among them and the
+    /// pairwise one (mpich-nb: MPICH's nonblocking one, waited for).
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size
@@ -207,10 +208,11 @@ struct CollectiveArgs {
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
-    /// alltoall=linear, linear-sync, scattered, bruck, ompi or mpich: Open
-    /// MPI's linear exchanges (basic and with a request limit), MPICH's
-    /// scattered one (linear in batches of 32), Open MPI's modified Bruck,
-    /// and the libraries' choices among them and the pairwise one.
+    /// alltoall=linear, linear-sync, scattered, bruck, ompi, mpich or
+    /// mpich-nb: Open MPI's linear exchanges (basic and with a request
+    /// limit), MPICH's scattered one (linear in batches of 32), Open MPI's
+    /// modified Bruck, and the libraries' choices among them and the
+    /// pairwise one (mpich-nb: MPICH's nonblocking one, waited for).
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;
     /// broadcast=knomial/2, radix 2; broadcast=ompi/2, its choice by size

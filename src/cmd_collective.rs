@@ -50,11 +50,12 @@ pub struct CollectiveArgs {
     /// broadcast ring|binomial|ompi-binomial|linear|chain|pipeline|binary-tree|split-binary-tree|knomial|scatter-allgather|scatter-allgather-ring|ompi|mpich
     /// (ompi-binomial to scatter-allgather-ring: Open MPI's algorithms,
     /// its trees sending to every child at once; ompi, mpich: Open MPI's
-    /// and MPICH's default selections among them by size); alltoall pairwise|linear|linear-sync|scattered|bruck|mpich|ompi
+    /// and MPICH's default selections among them by size); alltoall pairwise|linear|linear-sync|scattered|bruck|mpich|mpich-nb|ompi
     /// (Open MPI's linear exchanges, basic and with a request limit, and
     /// modified Bruck; MPICH's scattered exchange, linear in batches of
     /// 32; mpich, ompi: MPICH's and Open MPI's default selections among
-    /// them);
+    /// them; mpich-nb: MPICH's with ALLTOALL_INTRA_ALGORITHM=nb, Bruck's
+    /// to 2 KiB a block);
     /// ps
     /// overlapped|sequential; topk recursive-doubling|ring; gtopk tree.
     #[arg(long)]
@@ -72,7 +73,7 @@ pub struct CollectiveArgs {
     /// and one fewer than the GPUs); by knomial, or by ompi where it picks
     /// the k-nomial tree: the tree's radix, at least 2
     /// (coll_tuned_bcast_algorithm_knomial_radix) [default: 4, Open MPI's].
-    /// Alltoall by scattered, or by mpich where it runs it: the
+    /// Alltoall by scattered, or by mpich or mpich-nb where they run it: the
     /// destinations a batch (MPIR_CVAR_ALLTOALL_THROTTLE; the GPUs or
     /// more: all at once) [default: 32, MPICH's]. Alltoall by
     /// linear-sync, or by ompi where it picks it: the sends, and the

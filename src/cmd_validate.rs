@@ -52,9 +52,10 @@ pub struct ValidateArgs {
     /// 4.1's; allreduce=rabenseifner, allreduce=mpich, allreduce=ompi, the
     /// MPI libraries' allreduce; alltoall=linear, alltoall=linear-sync,
     /// alltoall=scattered, alltoall=bruck, alltoall=ompi, alltoall=mpich,
-    /// Open MPI's alltoalls, MPICH's scattered exchange (linear in batches
-    /// of 32) and the libraries' choices among them and the pairwise
-    /// exchange. A profile that names its MPI library is
+    /// alltoall=mpich-nb, Open MPI's alltoalls, MPICH's scattered exchange
+    /// (linear in batches of 32) and the libraries' choices among them and
+    /// the pairwise exchange (mpich-nb: MPICH's nonblocking one, waited
+    /// for). A profile that names its MPI library is
     /// fitted with the library's own choice unless this names another.
     /// Open MPI's chains and k-nomial tree take a fanout after a slash,
     /// its default being 4: broadcast=chain/8, eight chains;

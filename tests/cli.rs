@@ -652,6 +652,21 @@ fn open_mpis_fanouts() {
         &dtsim(&a2a("linear", Some("16"))),
         &["--fanout", "not to alltoall by linear"],
     );
+    // MPICH's nonblocking alltoall waited for: Bruck's for 1 KiB blocks,
+    // where its blocking selection runs the scattered exchange
+    let text = stdout(&dtsim(&a2a("mpich-nb", None)));
+    assert!(
+        text.contains("(mpich-nb: bruck, analytical model)"),
+        "{text}"
+    );
+    assert_eq!(
+        collective_json(&a2a("mpich-nb", None)[1..])["time_s"],
+        collective_json(&a2a("bruck", None)[1..])["time_s"]
+    );
+    assert_eq!(
+        collective_json(&a2a("mpich", None)[1..])["runs"],
+        "scattered"
+    );
     assert_bad(
         &run(with("binomial", "16", "3")),
         &["--fanout", "not to broadcast by binomial"],

@@ -900,8 +900,11 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// `ALLTOALL_MEDIUM_MSG_SIZE` moved its thresholds (the pairwise
 /// exchange); `pairwise_sendrecv_replace` needs an in-place buffer from
 /// 4.0 and falls back to the selection there (before 4.0 not modelled:
-/// the pairwise exchange), and `nb` is not modelled (the pairwise
-/// exchange).
+/// the pairwise exchange), and `nb` (its nonblocking alltoall, waited for)
+/// is fitted with that one's selection, `alltoall=mpich-nb` (Bruck's up to
+/// 2 KiB a block; before 3.4 the blocking selection's thresholds, so
+/// `alltoall=mpich`), unless `IALLTOALL_INTRA_ALGORITHM` forced one (not
+/// modelled: the pairwise exchange).
 ///
 /// Open MPI runs the algorithm its dynamic rules force
 /// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
@@ -922,7 +925,11 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// and another as that many chains, and with
 /// `coll_tuned_bcast_algorithm_knomial_radix` (at least 2) as the forced
 /// k-nomial tree's radix and the fixed decision's (`broadcast=ompi/K`);
-/// else `broadcast=ompi`. 5.0's coll han runs
+/// else `broadcast=ompi`; a forced `coll_tuned_alltoall_algorithm` 4
+/// (`linear_sync`) as `linear-sync`, and it and the fixed decision with
+/// `coll_tuned_alltoall_algorithm_max_requests` (above 0; 0 or below is
+/// no limit) as their request limit (`alltoall=linear-sync/K`,
+/// `alltoall=ompi/K`). 5.0's coll han runs
 /// the collectives ahead of coll tuned, and earlier versions decided
 /// otherwise, so they keep the textbook algorithms. Another library is
 /// fitted with the textbook algorithms.
@@ -1029,8 +1036,21 @@ pub fn library_algos(notes: &[String]) -> Algos {
             Some("scattered") => Some(batched("scattered")),
             Some("pairwise") => Some("alltoall=pairwise".to_string()),
             Some("pairwise_sendrecv_replace") if from_4 => Some(batched("mpich")),
-            // nb (the nonblocking selection), or what is not modelled:
-            // the textbook pairwise exchange
+            // nb, the nonblocking alltoall waited for: its own selection
+            // from 3.4 (Bruck's to 2 KiB a block), before it the blocking
+            // one's thresholds (moved, not modelled); an algorithm forced
+            // on the nonblocking alltoall is not modelled
+            Some("nb")
+                if set("IALLTOALL_INTRA_ALGORITHM")
+                    .is_some_and(|v| !v.eq_ignore_ascii_case("auto")) =>
+            {
+                None
+            }
+            Some("nb") if !before_json => Some(batched("mpich-nb")),
+            Some("nb") if !moved(&["ALLTOALL_SHORT_MSG_SIZE", "ALLTOALL_MEDIUM_MSG_SIZE"]) => {
+                Some(batched("mpich"))
+            }
+            // what is not modelled: the textbook pairwise exchange
             Some(_) => None,
             None if moved(&["ALLTOALL_SHORT_MSG_SIZE", "ALLTOALL_MEDIUM_MSG_SIZE"]) => None,
             None => Some(batched("mpich")),
@@ -1194,9 +1214,12 @@ pub fn library_algos(notes: &[String]) -> Algos {
 /// leading 0 octal) over the longest prefix that is a number, text with
 /// none reading as 0; then, if anything follows, a `k`, `m` or `g` as the
 /// next character multiplies by 2^10, 2^20 or 2^30 and the rest is
-/// ignored (`64KiB` is 65,536). A value outside C's `int`, a negative
-/// one among them (`strtoull` wraps it), is refused and the parameter
-/// keeps its default: `None`.
+/// ignored (`64KiB` is 65,536), the shift wrapping as C's unsigned
+/// arithmetic does. A minus sign negates the number modulo 2^64, as
+/// `strtoull` does, and what then reads back the same as a C `int` is
+/// kept: −2 as −2 (which each parameter's user then clamps or takes as
+/// it will). A value outside C's `int` is refused and the parameter keeps
+/// its default: `None`.
 fn mca_integer(text: &str) -> Option<i64> {
     let b = text.trim_start().as_bytes();
     let mut i = 0;
@@ -1223,10 +1246,11 @@ fn mca_integer(text: &str) -> Option<i64> {
         (10, i)
     };
     let mut end = start;
-    let mut value: u64 = 0;
+    let mut value: Option<u64> = Some(0);
     while let Some(d) = b.get(end).and_then(|&c| (c as char).to_digit(radix)) {
-        // past C's int it is refused anyway
-        value = value.saturating_mul(radix as u64).saturating_add(d as u64);
+        value = value
+            .and_then(|v| v.checked_mul(radix as u64))
+            .and_then(|v| v.checked_add(d as u64));
         end += 1;
     }
     if end == start {
@@ -1239,11 +1263,15 @@ fn mca_integer(text: &str) -> Option<i64> {
         Some(b'g' | b'G') => 30,
         _ => 0,
     };
-    let value = value.saturating_mul(1 << shift);
-    (!negative || value == 0)
-        .then_some(value)
-        .filter(|&v| v <= i32::MAX as u64)
-        .map(|v| v as i64)
+    // strtoull: past 2^64 − 1 its maximum, not negated; then the shift
+    // and the check that an int holds it (`var_set_from_string`)
+    let value = match value {
+        None => u64::MAX,
+        Some(v) if negative => v.wrapping_neg(),
+        Some(v) => v,
+    } << shift;
+    let signed = value as i64;
+    (i64::from(signed as i32) == signed).then_some(signed)
 }
 
 /// MPICH's (major, minor) version from its `MPI_Get_library_version`
@@ -1836,7 +1864,14 @@ mod tests {
             (
                 "4.1.2",
                 "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=nb",
-                Algo::Pairwise,
+                Algo::MpichNb,
+            ),
+            ("3.4.3", "MPICH_ALLTOALL_INTRA_ALGORITHM=NB", Algo::MpichNb),
+            // before 3.4 its nonblocking selection is the blocking one's
+            (
+                "3.3.2",
+                "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=nb",
+                Algo::Mpich,
             ),
             (
                 "4.1.2",
@@ -1861,6 +1896,44 @@ mod tests {
             assert!(
                 is(library_algos(&n).model("alltoall", 16), want),
                 "{version} {setting}"
+            );
+        }
+        // nb with an algorithm forced on the nonblocking alltoall, or
+        // (before 3.4) the thresholds moved: not modelled; with the
+        // throttle set, its batch
+        for (version, also, want, fanout) in [
+            (
+                "4.1.2",
+                "MPIR_CVAR_IALLTOALL_INTRA_ALGORITHM=tsp_ring",
+                Algo::Pairwise,
+                0,
+            ),
+            (
+                "4.1.2",
+                "MPIR_CVAR_IALLTOALL_INTRA_ALGORITHM=auto",
+                Algo::MpichNb,
+                0,
+            ),
+            (
+                "3.3.2",
+                "MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE=64",
+                Algo::Pairwise,
+                0,
+            ),
+            ("4.1.2", "MPIR_CVAR_ALLTOALL_THROTTLE=8", Algo::MpichNb, 8),
+        ] {
+            let n = notes(
+                &format!("MPICH Version:\t{version}"),
+                &[
+                    "library setting: MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=nb",
+                    &format!("library setting: {also}"),
+                ],
+            );
+            let m = library_algos(&n).model("alltoall", 16);
+            assert!(is(m, want), "{version} nb {also}");
+            assert!(
+                matches!(m, Some(Model::Collective { fanout: f, .. }) if f == fanout),
+                "{version} nb {also}: {m:?}"
             );
         }
         // Open MPI 4.1 and later: its fixed decision, unless forced
@@ -1945,6 +2018,13 @@ mod tests {
             (
                 "chain",
                 "coll_tuned_bcast_algorithm_chain_fanout=1",
+                Algo::Pipeline,
+                0,
+            ),
+            // below 1: Open MPI's chain builder makes one chain
+            (
+                "2",
+                "coll_tuned_bcast_algorithm_chain_fanout=-1",
                 Algo::Pipeline,
                 0,
             ),
@@ -2196,6 +2276,7 @@ mod tests {
                     "library setting: MPICH_ALLREDUCE_INTRA_ALGORITHM=ring",
                     "library setting: MPIR_CVAR_BCAST_INTRA_ALGORITHM=pipelined_tree",
                     "library setting: MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=nb",
+                    "library setting: MPIR_CVAR_IALLTOALL_INTRA_ALGORITHM=tsp_scattered",
                 ],
             ),
         ] {
@@ -2603,7 +2684,8 @@ mod tests {
 
     /// Open MPI's MCA integers: decimal, `0x` hexadecimal, leading-zero
     /// octal, the longest number then one k/m/g suffix character (powers
-    /// of 2^10), no number as 0, and past C's int or negative refused.
+    /// of 2^10), no number as 0, negative as negative, past C's int
+    /// refused.
     #[test]
     fn mca_integers_read_as_open_mpi_reads_them() {
         for (text, want) in [
@@ -2619,10 +2701,18 @@ mod tests {
             ("0", Some(0)),
             ("", Some(0)),
             ("lots", Some(0)),
-            // past C's int, or negative: refused, the default kept
+            // negative: as Open MPI stores it
+            ("-1", Some(-1)),
+            ("-2k", Some(-2048)),
+            ("-0x10", Some(-16)),
+            // past C's int: refused, the default kept
             (" 2g ", None),
-            ("-1", None),
             ("4294967296", None),
+            ("-2147483649", None),
+            // strtoull's maximum past 2^64 − 1, and 2^64 − 2, read back
+            // as the ints −1 and −2
+            ("99999999999999999999", Some(-1)),
+            ("18446744073709551614", Some(-2)),
         ] {
             assert_eq!(mca_integer(text), want, "{text:?}");
         }

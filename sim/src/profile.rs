@@ -153,9 +153,12 @@ pub struct FitEntry {
     /// Open MPI's chains (`algorithm = "chain"`) or k-nomial radix
     /// (`"knomial"`, `"ompi"`) the fit modelled (`--algo
     /// broadcast=knomial/K`), absent its default, 4; or MPICH's scattered
-    /// AlltoAll's batch (`"scattered"`, `"mpich"`: `alltoall=scattered/K`),
-    /// absent its default, 32, and 4294967295 for every destination at
-    /// once (`MPIR_CVAR_ALLTOALL_THROTTLE` = 0).
+    /// AlltoAll's batch (`"scattered"`, `"mpich"`, `"mpich-nb"`:
+    /// `alltoall=scattered/K`), absent its default, 32, and 4294967295 for
+    /// every destination at once (`MPIR_CVAR_ALLTOALL_THROTTLE` = 0); or
+    /// Open MPI's `linear_sync`'s requests outstanding (`"linear-sync"`,
+    /// and `"ompi"` for the alltoall: `alltoall=linear-sync/K`), absent
+    /// no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<u32>,
     /// Size regimes, or protocols by rising bandwidth.

@@ -1074,7 +1074,8 @@ mod tests {
 
     /// Open MPI's `linear_sync` with a request limit K (`linear-sync/K`):
     /// ⌈(N − 1)/K⌉ steps of the distances [kK + 1, (k + 1)K], on 8 ranks
-    /// with 3 requests 3α + 7·m/8/B (3, 3 and 1 sends a rank), with 1
+    /// with 3 requests 3α + 7·m/8/B (3, 3 and 1 sends a rank), on 9 with 4
+    /// 2α + 8·m/9/B (MPICH's batches of 4 take 3α), with 1
     /// the pairwise exchange's 7(α + m/8/B); without a limit, or with 7
     /// or more, the linear exchange's α + 7·m/8/B; on 33 ranks 32
     /// requests are no limit (where MPICH's batches of 32 take two
@@ -1116,6 +1117,23 @@ mod tests {
             check(&c, 8, m, want, &format!("linear-sync/{k} on 8"));
             assert_eq!(c.selected(8, m), Algo::LinearSync);
         }
+        // on 9 ranks with 4 requests: distances 1–4 and 5–8, two steps
+        // (MPICH's batches of 4, counting the rank itself, take three)
+        let m9 = 9.0 * 4096.0;
+        check(
+            &with(Algo::LinearSync, 4),
+            9,
+            m9,
+            2.0 * alpha + 8.0 * block,
+            "linear-sync/4 on 9",
+        );
+        check(
+            &with(Algo::Scattered, 4),
+            9,
+            m9,
+            3.0 * alpha + 8.0 * block,
+            "scattered/4 on 9",
+        );
         // on 33 ranks
         let m33 = 33.0 * 4096.0;
         check(
@@ -1174,7 +1192,8 @@ mod tests {
     /// exchange up to 32 KiB (in batches of 32 destinations: two on 40
     /// ranks), the pairwise exchange past it; its
     /// switches at the first buffer of whole blocks past each bound, and
-    /// each size's time that of the algorithm it runs, in both models.
+    /// each size's time that of the algorithm it runs, in both models;
+    /// and its nonblocking one's, Bruck's up to 2 KiB.
     #[test]
     fn mpichs_alltoall_selection() {
         for (n, switches, runs) in [
@@ -1218,6 +1237,37 @@ mod tests {
             ),
         ] {
             check_selection(Op::AllToAll, Algo::Mpich, n, &switches, &runs, |_| false);
+        }
+        // its nonblocking selection (`nb`): Bruck's up to 2 KiB a block on
+        // 8 ranks or more, the same below 8
+        for (n, switches, runs) in [
+            (
+                4u32,
+                vec![32_769.0 * 4.0],
+                vec![(1e3, Algo::Scattered), (4e6, Algo::Pairwise)],
+            ),
+            (
+                8,
+                vec![2049.0 * 8.0, 32_769.0 * 8.0],
+                vec![
+                    (2048.0, Algo::Bruck),
+                    (16_384.0, Algo::Bruck),
+                    (16_392.0, Algo::Scattered),
+                    (262_144.0, Algo::Scattered),
+                    (262_152.0, Algo::Pairwise),
+                ],
+            ),
+            (
+                40,
+                vec![2049.0 * 40.0, 32_769.0 * 40.0],
+                vec![
+                    (8e4, Algo::Bruck),
+                    (1e5, Algo::Scattered),
+                    (4e6, Algo::Pairwise),
+                ],
+            ),
+        ] {
+            check_selection(Op::AllToAll, Algo::MpichNb, n, &switches, &runs, |_| false);
         }
     }
 

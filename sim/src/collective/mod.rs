@@ -156,6 +156,7 @@ impl Op {
                 Algo::Scattered,
                 Algo::Bruck,
                 Algo::Mpich,
+                Algo::MpichNb,
                 Algo::Ompi,
             ],
             Op::Ps => &[Algo::Overlapped, Algo::Sequential, Algo::Push, Algo::Pull],
@@ -303,8 +304,11 @@ pub enum Algo {
     /// Modelled as ⌈(N − 1)/K⌉ steps, step k sending to the distances
     /// [kK + 1, (k + 1)K]: on links shared alike a rank's K sends, and the
     /// K receives of each of their destinations, end together, so its
-    /// window refills all at once ([`program::Phase::Linear`]). Without a
-    /// limit (0, Open MPI's default, or K ≥ N − 1) it is [`Algo::Linear`].
+    /// window refills all at once ([`program::Phase::Linear`]); blocks
+    /// under the transport's eager limit, whose sends complete when handed
+    /// over, slide through faster, closer to [`Algo::Linear`]
+    /// (docs/calibration.md). Without a limit (0, Open MPI's default, or
+    /// K ≥ N − 1) it is [`Algo::Linear`].
     LinearSync,
     /// AlltoAll by MPICH's scattered exchange
     /// (`MPIR_Alltoall_intra_scattered`): every send and receive posted
@@ -332,6 +336,16 @@ pub enum Algo {
     /// algorithm, and so the steps, change with the size. MPICH ch4's
     /// node-aware compositions are not modelled.
     Mpich,
+    /// AlltoAll as MPICH runs it with `MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=nb`
+    /// (`MPIR_Alltoall_allcomm_nb`: its nonblocking AlltoAll, waited
+    /// for), whose own selection (`generic.json`'s `ialltoall`, MPICH 3.4
+    /// to 5.0, the same) runs the schedules of the blocking algorithms
+    /// with another threshold: Bruck's for blocks of at most 2,048 bytes
+    /// on 8 ranks or more (where the blocking selection stops at 256), the
+    /// scattered exchange (`sched_permuted_sendrecv`, in batches of
+    /// `MPIR_CVAR_ALLTOALL_THROTTLE`) up to 32 KiB, the pairwise exchange
+    /// past it (`mpich_alltoall`).
+    MpichNb,
     /// AllGather by neighbor exchange: N/2 steps for an even N, each rank
     /// swapping two parts with alternate neighbours
     /// ([`program::Phase::NeighborExchange`]); the ring for an odd N, as
@@ -365,7 +379,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 29] = [
+    pub const ALL: [Algo; 30] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -382,6 +396,7 @@ impl Algo {
         Algo::OmpiBinomial,
         Algo::Bruck,
         Algo::Mpich,
+        Algo::MpichNb,
         Algo::NeighborExchange,
         Algo::Ompi,
         Algo::Rabenseifner,
@@ -416,6 +431,7 @@ impl Algo {
             Algo::OmpiBinomial => "ompi-binomial",
             Algo::Bruck => "bruck",
             Algo::Mpich => "mpich",
+            Algo::MpichNb => "mpich-nb",
             Algo::NeighborExchange => "neighbor-exchange",
             Algo::Ompi => "ompi",
             Algo::Rabenseifner => "rabenseifner",
@@ -457,8 +473,8 @@ impl Algo {
     /// the radix (`coll_tuned_bcast_algorithm_knomial_radix` reaches it:
     /// `ompi_coll_tuned_bcast_intra_do_this` passes it; the decision's
     /// chain gets no fanout and is one chain, [`Algo::Pipeline`]).
-    /// AlltoAll by MPICH's scattered exchange, and by its selection,
-    /// which runs it for medium blocks: the destinations a batch
+    /// AlltoAll by MPICH's scattered exchange, and by its selections,
+    /// which run it for medium blocks: the destinations a batch
     /// (`MPIR_CVAR_ALLTOALL_THROTTLE`). AlltoAll by Open MPI's
     /// `linear_sync`, and by its fixed decision, which passes the limit to
     /// the `linear_sync` it picks: the requests of each kind outstanding
@@ -468,7 +484,7 @@ impl Algo {
             Op::Broadcast => matches!(self, Algo::Chain | Algo::Knomial | Algo::Ompi),
             Op::AllToAll => matches!(
                 self,
-                Algo::Scattered | Algo::Mpich | Algo::LinearSync | Algo::Ompi
+                Algo::Scattered | Algo::Mpich | Algo::MpichNb | Algo::LinearSync | Algo::Ompi
             ),
             _ => false,
         }
@@ -477,8 +493,8 @@ impl Algo {
     /// What a fanout is, for the algorithms that take one
     /// ([`Algo::takes_fanout`]), in one phrase for messages.
     pub const FANOUT_USES: &'static str = "broadcast by chain (the chains), knomial or ompi \
-        (the k-nomial tree's radix), alltoall by scattered or mpich (MPICH's destinations a \
-        batch) and by linear-sync or ompi (Open MPI's requests outstanding)";
+        (the k-nomial tree's radix), alltoall by scattered, mpich or mpich-nb (MPICH's \
+        destinations a batch) and by linear-sync or ompi (Open MPI's requests outstanding)";
 
     /// What is wrong with a fanout of `f` for `op` by this algorithm, one
     /// that takes a fanout ([`Algo::takes_fanout`]): 0 chains, a k-nomial
@@ -494,7 +510,7 @@ impl Algo {
             (Op::Broadcast, _) if f < 2 => Some(format!(
                 "{f} is not a k-nomial radix: Open MPI's must be at least 2 (a tree of radix 1 never branches)"
             )),
-            (Op::AllToAll, Algo::Scattered | Algo::Mpich) if f == 0 => Some(
+            (Op::AllToAll, Algo::Scattered | Algo::Mpich | Algo::MpichNb) if f == 0 => Some(
                 "the scattered exchange needs at least 1 destination a batch (as many as the ranks or more: all at once)"
                     .to_string(),
             ),
@@ -839,7 +855,8 @@ impl Collective {
                 }
             }
             (Op::Broadcast, Algo::Mpich) => mpich_bcast(members, bytes),
-            (Op::AllToAll, Algo::Mpich) => mpich_alltoall(members, bytes),
+            (Op::AllToAll, Algo::Mpich) => mpich_alltoall(members, bytes, MPICH_ALLTOALL_SHORT),
+            (Op::AllToAll, Algo::MpichNb) => mpich_alltoall(members, bytes, MPICH_IALLTOALL_SHORT),
             (Op::AllGather, Algo::Mpich) => {
                 if members.is_power_of_two() && bytes < MPICH_ALLGATHER_LONG {
                     Algo::RecursiveDoubling
@@ -900,11 +917,15 @@ impl Collective {
                     .into_iter(),
             ),
             // the first buffer of whole blocks past each bound
-            (Op::AllToAll, Algo::Mpich) if members > 1 => self.changes(
+            (Op::AllToAll, Algo::Mpich | Algo::MpichNb) if members > 1 => self.changes(
                 members,
-                [MPICH_ALLTOALL_SHORT, MPICH_ALLTOALL_MEDIUM]
-                    .map(|b| (b + 1.0) * members as f64)
-                    .into_iter(),
+                [
+                    MPICH_ALLTOALL_SHORT,
+                    MPICH_IALLTOALL_SHORT,
+                    MPICH_ALLTOALL_MEDIUM,
+                ]
+                .map(|b| (b + 1.0) * members as f64)
+                .into_iter(),
             ),
             _ => Vec::new(),
         }
@@ -1057,7 +1078,8 @@ impl Collective {
             (
                 Op::AllGather | Op::AllReduce | Op::AllToAll | Op::Broadcast,
                 Algo::Mpich | Algo::Ompi,
-            ) => {
+            )
+            | (Op::AllToAll, Algo::MpichNb) => {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
@@ -1688,11 +1710,13 @@ fn mpich_bcast(members: u32, bytes: f64) -> Algo {
 /// the pairwise exchange past it. MPICH pairs
 /// ranks by exclusive or on a power of two, where [`Algo::Pairwise`]
 /// sends to rank + k and receives from rank − k: each step moves one
-/// block a rank either way, the same on one link class.
-fn mpich_alltoall(members: u32, bytes: f64) -> Algo {
+/// block a rank either way, the same on one link class. Its nonblocking
+/// selection ([`Algo::MpichNb`]) is the same with Bruck's up to `short`
+/// = [`MPICH_IALLTOALL_SHORT`] bytes a block.
+fn mpich_alltoall(members: u32, bytes: f64, short: f64) -> Algo {
     // at most a whole byte count: below the next one
     let block = bytes / members.max(1) as f64;
-    if members >= 8 && block < MPICH_ALLTOALL_SHORT + 1.0 {
+    if members >= 8 && block < short + 1.0 {
         Algo::Bruck
     } else if block < MPICH_ALLTOALL_MEDIUM + 1.0 {
         Algo::Scattered
@@ -1704,6 +1728,11 @@ fn mpich_alltoall(members: u32, bytes: f64) -> Algo {
 /// MPICH's AlltoAll: blocks of at most this many bytes run Bruck's
 /// algorithm on 8 ranks or more ([`mpich_alltoall`]).
 const MPICH_ALLTOALL_SHORT: f64 = 256.0;
+
+/// MPICH's nonblocking AlltoAll (`generic.json`'s `ialltoall`, 3.4 to
+/// 5.0): blocks of at most this many bytes run Bruck's algorithm on 8
+/// ranks or more ([`Algo::MpichNb`]).
+const MPICH_IALLTOALL_SHORT: f64 = 2048.0;
 
 /// MPICH's AlltoAll: blocks of at most this many bytes run the scattered
 /// exchange ([`mpich_alltoall`]).
