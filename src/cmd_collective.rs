@@ -384,6 +384,8 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
                 }
                 (Some(k), "knomial") => format!("{runs} of radix {k}"),
                 (Some(b), "scattered") => format!("{runs} in batches of {b}"),
+                // one GPU: nothing to send
+                (Some(_), "linear-sync") if out.gpus < 2 => runs,
                 (Some(0), "linear-sync") => format!("{runs} without a request limit"),
                 (Some(k), "linear-sync") if k >= out.gpus.saturating_sub(1) => format!(
                     "{runs} of {} outstanding (all at once)",

@@ -331,8 +331,9 @@ pub enum Algo {
     /// up to 12 KiB, then scatter and recursive-doubling allgather on a
     /// power of two up to 512 KiB, scatter and ring allgather otherwise
     /// (`mpich_bcast`). AlltoAll, by each block's bytes: Bruck's up to 256
-    /// on 8 ranks or more, every send posted at once (linear) up to 32
-    /// KiB, the pairwise exchange past it (`mpich_alltoall`). The
+    /// on 8 ranks or more, the scattered exchange (every send posted at
+    /// once, in batches of 32 destinations) up to 32 KiB, the pairwise
+    /// exchange past it (`mpich_alltoall`). The
     /// algorithm, and so the steps, change with the size. MPICH ch4's
     /// node-aware compositions are not modelled.
     Mpich,
