@@ -2013,6 +2013,37 @@ mod tests {
         assert!(fit(ring, &pts, 1, 2).unwrap().median_abs_residual() > 0.01);
     }
 
+    /// Open MPI's decision with a request limit (`--algo alltoall=ompi/3`)
+    /// on 8 ranks: its `linear_sync` (3 steps) below 256 KiB a block, basic
+    /// linear (1 step) from there; synthetic times of one link break the
+    /// regimes at its 2 MiB switch, each side recovers the link, and each
+    /// point says which ran it.
+    #[test]
+    fn regimes_break_where_open_mpi_turns_to_basic_linear() {
+        let ompi = Algos::parse(&["alltoall=ompi/3".to_string()])
+            .unwrap()
+            .model("alltoall", 8)
+            .unwrap();
+        assert_eq!(ompi.switches(), vec![2_097_152.0]);
+        let (alpha, bw) = (20e-6, 1.25e9);
+        let pts: Vec<(u64, f64)> = (10..=23)
+            .map(|k| {
+                let b = 1u64 << k;
+                (b, ompi.predict(b as f64, alpha, bw))
+            })
+            .collect();
+        let f = fit(ompi, &pts, 8, 2).unwrap();
+        assert_eq!(f.segments.len(), 2, "{f:?}");
+        for s in &f.segments {
+            assert!((s.alpha_s - alpha).abs() / alpha < 1e-6, "{s:?}");
+            assert!((s.bandwidth_bps - bw).abs() / bw < 1e-6, "{s:?}");
+        }
+        assert_eq!(f.via(1 << 18), "linear-sync regime 1");
+        assert_eq!(f.via(1 << 22), "linear regime 2");
+        let t = |m: f64| ompi.terms(m).0;
+        assert!((t(2_097_151.0) - 3.0).abs() < 1e-9 && (t(2_097_152.0) - 1.0).abs() < 1e-9);
+    }
+
     #[test]
     fn structure_of_a_ring_is_the_closed_form() {
         let m = Model::for_op("allreduce", 8).unwrap();
