@@ -129,7 +129,8 @@ struct NetArgs {
     /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
     /// scatter-allgather, scatter-allgather-ring: Open MPI's others; ompi
     /// and mpich, the libraries' choices by size);
-    /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
+    /// allreduce=tree, NCCL's pipelined tree; allreduce=segmented-ring:64KiB,
+    /// Open MPI's segmented ring in 64 KiB segments; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;
@@ -204,7 +205,8 @@ struct CollectiveArgs {
     /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
     /// scatter-allgather, scatter-allgather-ring: Open MPI's others; ompi
     /// and mpich, the libraries' choices by size);
-    /// allreduce=tree, NCCL's pipelined tree; allgather=mpich, MPICH's
+    /// allreduce=tree, NCCL's pipelined tree; allreduce=segmented-ring:64KiB,
+    /// Open MPI's segmented ring in 64 KiB segments; allgather=mpich, MPICH's
     /// choice of recursive doubling, Bruck's or the ring by size (ompi,
     /// Open MPI's); allreduce=mpich or allreduce=ompi, the libraries'
     /// choice of recursive doubling, Rabenseifner's or the ring;

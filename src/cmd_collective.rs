@@ -10,6 +10,7 @@ use sim::cluster::build::{Description, NodeKeys};
 /// names one.
 const DEFAULT_NETWORK: &str = "ib-edr-100g";
 use sim::collective::single::{self, Request};
+use sim::collective::{Algo, Op};
 use sim::names::Named;
 use sim::net::NetModel;
 use sim::units::{Count, HumanBytes, HumanRate, parse_bytes};
@@ -42,7 +43,8 @@ pub struct CollectiveArgs {
     #[arg(long, value_parser = crate::named::<Precision>())]
     precision: Option<Precision>,
     /// Algorithm: allreduce
-    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp|recursive-doubling|rabenseifner|mpich|ompi;
+    /// ring|tree|hierarchical|binomial|nvls|nvls-tree|sharp|recursive-doubling|rabenseifner|segmented-ring|mpich|ompi
+    /// (segmented-ring: Open MPI's, with --segment-size);
     /// allgather
     /// ring|recursive-doubling|bruck|neighbor-exchange|mpich|ompi (mpich,
     /// ompi: MPICH's and Open MPI's default selections among them by
@@ -65,7 +67,10 @@ pub struct CollectiveArgs {
     /// size (coll_tuned_bcast_algorithm_segmentsize, "64KiB"); each
     /// segment goes down the tree behind the last (the split tree's
     /// halves so, and where a segment is larger than a half Open MPI's
-    /// pipeline instead) [default: unsegmented].
+    /// pipeline instead) [default: unsegmented]. Allreduce by
+    /// segmented-ring: its segment size
+    /// (coll_tuned_allreduce_algorithm_segmentsize), each GPU's block cut
+    /// into segments reduced ring by ring [default: the plain ring].
     #[arg(long)]
     segment_size: Option<String>,
     /// Broadcast by chain: the number of chains
@@ -299,9 +304,13 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             ..k
         });
     // the segments the buffer goes in (the split tree's halves each so)
-    let segments = req
-        .segment_size
-        .map(|_| coll.map_or(1, |k| k.segments(size)));
+    let segments = req.segment_size.map(|_| {
+        coll.map_or(1, |k| match (k.op, k.algo) {
+            // the segmented ring: each block in its phases' segments
+            (Op::AllReduce, Algo::SegmentedRing) => k.ring_phases(c.gpus(), size as f64).max(1),
+            _ => k.segments(size),
+        })
+    });
     let out = Output {
         op: t.op.name(),
         algo: t.algo.name(),
@@ -348,6 +357,12 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             HumanBytes(s.payload_bytes as f64)
         ),
         None => match (req.segment_size, segments) {
+            (Some(_), Some(n)) if t.op == Op::AllReduce => format!(
+                "{}, each GPU's block in {} of {}",
+                HumanBytes(size as f64),
+                Count(n, "segment"),
+                HumanBytes(size as f64 / c.gpus() as f64 / n as f64)
+            ),
             (Some(seg), Some(n)) => format!(
                 "{} in {} of {}",
                 HumanBytes(size as f64),

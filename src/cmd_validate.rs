@@ -45,7 +45,9 @@ pub struct ValidateArgs {
     /// (linear, chain, pipeline, binary-tree, split-binary-tree, knomial,
     /// scatter-allgather, scatter-allgather-ring: Open MPI's others;
     /// broadcast=ompi and broadcast=mpich, the libraries' choices by
-    /// size); allreduce=tree, NCCL's pipelined tree; allgather=mpich,
+    /// size); allreduce=tree, NCCL's pipelined tree;
+    /// allreduce=segmented-ring:64KiB, Open MPI's segmented ring in 64 KiB
+    /// segments; allgather=mpich,
     /// MPICH's selection (recursive doubling below 512 KiB of output on a power
     /// of two ranks, Bruck's below 80 KiB on others, the ring from there),
     /// whose switch the size regimes break at; allgather=ompi, Open MPI

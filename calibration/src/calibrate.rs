@@ -910,7 +910,9 @@ pub const MPI_LIBRARY_NOTE: &str = "MPI library: ";
 /// (`coll_tuned_use_dynamic_rules` with `coll_tuned_allgather_algorithm`:
 /// Bruck's, recursive doubling, the ring, neighbor exchange; with
 /// `coll_tuned_allreduce_algorithm`: a reduce and a broadcast, recursive
-/// doubling, the ring, segmented or not, Rabenseifner's), and otherwise,
+/// doubling, the ring, Open MPI's segmented ring in the segments
+/// `coll_tuned_allreduce_algorithm_segmentsize` sets (without one, the
+/// ring), Rabenseifner's), and otherwise,
 /// in 4.1 and the 4.x after it, coll tuned's fixed decisions,
 /// `allgather=ompi` and `allreduce=ompi`, unless a rules file or `coll`
 /// (the components chosen by hand) says otherwise. The alltoall and the
@@ -1097,13 +1099,21 @@ pub fn library_algos(notes: &[String]) -> Algos {
             // a reduce, then a broadcast
             "2" | "nonoverlapping" => Some("allreduce=binomial"),
             "3" | "recursive_doubling" => Some("allreduce=recursive-doubling"),
-            // the segmented ring's segments are not modelled
-            "4" | "ring" | "5" | "segmented_ring" => Some("allreduce=ring"),
+            "4" | "ring" => Some("allreduce=ring"),
+            // in segments where coll_tuned_allreduce_algorithm_segmentsize
+            // sets them, else the plain ring (below)
+            "5" | "segmented_ring" => Some("allreduce=segmented-ring"),
             "6" | "rabenseifner" => Some("allreduce=rabenseifner"),
             "0" | "ignore" => None,
             // linear, or what this version does not name: not modelled
             _ => Some("allreduce=ring"),
         });
+        // a forced segmented ring's segment size (0, the default, or a
+        // size of less than one 4-byte element: the plain ring)
+        let ring_segment = set("coll_tuned_allreduce_algorithm_segmentsize")
+            .and_then(mca_integer)
+            .filter(|&b| b >= 4)
+            .map(|b| b as u64);
         // `linear_sync` keeps at most
         // `coll_tuned_alltoall_algorithm_max_requests` sends, and
         // receives, outstanding, forced or picked by the fixed decision
@@ -1178,7 +1188,16 @@ pub fn library_algos(notes: &[String]) -> Algos {
         let decides = !rules && !components && ((4, 1)..(5, 0)).contains(&version);
         [
             (gather.map(|f| f.map(String::from)), "allgather=ompi"),
-            (reduce.map(|f| f.map(String::from)), "allreduce=ompi"),
+            (
+                reduce.map(|f| {
+                    f.map(|spec| match ring_segment {
+                        Some(b) if spec == "allreduce=segmented-ring" => format!("{spec}:{b}"),
+                        _ if spec == "allreduce=segmented-ring" => "allreduce=ring".to_string(),
+                        _ => spec.to_string(),
+                    })
+                }),
+                "allreduce=ompi",
+            ),
             (
                 exchange.map(|f| {
                     f.map(|spec| match requests {
@@ -1970,6 +1989,27 @@ mod tests {
                 &forced,
             ]);
             assert!(is(r, want), "allreduce {algo}");
+        }
+        // the segmented ring in the segments set; without one, or with
+        // less than an element, the ring; the plain ring ignores them
+        for (algo, size, want, segment) in [
+            ("5", "65536", Algo::SegmentedRing, 65536),
+            ("segmented_ring", "64k", Algo::SegmentedRing, 65536),
+            ("5", "2", Algo::Ring, 0),
+            ("4", "65536", Algo::Ring, 0),
+        ] {
+            let (_, r) = ompi_both(&[
+                "library setting: OMPI_MCA_coll_tuned_use_dynamic_rules=yes",
+                &format!("library setting: OMPI_MCA_coll_tuned_allreduce_algorithm={algo}"),
+                &format!(
+                    "library setting: OMPI_MCA_coll_tuned_allreduce_algorithm_segmentsize={size}"
+                ),
+            ]);
+            assert!(is(r, want), "allreduce {algo} in {size}");
+            assert!(
+                matches!(r, Some(Model::Collective { segment: s, .. }) if s == segment),
+                "allreduce {algo} in {size}: {r:?}"
+            );
         }
         // the alltoall: the decision unless forced; a forced one as
         // itself, two_proc as the pairwise exchange

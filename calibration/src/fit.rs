@@ -188,7 +188,9 @@ impl Model {
     /// step sends (1 for a model of no steps), except where a step's sends
     /// go out at once (Open MPI's tree broadcasts and basic linear: each is
     /// the whole buffer; its split binary tree: a half; the linear
-    /// AlltoAll: each is a block, 1/N of it); what a regime fitted by
+    /// AlltoAll: each is a block, 1/N of it; the segmented ring: a block,
+    /// cut to the segment size by the fit's `regime_segment`); what a
+    /// regime fitted by
     /// message size is chosen by.
     pub fn bytes_per_step(&self) -> f64 {
         // Open MPI's trees send the whole buffer to each child at once, the
@@ -209,6 +211,15 @@ impl Model {
             Model::Collective {
                 op: Op::AllToAll,
                 algo: Algo::Linear | Algo::LinearSync | Algo::Scattered,
+                ranks,
+                ..
+            } => return 1.0 / ranks.max(1) as f64,
+            // the segmented ring's messages are a block's segments: a
+            // block, of which the segment size is the most (a regime's
+            // `regime_segment`)
+            Model::Collective {
+                op: Op::AllReduce,
+                algo: Algo::SegmentedRing,
                 ranks,
                 ..
             } => return 1.0 / ranks.max(1) as f64,
@@ -446,8 +457,9 @@ impl Algos {
             if segment > 0 && !algo.takes_segments(op) {
                 return Err(format!(
                     "--algo {spec}: a segment size applies to the broadcasts down Open MPI's \
-                     trees only (broadcast=ompi-binomial:SIZE, chain, pipeline, binary-tree, \
-                     knomial, split-binary-tree), not to {}={}",
+                     trees (broadcast=ompi-binomial:SIZE, chain, pipeline, binary-tree, \
+                     knomial, split-binary-tree) and its segmented ring \
+                     (allreduce=segmented-ring:SIZE) only, not to {}={}",
                     op.name(),
                     algo.name()
                 ));
@@ -1727,7 +1739,7 @@ mod tests {
             ("allreduce=nvls-tree", "where `nvls-tree` cannot run"),
             (
                 "broadcast=binomial:64KiB",
-                "applies to the broadcasts down Open MPI's trees only",
+                "applies to the broadcasts down Open MPI's trees",
             ),
             ("broadcast=linear:64KiB", "not to broadcast=linear"),
             ("broadcast=ompi-binomial:0", "at least 1 byte"),
@@ -2013,6 +2025,29 @@ mod tests {
         assert!(fit(ring, &pts, 1, 2).unwrap().median_abs_residual() > 0.01);
     }
 
+    /// The link [`two_regimes_of_one_link`] times: 20 µs, 1.25 GB/s.
+    const ONE_LINK: (f64, f64) = (20e-6, 1.25e9);
+
+    /// `model`'s times on [`ONE_LINK`] at every power of two from 1 KiB to
+    /// 8 MiB, fitted in up to 8 regimes: two come out, one each side of
+    /// its one switch, and each recovers the link.
+    fn two_regimes_of_one_link(model: Model) -> Fit {
+        let (alpha, bw) = ONE_LINK;
+        let pts: Vec<(u64, f64)> = (10..=23)
+            .map(|k| {
+                let b = 1u64 << k;
+                (b, model.predict(b as f64, alpha, bw))
+            })
+            .collect();
+        let f = fit(model, &pts, 8, 2).unwrap();
+        assert_eq!(f.segments.len(), 2, "{f:?}");
+        for s in &f.segments {
+            assert!((s.alpha_s - alpha).abs() / alpha < 1e-6, "{s:?}");
+            assert!((s.bandwidth_bps - bw).abs() / bw < 1e-6, "{s:?}");
+        }
+        f
+    }
+
     /// Open MPI's decision with a request limit (`--algo alltoall=ompi/3`)
     /// on 8 ranks: its `linear_sync` (3 steps) below 256 KiB a block, basic
     /// linear (1 step) from there; synthetic times of one link break the
@@ -2025,23 +2060,43 @@ mod tests {
             .model("alltoall", 8)
             .unwrap();
         assert_eq!(ompi.switches(), vec![2_097_152.0]);
-        let (alpha, bw) = (20e-6, 1.25e9);
-        let pts: Vec<(u64, f64)> = (10..=23)
-            .map(|k| {
-                let b = 1u64 << k;
-                (b, ompi.predict(b as f64, alpha, bw))
-            })
-            .collect();
-        let f = fit(ompi, &pts, 8, 2).unwrap();
-        assert_eq!(f.segments.len(), 2, "{f:?}");
-        for s in &f.segments {
-            assert!((s.alpha_s - alpha).abs() / alpha < 1e-6, "{s:?}");
-            assert!((s.bandwidth_bps - bw).abs() / bw < 1e-6, "{s:?}");
-        }
+        let f = two_regimes_of_one_link(ompi);
         assert_eq!(f.via(1 << 18), "linear-sync regime 1");
         assert_eq!(f.via(1 << 22), "linear regime 2");
         let t = |m: f64| ompi.terms(m).0;
         assert!((t(2_097_151.0) - 3.0).abs() < 1e-9 && (t(2_097_152.0) - 1.0).abs() < 1e-9);
+    }
+
+    /// Open MPI's segmented ring (`--algo allreduce=segmented-ring:4KiB`)
+    /// on 8 ranks: the plain ring below 32 KiB, (P + 1)·7 steps from there
+    /// (P phases of 8,192 elements: 33·7 at 1 MiB), the ring's bytes;
+    /// synthetic times of one link break the regimes at the switch and
+    /// recover the link on both sides, and each point says which ran it.
+    #[test]
+    fn a_segmented_ring_is_fitted_by_its_phases() {
+        let algos = Algos::parse(&["allreduce=segmented-ring:4KiB".to_string()]).unwrap();
+        assert_eq!(
+            algos.notes(),
+            ["fitted with allreduce=segmented-ring:4096 (--algo; segments of 4096 bytes)"]
+        );
+        let ring = algos.model("allreduce", 8).unwrap();
+        assert_eq!(ring.switches(), vec![32_768.0]);
+        let (s, g) = ring.terms(1_048_576.0);
+        assert!((s - 231.0).abs() < 1e-9, "{s}");
+        assert!((g - 14.0 / 8.0 * 1_048_576.0).abs() < 1e-3, "{g}");
+        assert!((ring.terms(16_384.0).0 - 14.0).abs() < 1e-9);
+        assert!(ring.is_linear_in_alpha_and_beta());
+        let (alpha, bw) = ONE_LINK;
+        let f = two_regimes_of_one_link(ring);
+        assert_eq!(f.via(1 << 12), "ring regime 1");
+        assert_eq!(f.via(1 << 20), "segmented-ring regime 2");
+        for m in [3u64 << 12, 100_000, 3 << 20] {
+            let want = ring.predict(m as f64, alpha, bw);
+            assert!((f.predict(m) - want).abs() / want < 1e-6, "{m}");
+        }
+        // a segment size for the plain ring is refused
+        let e = Algos::parse(&["allreduce=ring:4KiB".to_string()]).unwrap_err();
+        assert!(e.contains("allreduce=segmented-ring:SIZE"), "{e}");
     }
 
     #[test]

@@ -37,8 +37,9 @@ use std::path::Path;
 /// that GPU training's collective libraries run or that the advice has
 /// always weighed (NCCL's ring, tree, NVLS and SHARP, the hierarchical
 /// ring, the binomial tree). The MPI libraries' host algorithms
-/// (recursive doubling, Rabenseifner's, and MPICH's and Open MPI's
-/// selections of them) are left to scenarios that name them: no GPU
+/// (recursive doubling, Rabenseifner's, Open MPI's segmented ring, and
+/// MPICH's and Open MPI's selections of them) are left to scenarios that
+/// name them (the segmented ring to `dtsim collective`): no GPU
 /// training library runs them, and on the α-β model Rabenseifner's
 /// would look as good as the ring with fewer latencies, an advice no
 /// NCCL user could follow.
@@ -50,7 +51,11 @@ pub fn allreduce_algorithms() -> Vec<&'static str> {
         .filter(|a| {
             !matches!(
                 a,
-                Algo::RecursiveDoubling | Algo::Rabenseifner | Algo::Mpich | Algo::Ompi
+                Algo::RecursiveDoubling
+                    | Algo::Rabenseifner
+                    | Algo::SegmentedRing
+                    | Algo::Mpich
+                    | Algo::Ompi
             )
         })
         .map(|a| a.name())

@@ -81,11 +81,21 @@ pub struct CostModel {
     /// compiled model of the algorithm it runs there, by increasing size
     /// (in place of everything above); empty otherwise.
     selection: Vec<(f64, CostModel)>,
+    /// Open MPI's segmented ring AllReduce, whose phases follow the
+    /// buffer: its program is built and priced at each size asked (a ring
+    /// of many steps prices as one entry), in place of everything above.
+    per_size: Option<Box<(Collective, ClusterSpec)>>,
 }
 
 impl CostModel {
     /// Compiles the cost model of `coll` on `cluster`.
     pub fn new(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
+        if coll.segment > 0 && coll.op == super::Op::AllReduce {
+            // the segmented ring: its phases follow the buffer
+            let mut model = CostModel::of_program(&coll.program(cluster, 0.0), cluster);
+            model.per_size = Some(Box::new((*coll, cluster.clone())));
+            return model;
+        }
         if coll.segment > 0 && coll.algo.takes_segments(coll.op) {
             // its segment count, and so its steps, grow with the buffer
             return CostModel::segmented(coll, cluster);
@@ -112,6 +122,7 @@ impl CostModel {
                 sent_per_byte: 0.0,
                 gpus: cluster.gpus(),
                 selection,
+                per_size: None,
             };
         }
         // A program for a 1-byte buffer: every send's bytes are then the
@@ -194,6 +205,7 @@ impl CostModel {
             sent_per_byte: sent,
             gpus: cluster.gpus(),
             selection: Vec::new(),
+            per_size: None,
         }
     }
 
@@ -255,6 +267,14 @@ impl CostModel {
         model
     }
 
+    /// A program whose phases follow the buffer, compiled for `bytes`
+    /// (every send at its real size: its cost at x = 1).
+    fn at_size(&self, bytes: f64) -> Option<CostModel> {
+        self.per_size
+            .as_ref()
+            .map(|pc| CostModel::of_program(&pc.0.program(&pc.1, bytes), &pc.1))
+    }
+
     /// The compiled model of the algorithm a selection runs for `bytes`.
     fn chosen(&self, bytes: f64) -> Option<&CostModel> {
         self.selection
@@ -269,6 +289,9 @@ impl CostModel {
     pub fn time(&self, bytes: f64) -> f64 {
         if let Some(m) = self.chosen(bytes) {
             return m.time(bytes);
+        }
+        if let Some(at) = self.at_size(bytes) {
+            return at.time(1.0);
         }
         self.steps
             .iter()
@@ -287,6 +310,9 @@ impl CostModel {
     pub fn bytes_sent_total(&self, bytes: f64) -> f64 {
         if let Some(m) = self.chosen(bytes) {
             return m.bytes_sent_total(bytes);
+        }
+        if let Some(at) = self.at_size(bytes) {
+            return at.bytes_sent_total(1.0);
         }
         // the split binary tree runs Open MPI's pipeline where a segment
         // is larger than a half
@@ -1070,6 +1096,81 @@ mod tests {
         ] {
             check_selection(Op::AllToAll, Algo::Ompi, n, &switches, &runs, |_| false);
         }
+    }
+
+    /// Open MPI's segmented ring AllReduce (`segmented-ring`, segment s
+    /// bytes): P = ⌊c/(N·s/4)⌋ phases of c 4-byte elements (one more
+    /// where the rest is at least N and over half of N·s/4), each a
+    /// reduce-scatter ring of N − 1 steps of m/(N·P), then one allgather
+    /// ring of m/N: (P + 1)(N − 1)α + 2(N − 1)·m/N/B on one link class, the
+    /// plain ring's 2(N − 1)(α + m/N/B) below N·s bytes (its switch), in
+    /// both models; the phase count's rounding as Open MPI's.
+    #[test]
+    fn open_mpis_segmented_ring() {
+        let (alpha, bw) = (5e-6, 1e9);
+        let ring = |segment: u64| Collective {
+            segment,
+            ..Collective::new(Op::AllReduce)
+                .with_algo(Algo::SegmentedRing)
+                .unwrap()
+        };
+        let c = ring(4096);
+        // 8 ranks, 1,024 elements a segment: a phase is 8,192 elements
+        for (elems, phases) in [
+            (8192 * 3 + 5000, 4),
+            (8192 * 3 + 4000, 3),
+            (8192 * 3 + 7, 3),
+            (8192, 1),
+            (8191, 0),
+            (262_144, 32),
+        ] {
+            assert_eq!(c.ring_phases(8, 4.0 * elems as f64), phases, "{elems}");
+        }
+        // half an element or less rounds down, more rounds up; less than
+        // an element, or none, is the plain ring
+        assert_eq!(ring(4098).ring_phases(8, 4.0 * 8199.0), 1);
+        assert_eq!(ring(4099).ring_phases(8, 4.0 * 8199.0), 0);
+        assert_eq!(ring(3).ring_phases(8, 1e9), 0);
+        assert_eq!(ring(0).ring_phases(8, 1e9), 0);
+        assert_eq!(c.switches(8), vec![32_768.0]);
+        assert_eq!(c.selected(8, 32_767.0), Algo::Ring);
+        assert_eq!(c.selected(8, 32_768.0), Algo::SegmentedRing);
+        let spec = ClusterSpec::flat(8, bw, alpha);
+        for (m, phases) in [
+            (1_048_576.0, 32.0),
+            (98_304.0 + 20_000.0, 4.0),
+            (16_384.0, 0.0),
+        ] {
+            let want = if phases > 0.0 {
+                (phases + 1.0) * 7.0 * alpha + 2.0 * 7.0 * m / 8.0 / bw
+            } else {
+                14.0 * (alpha + m / 8.0 / bw)
+            };
+            let what = format!("segmented ring of {m} bytes");
+            close(c.analytical(&spec).time(m), want, &what);
+            close(
+                c.analytical(&spec).bytes_sent_total(m),
+                8.0 * 14.0 * m / 8.0,
+                &what,
+            );
+            let flow = crate::collective::exec::run_flow(&c, &spec, m)
+                .unwrap()
+                .time
+                .as_secs();
+            assert!(
+                (flow - want).abs() <= 1e-12 * 300.0,
+                "{what}: flow {flow} against {want}"
+            );
+        }
+        // without a segment size, the ring
+        let plain = Collective::new(Op::AllReduce)
+            .with_algo(Algo::Ring)
+            .unwrap();
+        close(
+            ring(0).analytical(&spec).time(1e6),
+            plain.analytical(&spec).time(1e6),
+            "unsegmented",
+        );
     }
 
     /// Open MPI's `linear_sync` with a request limit K (`linear-sync/K`):

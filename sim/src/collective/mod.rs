@@ -122,6 +122,7 @@ impl Op {
                 Algo::Sharp,
                 Algo::RecursiveDoubling,
                 Algo::Rabenseifner,
+                Algo::SegmentedRing,
                 Algo::Mpich,
                 Algo::Ompi,
             ],
@@ -366,6 +367,18 @@ pub enum Algo {
     /// split binary, binomial or k-nomial tree, or scatter-allgather, all
     /// unsegmented.
     Ompi,
+    /// AllReduce by Open MPI's segmented ring
+    /// (`ompi_coll_base_allreduce_intra_ring_segmented`, with
+    /// `coll_tuned_allreduce_algorithm_segmentsize`, [`Collective::segment`]):
+    /// each rank's block is cut into P phases' segments of about the
+    /// segment size, and P reduce-scatter rings of N − 1 steps, one a
+    /// phase, run one after another before one allgather ring of whole
+    /// blocks: (P + 1)(N − 1) steps, the ring's bytes. P =
+    /// ⌊count/(N·s)⌋ (one more where the rest is at least N elements and
+    /// over half of N·s), s the segment in elements (4-byte elements
+    /// assumed, as nccl-tests and OSU send floats); fewer than N·s elements,
+    /// or no segment size, run the plain ring ([`Collective::ring_phases`]).
+    SegmentedRing,
     /// AllReduce by Rabenseifner's algorithm: a reduce-scatter by
     /// recursive halving, then an all-gather by recursive doubling,
     /// 2⌊log2 N⌋ steps sending 2(N−1)/N of the buffer a rank on a power of
@@ -380,7 +393,7 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm, in a fixed order.
-    pub const ALL: [Algo; 30] = [
+    pub const ALL: [Algo; 31] = [
         Algo::Ring,
         Algo::Tree,
         Algo::Hierarchical,
@@ -401,6 +414,7 @@ impl Algo {
         Algo::NeighborExchange,
         Algo::Ompi,
         Algo::Rabenseifner,
+        Algo::SegmentedRing,
         Algo::Linear,
         Algo::LinearSync,
         Algo::Scattered,
@@ -436,6 +450,7 @@ impl Algo {
             Algo::NeighborExchange => "neighbor-exchange",
             Algo::Ompi => "ompi",
             Algo::Rabenseifner => "rabenseifner",
+            Algo::SegmentedRing => "segmented-ring",
             Algo::Linear => "linear",
             Algo::LinearSync => "linear-sync",
             Algo::Scattered => "scattered",
@@ -454,18 +469,20 @@ impl Algo {
     /// Whether `op` by this algorithm can be cut into segments
     /// ([`Collective::segment`]): the broadcasts down Open MPI's trees,
     /// which its generic broadcast pipelines segment by segment, and its
-    /// split binary tree, which sends each half down its subtree so.
+    /// split binary tree, which sends each half down its subtree so; the
+    /// AllReduce by its segmented ring, which cuts each block so.
     pub fn takes_segments(self, op: Op) -> bool {
-        op == Op::Broadcast
-            && matches!(
-                self,
-                Algo::OmpiBinomial
-                    | Algo::Chain
-                    | Algo::Pipeline
-                    | Algo::BinaryTree
-                    | Algo::Knomial
-                    | Algo::SplitBinaryTree
-            )
+        (op == Op::AllReduce && self == Algo::SegmentedRing)
+            || op == Op::Broadcast
+                && matches!(
+                    self,
+                    Algo::OmpiBinomial
+                        | Algo::Chain
+                        | Algo::Pipeline
+                        | Algo::BinaryTree
+                        | Algo::Knomial
+                        | Algo::SplitBinaryTree
+                )
     }
 
     /// Whether `op` by this algorithm takes a [`Collective::fanout`]: the
@@ -675,10 +692,16 @@ impl Collective {
     /// The segments a broadcast of `bytes` in [`Collective::segment`]s
     /// sends the buffer in: ⌈bytes/segment⌉ down a tree, and the split
     /// binary tree's two halves ⌈(bytes/2)/segment⌉ each (the pipeline's,
-    /// where a segment is larger than a half); 1 unsegmented.
+    /// where a segment is larger than a half); 1 unsegmented, and for the
+    /// AllReduce by the segmented ring, whose blocks go in
+    /// [`Collective::ring_phases`] segments each.
     pub fn segments(&self, bytes: u64) -> u64 {
         let seg = self.segment;
         if seg == 0 || !self.algo.takes_segments(self.op) {
+            return 1;
+        }
+        if self.op == Op::AllReduce {
+            // the segmented ring's depend on the ranks too: ring_phases
             return 1;
         }
         if self.algo == Algo::SplitBinaryTree && !self.split_runs_pipeline(bytes as f64) {
@@ -856,6 +879,11 @@ impl Collective {
                 }
             }
             (Op::Broadcast, Algo::Mpich) => mpich_bcast(members, bytes),
+            // Open MPI's segmented ring runs its plain ring on fewer
+            // elements than a phase needs
+            (Op::AllReduce, Algo::SegmentedRing) if self.ring_phases(members, bytes) == 0 => {
+                Algo::Ring
+            }
             (Op::AllToAll, Algo::Mpich) => mpich_alltoall(members, bytes, MPICH_ALLTOALL_SHORT),
             (Op::AllToAll, Algo::MpichNb) => mpich_alltoall(members, bytes, MPICH_IALLTOALL_SHORT),
             (Op::AllGather, Algo::Mpich) => {
@@ -911,6 +939,11 @@ impl Collective {
                 }
             }
             (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
+            // the first buffer of a phase's elements: N segments
+            (Op::AllReduce, Algo::SegmentedRing) if members > 1 && self.segment >= 4 => {
+                let per = self.segment / 4 + u64::from(self.segment % 4 > 2);
+                vec![4.0 * members as f64 * per as f64]
+            }
             (Op::Broadcast, Algo::Mpich) if members > 1 => self.changes(
                 members,
                 [MPICH_BCAST_SHORT, MPICH_BCAST_LONG]
@@ -984,6 +1017,32 @@ impl Collective {
         }
     }
 
+    /// The phases of an AllReduce by Open MPI's segmented ring of a
+    /// buffer of `bytes` on `members` ranks ([`Algo::SegmentedRing`],
+    /// `ompi_coll_base_allreduce_intra_ring_segmented`), each block cut in
+    /// as many segments: with c = ⌊bytes/4⌋ elements (4-byte elements
+    /// assumed) and s the segment in elements (`COLL_BASE_COMPUTED_SEGCOUNT`:
+    /// the segment's bytes over 4, rounded up past half an element, where
+    /// a segment holds at least one element and fewer than c), ⌊c/(N·s)⌋,
+    /// one more where the rest is at least N and over half of N·s; 0, the
+    /// plain ring, where c < N·s (no segment size among those cases).
+    pub fn ring_phases(&self, members: u32, bytes: f64) -> u64 {
+        let n = members as u64;
+        let count = (bytes.max(0.0) / 4.0).floor() as u64;
+        let seg = self.segment;
+        let per = if seg >= 4 && seg < 4u64.saturating_mul(count) {
+            seg / 4 + u64::from(seg % 4 > 2)
+        } else {
+            count
+        };
+        let round = n.saturating_mul(per);
+        if n < 2 || round == 0 || count < round {
+            return 0;
+        }
+        let rest = count % round;
+        count / round + u64::from(rest >= n && rest > round / 2)
+    }
+
     /// Number of PS servers on `cluster`.
     pub fn servers(&self, cluster: &ClusterSpec) -> u32 {
         if self.op != Op::Ps {
@@ -1020,6 +1079,27 @@ impl Collective {
                 steps: 2 * (size - 1),
                 chunk: bytes / n,
             }],
+            // P reduce-scatter rings over a segment of each block, one
+            // after another, then the allgather ring of whole blocks
+            (Op::AllReduce, Algo::SegmentedRing) => match self.ring_phases(size, bytes) {
+                0 => vec![Phase::Ring {
+                    group: all,
+                    steps: 2 * (size - 1),
+                    chunk: bytes / n,
+                }],
+                p => vec![
+                    Phase::Ring {
+                        group: all,
+                        steps: (size - 1).saturating_mul(p.min(u32::MAX as u64) as u32),
+                        chunk: bytes / n / p as f64,
+                    },
+                    Phase::Ring {
+                        group: all,
+                        steps: size - 1,
+                        chunk: bytes / n,
+                    },
+                ],
+            },
             (Op::AllReduce, Algo::Tree) => {
                 let part = bytes / (2 * tree_channels(cluster)) as f64;
                 let chunks = program::pipeline_chunks(part);

@@ -112,7 +112,8 @@ pub struct Sparse {
 
 /// The most level-steps `dtsim collective` lets a segmented broadcast's
 /// windows take to price (its depth times the lesser of its segments and
-/// its depth): 2^25, seconds at most.
+/// its depth), and the most messages it lets the segmented ring send in
+/// the flow model (its segments times the GPUs): 2^25, seconds at most.
 const MAX_SEGMENTED_WORK: u64 = 1 << 25;
 
 /// The payload of a sparse operation on a dense buffer of `size` bytes of
@@ -196,7 +197,7 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
             return Err(invalid(
                 "segment_size",
                 format!(
-                    "applies to broadcast down Open MPI's trees (ompi-binomial, chain, pipeline, binary-tree, knomial, split-binary-tree), not to {} by {}",
+                    "applies to broadcast down Open MPI's trees (ompi-binomial, chain, pipeline, binary-tree, knomial, split-binary-tree) and to allreduce by its segmented-ring, not to {} by {}",
                     op.name(),
                     coll.algo.name()
                 ),
@@ -259,6 +260,22 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
                 format!(
                     "{} over {} GPUs is {depth} levels deep, and {segments} segments of it take {work} level-steps to price; at most {MAX_SEGMENTED_WORK} (larger segments, or fewer GPUs)",
                     coll.algo.name(),
+                    req.gpus
+                ),
+            ));
+        }
+    }
+    // the segmented ring in the flow model: about a send per segment of
+    // the buffer per GPU
+    if let (Some(seg), Algo::SegmentedRing, NetModel::Flow) =
+        (req.segment_size, coll.algo, req.model)
+    {
+        let work = req.size.div_ceil(seg).saturating_mul(req.gpus as u64);
+        if work > MAX_SEGMENTED_WORK {
+            return Err(invalid(
+                "segment_size",
+                format!(
+                    "the segmented ring over {} GPUs in segments of {seg} bytes sends about {work} messages in the flow model; at most {MAX_SEGMENTED_WORK} (larger segments, fewer GPUs, or --model analytical)",
                     req.gpus
                 ),
             ));

@@ -68,14 +68,21 @@ pub(super) fn validate_strategy(
                 .iter()
                 .map(|a| a.name())
                 .collect();
-            Algo::from_name(name)
+            let a = Algo::from_name(name)
                 .filter(|a| Op::AllReduce.algorithms().contains(a))
                 .ok_or_else(|| {
                     invalid(
                         "strategy.allreduce",
                         unknown("AllReduce algorithm", name, &known),
                     )
-                })?
+                })?;
+            if a == Algo::SegmentedRing {
+                return Err(invalid(
+                    "strategy.allreduce",
+                    "`segmented-ring` (Open MPI's) needs a segment size, which a scenario does not set, and without one it is the plain ring: use `ring` (or time it with `dtsim collective --algo segmented-ring --segment-size`)",
+                ));
+            }
+            a
         }
     };
     let dense = match s.dense.as_deref().unwrap_or("allreduce") {
@@ -1051,6 +1058,17 @@ backward = "10ms"
             e.message.contains("unknown sparse method `allgahter`"),
             "{e}"
         );
+    }
+
+    /// Open MPI's segmented ring needs a segment size, which a scenario
+    /// does not set: refused at its line, pointing at the ring.
+    #[test]
+    fn a_segmented_ring_is_not_a_scenarios() {
+        let text = format!("{GOOD}[strategy]\nallreduce = \"segmented-ring\"\n");
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.allreduce"), "{e}");
+        assert_eq!(e.line, Some(line(&text, "allreduce")), "{e}");
+        assert!(e.message.contains("use `ring`"), "{e}");
     }
 
     /// Swept, an inert key is blamed on its `[sweep]` line.
