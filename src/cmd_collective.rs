@@ -178,8 +178,10 @@ struct Output<'a> {
     k: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload_bytes: Option<u64>,
-    /// broadcast by ompi-binomial: the segment size asked for, and the
-    /// segments the buffer is cut into.
+    /// broadcast down Open MPI's trees: the segment size asked for, and the
+    /// segments the buffer is cut into; allreduce by segmented-ring: the
+    /// segment size, and the segments each GPU's block is cut into (its
+    /// phases; 1 where it runs the plain ring).
     #[serde(skip_serializing_if = "Option::is_none")]
     segment_size_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -357,6 +359,10 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             HumanBytes(s.payload_bytes as f64)
         ),
         None => match (req.segment_size, segments) {
+            // where it runs the plain ring, the buffer alone
+            (Some(_), Some(_)) if t.op == Op::AllReduce && out.runs.is_some() => {
+                HumanBytes(size as f64).to_string()
+            }
             (Some(_), Some(n)) if t.op == Op::AllReduce => format!(
                 "{}, each GPU's block in {} of {}",
                 HumanBytes(size as f64),

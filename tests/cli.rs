@@ -747,6 +747,34 @@ fn open_mpis_segmented_ring() {
         &["--segment-size", "segmented-ring, not to allreduce by ring"],
     );
     assert_bad(
+        &dtsim(
+            &[
+                &["collective"],
+                &args("segmented-ring", Some("3"), "analytical")[..],
+            ]
+            .concat(),
+        ),
+        &["--segment-size", "one 4-byte element"],
+    );
+    // below a phase's elements: the plain ring, the buffer alone
+    let text = stdout(&dtsim(&[
+        "collective",
+        "--op",
+        "allreduce",
+        "--algo",
+        "segmented-ring",
+        "--gpus",
+        "8",
+        "--size",
+        "16KiB",
+        "--segment-size",
+        "4KiB",
+    ]));
+    assert!(
+        text.contains("(segmented-ring: ring, flow model) of 16.0 KiB on 8 GPUs"),
+        "{text}"
+    );
+    assert_bad(
         &dtsim(&[
             "collective",
             "--op",

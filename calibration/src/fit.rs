@@ -73,9 +73,10 @@ pub enum Model {
         /// for broadcast (the algorithm MPI measurements force), or the
         /// one the user names ([`Algos`]).
         algo: Algo,
-        /// Broadcast down one of Open MPI's trees
-        /// ([`Algo::takes_segments`]): its segment size in bytes
-        /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented.
+        /// Broadcast down one of Open MPI's trees, or AllReduce by its
+        /// segmented ring ([`Algo::takes_segments`]): its segment size in
+        /// bytes (`coll_tuned_bcast_algorithm_segmentsize`,
+        /// `coll_tuned_allreduce_algorithm_segmentsize`); 0, unsegmented.
         segment: u64,
         /// Broadcast down Open MPI's chains or k-nomial tree: the chains or
         /// the radix (0, Open MPI's default, 4); AlltoAll by MPICH's
@@ -384,7 +385,7 @@ impl Algos {
                     if bytes == 0 {
                         return Err(format!(
                             "--algo {spec}: a segment size must be at least 1 byte (leave \
-                             `:{seg}` out for the unsegmented broadcast)"
+                             `:{seg}` out for no segments)"
                         ));
                     }
                     (a, bytes)
@@ -452,6 +453,12 @@ impl Algos {
                     "--algo {spec}: a fit models its ranks as single-GPU nodes on one plain \
                      network, where `{}` cannot run ({why})",
                     algo.name()
+                ));
+            }
+            if op == Op::AllReduce && segment > 0 && segment < 4 {
+                return Err(format!(
+                    "--algo {spec}: the segmented ring's segment must hold one 4-byte element \
+                     at least (Open MPI runs the plain ring on less)"
                 ));
             }
             if segment > 0 && !algo.takes_segments(op) {
@@ -2080,7 +2087,7 @@ mod tests {
             ["fitted with allreduce=segmented-ring:4096 (--algo; segments of 4096 bytes)"]
         );
         let ring = algos.model("allreduce", 8).unwrap();
-        assert_eq!(ring.switches(), vec![32_768.0]);
+        assert_eq!(ring.switches(), vec![32.0, 32_768.0]);
         let (s, g) = ring.terms(1_048_576.0);
         assert!((s - 231.0).abs() < 1e-9, "{s}");
         assert!((g - 14.0 / 8.0 * 1_048_576.0).abs() < 1e-3, "{g}");
@@ -2094,9 +2101,20 @@ mod tests {
             let want = ring.predict(m as f64, alpha, bw);
             assert!((f.predict(m) - want).abs() / want < 1e-6, "{m}");
         }
-        // a segment size for the plain ring is refused
+        // a segment size for the plain ring, or of less than an element,
+        // is refused
         let e = Algos::parse(&["allreduce=ring:4KiB".to_string()]).unwrap_err();
         assert!(e.contains("allreduce=segmented-ring:SIZE"), "{e}");
+        let e = Algos::parse(&["allreduce=segmented-ring:3".to_string()]).unwrap_err();
+        assert!(e.contains("one 4-byte element"), "{e}");
+        // one element a segment: a fit's probes to 16 GiB stay priced (the
+        // program's steps capped at 2^31)
+        let one = Algos::parse(&["allreduce=segmented-ring:4".to_string()]).unwrap();
+        let m = one.model("allreduce", 2).unwrap();
+        assert!(
+            m.predict(16.0 * (1u64 << 30) as f64, 1e-6, 1e10)
+                .is_finite()
+        );
     }
 
     #[test]

@@ -145,9 +145,10 @@ pub struct FitEntry {
     /// ("ring", "binomial"; absent for point-to-point fits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<String>,
-    /// Open MPI's segmented broadcast (`algorithm = "ompi-binomial"`): the
-    /// segment size the fit modelled, bytes (`--algo
-    /// broadcast=ompi-binomial:SIZE`); absent, unsegmented.
+    /// Open MPI's segmented broadcast (`algorithm = "ompi-binomial"`, its
+    /// other trees) or segmented ring (`"segmented-ring"`): the segment
+    /// size the fit modelled, bytes (`--algo broadcast=ompi-binomial:SIZE`,
+    /// `allreduce=segmented-ring:SIZE`); absent, unsegmented.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment_bytes: Option<u64>,
     /// Open MPI's chains (`algorithm = "chain"`) or k-nomial radix

@@ -90,8 +90,12 @@ pub struct CostModel {
 impl CostModel {
     /// Compiles the cost model of `coll` on `cluster`.
     pub fn new(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
-        if coll.segment > 0 && coll.op == super::Op::AllReduce {
-            // the segmented ring: its phases follow the buffer
+        if coll.segment > 0
+            && coll.op == super::Op::AllReduce
+            && coll.algo == super::Algo::SegmentedRing
+        {
+            // the segmented ring: its phases follow the buffer (its
+            // `steps` are the plain ring's, those of the smallest sizes)
             let mut model = CostModel::of_program(&coll.program(cluster, 0.0), cluster);
             model.per_size = Some(Box::new((*coll, cluster.clone())));
             return model;
@@ -335,7 +339,8 @@ impl CostModel {
     }
 
     /// Number of steps of the program (pipelined phases counted at one
-    /// piece); of a selection, the steps at its smallest sizes.
+    /// piece); of a selection, and of the segmented ring, the steps at its
+    /// smallest sizes.
     pub fn steps(&self) -> u32 {
         if let Some(m) = self.selection.first() {
             return m.1.steps();
@@ -1103,8 +1108,9 @@ mod tests {
     /// where the rest is at least N and over half of N·s/4), each a
     /// reduce-scatter ring of N − 1 steps of m/(N·P), then one allgather
     /// ring of m/N: (P + 1)(N − 1)α + 2(N − 1)·m/N/B on one link class, the
-    /// plain ring's 2(N − 1)(α + m/N/B) below N·s bytes (its switch), in
-    /// both models; the phase count's rounding as Open MPI's.
+    /// plain ring's 2(N − 1)(α + m/N/B) below N·s bytes (its switch), and
+    /// the plain ring's recursive doubling below 4N bytes (an element a
+    /// rank), in both models; the phase count's rounding as Open MPI's.
     #[test]
     fn open_mpis_segmented_ring() {
         let (alpha, bw) = (5e-6, 1e9);
@@ -1132,7 +1138,11 @@ mod tests {
         assert_eq!(ring(4099).ring_phases(8, 4.0 * 8199.0), 0);
         assert_eq!(ring(3).ring_phases(8, 1e9), 0);
         assert_eq!(ring(0).ring_phases(8, 1e9), 0);
-        assert_eq!(c.switches(8), vec![32_768.0]);
+        // the plain ring's recursive doubling below an element a rank
+        assert_eq!(c.switches(8), vec![32.0, 32_768.0]);
+        assert_eq!(ring(0).switches(8), vec![32.0]);
+        assert_eq!(c.selected(8, 31.0), Algo::RecursiveDoubling);
+        assert_eq!(c.selected(8, 32.0), Algo::Ring);
         assert_eq!(c.selected(8, 32_767.0), Algo::Ring);
         assert_eq!(c.selected(8, 32_768.0), Algo::SegmentedRing);
         let spec = ClusterSpec::flat(8, bw, alpha);
@@ -1140,19 +1150,24 @@ mod tests {
             (1_048_576.0, 32.0),
             (98_304.0 + 20_000.0, 4.0),
             (16_384.0, 0.0),
+            (16.0, -1.0),
         ] {
             let want = if phases > 0.0 {
                 (phases + 1.0) * 7.0 * alpha + 2.0 * 7.0 * m / 8.0 / bw
-            } else {
+            } else if phases == 0.0 {
                 14.0 * (alpha + m / 8.0 / bw)
+            } else {
+                // recursive doubling: 3 exchanges of the buffer
+                3.0 * (alpha + m / bw)
             };
             let what = format!("segmented ring of {m} bytes");
             close(c.analytical(&spec).time(m), want, &what);
-            close(
-                c.analytical(&spec).bytes_sent_total(m),
-                8.0 * 14.0 * m / 8.0,
-                &what,
-            );
+            let sent = if phases < 0.0 {
+                8.0 * 3.0 * m
+            } else {
+                14.0 * m
+            };
+            close(c.analytical(&spec).bytes_sent_total(m), sent, &what);
             let flow = crate::collective::exec::run_flow(&c, &spec, m)
                 .unwrap()
                 .time

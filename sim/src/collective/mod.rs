@@ -377,7 +377,8 @@ pub enum Algo {
     /// ⌊count/(N·s)⌋ (one more where the rest is at least N elements and
     /// over half of N·s), s the segment in elements (4-byte elements
     /// assumed, as nccl-tests and OSU send floats); fewer than N·s elements,
-    /// or no segment size, run the plain ring ([`Collective::ring_phases`]).
+    /// or no segment size, run the plain ring ([`Collective::ring_phases`]),
+    /// and fewer than N its recursive doubling, as Open MPI's ring does.
     SegmentedRing,
     /// AllReduce by Rabenseifner's algorithm: a reduce-scatter by
     /// recursive halving, then an all-gather by recursive doubling,
@@ -654,8 +655,10 @@ pub struct Collective {
     /// (`coll_tuned_bcast_algorithm_segmentsize`); 0, unsegmented (its
     /// default, and what its fixed decision runs). The split binary tree
     /// cuts each half so, and runs the pipeline in such segments where one
-    /// is larger than a half, as Open MPI does. Other algorithms ignore
-    /// it.
+    /// is larger than a half, as Open MPI does. AllReduce by Open MPI's
+    /// segmented ring: the segment of a block
+    /// (`coll_tuned_allreduce_algorithm_segmentsize`;
+    /// [`Collective::ring_phases`]). Other algorithms ignore it.
     pub segment: u64,
     /// Broadcast down Open MPI's chains (`chain`): how many
     /// (`coll_tuned_bcast_algorithm_chain_fanout`); down its k-nomial tree
@@ -880,7 +883,11 @@ impl Collective {
             }
             (Op::Broadcast, Algo::Mpich) => mpich_bcast(members, bytes),
             // Open MPI's segmented ring runs its plain ring on fewer
-            // elements than a phase needs
+            // elements than a phase needs, which runs recursive doubling on
+            // fewer elements than ranks (4-byte elements)
+            (Op::AllReduce, Algo::SegmentedRing) if bytes < 4.0 * members as f64 => {
+                Algo::RecursiveDoubling
+            }
             (Op::AllReduce, Algo::SegmentedRing) if self.ring_phases(members, bytes) == 0 => {
                 Algo::Ring
             }
@@ -939,10 +946,17 @@ impl Collective {
                 }
             }
             (Op::AllReduce, Algo::Mpich) if members > 1 => vec![mpich_allreduce_switch(members)],
-            // the first buffer of a phase's elements: N segments
-            (Op::AllReduce, Algo::SegmentedRing) if members > 1 && self.segment >= 4 => {
+            // the plain ring's recursive doubling below an element a rank,
+            // and the first buffer of a phase's elements, N segments
+            (Op::AllReduce, Algo::SegmentedRing) if members > 1 => {
                 let per = self.segment / 4 + u64::from(self.segment % 4 > 2);
-                vec![4.0 * members as f64 * per as f64]
+                let n = members as f64;
+                self.changes(
+                    members,
+                    [4.0 * n, 4.0 * n * per as f64]
+                        .into_iter()
+                        .filter(|&b| b > 0.0),
+                )
             }
             (Op::Broadcast, Algo::Mpich) if members > 1 => self.changes(
                 members,
@@ -1079,18 +1093,29 @@ impl Collective {
                 steps: 2 * (size - 1),
                 chunk: bytes / n,
             }],
+            // below a phase's elements the plain ring, below an element a
+            // rank recursive doubling
+            (Op::AllReduce, Algo::SegmentedRing)
+                if self.selected(size, bytes) != Algo::SegmentedRing =>
+            {
+                let chosen = Collective {
+                    algo: self.selected(size, bytes),
+                    ..*self
+                };
+                return chosen.program(cluster, bytes);
+            }
             // P reduce-scatter rings over a segment of each block, one
-            // after another, then the allgather ring of whole blocks
-            (Op::AllReduce, Algo::SegmentedRing) => match self.ring_phases(size, bytes) {
-                0 => vec![Phase::Ring {
-                    group: all,
-                    steps: 2 * (size - 1),
-                    chunk: bytes / n,
-                }],
-                p => vec![
+            // after another, then the allgather ring of whole blocks; at
+            // most 2^31 steps (a buffer of billions of segments), so that
+            // the program's step count stays in a u32
+            (Op::AllReduce, Algo::SegmentedRing) => {
+                let p = self
+                    .ring_phases(size, bytes)
+                    .clamp(1, (1u64 << 31) / (size as u64 - 1).max(1));
+                vec![
                     Phase::Ring {
                         group: all,
-                        steps: (size - 1).saturating_mul(p.min(u32::MAX as u64) as u32),
+                        steps: (size - 1) * p as u32,
                         chunk: bytes / n / p as f64,
                     },
                     Phase::Ring {
@@ -1098,8 +1123,8 @@ impl Collective {
                         steps: size - 1,
                         chunk: bytes / n,
                     },
-                ],
-            },
+                ]
+            }
             (Op::AllReduce, Algo::Tree) => {
                 let part = bytes / (2 * tree_channels(cluster)) as f64;
                 let chunks = program::pipeline_chunks(part);

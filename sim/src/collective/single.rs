@@ -209,6 +209,12 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
                 "must be at least 1 byte (leave it out for no segments)",
             ));
         }
+        if op == Op::AllReduce && seg < 4 {
+            return Err(invalid(
+                "segment_size",
+                "the segmented ring's segment must hold one 4-byte element at least (Open MPI runs the plain ring on less)",
+            ));
+        }
         let segments = req.size.div_ceil(seg);
         if segments > limits::MAX_PIECES_PER_TENSOR {
             return Err(invalid(

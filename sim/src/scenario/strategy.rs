@@ -66,6 +66,7 @@ pub(super) fn validate_strategy(
             let known: Vec<&str> = Op::AllReduce
                 .algorithms()
                 .iter()
+                .filter(|&&a| a != Algo::SegmentedRing)
                 .map(|a| a.name())
                 .collect();
             let a = Algo::from_name(name)
