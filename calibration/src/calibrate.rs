@@ -1027,10 +1027,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
                 }
                 _ => None,
             });
-        let batched = |name: &str| match batch {
-            Some(k) => format!("alltoall={name}/{k}"),
-            None => format!("alltoall={name}"),
-        };
+        let batched = |name: &str| fanned(&format!("alltoall={name}"), batch);
         let exchange = match forced("ALLTOALL").as_deref() {
             Some("brucks" | "k_brucks") => Some("alltoall=bruck".to_string()),
             // a throttle of 0 posts them all at once: the linear exchange
@@ -1079,35 +1076,6 @@ pub fn library_algos(notes: &[String]) -> Algos {
             v.parse::<i64>().is_ok_and(|n| n != 0)
                 || matches!(v.as_str(), "t" | "true" | "y" | "yes" | "enabled")
         });
-        // a forced algorithm, by number or name (coll tuned's enumeration):
-        // Some(None) for 0 or `ignore` (the decision runs)
-        let forced = |op: &str, named: fn(&str) -> Option<&'static str>| {
-            set(&format!("coll_tuned_{op}_algorithm"))
-                .filter(|_| dynamic)
-                .map(|v| named(v.to_ascii_lowercase().as_str()))
-        };
-        let gather = forced("allgather", |v| match v {
-            "2" | "bruck" => Some("allgather=bruck"),
-            "3" | "recursive_doubling" => Some("allgather=recursive-doubling"),
-            "4" | "ring" | "6" | "two_proc" => Some("allgather=ring"),
-            "5" | "neighbor" => Some("allgather=neighbor-exchange"),
-            "0" | "ignore" => None,
-            // linear, or what this version does not name: not modelled
-            _ => Some("allgather=ring"),
-        });
-        let reduce = forced("allreduce", |v| match v {
-            // a reduce, then a broadcast
-            "2" | "nonoverlapping" => Some("allreduce=binomial"),
-            "3" | "recursive_doubling" => Some("allreduce=recursive-doubling"),
-            "4" | "ring" => Some("allreduce=ring"),
-            // in segments where coll_tuned_allreduce_algorithm_segmentsize
-            // sets them, else the plain ring (below)
-            "5" | "segmented_ring" => Some("allreduce=segmented-ring"),
-            "6" | "rabenseifner" => Some("allreduce=rabenseifner"),
-            "0" | "ignore" => None,
-            // linear, or what this version does not name: not modelled
-            _ => Some("allreduce=ring"),
-        });
         // a forced segmented ring's segment size (0, the default, or a
         // size of less than one 4-byte element: the plain ring)
         let ring_segment = set("coll_tuned_allreduce_algorithm_segmentsize")
@@ -1122,14 +1090,49 @@ pub fn library_algos(notes: &[String]) -> Algos {
             .and_then(mca_integer)
             .filter(|&k| k > 0)
             .map(|k| k.min(u32::MAX as i64) as u32);
-        let exchange = forced("alltoall", |v| match v {
-            "1" | "linear" => Some("alltoall=linear"),
-            "4" | "linear_sync" => Some("alltoall=linear-sync"),
-            "3" | "modified_bruck" => Some("alltoall=bruck"),
-            "2" | "pairwise" | "5" | "two_proc" => Some("alltoall=pairwise"),
+        // a forced algorithm, by number or name (coll tuned's enumeration):
+        // Some(None) for 0 or `ignore` (the decision runs)
+        let forced = |op: &str, named: &dyn Fn(&str) -> Option<String>| {
+            set(&format!("coll_tuned_{op}_algorithm"))
+                .filter(|_| dynamic)
+                .map(|v| named(v.to_ascii_lowercase().as_str()))
+        };
+        let gather = forced("allgather", &|v| {
+            match v {
+                "2" | "bruck" => Some("allgather=bruck"),
+                "3" | "recursive_doubling" => Some("allgather=recursive-doubling"),
+                "4" | "ring" | "6" | "two_proc" => Some("allgather=ring"),
+                "5" | "neighbor" => Some("allgather=neighbor-exchange"),
+                "0" | "ignore" => None,
+                // linear, or what this version does not name: not modelled
+                _ => Some("allgather=ring"),
+            }
+            .map(String::from)
+        });
+        let reduce = forced("allreduce", &|v| match v {
+            // a reduce, then a broadcast
+            "2" | "nonoverlapping" => Some("allreduce=binomial".into()),
+            "3" | "recursive_doubling" => Some("allreduce=recursive-doubling".into()),
+            "4" | "ring" => Some("allreduce=ring".into()),
+            // in the segments coll_tuned_allreduce_algorithm_segmentsize
+            // sets, else the plain ring
+            "5" | "segmented_ring" => Some(match ring_segment {
+                Some(b) => format!("allreduce=segmented-ring:{b}"),
+                None => "allreduce=ring".into(),
+            }),
+            "6" | "rabenseifner" => Some("allreduce=rabenseifner".into()),
+            "0" | "ignore" => None,
+            // linear, or what this version does not name: not modelled
+            _ => Some("allreduce=ring".into()),
+        });
+        let exchange = forced("alltoall", &|v| match v {
+            "1" | "linear" => Some("alltoall=linear".into()),
+            "4" | "linear_sync" => Some(fanned("alltoall=linear-sync", requests)),
+            "3" | "modified_bruck" => Some("alltoall=bruck".into()),
+            "2" | "pairwise" | "5" | "two_proc" => Some("alltoall=pairwise".into()),
             "0" | "ignore" => None,
             // what this version does not name: not modelled
-            _ => Some("alltoall=pairwise"),
+            _ => Some("alltoall=pairwise".into()),
         });
         // a forced broadcast down a tree keeps its segment size; a chain
         // of one (or less, which Open MPI's builder takes as one) is the
@@ -1151,10 +1154,7 @@ pub fn library_algos(notes: &[String]) -> Algos {
             .filter(|&k| k >= 2 && k != sim::collective::OMPI_KNOMIAL_RADIX as i64)
             .map(|k| k.min(u32::MAX as i64) as u32);
         let tree_of = |name: &'static str, fanout: Option<u32>| -> Option<String> {
-            let name = match fanout {
-                Some(k) => format!("{name}/{k}"),
-                None => name.to_string(),
-            };
+            let name = fanned(name, fanout);
             Some(match segment {
                 Some(b) => format!("broadcast={name}:{b}"),
                 None => format!("broadcast={name}"),
@@ -1186,39 +1186,18 @@ pub fn library_algos(notes: &[String]) -> Algos {
         // after it (5.0's coll han takes the collectives first, at a higher
         // priority, wherever it runs)
         let decides = !rules && !components && ((4, 1)..(5, 0)).contains(&version);
+        // the decisions: its k-nomial tree takes the radix set, its
+        // linear_sync the request limit
         [
-            (gather.map(|f| f.map(String::from)), "allgather=ompi"),
-            (
-                reduce.map(|f| {
-                    f.map(|spec| match ring_segment {
-                        Some(b) if spec == "allreduce=segmented-ring" => format!("{spec}:{b}"),
-                        _ if spec == "allreduce=segmented-ring" => "allreduce=ring".to_string(),
-                        _ => spec.to_string(),
-                    })
-                }),
-                "allreduce=ompi",
-            ),
-            (
-                exchange.map(|f| {
-                    f.map(|spec| match requests {
-                        Some(k) if spec == "alltoall=linear-sync" => format!("{spec}/{k}"),
-                        _ => spec.to_string(),
-                    })
-                }),
-                "alltoall=ompi",
-            ),
-            (broadcast, "broadcast=ompi"),
+            (gather, "allgather=ompi".to_string()),
+            (reduce, "allreduce=ompi".to_string()),
+            (exchange, fanned("alltoall=ompi", requests)),
+            (broadcast, fanned("broadcast=ompi", radix)),
         ]
         .into_iter()
         .filter_map(|(forced, decision)| match forced {
             Some(Some(spec)) => Some(spec),
-            // the decision's k-nomial tree takes the radix set, its
-            // linear_sync the request limit
-            _ if decides => Some(match (radix, requests) {
-                (Some(k), _) if decision == "broadcast=ompi" => format!("{decision}/{k}"),
-                (_, Some(k)) if decision == "alltoall=ompi" => format!("{decision}/{k}"),
-                _ => decision.to_string(),
-            }),
+            _ if decides => Some(decision),
             _ => None,
         })
         .collect()
@@ -1226,6 +1205,15 @@ pub fn library_algos(notes: &[String]) -> Algos {
         Vec::new()
     };
     Algos::parse(&specs).expect("known algorithms")
+}
+
+/// An `--algo` spec with a fanout (`alltoall=scattered/16`), where one is
+/// set.
+fn fanned(spec: &str, fanout: Option<u32>) -> String {
+    match fanout {
+        Some(k) => format!("{spec}/{k}"),
+        None => spec.to_string(),
+    }
 }
 
 /// An integer as Open MPI reads an `int` MCA parameter (`mca_base_var`'s
