@@ -9,8 +9,8 @@ use sim::cluster::build::{Description, NodeKeys};
 /// The network of `dtsim collective` when neither --network nor --node
 /// names one.
 const DEFAULT_NETWORK: &str = "ib-edr-100g";
+use sim::collective::Op;
 use sim::collective::single::{self, Request};
-use sim::collective::{Algo, Op};
 use sim::names::Named;
 use sim::net::NetModel;
 use sim::units::{Count, HumanBytes, HumanRate, parse_bytes};
@@ -306,13 +306,9 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
             ..k
         });
     // the segments the buffer goes in (the split tree's halves each so)
-    let segments = req.segment_size.map(|_| {
-        coll.map_or(1, |k| match (k.op, k.algo) {
-            // the segmented ring: each block in its phases' segments
-            (Op::AllReduce, Algo::SegmentedRing) => k.ring_phases(c.gpus(), size as f64).max(1),
-            _ => k.segments(size),
-        })
-    });
+    let segments = req
+        .segment_size
+        .map(|_| coll.map_or(1, |k| k.segments(c.gpus(), size)));
     let out = Output {
         op: t.op.name(),
         algo: t.algo.name(),
@@ -408,10 +404,13 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
                 // one GPU: nothing to send
                 (Some(_), "linear-sync") if out.gpus < 2 => runs,
                 (Some(0), "linear-sync") => format!("{runs} without a request limit"),
-                (Some(k), "linear-sync") if k >= out.gpus.saturating_sub(1) => format!(
-                    "{runs} of {} outstanding (all at once)",
-                    Count(k as u64, "request")
-                ),
+                // Open MPI posts them all where the limit is the others or more
+                (Some(k), "linear-sync") if coll.is_some_and(|c| c.requests(out.gpus) == 0) => {
+                    format!(
+                        "{runs} of {} outstanding (all at once)",
+                        Count(k as u64, "request")
+                    )
+                }
                 (Some(k), "linear-sync") => {
                     format!("{runs} of {} outstanding", Count(k as u64, "request"))
                 }

@@ -599,21 +599,24 @@ fn open_mpis_fanouts() {
         }
         v
     };
-    let text = stdout(&dtsim(&a2a("scattered", Some("16"))));
-    assert!(
-        text.contains("(scattered in batches of 16, analytical model)"),
-        "{text}"
+    // the human line says `says`; the time, in JSON
+    let says = |algo, f, says: &str| {
+        let text = stdout(&dtsim(&a2a(algo, f)));
+        assert!(text.contains(says), "{algo} {f:?}: {text}");
+    };
+    let a2a_time = |algo, f| collective_json(&a2a(algo, f)[1..])["time_s"].clone();
+    says(
+        "scattered",
+        Some("16"),
+        "(scattered in batches of 16, analytical model)",
     );
-    let text = stdout(&dtsim(&a2a("mpich", Some("64"))));
-    assert!(
-        text.contains("(mpich: scattered in batches of 64, analytical model)"),
-        "{text}"
+    says(
+        "mpich",
+        Some("64"),
+        "(mpich: scattered in batches of 64, analytical model)",
     );
     // a batch of every rank is the linear exchange
-    assert_eq!(
-        collective_json(&a2a("mpich", Some("64"))[1..])["time_s"],
-        collective_json(&a2a("linear", None)[1..])["time_s"]
-    );
+    assert_eq!(a2a_time("mpich", Some("64")), a2a_time("linear", None));
     assert_bad(
         &dtsim(&a2a("scattered", Some("0"))),
         &["--fanout", "at least 1 destination"],
@@ -623,20 +626,17 @@ fn open_mpis_fanouts() {
     // 16 (0–15, …, 48–63) on links shared alike; no limit, or 63, the
     // linear exchange; its decision passes the limit to the linear_sync
     // it picks (blocks of 2 KiB to 4 KiB on 64 ranks)
-    let text = stdout(&dtsim(&a2a("linear-sync", Some("16"))));
-    assert!(
-        text.contains("(linear-sync of 16 requests outstanding, analytical model)"),
-        "{text}"
+    says(
+        "linear-sync",
+        Some("16"),
+        "(linear-sync of 16 requests outstanding, analytical model)",
     );
     assert_eq!(
-        collective_json(&a2a("linear-sync", Some("16"))[1..])["time_s"],
-        collective_json(&a2a("scattered", Some("16"))[1..])["time_s"]
+        a2a_time("linear-sync", Some("16")),
+        a2a_time("scattered", Some("16"))
     );
     for all in ["0", "63"] {
-        assert_eq!(
-            collective_json(&a2a("linear-sync", Some(all))[1..])["time_s"],
-            collective_json(&a2a("linear", None)[1..])["time_s"]
-        );
+        assert_eq!(a2a_time("linear-sync", Some(all)), a2a_time("linear", None));
     }
     let mut decided = a2a("ompi", Some("16"));
     decided[8] = "128KiB";
@@ -654,15 +654,8 @@ fn open_mpis_fanouts() {
     );
     // MPICH's nonblocking alltoall waited for: Bruck's for 1 KiB blocks,
     // where its blocking selection runs the scattered exchange
-    let text = stdout(&dtsim(&a2a("mpich-nb", None)));
-    assert!(
-        text.contains("(mpich-nb: bruck, analytical model)"),
-        "{text}"
-    );
-    assert_eq!(
-        collective_json(&a2a("mpich-nb", None)[1..])["time_s"],
-        collective_json(&a2a("bruck", None)[1..])["time_s"]
-    );
+    says("mpich-nb", None, "(mpich-nb: bruck, analytical model)");
+    assert_eq!(a2a_time("mpich-nb", None), a2a_time("bruck", None));
     assert_eq!(
         collective_json(&a2a("mpich", None)[1..])["runs"],
         "scattered"
@@ -756,38 +749,30 @@ fn open_mpis_segmented_ring() {
         ),
         &["--segment-size", "one 4-byte element"],
     );
-    // below a phase's elements: the plain ring, the buffer alone
-    let text = stdout(&dtsim(&[
-        "collective",
-        "--op",
-        "allreduce",
-        "--algo",
-        "segmented-ring",
-        "--gpus",
-        "8",
-        "--size",
-        "16KiB",
-        "--segment-size",
-        "4KiB",
-    ]));
-    assert!(
-        text.contains("(segmented-ring: ring, flow model) of 16.0 KiB on 8 GPUs"),
-        "{text}"
-    );
-    assert_bad(
-        &dtsim(&[
+    // the segmented ring on `gpus` GPUs, flow model
+    let flow = |gpus: &'static str, size: &'static str, seg: &'static str| {
+        dtsim(&[
             "collective",
             "--op",
             "allreduce",
             "--algo",
             "segmented-ring",
             "--gpus",
-            "1024",
+            gpus,
             "--size",
-            "512MiB",
+            size,
             "--segment-size",
-            "1KiB",
-        ]),
+            seg,
+        ])
+    };
+    // below a phase's elements: the plain ring, the buffer alone
+    let text = stdout(&flow("8", "16KiB", "4KiB"));
+    assert!(
+        text.contains("(segmented-ring: ring, flow model) of 16.0 KiB on 8 GPUs"),
+        "{text}"
+    );
+    assert_bad(
+        &flow("1024", "512MiB", "1KiB"),
         &["--segment-size", "--model analytical"],
     );
 }

@@ -90,10 +90,7 @@ pub struct CostModel {
 impl CostModel {
     /// Compiles the cost model of `coll` on `cluster`.
     pub fn new(coll: &Collective, cluster: &ClusterSpec) -> CostModel {
-        if coll.segment > 0
-            && coll.op == super::Op::AllReduce
-            && coll.algo == super::Algo::SegmentedRing
-        {
+        if coll.segment > 0 && coll.algo == super::Algo::SegmentedRing {
             // the segmented ring: its phases follow the buffer (its
             // `steps` are the plain ring's, those of the smallest sizes)
             let mut model = CostModel::of_program(&coll.program(cluster, 0.0), cluster);

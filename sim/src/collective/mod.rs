@@ -695,17 +695,17 @@ impl Collective {
     /// The segments a broadcast of `bytes` in [`Collective::segment`]s
     /// sends the buffer in: ⌈bytes/segment⌉ down a tree, and the split
     /// binary tree's two halves ⌈(bytes/2)/segment⌉ each (the pipeline's,
-    /// where a segment is larger than a half); 1 unsegmented, and for the
-    /// AllReduce by the segmented ring, whose blocks go in
-    /// [`Collective::ring_phases`] segments each.
-    pub fn segments(&self, bytes: u64) -> u64 {
+    /// where a segment is larger than a half); those each rank's block goes
+    /// in by the segmented ring on groups of `members` ranks, its
+    /// [`Collective::ring_phases`] (1 where it runs the plain ring); 1
+    /// unsegmented.
+    pub fn segments(&self, members: u32, bytes: u64) -> u64 {
         let seg = self.segment;
         if seg == 0 || !self.algo.takes_segments(self.op) {
             return 1;
         }
         if self.op == Op::AllReduce {
-            // the segmented ring's depend on the ranks too: ring_phases
-            return 1;
+            return self.ring_phases(members, bytes as f64).max(1);
         }
         if self.algo == Algo::SplitBinaryTree && !self.split_runs_pipeline(bytes as f64) {
             2 * (bytes as f64 / 2.0 / seg as f64).ceil().max(1.0) as u64
@@ -949,7 +949,7 @@ impl Collective {
             // the plain ring's recursive doubling below an element a rank,
             // and the first buffer of a phase's elements, N segments
             (Op::AllReduce, Algo::SegmentedRing) if members > 1 => {
-                let per = self.segment / 4 + u64::from(self.segment % 4 > 2);
+                let per = self.ring_segment_elements();
                 let n = members as f64;
                 self.changes(
                     members,
@@ -1045,7 +1045,7 @@ impl Collective {
         let count = (bytes.max(0.0) / 4.0).floor() as u64;
         let seg = self.segment;
         let per = if seg >= 4 && seg < 4u64.saturating_mul(count) {
-            seg / 4 + u64::from(seg % 4 > 2)
+            self.ring_segment_elements()
         } else {
             count
         };
@@ -1055,6 +1055,13 @@ impl Collective {
         }
         let rest = count % round;
         count / round + u64::from(rest >= n && rest > round / 2)
+    }
+
+    /// The segmented ring's segment in 4-byte elements
+    /// (`COLL_BASE_COMPUTED_SEGCOUNT`: the segment's bytes over 4, one more
+    /// past half an element), where it holds fewer than the buffer's.
+    fn ring_segment_elements(&self) -> u64 {
+        self.segment / 4 + u64::from(self.segment % 4 > 2)
     }
 
     /// Number of PS servers on `cluster`.
@@ -1093,38 +1100,6 @@ impl Collective {
                 steps: 2 * (size - 1),
                 chunk: bytes / n,
             }],
-            // below a phase's elements the plain ring, below an element a
-            // rank recursive doubling
-            (Op::AllReduce, Algo::SegmentedRing)
-                if self.selected(size, bytes) != Algo::SegmentedRing =>
-            {
-                let chosen = Collective {
-                    algo: self.selected(size, bytes),
-                    ..*self
-                };
-                return chosen.program(cluster, bytes);
-            }
-            // P reduce-scatter rings over a segment of each block, one
-            // after another, then the allgather ring of whole blocks; at
-            // most 2^31 steps (a buffer of billions of segments), so that
-            // the program's step count stays in a u32
-            (Op::AllReduce, Algo::SegmentedRing) => {
-                let p = self
-                    .ring_phases(size, bytes)
-                    .clamp(1, (1u64 << 31) / (size as u64 - 1).max(1));
-                vec![
-                    Phase::Ring {
-                        group: all,
-                        steps: (size - 1) * p as u32,
-                        chunk: bytes / n / p as f64,
-                    },
-                    Phase::Ring {
-                        group: all,
-                        steps: size - 1,
-                        chunk: bytes / n,
-                    },
-                ]
-            }
             (Op::AllReduce, Algo::Tree) => {
                 let part = bytes / (2 * tree_channels(cluster)) as f64;
                 let chunks = program::pipeline_chunks(part);
@@ -1181,16 +1156,42 @@ impl Collective {
                     chunk: bytes / g,
                 },
             ],
+            // a selection, and the segmented ring where it runs the plain
+            // ring or its recursive doubling: the algorithm chosen
             (
                 Op::AllGather | Op::AllReduce | Op::AllToAll | Op::Broadcast,
                 Algo::Mpich | Algo::Ompi,
             )
-            | (Op::AllToAll, Algo::MpichNb) => {
+            | (Op::AllToAll, Algo::MpichNb)
+            | (Op::AllReduce, Algo::SegmentedRing)
+                if self.selected(size, bytes) != self.algo =>
+            {
                 let chosen = Collective {
                     algo: self.selected(size, bytes),
                     ..*self
                 };
                 return chosen.program(cluster, bytes);
+            }
+            // P reduce-scatter rings over a segment of each block, one
+            // after another, then the allgather ring of whole blocks; at
+            // most 2^31 steps (a buffer of billions of segments), so that
+            // the program's step count stays in a u32
+            (Op::AllReduce, Algo::SegmentedRing) => {
+                let p = self
+                    .ring_phases(size, bytes)
+                    .clamp(1, (1u64 << 31) / (size as u64 - 1).max(1));
+                vec![
+                    Phase::Ring {
+                        group: all,
+                        steps: (size - 1) * p as u32,
+                        chunk: bytes / n / p as f64,
+                    },
+                    Phase::Ring {
+                        group: all,
+                        steps: size - 1,
+                        chunk: bytes / n,
+                    },
+                ]
             }
             (Op::AllReduce, Algo::RecursiveDoubling | Algo::Rabenseifner) => {
                 vec![Phase::RecursiveAllReduce {
