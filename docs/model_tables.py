@@ -644,6 +644,42 @@ LAMBDA_PT_H200_SXM_RN50 = (2259, 1280)
 LAMBDA_1080TI = {"alexnet": (2636, 512), "inception_v3": (131, 64), "resnet50": (209, 64), "vgg16": (125, 56)}
 
 
+# Our own measurement (docs/calibration.md, "A third H200 run"): PyTorch 2.11 + torchvision 0.26
+# training steps on one H200 (fp32 weights, TF32 convolutions, synthetic data, SGD with momentum),
+# scripts/gpu/torch-train-profile.py, two machines; medians of 20 steps, the runs' mean at a batch
+# both timed. {model: {batch: samples/s}}.
+H200_MEASURED_GLOB = "calibration/measurements/h200-torch-train-*.json"
+H200_SOURCE = "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json"
+# Measured (batch, samples/s) at other batches, ascending, by (model, gpu): GpuThroughput::by_batch.
+CURVES = {}
+
+
+def h200_measured():
+    import glob
+    import json
+    import os
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    got = {}
+    for f in sorted(glob.glob(os.path.join(root, H200_MEASURED_GLOB))):
+        for m, rec in json.load(open(f))["models"].items():
+            for b, v in rec["batches"].items():
+                if "samples_per_s" in v:
+                    got.setdefault(m, {}).setdefault(int(b), []).append(v["samples_per_s"])
+    return {m: {b: sum(v) / len(v) for b, v in sorted(bs.items())} for m, bs in got.items()}
+
+
+def monotone(points):
+    """The points whose step time (batch / rate) no larger batch undercuts: where a smaller
+    batch took longer than a larger one (the CIFAR models at 32 samples, where the host's
+    kernel launches, not the GPU, set the step), the smaller batch's point is dropped."""
+    keep = []
+    for i, (b, r) in enumerate(points):
+        if all(b / r <= b2 / r2 for b2, r2 in points[i + 1:]):
+            keep.append((b, r))
+    return keep
+
+
 def r1(anchor, ref_model, ref_rn50):
     """Derivation rule R1: throughput(m, g) = throughput(resnet50, g) * t_ref(m) / t_ref(resnet50)."""
     return anchor * ref_model / ref_rn50
@@ -716,20 +752,35 @@ def throughputs():
             add(m, gpu, b, v, src, False, "measured %d" % v)
         cifar_by_r1(gpu, table["resnet50"][0])
 
-    # ---- h100, h200 (Lambda PyTorch benchmark: resnet50 only; the rest by R1 on the A100 TF ratios)
-    for gpu, (rn50, b), src in [
-        ("h100", LAMBDA_PT_H100_SXM5_RN50,
-         "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv"),
-        ("h200", LAMBDA_PT_H200_SXM_RN50,
-         "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H200 141GB SXM 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv"),
-    ]:
-        add("resnet50", gpu, b, rn50, src, False, "measured %d" % rn50)
-        for m in ["inception_v3", "vgg16", "alexnet"]:
-            v = r1(rn50, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0])
-            add(m, gpu, b, v,
-                "DERIVED: %s resnet50 %d x Lambda TF a100 %s/resnet50 %d/%d" % (gpu, rn50, m, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0]),
-                True, "%d x %d / %d = %.1f" % (rn50, LAMBDA_A100_PCIE[m][0], LAMBDA_A100_PCIE["resnet50"][0], v))
-        cifar_by_r1(gpu, rn50)
+    H = h200_measured()
+    # ---- h100 (Lambda PyTorch benchmark: resnet50 only; every other figure by R1 on our H200's:
+    # its rate for the model at each batch measured x 1894 / its resnet50 at the anchor's batch,
+    # 640, so the H100 runs each model at 0.849 of the H200's speed at every batch)
+    # ---- h200: our own measurement of all six vision models at several batches (since
+    # 2026-11-28; before, Lambda's resnet50 2259 @1280 and the rest by R1 on the A100 TF ratios).
+    # A row is the largest batch measured; the others are its by_batch curve.
+    H = h200_measured()
+    rn50, anchor = LAMBDA_PT_H100_SXM5_RN50
+    ref = round(H["resnet50"][anchor], 1)
+    hopper = {m: monotone([(b, round(v, 1)) for b, v in H[m].items()])
+              for m in ["resnet50", "inception_v3", "vgg16", "alexnet", "resnet20", "vgg16_cifar"]}
+    for m, pts in hopper.items():
+        if m == "resnet50":
+            add(m, "h100", anchor, rn50,
+                "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv; by_batch DERIVED: x our h200's rates / its resnet50@640 %.1f" % ref,
+                False, "measured %d" % rn50)
+            below = [(b, v) for b, v in pts if b < anchor]
+        else:
+            (b, v), below = pts[-1], pts[:-1]
+            d = r1(rn50, v, ref)
+            add(m, "h100", b, d,
+                "DERIVED: h100 resnet50 %d@%d x our h200 %s@%d/resnet50@%d %.1f/%.1f, and at other batches by_batch" % (rn50, anchor, m, b, anchor, v, ref),
+                True, "%d x %.1f / %.1f = %.1f" % (rn50, v, ref, d))
+        CURVES[(m, "h100")] = [(b, round(r1(rn50, v, ref), 1)) for b, v in below]
+    for m, pts in hopper.items():
+        (b, v), rest = pts[-1], pts[:-1]
+        add(m, "h200", b, v, H200_SOURCE, False, "measured %.1f" % v)
+        CURVES[(m, "h200")] = rest
     nlp_throughputs(add, T)
     # DLRM on DCT's CPU machines (docs/models.md §8): 6 FLOP a MAC an iteration at 51.75 GFLOP/s
     macs = sum(e.macs for e in dlrm())
@@ -910,6 +961,9 @@ pub struct GpuThroughput {
     pub samples_per_s: f64,
     /// Short citation (the full one is in docs/models.md).
     pub source: &'static str,
+    /// The same GPU measured by the same source at other batches: (batch, samples per
+    /// second), ascending, all below `batch`; empty where only `batch` was measured.
+    pub by_batch: &'static [(u32, f64)],
 }
 
 /// A built-in model.
@@ -982,7 +1036,8 @@ pub struct PresetModel {
         o.append("/// Single-GPU training throughputs of `%s` (see docs/models.md for full citations and arithmetic)." % name)
         o.append("const %s_THROUGHPUTS: &[GpuThroughput] = &[" % const)
         for gpu, batch, v, src, derived, _ in T[name]:
-            o.append("    GpuThroughput { gpu: \"%s\", batch: %d, samples_per_s: %r, source: \"%s\" }," % (gpu, batch, float(v), src))
+            curve = ", ".join("(%d, %r)" % (cb, float(cv)) for cb, cv in CURVES.get((name, gpu), []))
+            o.append("    GpuThroughput { gpu: \"%s\", batch: %d, samples_per_s: %r, source: \"%s\", by_batch: &[%s] }," % (gpu, batch, float(v), src, curve))
         o.append("];")
         o.append("")
     for name, inp, _, const in tables:
@@ -1041,6 +1096,13 @@ def main():
             print("FAIL gTop-k dense 32-GPU %s: %.1f vs Table IV %d" % (m, per * 32, GTOPK_TABLE_IV_DENSE[m]))
             all_ok = False
 
+    # Cross-check our H200 measurement against Lambda's published ResNet-50 (PyTorch, NVIDIA DLE
+    # ConvNets) at the same batch: they agree within 2%.
+    ours = h200_measured()["resnet50"][LAMBDA_PT_H200_SXM_RN50[1]]
+    if abs(ours / LAMBDA_PT_H200_SXM_RN50[0] - 1) > 0.02:
+        print("FAIL h200 resnet50 @%d: ours %.1f vs Lambda %d" % (LAMBDA_PT_H200_SXM_RN50[1], ours, LAMBDA_PT_H200_SXM_RN50[0]))
+        all_ok = False
+
     if "--rust" in sys.argv:
         if not all_ok:
             sys.exit(1)
@@ -1080,6 +1142,9 @@ def main():
     for m in T:
         for gpu, batch, v, src, derived, arith in T[m]:
             print("| %s | %s | %d | %s | %s | %s | %s |" % (m, gpu, batch, v, "DERIVED" if derived else "measured", arith, src))
+            for cb, cv in CURVES.get((m, gpu), []):
+                kind = "measured" if src.startswith("measured by us") else "DERIVED"
+                print("| %s | %s | %d | %s | %s | (by_batch) | the row's |" % (m, gpu, cb, cv, kind))
     print()
     print("gTop-k cross-check: 32 x dense per-worker = " + ", ".join(
         "%s %.1f (Table IV %d)" % (m, GTOPK_DENSE32_PER_WORKER[m] * 32, GTOPK_TABLE_IV_DENSE[m]) for m in GTOPK_DENSE32_PER_WORKER))

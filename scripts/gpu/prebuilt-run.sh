@@ -4,7 +4,7 @@
 # build and strip here, carry the directory over, run there.
 #
 #   scripts/gpu/prebuilt-run.sh prepare    # here: fills $B (default target/gpu-carry)
-#   OUT=gpu-run scripts/gpu/prebuilt-run.sh   # there
+#   OUT=gpu-run scripts/gpu/prebuilt-run.sh   # there (TOPK=1: PyTorch's Top-k too)
 #
 # Profiles and a log go to $OUT (default ./gpu-run). Where only versioned
 # library names exist (pip's libnccl.so.2, libnvrtc.so.13), it links the
@@ -42,6 +42,10 @@ for base in libnccl.so libnvrtc.so; do
     fi
 done
 export LD_LIBRARY_PATH=$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if python3 -c "import torch, torchvision; assert torch.cuda.is_available()" 2>/dev/null; then
+    echo "== PyTorch training steps of the vision presets =="
+    time timeout 300 python3 "$(dirname "$0")/torch-train-profile.py" "$OUT/torch-train.json"
+fi
 echo "== tests =="
 for t in "$B"/test-*; do
     echo "-- $t"
@@ -53,8 +57,8 @@ time timeout 200 "$B/dtsim" calibrate kernels --backend cuda \
     -o "$OUT/cuda-kernels.toml"
 echo "== calibrate collectives on this host's GPUs =="
 time timeout 60 "$B/dtsim" calibrate collectives --backend nccl -o "$OUT/nccl.toml"
-if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-    echo "== PyTorch cross-check =="
+if [ -n "${TOPK:-}" ] && python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    echo "== PyTorch Top-k cross-check =="
     timeout 90 python3 "$(dirname "$0")/torch-topk-crosscheck.py"
 fi
 date -u

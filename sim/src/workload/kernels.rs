@@ -633,7 +633,8 @@ mod tests {
     /// Each Hopper GPU's default costs (a first run) against what was
     /// measured after: a second run of the same sizes (the H100's on the
     /// same machine, minutes later; the H200's on another machine the
-    /// next day) and 64 Mi elements, four times the largest size fitted.
+    /// next day), 64 Mi elements, four times the largest size fitted, and
+    /// the H200's third run on a third machine two days later.
     /// Top-k and the threshold's sort, the kernels a model's whole
     /// gradient or largest layer pays, at 4 Mi and more, within 15%: two
     /// runs' medians of one kernel at these sizes differ by up to 13%
@@ -662,6 +663,10 @@ mod tests {
             (
                 "h200",
                 include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels-64mi.toml"),
+            ),
+            (
+                "h200",
+                include_str!("../../../calibration/profiles/gpu-h200-cuda-kernels-c.toml"),
             ),
         ];
         let mut checked = 0;
@@ -694,8 +699,9 @@ mod tests {
             }
         }
         // each second run's 4 Mi and 16 Mi at two densities, and 64 Mi
-        // at one, for two kernels on two GPUs
-        assert_eq!(checked, 2 * (2 * (2 * 2) + 2));
+        // at one, for two kernels on two GPUs; the H200's third run (a
+        // third machine, 2026-11-28) at 4 Mi and 16 Mi
+        assert_eq!(checked, 2 * (2 * (2 * 2) + 2) + 2 * 2 * 2);
         let h200 = KernelCosts::preset("h200");
         let p = crate::profile::Profile::from_toml(runs[1].1).unwrap();
         let row = p.kernels.iter().find(|r| r.kernel == "topk").unwrap();

@@ -47,6 +47,9 @@ pub struct GpuThroughput {
     pub samples_per_s: f64,
     /// Short citation (the full one is in docs/models.md).
     pub source: &'static str,
+    /// The same GPU measured by the same source at other batches: (batch, samples per
+    /// second), ascending, all below `batch`; empty where only `batch` was measured.
+    pub by_batch: &'static [(u32, f64)],
 }
 
 /// A built-in model.
@@ -210,36 +213,48 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 64,
         samples_per_s: 190.95,
         source: "Parallax (EuroSys'19) Table 1 AR 7.6k img/s on 48 GPUs / Fig. 9 speedup 39.8x",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
         batch: 256,
         samples_per_s: 52.873,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "a100",
         batch: 224,
         samples_per_s: 953.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "v100",
         batch: 192,
         samples_per_s: 432.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "h100",
         batch: 640,
         samples_per_s: 1894.0,
-        source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv",
+        source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv; by_batch DERIVED: x our h200's rates / its resnet50@640 2231.9",
+        by_batch: &[(32, 1098.8), (64, 1614.4), (128, 1785.2), (256, 1868.6)],
     },
     GpuThroughput {
         gpu: "h200",
         batch: 1280,
-        samples_per_s: 2259.0,
-        source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H200 141GB SXM 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv",
+        samples_per_s: 2247.2,
+        source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
+        by_batch: &[
+            (32, 1294.8),
+            (64, 1902.4),
+            (128, 2103.7),
+            (256, 2202.0),
+            (640, 2231.9),
+        ],
     },
 ];
 
@@ -374,36 +389,42 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 64,
         samples_per_s: 135.32,
         source: "Parallax (EuroSys'19) Table 1 AR 5.9k img/s on 48 GPUs / Fig. 9 speedup 43.6x",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
         batch: 256,
         samples_per_s: 33.1,
         source: "DERIVED: p102-100 resnet50 52.873 x Lambda TF bench GTX 1080 Ti inception_v3/resnet50 131/209",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "a100",
         batch: 224,
         samples_per_s: 627.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "v100",
         batch: 192,
         samples_per_s: 273.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "h100",
         batch: 640,
-        samples_per_s: 1246.1,
-        source: "DERIVED: h100 resnet50 1894 x Lambda TF a100 inception_v3/resnet50 627/953",
+        samples_per_s: 1036.2,
+        source: "DERIVED: h100 resnet50 1894@640 x our h200 inception_v3@640/resnet50@640 1221.1/2231.9, and at other batches by_batch",
+        by_batch: &[(32, 591.4), (64, 881.2), (128, 968.2), (256, 1009.6)],
     },
     GpuThroughput {
         gpu: "h200",
-        batch: 1280,
-        samples_per_s: 1486.2,
-        source: "DERIVED: h200 resnet50 2259 x Lambda TF a100 inception_v3/resnet50 627/953",
+        batch: 640,
+        samples_per_s: 1221.1,
+        source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
+        by_batch: &[(32, 696.9), (64, 1038.4), (128, 1140.9), (256, 1189.7)],
     },
 ];
 
@@ -531,36 +552,42 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 64,
         samples_per_s: 114.2,
         source: "DERIVED: titan-xp resnet50 190.95 x Lambda TF bench GTX 1080 Ti vgg16/resnet50 125/209",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
         batch: 256,
         samples_per_s: 31.6,
         source: "DERIVED: p102-100 resnet50 52.873 x Lambda TF bench GTX 1080 Ti vgg16/resnet50 125/209",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "a100",
         batch: 224,
         samples_per_s: 504.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "v100",
         batch: 192,
         samples_per_s: 249.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "h100",
         batch: 640,
-        samples_per_s: 1001.7,
-        source: "DERIVED: h100 resnet50 1894 x Lambda TF a100 vgg16/resnet50 504/953",
+        samples_per_s: 1202.7,
+        source: "DERIVED: h100 resnet50 1894@640 x our h200 vgg16@640/resnet50@640 1417.3/2231.9, and at other batches by_batch",
+        by_batch: &[(32, 1027.7), (64, 1128.6), (128, 1176.8), (256, 1186.8)],
     },
     GpuThroughput {
         gpu: "h200",
-        batch: 1280,
-        samples_per_s: 1194.7,
-        source: "DERIVED: h200 resnet50 2259 x Lambda TF a100 vgg16/resnet50 504/953",
+        batch: 640,
+        samples_per_s: 1417.3,
+        source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
+        by_batch: &[(32, 1211.0), (64, 1329.9), (128, 1386.8), (256, 1398.5)],
     },
 ];
 
@@ -632,36 +659,54 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 64,
         samples_per_s: 2408.4,
         source: "DERIVED: titan-xp resnet50 190.95 x Lambda TF bench GTX 1080 Ti alexnet/resnet50 2636/209",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
         batch: 64,
         samples_per_s: 173.469,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "a100",
         batch: 1792,
         samples_per_s: 10187.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "v100",
         batch: 1536,
         samples_per_s: 5132.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "h100",
-        batch: 640,
-        samples_per_s: 20245.7,
-        source: "DERIVED: h100 resnet50 1894 x Lambda TF a100 alexnet/resnet50 10187/953",
+        batch: 1280,
+        samples_per_s: 17911.2,
+        source: "DERIVED: h100 resnet50 1894@640 x our h200 alexnet@1280/resnet50@640 21106.6/2231.9, and at other batches by_batch",
+        by_batch: &[
+            (32, 6257.2),
+            (64, 11794.1),
+            (128, 14247.3),
+            (256, 15974.6),
+            (640, 17329.9),
+        ],
     },
     GpuThroughput {
         gpu: "h200",
         batch: 1280,
-        samples_per_s: 24147.4,
-        source: "DERIVED: h200 resnet50 2259 x Lambda TF a100 alexnet/resnet50 10187/953",
+        samples_per_s: 21106.6,
+        source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
+        by_batch: &[
+            (32, 7373.5),
+            (64, 13898.2),
+            (128, 16789.1),
+            (256, 18824.6),
+            (640, 20421.6),
+        ],
     },
 ];
 
@@ -754,36 +799,54 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 128,
         samples_per_s: 3324.9,
         source: "DERIVED: titan-xp resnet50 190.95 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
         batch: 128,
         samples_per_s: 920.632,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "a100",
         batch: 128,
         samples_per_s: 16593.8,
         source: "DERIVED: a100 resnet50 953 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "v100",
         batch: 128,
         samples_per_s: 7522.0,
         source: "DERIVED: v100 resnet50 432 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "h100",
-        batch: 128,
-        samples_per_s: 32978.6,
-        source: "DERIVED: h100 resnet50 1894 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+        batch: 1024,
+        samples_per_s: 29273.2,
+        source: "DERIVED: h100 resnet50 1894@640 x our h200 resnet20@1024/resnet50@640 34495.7/2231.9, and at other batches by_batch",
+        by_batch: &[
+            (32, 3798.6),
+            (64, 7585.2),
+            (128, 13422.5),
+            (256, 19093.2),
+            (512, 27847.2),
+        ],
     },
     GpuThroughput {
         gpu: "h200",
-        batch: 128,
-        samples_per_s: 39334.0,
-        source: "DERIVED: h200 resnet50 2259 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
+        batch: 1024,
+        samples_per_s: 34495.7,
+        source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
+        by_batch: &[
+            (32, 4476.3),
+            (64, 8938.5),
+            (128, 15817.1),
+            (256, 22499.5),
+            (512, 32815.3),
+        ],
     },
 ];
 
@@ -830,18 +893,21 @@ const LM_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 128,
         samples_per_s: 1473.4,
         source: "Parallax (EuroSys'19) Table 4 HYB 277k words/s on 48 GPUs / Fig. 9 speedup 9.4x, 20 words a sample",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "rtx3090",
         batch: 128,
         samples_per_s: 4986.3,
         source: "DERIVED: titan-xp lm 1473.40 x Lambda GNMT v2 rtx3090/gtx1080ti 43323/11948 x FP32 peak gtx1080ti/titan-xp 11.34/12.15",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
         batch: 128,
         samples_per_s: 1377.3,
         source: "DERIVED: titan-xp lm 1473.40 x Lambda GNMT v2 rtx2080ti/gtx1080ti 15983/11948 x FP32 peak gtx1080ti/titan-xp 11.34/12.15 x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
+        by_batch: &[],
     },
 ];
 
@@ -922,6 +988,7 @@ const NMT_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
     batch: 128,
     samples_per_s: 243.29,
     source: "Parallax (EuroSys'19) Table 4 HYB 191k words/s on 48 GPUs / Fig. 9 speedup 16.5x, 47.58 words a sample",
+    by_batch: &[],
 }];
 
 /// EmbRace's GNMT-8: NVIDIA DLE PyTorch GNMT v2, vocabulary 32,320. A sample is a sentence pair.
@@ -1002,12 +1069,14 @@ const GNMT8_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 288,
         samples_per_s: 912.06,
         source: "Lambda PyTorch benchmark NVIDIA DLE GNMT v2 RTX 3090 1 GPU, TF32, 43,323 tokens/s / 47.5 tokens a sample",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
         batch: 108,
         samples_per_s: 251.9,
         source: "DERIVED: Lambda GNMT v2 RTX 2080 Ti 15,983 tokens/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45 / 47.5",
+        by_batch: &[],
     },
 ];
 
@@ -1138,12 +1207,14 @@ const TRANSFORMER_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 2560,
         samples_per_s: 13789.4,
         source: "DERIVED: NVIDIA DLE Transformer V100 FP32 7635 tokens/s x Lambda Transformer-XL rtx3090/v100 11772/6518",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
         batch: 2560,
         samples_per_s: 3603.6,
         source: "DERIVED: NVIDIA DLE Transformer V100 FP32 7635 tokens/s x Lambda Transformer-XL rtx2080ti/v100 4109/6518 x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
+        by_batch: &[],
     },
 ];
 
@@ -1262,12 +1333,14 @@ const BERT_BASE_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 26,
         samples_per_s: 72.0,
         source: "Lambda PyTorch benchmark NVIDIA DLE BERT-base SQuAD RTX 3090 1 GPU, TF32",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
         batch: 10,
         samples_per_s: 22.5,
         source: "DERIVED: Lambda BERT-base SQuAD RTX 2080 Ti 30 sequences/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
+        by_batch: &[],
     },
 ];
 
@@ -1657,6 +1730,7 @@ const DLRM_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
     batch: 128,
     samples_per_s: 16629.0,
     source: "DERIVED: 51.75 GFLOP/s (DLRM paper Sec. 5.2 CPU rate x 18/40 cores, docs/models.md Sec. 8) / 6 FLOP a MAC x 518672 MACs a sample",
+    by_batch: &[],
 }];
 
 /// CIFAR-10 VGG-16 as actually trained in the gTop-k paper (authors' models/vgg.py): 13 conv3x3+BN, ONE fc 512x10. Not in PRESETS; provided for reproducing gTop-k Table IV.
@@ -1769,36 +1843,47 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
         batch: 128,
         samples_per_s: 4757.6,
         source: "DERIVED: titan-xp resnet50 190.95 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
         batch: 128,
         samples_per_s: 1317.333,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "a100",
         batch: 128,
         samples_per_s: 23744.0,
         source: "DERIVED: a100 resnet50 953 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "v100",
         batch: 128,
         samples_per_s: 10763.3,
         source: "DERIVED: v100 resnet50 432 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+        by_batch: &[],
     },
     GpuThroughput {
         gpu: "h100",
-        batch: 128,
-        samples_per_s: 47189.1,
-        source: "DERIVED: h100 resnet50 1894 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+        batch: 1024,
+        samples_per_s: 35980.9,
+        source: "DERIVED: h100 resnet50 1894@640 x our h200 vgg16_cifar@1024/resnet50@640 42400.1/2231.9, and at other batches by_batch",
+        by_batch: &[(64, 9166.7), (128, 16939.8), (256, 23762.1), (512, 32216.2)],
     },
     GpuThroughput {
         gpu: "h200",
-        batch: 128,
-        samples_per_s: 56283.1,
-        source: "DERIVED: h200 resnet50 2259 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
+        batch: 1024,
+        samples_per_s: 42400.1,
+        source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
+        by_batch: &[
+            (64, 10802.1),
+            (128, 19961.9),
+            (256, 28001.4),
+            (512, 37963.8),
+        ],
     },
 ];
 
@@ -1841,6 +1926,7 @@ const LSTM_PTB_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
     batch: 100,
     samples_per_s: 392.0,
     source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
+    by_batch: &[],
 }];
 
 /// ResNet-50 (torchvision, ImageNet 224x224): 18 entries.

@@ -345,7 +345,8 @@ fn gt_b2_table_iv_orderings() {
 
 /// Table IV's question asked of an H200 on the same 1 GbE
 /// (scenarios/papers/gtopk/h200/, docs/reproductions.md): compute shrinks
-/// 43 to 140 times and the measured Top-k about 20 to 450 times
+/// 15 to 80 times (the H200's measured steps) and the measured Top-k
+/// about 20 to 450 times
 /// (ResNet-20's, at 0.27 M elements, is mostly launches), so communication
 /// decides. gTop-k then beats dense and Top-k for VGG-16, AlexNet and
 /// ResNet-50, by more than on the P102-100 (g/t above the P102-100's);
