@@ -669,10 +669,52 @@ def h200_measured():
     return {m: {b: sum(v) / len(v) for b, v in sorted(bs.items())} for m, bs in got.items()}
 
 
+def h200_shares():
+    """{model: (forward fraction, [(forward share, backward share)] in forward order)} from the
+    instrumented steps of calibration/measurements/h200-torch-train-*.json (the runs' mean where
+    both have one), for the models whose instrumentation (a CUDA event at each entry's forward
+    and at each gradient) cost under 1% of the step: the four ImageNet models (0.05 to 0.2%).
+    The CIFAR models' steps, launch-bound, took 25 to 28% longer with the events, so their
+    shares are not a measurement of the step dtsim models and they keep the MAC shares.
+    An entry's backward time is the time its gradients were ready after the next entry's
+    (PyTorch runs the backward pass from the last entry to the first): ready(l) - ready(l + 1)."""
+    import glob
+    import json
+    import os
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    got = {}
+    for f in sorted(glob.glob(os.path.join(root, H200_MEASURED_GLOB))):
+        for m, rec in json.load(open(f))["models"].items():
+            i = rec.get("instrumented")
+            if i is None:
+                continue
+            plain = rec["batches"][str(rec["instrumented_batch"])]["step_ms_median"]
+            if i["step_ms"] / plain - 1 > 0.01:
+                continue
+            got.setdefault(m, []).append(i)
+    out = {}
+    for m, runs in got.items():
+        names = list(runs[0]["entry_forward_ms"])
+        mean = lambda key, n: sum(r[key][n] for r in runs) / len(runs)
+        fwd = [mean("entry_forward_ms", n) for n in names]
+        ready = [mean("entry_grad_ready_ms", n) for n in names] + [0.0]
+        back = [ready[k] - ready[k + 1] for k in range(len(names))]
+        assert min(back) >= 0, m
+        phi = sum(r["forward_ms"] / (r["forward_ms"] + r["backward_ms"]) for r in runs) / len(runs)
+        out[m] = (names, round(phi, 4), [(round(f / sum(fwd), 6), round(b / sum(back), 6)) for f, b in zip(fwd, back)])
+    return out
+
+
+# Measured entry shares by (model, gpu): (forward fraction, [(forward, backward)]); see h200_shares.
+SHARES = {}
+
+
 def monotone(points):
     """The points whose step time (batch / rate) no larger batch undercuts: where a smaller
-    batch took longer than a larger one (the CIFAR models at 32 samples, where the host's
-    kernel launches, not the GPU, set the step), the smaller batch's point is dropped."""
+    batch took longer than a larger one (`vgg16_cifar` at 32 samples, 7.3 ms against 5.9 at
+    64, where the host's kernel launches, not the GPU, set the step), the smaller batch's
+    point is dropped."""
     keep = []
     for i, (b, r) in enumerate(points):
         if all(b / r <= b2 / r2 for b2, r2 in points[i + 1:]):
@@ -752,7 +794,6 @@ def throughputs():
             add(m, gpu, b, v, src, False, "measured %d" % v)
         cifar_by_r1(gpu, table["resnet50"][0])
 
-    H = h200_measured()
     # ---- h100 (Lambda PyTorch benchmark: resnet50 only; every other figure by R1 on our H200's:
     # its rate for the model at each batch measured x 1894 / its resnet50 at the anchor's batch,
     # 640, so the H100 runs each model at 0.849 of the H200's speed at every batch)
@@ -781,6 +822,10 @@ def throughputs():
         (b, v), rest = pts[-1], pts[:-1]
         add(m, "h200", b, v, H200_SOURCE, False, "measured %.1f" % v)
         CURVES[(m, "h200")] = rest
+    # each entry's share of the forward and the backward pass, measured on the H200 (the four
+    # ImageNet models), the H100's by the same assumption as D8
+    for m, (names, phi, shares) in h200_shares().items():
+        SHARES[(m, "h200")] = SHARES[(m, "h100")] = (names, phi, shares)
     nlp_throughputs(add, T)
     # DLRM on DCT's CPU machines (docs/models.md §8): 6 FLOP a MAC an iteration at 51.75 GFLOP/s
     macs = sum(e.macs for e in dlrm())
@@ -964,6 +1009,12 @@ pub struct GpuThroughput {
     /// The same GPU measured by the same source at other batches: (batch, samples per
     /// second), ascending, all below `batch`; empty where only `batch` was measured.
     pub by_batch: &'static [(u32, f64)],
+    /// The forward pass's measured share of forward + backward; `None`: one third.
+    pub forward_fraction: Option<f64>,
+    /// Each entry's measured share of the forward pass and of the backward pass, in
+    /// forward order (each column sums to 1); empty: both in proportion to the entries'
+    /// forward MACs.
+    pub entry_shares: &'static [(f64, f64)],
 }
 
 /// A built-in model.
@@ -1037,7 +1088,11 @@ pub struct PresetModel {
         o.append("const %s_THROUGHPUTS: &[GpuThroughput] = &[" % const)
         for gpu, batch, v, src, derived, _ in T[name]:
             curve = ", ".join("(%d, %r)" % (cb, float(cv)) for cb, cv in CURVES.get((name, gpu), []))
-            o.append("    GpuThroughput { gpu: \"%s\", batch: %d, samples_per_s: %r, source: \"%s\", by_batch: &[%s] }," % (gpu, batch, float(v), src, curve))
+            names, phi, shares = SHARES.get((name, gpu), ([], None, []))
+            assert not names or names == [e.name for e in entries], (name, gpu)
+            o.append("    GpuThroughput { gpu: \"%s\", batch: %d, samples_per_s: %r, source: \"%s\", by_batch: &[%s], forward_fraction: %s, entry_shares: &[%s] }," % (
+                gpu, batch, float(v), src, curve, "None" if phi is None else "Some(%r)" % phi,
+                ", ".join("(%r, %r)" % (f, b) for f, b in shares)))
         o.append("];")
         o.append("")
     for name, inp, _, const in tables:

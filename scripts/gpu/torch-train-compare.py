@@ -13,9 +13,11 @@ sim/src/workload/preset_data.rs), and prints Markdown tables:
 3. the forward pass's share of forward + backward, which dtsim takes as 1/3;
 4. each entry's share of the forward pass, measured and by MACs (dtsim's);
 5. the time into the backward pass at which each entry's gradients are
-   all ready, as a fraction of the backward pass, measured and as dtsim
-   places it (entries' backward times in reverse order, each 2/3 of the
-   iteration times its MAC share).
+   all ready, as a fraction of the backward pass, measured and as the
+   MAC shares place it (entries' backward times in reverse order, each
+   2/3 of the iteration times its MAC share: dtsim's rule where no entry
+   was timed; docs/model_tables.py gives the H200's ImageNet models the
+   measured shares).
 
 Runs here, with no GPU: python3 scripts/gpu/torch-train-compare.py
 """
@@ -110,8 +112,8 @@ def main():
             after += m / total
             model_ready[n] = after
         print(f"\n{model} at batch {rec['instrumented_batch']}: forward share (measured, MACs) and "
-              "gradients ready (fraction of the backward pass: measured, dtsim)\n")
-        print("| entry | forward share | MAC share | ready, measured | ready, dtsim |")
+              "gradients ready (fraction of the backward pass: measured, and by MAC shares)\n")
+        print("| entry | forward share | MAC share | ready, measured | ready, by MACs |")
         print("|---|---:|---:|---:|---:|")
         worst = 0.0
         for n, m in layers:

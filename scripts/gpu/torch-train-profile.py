@@ -14,8 +14,10 @@ as the gTop-k authors' code builds them):
 * the step's time (forward, loss, backward, SGD with momentum; synthetic
   inputs already on the GPU; fp32 weights, PyTorch's defaults for TF32:
   cuDNN's convolutions in TF32, matrix products in fp32; cudnn.benchmark
-  on), the median of `--steps` steps timed with CUDA events after
-  `--warmup` steps, at several batches;
+  on), the median of 20 steps timed with CUDA events after 5 warm-up
+  steps, at several batches (each step timed alone, the GPU synchronised
+  after it: at launch-bound batches a little slower than a loop that
+  queues the next step's kernels while the GPU runs);
 * at one batch a model, an instrumented run: a CUDA event where each preset
   entry's forward starts (a forward pre-hook on the entry's first module),
   at the loss, and each time a parameter's gradient is accumulated

@@ -639,9 +639,10 @@ mod tests {
     /// gradient or largest layer pays, at 4 Mi and more, within 15%: two
     /// runs' medians of one kernel at these sizes differ by up to 13%
     /// (the H100's Top-k at 4 Mi), so a profile can describe another run
-    /// no closer than that spread, rounded up (observed at most 9.8% for
-    /// Top-k, the H200's at 16 Mi, and 10.4% for the sort, the H200's at
-    /// 64 Mi, whose relative-error fit leans on the small sizes). The
+    /// no closer than that spread, rounded up (observed at most 11.4% for
+    /// Top-k, the H200's third run at 16 Mi and density 0.01, and 10.4%
+    /// for the sort, the H200's at 64 Mi, whose relative-error fit leans
+    /// on the small sizes). The
     /// H200's fit scaled by memory bandwidth, the H100's default before
     /// its own measurement, overstates its Top-k at 64 Mi by more than
     /// 20%.

@@ -6,7 +6,8 @@
 //! throughputs. A preset becomes layer times on a given GPU and batch size
 //! by [`Model::from_preset`]: the measured time per sample is split over
 //! the layers in proportion to their MACs, one third forward and two thirds
-//! backward (backward ≈ 2 × forward). The time scales linearly with the
+//! backward (backward ≈ 2 × forward), or, where the GPU's entries were
+//! timed (the H200's ImageNet models), in their measured shares. The time scales linearly with the
 //! batch, or, where the GPU was measured at several batches, follows the
 //! measured step times between them ([`preset_data::GpuThroughput::iteration_s`]).
 //! Sources and the limits of this model are in `docs/models.md`.
@@ -224,11 +225,23 @@ impl Model {
                 })?;
         let total_macs: u64 = p.layers.iter().map(|l| l.fwd_macs).sum();
         let iter_s = tp.iteration_s(batch);
+        // measured shares of each pass where the GPU has them (each column
+        // normalised to sum to 1), else both in proportion to the MACs
+        let sum = |col: fn(&(f64, f64)) -> f64| tp.entry_shares.iter().map(col).sum::<f64>();
+        let (forward_sum, backward_sum) = (sum(|s| s.0), sum(|s| s.1));
         let layers = p
             .layers
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(i, l)| {
                 let share = l.fwd_macs as f64 / total_macs as f64;
+                let (f, b) = tp.entry_shares.get(i).map_or((share, share), |&(f, b)| {
+                    (f / forward_sum, b / backward_sum)
+                });
+                let (forward, backward) = match tp.forward_fraction {
+                    Some(phi) => (iter_s * phi * f, iter_s * (1.0 - phi) * b),
+                    None => (iter_s * f / 3.0, iter_s * b * 2.0 / 3.0),
+                };
                 Layer {
                     name: l.name.to_string(),
                     params: l.params,
@@ -237,8 +250,8 @@ impl Model {
                     } else {
                         Vec::new()
                     },
-                    forward: SimTime::from_secs(iter_s * share / 3.0),
-                    backward: SimTime::from_secs(iter_s * share * 2.0 / 3.0),
+                    forward: SimTime::from_secs(forward),
+                    backward: SimTime::from_secs(backward),
                     activation_bytes: l.activation_elems * batch as u64 * 4,
                     embedding: l.embedding.map(|t| Embedding {
                         placement: TablePlacement::Gpu,
@@ -427,7 +440,7 @@ mod tests {
 
     /// The H200's step time between, at and beyond the batches measured:
     /// ResNet-50 at 64 and 128 samples took 33.64 and 60.85 ms (1902.4 and
-    /// 2103.7 samples/s), so 96 samples take their mean, 47.25 ms (the
+    /// 2103.7 samples/s), so 96 samples take their mean, 47.24 ms (the
     /// straight line between them); at a measured batch the measurement;
     /// beyond the largest (1280) and below the smallest (32) the nearest
     /// one's rate. A row of one batch keeps one rate everywhere.
@@ -439,7 +452,7 @@ mod tests {
         let t = |b: u32| h200.iteration_s(b);
         let (t64, t128) = (64.0 / 1902.4, 128.0 / 2103.7);
         assert!((t(96) - (t64 + t128) / 2.0).abs() < 1e-15, "{}", t(96));
-        assert!((t(96) - 47.25e-3).abs() < 0.01e-3, "{}", t(96));
+        assert!((t(96) - 47.24e-3).abs() < 0.01e-3, "{}", t(96));
         assert_eq!(t(64), t64);
         assert_eq!(t(1280), 1280.0 / 2247.2);
         assert_eq!(t(4096), 4096.0 / 2247.2);
@@ -488,7 +501,13 @@ mod tests {
     /// every held-out batch by more but one (ResNet-20 at 512, 5.1%
     /// against 10.7%: its step from 256 to 1,024 samples is not a straight
     /// line), and by 50% or more for AlexNet at 64 and the CIFAR models at
-    /// 256 and below.
+    /// 256 and below. The data are fixed (two machines' medians, their mean
+    /// where both timed a batch, so a curve can mix them), and the bounds
+    /// are the worst errors observed rounded up to a whole percent: the
+    /// test pins the rule and the tables generated from the measurements
+    /// (a rule that predicts worse fails), not a property of GPUs. The
+    /// floor under them is the machines' spread: 0.5% at 128 samples and
+    /// more, up to 12% at 32 and 64.
     #[test]
     fn interpolation_predicts_held_out_batches() {
         for p in all_presets() {
@@ -537,6 +556,69 @@ mod tests {
         }
     }
 
+    /// Where the H200's entries were timed, their forward and backward
+    /// times are the measured shares, and each entry's gradients are ready
+    /// when PyTorch had them: ResNet-50's `layer2.1` 45.2% of the way
+    /// through the backward pass (34.5 of 76.2 ms at 256 samples, the two
+    /// runs' mean), where the MAC shares put it at 71.7%; the forward pass
+    /// is 34.4% of the step (the MAC rule's third: 33.3%). The whole step
+    /// is still the measured rate's. The CIFAR models, whose timing cost
+    /// a quarter of their step, and GPUs without timing keep the MAC
+    /// shares.
+    #[test]
+    fn measured_entry_shares_place_the_gradients() {
+        let m = Model::from_preset("resnet50", "h200", 256).unwrap();
+        let total = m.compute_time().as_secs();
+        assert!((total - 256.0 / 2202.0).abs() < 1e-12, "{total}");
+        let backward: f64 = m.layers.iter().map(|l| l.backward.as_secs()).sum();
+        let forward = total - backward;
+        assert!(
+            (forward / total - 0.3436).abs() < 1e-6,
+            "{}",
+            forward / total
+        );
+        // readiness: the backward runs from the last entry to the first
+        let i = m.layers.iter().position(|l| l.name == "layer2.1").unwrap();
+        let ready: f64 = m.layers[i..].iter().map(|l| l.backward.as_secs()).sum();
+        assert!(
+            (ready / backward - 0.452).abs() < 0.001,
+            "{}",
+            ready / backward
+        );
+        // the stem's forward: 14.3% measured against 2.9% of the MACs
+        let stem = m.layers[0].forward.as_secs() / forward;
+        assert!((stem - 0.1434).abs() < 0.001, "{stem}");
+        // the MAC rule elsewhere: the H200's ResNet-20, the V100's ResNet-50
+        for (preset, gpu) in [("resnet20", "h200"), ("resnet50", "v100")] {
+            let m = Model::from_preset(preset, gpu, 128).unwrap();
+            let p = all_presets().find(|p| p.name == preset).unwrap();
+            let macs: u64 = p.layers.iter().map(|l| l.fwd_macs).sum();
+            let t = m.compute_time().as_secs();
+            for (l, pl) in m.layers.iter().zip(p.layers) {
+                let share = pl.fwd_macs as f64 / macs as f64;
+                assert!(
+                    (l.forward.as_secs() - t * share / 3.0).abs() < 1e-9,
+                    "{preset} {gpu}"
+                );
+                assert!((l.backward.as_secs() - 2.0 * l.forward.as_secs()).abs() < 1e-9);
+            }
+        }
+        // every measured table has one pair an entry, each column summing to 1
+        for p in all_presets() {
+            for t in p.throughputs.iter().filter(|t| !t.entry_shares.is_empty()) {
+                assert_eq!(t.entry_shares.len(), p.layers.len(), "{}", p.name);
+                assert!(t.forward_fraction.is_some());
+                let f: f64 = t.entry_shares.iter().map(|s| s.0).sum();
+                let b: f64 = t.entry_shares.iter().map(|s| s.1).sum();
+                assert!(
+                    (f - 1.0).abs() < 1e-5 && (b - 1.0).abs() < 1e-5,
+                    "{}: {f} {b}",
+                    p.name
+                );
+            }
+        }
+    }
+
     /// The GPU compute presets of one family (NVIDIA data-centre GPUs, by
     /// generation) are ordered: on every built-in model a later GPU is
     /// never slower at the same batch. The tables mix measurements and R1
@@ -547,7 +629,13 @@ mod tests {
     /// 256), where the V100's and A100's single rates, each measured at
     /// one batch (or derived for the CIFAR models), are kept at every
     /// batch (docs/models.md §4); at 64 the two Hopper GPUs keep their
-    /// order.
+    /// order (by construction: D8 makes the H100 0.8486 of the H200 at
+    /// every batch). The margin is thin where two derivations meet:
+    /// `vgg16_cifar` at 256 on the H100 (23,762 samples/s, D8) and the
+    /// A100 (23,744 at every batch, D6' from the P102-100, which the H200
+    /// shows overstates these models); at 64 the A100's ResNet-20 (16,594)
+    /// runs 2.2 times the H100's (7,585), an inversion of the derived
+    /// tables this test does not look at.
     #[test]
     fn newer_data_centre_gpus_are_never_slower() {
         const FAMILY: [&str; 4] = ["v100", "a100", "h100", "h200"];

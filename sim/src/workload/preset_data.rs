@@ -50,6 +50,12 @@ pub struct GpuThroughput {
     /// The same GPU measured by the same source at other batches: (batch, samples per
     /// second), ascending, all below `batch`; empty where only `batch` was measured.
     pub by_batch: &'static [(u32, f64)],
+    /// The forward pass's measured share of forward + backward; `None`: one third.
+    pub forward_fraction: Option<f64>,
+    /// Each entry's measured share of the forward pass and of the backward pass, in
+    /// forward order (each column sums to 1); empty: both in proportion to the entries'
+    /// forward MACs.
+    pub entry_shares: &'static [(f64, f64)],
 }
 
 /// A built-in model.
@@ -214,6 +220,8 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 190.95,
         source: "Parallax (EuroSys'19) Table 1 AR 7.6k img/s on 48 GPUs / Fig. 9 speedup 39.8x",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
@@ -221,6 +229,8 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 52.873,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "a100",
@@ -228,6 +238,8 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 953.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "v100",
@@ -235,6 +247,8 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 432.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h100",
@@ -242,6 +256,27 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1894.0,
         source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv; by_batch DERIVED: x our h200's rates / its resnet50@640 2231.9",
         by_batch: &[(32, 1098.8), (64, 1614.4), (128, 1785.2), (256, 1868.6)],
+        forward_fraction: Some(0.3436),
+        entry_shares: &[
+            (0.143426, 0.125826),
+            (0.124962, 0.116482),
+            (0.100223, 0.099777),
+            (0.100227, 0.099691),
+            (0.099264, 0.105918),
+            (0.046785, 0.044509),
+            (0.046833, 0.044539),
+            (0.046867, 0.044548),
+            (0.05644, 0.06325),
+            (0.029433, 0.032161),
+            (0.029451, 0.032196),
+            (0.029458, 0.032192),
+            (0.029407, 0.032175),
+            (0.029391, 0.032174),
+            (0.040561, 0.045735),
+            (0.021013, 0.023388),
+            (0.024174, 0.0243),
+            (0.002084, 0.001138),
+        ],
     },
     GpuThroughput {
         gpu: "h200",
@@ -254,6 +289,27 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
             (128, 2103.7),
             (256, 2202.0),
             (640, 2231.9),
+        ],
+        forward_fraction: Some(0.3436),
+        entry_shares: &[
+            (0.143426, 0.125826),
+            (0.124962, 0.116482),
+            (0.100223, 0.099777),
+            (0.100227, 0.099691),
+            (0.099264, 0.105918),
+            (0.046785, 0.044509),
+            (0.046833, 0.044539),
+            (0.046867, 0.044548),
+            (0.05644, 0.06325),
+            (0.029433, 0.032161),
+            (0.029451, 0.032196),
+            (0.029458, 0.032192),
+            (0.029407, 0.032175),
+            (0.029391, 0.032174),
+            (0.040561, 0.045735),
+            (0.021013, 0.023388),
+            (0.024174, 0.0243),
+            (0.002084, 0.001138),
         ],
     },
 ];
@@ -390,6 +446,8 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 135.32,
         source: "Parallax (EuroSys'19) Table 1 AR 5.9k img/s on 48 GPUs / Fig. 9 speedup 43.6x",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
@@ -397,6 +455,8 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 33.1,
         source: "DERIVED: p102-100 resnet50 52.873 x Lambda TF bench GTX 1080 Ti inception_v3/resnet50 131/209",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "a100",
@@ -404,6 +464,8 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 627.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "v100",
@@ -411,6 +473,8 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 273.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h100",
@@ -418,6 +482,26 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1036.2,
         source: "DERIVED: h100 resnet50 1894@640 x our h200 inception_v3@640/resnet50@640 1221.1/2231.9, and at other batches by_batch",
         by_batch: &[(32, 591.4), (64, 881.2), (128, 968.2), (256, 1009.6)],
+        forward_fraction: Some(0.2985),
+        entry_shares: &[
+            (0.066934, 0.062724),
+            (0.076906, 0.090537),
+            (0.118524, 0.132515),
+            (0.0238, 0.020246),
+            (0.086478, 0.08673),
+            (0.072655, 0.066506),
+            (0.080866, 0.073095),
+            (0.084194, 0.081237),
+            (0.041993, 0.047773),
+            (0.056433, 0.05211),
+            (0.064877, 0.063706),
+            (0.064916, 0.063869),
+            (0.068325, 0.064732),
+            (0.030465, 0.032661),
+            (0.026841, 0.026782),
+            (0.034512, 0.034193),
+            (0.001281, 0.000582),
+        ],
     },
     GpuThroughput {
         gpu: "h200",
@@ -425,6 +509,26 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1221.1,
         source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
         by_batch: &[(32, 696.9), (64, 1038.4), (128, 1140.9), (256, 1189.7)],
+        forward_fraction: Some(0.2985),
+        entry_shares: &[
+            (0.066934, 0.062724),
+            (0.076906, 0.090537),
+            (0.118524, 0.132515),
+            (0.0238, 0.020246),
+            (0.086478, 0.08673),
+            (0.072655, 0.066506),
+            (0.080866, 0.073095),
+            (0.084194, 0.081237),
+            (0.041993, 0.047773),
+            (0.056433, 0.05211),
+            (0.064877, 0.063706),
+            (0.064916, 0.063869),
+            (0.068325, 0.064732),
+            (0.030465, 0.032661),
+            (0.026841, 0.026782),
+            (0.034512, 0.034193),
+            (0.001281, 0.000582),
+        ],
     },
 ];
 
@@ -553,6 +657,8 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 114.2,
         source: "DERIVED: titan-xp resnet50 190.95 x Lambda TF bench GTX 1080 Ti vgg16/resnet50 125/209",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
@@ -560,6 +666,8 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 31.6,
         source: "DERIVED: p102-100 resnet50 52.873 x Lambda TF bench GTX 1080 Ti vgg16/resnet50 125/209",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "a100",
@@ -567,6 +675,8 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 504.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "v100",
@@ -574,6 +684,8 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 249.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h100",
@@ -581,6 +693,25 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1202.7,
         source: "DERIVED: h100 resnet50 1894@640 x our h200 vgg16@640/resnet50@640 1417.3/2231.9, and at other batches by_batch",
         by_batch: &[(32, 1027.7), (64, 1128.6), (128, 1176.8), (256, 1186.8)],
+        forward_fraction: Some(0.3148),
+        entry_shares: &[
+            (0.120837, 0.051583),
+            (0.241045, 0.256395),
+            (0.081089, 0.076514),
+            (0.127133, 0.131018),
+            (0.049572, 0.045495),
+            (0.070764, 0.081965),
+            (0.081564, 0.099681),
+            (0.033831, 0.041987),
+            (0.053352, 0.0644),
+            (0.059403, 0.074356),
+            (0.014077, 0.016543),
+            (0.014119, 0.016528),
+            (0.021807, 0.021426),
+            (0.025018, 0.017843),
+            (0.004394, 0.003228),
+            (0.001995, 0.001035),
+        ],
     },
     GpuThroughput {
         gpu: "h200",
@@ -588,6 +719,25 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1417.3,
         source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
         by_batch: &[(32, 1211.0), (64, 1329.9), (128, 1386.8), (256, 1398.5)],
+        forward_fraction: Some(0.3148),
+        entry_shares: &[
+            (0.120837, 0.051583),
+            (0.241045, 0.256395),
+            (0.081089, 0.076514),
+            (0.127133, 0.131018),
+            (0.049572, 0.045495),
+            (0.070764, 0.081965),
+            (0.081564, 0.099681),
+            (0.033831, 0.041987),
+            (0.053352, 0.0644),
+            (0.059403, 0.074356),
+            (0.014077, 0.016543),
+            (0.014119, 0.016528),
+            (0.021807, 0.021426),
+            (0.025018, 0.017843),
+            (0.004394, 0.003228),
+            (0.001995, 0.001035),
+        ],
     },
 ];
 
@@ -660,6 +810,8 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 2408.4,
         source: "DERIVED: titan-xp resnet50 190.95 x Lambda TF bench GTX 1080 Ti alexnet/resnet50 2636/209",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
@@ -667,6 +819,8 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 173.469,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "a100",
@@ -674,6 +828,8 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 10187.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) A100 40GB PCIe 1 GPU, fp32/TF32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "v100",
@@ -681,6 +837,8 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 5132.0,
         source: "Lambda TF benchmark (tf_cnn_benchmarks) V100-SXM3-32GB 1 GPU, fp32, tf-train-throughput-fp32.csv",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h100",
@@ -694,6 +852,17 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
             (256, 15974.6),
             (640, 17329.9),
         ],
+        forward_fraction: Some(0.3716),
+        entry_shares: &[
+            (0.425773, 0.255296),
+            (0.157039, 0.268102),
+            (0.063213, 0.097415),
+            (0.06607, 0.104284),
+            (0.093531, 0.113632),
+            (0.121175, 0.101802),
+            (0.056804, 0.046382),
+            (0.016394, 0.013087),
+        ],
     },
     GpuThroughput {
         gpu: "h200",
@@ -706,6 +875,17 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
             (128, 16789.1),
             (256, 18824.6),
             (640, 20421.6),
+        ],
+        forward_fraction: Some(0.3716),
+        entry_shares: &[
+            (0.425773, 0.255296),
+            (0.157039, 0.268102),
+            (0.063213, 0.097415),
+            (0.06607, 0.104284),
+            (0.093531, 0.113632),
+            (0.121175, 0.101802),
+            (0.056804, 0.046382),
+            (0.016394, 0.013087),
         ],
     },
 ];
@@ -800,6 +980,8 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 3324.9,
         source: "DERIVED: titan-xp resnet50 190.95 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
@@ -807,6 +989,8 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 920.632,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "a100",
@@ -814,6 +998,8 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 16593.8,
         source: "DERIVED: a100 resnet50 953 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "v100",
@@ -821,6 +1007,8 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 7522.0,
         source: "DERIVED: v100 resnet50 432 x gTop-k P102-100 resnet20/resnet50 920.632/52.873",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h100",
@@ -834,6 +1022,8 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
             (256, 19093.2),
             (512, 27847.2),
         ],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h200",
@@ -847,6 +1037,8 @@ const RESNET20_THROUGHPUTS: &[GpuThroughput] = &[
             (256, 22499.5),
             (512, 32815.3),
         ],
+        forward_fraction: None,
+        entry_shares: &[],
     },
 ];
 
@@ -894,6 +1086,8 @@ const LM_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1473.4,
         source: "Parallax (EuroSys'19) Table 4 HYB 277k words/s on 48 GPUs / Fig. 9 speedup 9.4x, 20 words a sample",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "rtx3090",
@@ -901,6 +1095,8 @@ const LM_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 4986.3,
         source: "DERIVED: titan-xp lm 1473.40 x Lambda GNMT v2 rtx3090/gtx1080ti 43323/11948 x FP32 peak gtx1080ti/titan-xp 11.34/12.15",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
@@ -908,6 +1104,8 @@ const LM_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1377.3,
         source: "DERIVED: titan-xp lm 1473.40 x Lambda GNMT v2 rtx2080ti/gtx1080ti 15983/11948 x FP32 peak gtx1080ti/titan-xp 11.34/12.15 x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
 ];
 
@@ -989,6 +1187,8 @@ const NMT_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
     samples_per_s: 243.29,
     source: "Parallax (EuroSys'19) Table 4 HYB 191k words/s on 48 GPUs / Fig. 9 speedup 16.5x, 47.58 words a sample",
     by_batch: &[],
+    forward_fraction: None,
+    entry_shares: &[],
 }];
 
 /// EmbRace's GNMT-8: NVIDIA DLE PyTorch GNMT v2, vocabulary 32,320. A sample is a sentence pair.
@@ -1070,6 +1270,8 @@ const GNMT8_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 912.06,
         source: "Lambda PyTorch benchmark NVIDIA DLE GNMT v2 RTX 3090 1 GPU, TF32, 43,323 tokens/s / 47.5 tokens a sample",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
@@ -1077,6 +1279,8 @@ const GNMT8_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 251.9,
         source: "DERIVED: Lambda GNMT v2 RTX 2080 Ti 15,983 tokens/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45 / 47.5",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
 ];
 
@@ -1208,6 +1412,8 @@ const TRANSFORMER_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 13789.4,
         source: "DERIVED: NVIDIA DLE Transformer V100 FP32 7635 tokens/s x Lambda Transformer-XL rtx3090/v100 11772/6518",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
@@ -1215,6 +1421,8 @@ const TRANSFORMER_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 3603.6,
         source: "DERIVED: NVIDIA DLE Transformer V100 FP32 7635 tokens/s x Lambda Transformer-XL rtx2080ti/v100 4109/6518 x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
 ];
 
@@ -1334,6 +1542,8 @@ const BERT_BASE_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 72.0,
         source: "Lambda PyTorch benchmark NVIDIA DLE BERT-base SQuAD RTX 3090 1 GPU, TF32",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "rtx2080",
@@ -1341,6 +1551,8 @@ const BERT_BASE_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 22.5,
         source: "DERIVED: Lambda BERT-base SQuAD RTX 2080 Ti 30 sequences/s x FP32 peak rtx2080/rtx2080ti 10.07/13.45",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
 ];
 
@@ -1731,6 +1943,8 @@ const DLRM_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
     samples_per_s: 16629.0,
     source: "DERIVED: 51.75 GFLOP/s (DLRM paper Sec. 5.2 CPU rate x 18/40 cores, docs/models.md Sec. 8) / 6 FLOP a MAC x 518672 MACs a sample",
     by_batch: &[],
+    forward_fraction: None,
+    entry_shares: &[],
 }];
 
 /// CIFAR-10 VGG-16 as actually trained in the gTop-k paper (authors' models/vgg.py): 13 conv3x3+BN, ONE fc 512x10. Not in PRESETS; provided for reproducing gTop-k Table IV.
@@ -1844,6 +2058,8 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 4757.6,
         source: "DERIVED: titan-xp resnet50 190.95 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "p102-100",
@@ -1851,6 +2067,8 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1317.333,
         source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "a100",
@@ -1858,6 +2076,8 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 23744.0,
         source: "DERIVED: a100 resnet50 953 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "v100",
@@ -1865,6 +2085,8 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 10763.3,
         source: "DERIVED: v100 resnet50 432 x gTop-k P102-100 vgg16_cifar/resnet50 1317.333/52.873",
         by_batch: &[],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h100",
@@ -1872,6 +2094,8 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 35980.9,
         source: "DERIVED: h100 resnet50 1894@640 x our h200 vgg16_cifar@1024/resnet50@640 42400.1/2231.9, and at other batches by_batch",
         by_batch: &[(64, 9166.7), (128, 16939.8), (256, 23762.1), (512, 32216.2)],
+        forward_fraction: None,
+        entry_shares: &[],
     },
     GpuThroughput {
         gpu: "h200",
@@ -1884,6 +2108,8 @@ const VGG16_CIFAR_THROUGHPUTS: &[GpuThroughput] = &[
             (256, 28001.4),
             (512, 37963.8),
         ],
+        forward_fraction: None,
+        entry_shares: &[],
     },
 ];
 
@@ -1927,6 +2153,8 @@ const LSTM_PTB_THROUGHPUTS: &[GpuThroughput] = &[GpuThroughput {
     samples_per_s: 392.0,
     source: "gTop-k (Shi et al. ICDCS'19) Fig. 10 1-GPU data, hclhkbu/gtopkssgd scripts/icdcs2019/communication.py",
     by_batch: &[],
+    forward_fraction: None,
+    entry_shares: &[],
 }];
 
 /// ResNet-50 (torchvision, ImageNet 224x224): 18 entries.
