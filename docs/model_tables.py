@@ -673,7 +673,7 @@ def h200_shares():
     """{model: (forward fraction, [(forward share, backward share)] in forward order)} from the
     instrumented steps of calibration/measurements/h200-torch-train-*.json (the runs' mean where
     both have one), for the models whose instrumentation (a CUDA event at each entry's forward
-    and at each gradient) cost under 1% of the step: the four ImageNet models (0.05 to 0.2%).
+    and at each gradient) cost under 1% of the step: the four ImageNet models (0.05 to 0.22%).
     The CIFAR models' steps, launch-bound, took 25 to 28% longer with the events, so their
     shares are not a measurement of the step dtsim models and they keep the MAC shares.
     An entry's backward time is the time its gradients were ready after the next entry's
@@ -701,7 +701,11 @@ def h200_shares():
         ready = [mean("entry_grad_ready_ms", n) for n in names] + [0.0]
         back = [ready[k] - ready[k + 1] for k in range(len(names))]
         assert min(back) >= 0, m
-        phi = sum(r["forward_ms"] / (r["forward_ms"] + r["backward_ms"]) for r in runs) / len(runs)
+        # the forward fraction from the same events as the shares: the entries' forward times
+        # against the backward pass to the first entry's gradients (the step's own forward_ms
+        # starts before the first entry, with the host's zero_grad and first calls while the
+        # GPU, synchronised after each step, idles: 1.6 to 1.8% of it)
+        phi = sum(fwd) / (sum(fwd) + ready[0])
         out[m] = (names, round(phi, 4), [(round(f / sum(fwd), 6), round(b / sum(back), 6)) for f, b in zip(fwd, back)])
     return out
 

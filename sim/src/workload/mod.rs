@@ -225,19 +225,26 @@ impl Model {
                 })?;
         let total_macs: u64 = p.layers.iter().map(|l| l.fwd_macs).sum();
         let iter_s = tp.iteration_s(batch);
-        // measured shares of each pass where the GPU has them (each column
-        // normalised to sum to 1), else both in proportion to the MACs
+        // measured shares of each pass where the GPU has them, one pair an
+        // entry (each column normalised to sum to 1), else both in
+        // proportion to the MACs; a table that is not one pair an entry
+        // with positive columns (the generated tables are, tested) is not
+        // used
         let sum = |col: fn(&(f64, f64)) -> f64| tp.entry_shares.iter().map(col).sum::<f64>();
         let (forward_sum, backward_sum) = (sum(|s| s.0), sum(|s| s.1));
+        let measured =
+            tp.entry_shares.len() == p.layers.len() && forward_sum > 0.0 && backward_sum > 0.0;
+        debug_assert!(measured || tp.entry_shares.is_empty(), "{name} on {gpu}");
         let layers = p
             .layers
             .iter()
             .enumerate()
             .map(|(i, l)| {
                 let share = l.fwd_macs as f64 / total_macs as f64;
-                let (f, b) = tp.entry_shares.get(i).map_or((share, share), |&(f, b)| {
-                    (f / forward_sum, b / backward_sum)
-                });
+                let (f, b) = match tp.entry_shares.get(i) {
+                    Some(&(f, b)) if measured => (f / forward_sum, b / backward_sum),
+                    _ => (share, share),
+                };
                 let (forward, backward) = match tp.forward_fraction {
                     Some(phi) => (iter_s * phi * f, iter_s * (1.0 - phi) * b),
                     None => (iter_s * f / 3.0, iter_s * b * 2.0 / 3.0),
@@ -561,19 +568,20 @@ mod tests {
     /// when PyTorch had them: ResNet-50's `layer2.1` 45.2% of the way
     /// through the backward pass (34.5 of 76.2 ms at 256 samples, the two
     /// runs' mean), where the MAC shares put it at 71.7%; the forward pass
-    /// is 34.4% of the step (the MAC rule's third: 33.3%). The whole step
-    /// is still the measured rate's. The CIFAR models, whose timing cost
+    /// is 34.0% of the step (the MAC rule's third: 33.3%). The whole step
+    /// is still the measured rate's (36 durations of whole picoseconds
+    /// add to it within 18 ps). The CIFAR models, whose timing cost
     /// a quarter of their step, and GPUs without timing keep the MAC
     /// shares.
     #[test]
     fn measured_entry_shares_place_the_gradients() {
         let m = Model::from_preset("resnet50", "h200", 256).unwrap();
         let total = m.compute_time().as_secs();
-        assert!((total - 256.0 / 2202.0).abs() < 1e-12, "{total}");
+        assert!((total - 256.0 / 2202.0).abs() < 36.0 * 0.5e-12, "{total}");
         let backward: f64 = m.layers.iter().map(|l| l.backward.as_secs()).sum();
         let forward = total - backward;
         assert!(
-            (forward / total - 0.3436).abs() < 1e-6,
+            (forward / total - 0.3397).abs() < 1e-6,
             "{}",
             forward / total
         );
@@ -588,19 +596,18 @@ mod tests {
         // the stem's forward: 14.3% measured against 2.9% of the MACs
         let stem = m.layers[0].forward.as_secs() / forward;
         assert!((stem - 0.1434).abs() < 0.001, "{stem}");
-        // the MAC rule elsewhere: the H200's ResNet-20, the V100's ResNet-50
+        // the MAC rule elsewhere, to the bit: the H200's ResNet-20, the
+        // V100's ResNet-50
         for (preset, gpu) in [("resnet20", "h200"), ("resnet50", "v100")] {
             let m = Model::from_preset(preset, gpu, 128).unwrap();
             let p = all_presets().find(|p| p.name == preset).unwrap();
+            let t = p.throughputs.iter().find(|t| t.gpu == gpu).unwrap();
+            let iter_s = t.iteration_s(128);
             let macs: u64 = p.layers.iter().map(|l| l.fwd_macs).sum();
-            let t = m.compute_time().as_secs();
             for (l, pl) in m.layers.iter().zip(p.layers) {
                 let share = pl.fwd_macs as f64 / macs as f64;
-                assert!(
-                    (l.forward.as_secs() - t * share / 3.0).abs() < 1e-9,
-                    "{preset} {gpu}"
-                );
-                assert!((l.backward.as_secs() - 2.0 * l.forward.as_secs()).abs() < 1e-9);
+                assert_eq!(l.forward, SimTime::from_secs(iter_s * share / 3.0));
+                assert_eq!(l.backward, SimTime::from_secs(iter_s * share * 2.0 / 3.0));
             }
         }
         // every measured table has one pair an entry, each column summing to 1

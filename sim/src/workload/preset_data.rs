@@ -256,7 +256,7 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1894.0,
         source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv; by_batch DERIVED: x our h200's rates / its resnet50@640 2231.9",
         by_batch: &[(32, 1098.8), (64, 1614.4), (128, 1785.2), (256, 1868.6)],
-        forward_fraction: Some(0.3436),
+        forward_fraction: Some(0.3397),
         entry_shares: &[
             (0.143426, 0.125826),
             (0.124962, 0.116482),
@@ -290,7 +290,7 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
             (256, 2202.0),
             (640, 2231.9),
         ],
-        forward_fraction: Some(0.3436),
+        forward_fraction: Some(0.3397),
         entry_shares: &[
             (0.143426, 0.125826),
             (0.124962, 0.116482),
@@ -482,7 +482,7 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1036.2,
         source: "DERIVED: h100 resnet50 1894@640 x our h200 inception_v3@640/resnet50@640 1221.1/2231.9, and at other batches by_batch",
         by_batch: &[(32, 591.4), (64, 881.2), (128, 968.2), (256, 1009.6)],
-        forward_fraction: Some(0.2985),
+        forward_fraction: Some(0.2947),
         entry_shares: &[
             (0.066934, 0.062724),
             (0.076906, 0.090537),
@@ -509,7 +509,7 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1221.1,
         source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
         by_batch: &[(32, 696.9), (64, 1038.4), (128, 1140.9), (256, 1189.7)],
-        forward_fraction: Some(0.2985),
+        forward_fraction: Some(0.2947),
         entry_shares: &[
             (0.066934, 0.062724),
             (0.076906, 0.090537),
@@ -693,7 +693,7 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1202.7,
         source: "DERIVED: h100 resnet50 1894@640 x our h200 vgg16@640/resnet50@640 1417.3/2231.9, and at other batches by_batch",
         by_batch: &[(32, 1027.7), (64, 1128.6), (128, 1176.8), (256, 1186.8)],
-        forward_fraction: Some(0.3148),
+        forward_fraction: Some(0.3131),
         entry_shares: &[
             (0.120837, 0.051583),
             (0.241045, 0.256395),
@@ -719,7 +719,7 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         samples_per_s: 1417.3,
         source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
         by_batch: &[(32, 1211.0), (64, 1329.9), (128, 1386.8), (256, 1398.5)],
-        forward_fraction: Some(0.3148),
+        forward_fraction: Some(0.3131),
         entry_shares: &[
             (0.120837, 0.051583),
             (0.241045, 0.256395),
@@ -852,7 +852,7 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
             (256, 15974.6),
             (640, 17329.9),
         ],
-        forward_fraction: Some(0.3716),
+        forward_fraction: Some(0.3677),
         entry_shares: &[
             (0.425773, 0.255296),
             (0.157039, 0.268102),
@@ -876,7 +876,7 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
             (256, 18824.6),
             (640, 20421.6),
         ],
-        forward_fraction: Some(0.3716),
+        forward_fraction: Some(0.3677),
         entry_shares: &[
             (0.425773, 0.255296),
             (0.157039, 0.268102),
