@@ -1088,15 +1088,21 @@ pub struct PresetModel {
                 '"%s"' % e.name, fmt_int(e.params), fmt_int(e.macs), fmt_int(e.act), emb))
         o.append("];")
         o.append("")
+        hopper = SHARES.get((name, "h200"))
+        if hopper:
+            o.append("/// Each entry's measured share of the forward and of the backward pass of `%s`, from the" % name)
+            o.append("/// H200's instrumented PyTorch steps (docs/models.md §4); the H100 takes them too (D8).")
+            o.append("const %s_HOPPER_SHARES: &[(f64, f64)] = &[%s];" % (const, ", ".join("(%r, %r)" % fb for fb in hopper[2])))
+            o.append("")
         o.append("/// Single-GPU training throughputs of `%s` (see docs/models.md for full citations and arithmetic)." % name)
         o.append("const %s_THROUGHPUTS: &[GpuThroughput] = &[" % const)
         for gpu, batch, v, src, derived, _ in T[name]:
             curve = ", ".join("(%d, %r)" % (cb, float(cv)) for cb, cv in CURVES.get((name, gpu), []))
             names, phi, shares = SHARES.get((name, gpu), ([], None, []))
             assert not names or names == [e.name for e in entries], (name, gpu)
-            o.append("    GpuThroughput { gpu: \"%s\", batch: %d, samples_per_s: %r, source: \"%s\", by_batch: &[%s], forward_fraction: %s, entry_shares: &[%s] }," % (
+            o.append("    GpuThroughput { gpu: \"%s\", batch: %d, samples_per_s: %r, source: \"%s\", by_batch: &[%s], forward_fraction: %s, entry_shares: %s }," % (
                 gpu, batch, float(v), src, curve, "None" if phi is None else "Some(%r)" % phi,
-                ", ".join("(%r, %r)" % (f, b) for f, b in shares)))
+                "%s_HOPPER_SHARES" % const if shares else "&[]"))
         o.append("];")
         o.append("")
     for name, inp, _, const in tables:

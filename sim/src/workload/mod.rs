@@ -159,6 +159,15 @@ pub enum PresetError {
 }
 
 impl preset_data::GpuThroughput {
+    /// Every measured (batch, samples per second): the curve's, then the
+    /// row's own, ascending by batch.
+    pub fn measured(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        self.by_batch
+            .iter()
+            .copied()
+            .chain([(self.batch, self.samples_per_s)])
+    }
+
     /// Seconds one GPU's training iteration of `batch` samples takes
     /// (forward, backward and update). With one measured batch, `batch /
     /// samples_per_s`: the rate holds at every batch. Where the GPU was
@@ -176,14 +185,9 @@ impl preset_data::GpuThroughput {
         if batch <= first {
             return b / first_rate;
         }
-        let points = || {
-            self.by_batch
-                .iter()
-                .copied()
-                .chain([(self.batch, self.samples_per_s)])
-        };
-        let (lo, hi) = points()
-            .zip(points().skip(1))
+        let (lo, hi) = self
+            .measured()
+            .zip(self.measured().skip(1))
             .find(|&(_, (hi, _))| batch <= hi)
             .expect("below the row's batch, a measured batch lies above");
         let time = |(at, rate): (u32, f64)| at as f64 / rate;
@@ -479,12 +483,7 @@ mod tests {
         // time that grows with the batch
         for p in all_presets() {
             for t in p.throughputs {
-                let points: Vec<(u32, f64)> = t
-                    .by_batch
-                    .iter()
-                    .copied()
-                    .chain([(t.batch, t.samples_per_s)])
-                    .collect();
+                let points: Vec<(u32, f64)> = t.measured().collect();
                 assert!(
                     points.windows(2).all(
                         |w| w[0].0 < w[1].0 && w[0].0 as f64 / w[0].1 <= w[1].0 as f64 / w[1].1
@@ -525,12 +524,7 @@ mod tests {
             else {
                 continue;
             };
-            let points: Vec<(u32, f64)> = row
-                .by_batch
-                .iter()
-                .copied()
-                .chain([(row.batch, row.samples_per_s)])
-                .collect();
+            let points: Vec<(u32, f64)> = row.measured().collect();
             let cifar = p.input.contains("CIFAR");
             for i in 1..points.len() - 1 {
                 let (b, rate) = points[i];

@@ -212,6 +212,29 @@ const RESNET50_LAYERS: &[PresetLayer] = &[
     },
 ];
 
+/// Each entry's measured share of the forward and of the backward pass of `resnet50`, from the
+/// H200's instrumented PyTorch steps (docs/models.md §4); the H100 takes them too (D8).
+const RESNET50_HOPPER_SHARES: &[(f64, f64)] = &[
+    (0.143426, 0.125826),
+    (0.124962, 0.116482),
+    (0.100223, 0.099777),
+    (0.100227, 0.099691),
+    (0.099264, 0.105918),
+    (0.046785, 0.044509),
+    (0.046833, 0.044539),
+    (0.046867, 0.044548),
+    (0.05644, 0.06325),
+    (0.029433, 0.032161),
+    (0.029451, 0.032196),
+    (0.029458, 0.032192),
+    (0.029407, 0.032175),
+    (0.029391, 0.032174),
+    (0.040561, 0.045735),
+    (0.021013, 0.023388),
+    (0.024174, 0.0243),
+    (0.002084, 0.001138),
+];
+
 /// Single-GPU training throughputs of `resnet50` (see docs/models.md for full citations and arithmetic).
 const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
     GpuThroughput {
@@ -257,26 +280,7 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
         source: "Lambda PyTorch benchmark (NVIDIA DLE ConvNets) H100 80GB SXM5 1 GPU, FP32 (TF32 convs), pytorch-train-throughput-v2-fp32.csv; by_batch DERIVED: x our h200's rates / its resnet50@640 2231.9",
         by_batch: &[(32, 1098.8), (64, 1614.4), (128, 1785.2), (256, 1868.6)],
         forward_fraction: Some(0.3397),
-        entry_shares: &[
-            (0.143426, 0.125826),
-            (0.124962, 0.116482),
-            (0.100223, 0.099777),
-            (0.100227, 0.099691),
-            (0.099264, 0.105918),
-            (0.046785, 0.044509),
-            (0.046833, 0.044539),
-            (0.046867, 0.044548),
-            (0.05644, 0.06325),
-            (0.029433, 0.032161),
-            (0.029451, 0.032196),
-            (0.029458, 0.032192),
-            (0.029407, 0.032175),
-            (0.029391, 0.032174),
-            (0.040561, 0.045735),
-            (0.021013, 0.023388),
-            (0.024174, 0.0243),
-            (0.002084, 0.001138),
-        ],
+        entry_shares: RESNET50_HOPPER_SHARES,
     },
     GpuThroughput {
         gpu: "h200",
@@ -291,26 +295,7 @@ const RESNET50_THROUGHPUTS: &[GpuThroughput] = &[
             (640, 2231.9),
         ],
         forward_fraction: Some(0.3397),
-        entry_shares: &[
-            (0.143426, 0.125826),
-            (0.124962, 0.116482),
-            (0.100223, 0.099777),
-            (0.100227, 0.099691),
-            (0.099264, 0.105918),
-            (0.046785, 0.044509),
-            (0.046833, 0.044539),
-            (0.046867, 0.044548),
-            (0.05644, 0.06325),
-            (0.029433, 0.032161),
-            (0.029451, 0.032196),
-            (0.029458, 0.032192),
-            (0.029407, 0.032175),
-            (0.029391, 0.032174),
-            (0.040561, 0.045735),
-            (0.021013, 0.023388),
-            (0.024174, 0.0243),
-            (0.002084, 0.001138),
-        ],
+        entry_shares: RESNET50_HOPPER_SHARES,
     },
 ];
 
@@ -438,6 +423,28 @@ const INCEPTION_V3_LAYERS: &[PresetLayer] = &[
     },
 ];
 
+/// Each entry's measured share of the forward and of the backward pass of `inception_v3`, from the
+/// H200's instrumented PyTorch steps (docs/models.md §4); the H100 takes them too (D8).
+const INCEPTION_V3_HOPPER_SHARES: &[(f64, f64)] = &[
+    (0.066934, 0.062724),
+    (0.076906, 0.090537),
+    (0.118524, 0.132515),
+    (0.0238, 0.020246),
+    (0.086478, 0.08673),
+    (0.072655, 0.066506),
+    (0.080866, 0.073095),
+    (0.084194, 0.081237),
+    (0.041993, 0.047773),
+    (0.056433, 0.05211),
+    (0.064877, 0.063706),
+    (0.064916, 0.063869),
+    (0.068325, 0.064732),
+    (0.030465, 0.032661),
+    (0.026841, 0.026782),
+    (0.034512, 0.034193),
+    (0.001281, 0.000582),
+];
+
 /// Single-GPU training throughputs of `inception_v3` (see docs/models.md for full citations and arithmetic).
 const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
     GpuThroughput {
@@ -483,25 +490,7 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         source: "DERIVED: h100 resnet50 1894@640 x our h200 inception_v3@640/resnet50@640 1221.1/2231.9, and at other batches by_batch",
         by_batch: &[(32, 591.4), (64, 881.2), (128, 968.2), (256, 1009.6)],
         forward_fraction: Some(0.2947),
-        entry_shares: &[
-            (0.066934, 0.062724),
-            (0.076906, 0.090537),
-            (0.118524, 0.132515),
-            (0.0238, 0.020246),
-            (0.086478, 0.08673),
-            (0.072655, 0.066506),
-            (0.080866, 0.073095),
-            (0.084194, 0.081237),
-            (0.041993, 0.047773),
-            (0.056433, 0.05211),
-            (0.064877, 0.063706),
-            (0.064916, 0.063869),
-            (0.068325, 0.064732),
-            (0.030465, 0.032661),
-            (0.026841, 0.026782),
-            (0.034512, 0.034193),
-            (0.001281, 0.000582),
-        ],
+        entry_shares: INCEPTION_V3_HOPPER_SHARES,
     },
     GpuThroughput {
         gpu: "h200",
@@ -510,25 +499,7 @@ const INCEPTION_V3_THROUGHPUTS: &[GpuThroughput] = &[
         source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
         by_batch: &[(32, 696.9), (64, 1038.4), (128, 1140.9), (256, 1189.7)],
         forward_fraction: Some(0.2947),
-        entry_shares: &[
-            (0.066934, 0.062724),
-            (0.076906, 0.090537),
-            (0.118524, 0.132515),
-            (0.0238, 0.020246),
-            (0.086478, 0.08673),
-            (0.072655, 0.066506),
-            (0.080866, 0.073095),
-            (0.084194, 0.081237),
-            (0.041993, 0.047773),
-            (0.056433, 0.05211),
-            (0.064877, 0.063706),
-            (0.064916, 0.063869),
-            (0.068325, 0.064732),
-            (0.030465, 0.032661),
-            (0.026841, 0.026782),
-            (0.034512, 0.034193),
-            (0.001281, 0.000582),
-        ],
+        entry_shares: INCEPTION_V3_HOPPER_SHARES,
     },
 ];
 
@@ -649,6 +620,27 @@ const VGG16_LAYERS: &[PresetLayer] = &[
     },
 ];
 
+/// Each entry's measured share of the forward and of the backward pass of `vgg16`, from the
+/// H200's instrumented PyTorch steps (docs/models.md §4); the H100 takes them too (D8).
+const VGG16_HOPPER_SHARES: &[(f64, f64)] = &[
+    (0.120837, 0.051583),
+    (0.241045, 0.256395),
+    (0.081089, 0.076514),
+    (0.127133, 0.131018),
+    (0.049572, 0.045495),
+    (0.070764, 0.081965),
+    (0.081564, 0.099681),
+    (0.033831, 0.041987),
+    (0.053352, 0.0644),
+    (0.059403, 0.074356),
+    (0.014077, 0.016543),
+    (0.014119, 0.016528),
+    (0.021807, 0.021426),
+    (0.025018, 0.017843),
+    (0.004394, 0.003228),
+    (0.001995, 0.001035),
+];
+
 /// Single-GPU training throughputs of `vgg16` (see docs/models.md for full citations and arithmetic).
 const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
     GpuThroughput {
@@ -694,24 +686,7 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         source: "DERIVED: h100 resnet50 1894@640 x our h200 vgg16@640/resnet50@640 1417.3/2231.9, and at other batches by_batch",
         by_batch: &[(32, 1027.7), (64, 1128.6), (128, 1176.8), (256, 1186.8)],
         forward_fraction: Some(0.3131),
-        entry_shares: &[
-            (0.120837, 0.051583),
-            (0.241045, 0.256395),
-            (0.081089, 0.076514),
-            (0.127133, 0.131018),
-            (0.049572, 0.045495),
-            (0.070764, 0.081965),
-            (0.081564, 0.099681),
-            (0.033831, 0.041987),
-            (0.053352, 0.0644),
-            (0.059403, 0.074356),
-            (0.014077, 0.016543),
-            (0.014119, 0.016528),
-            (0.021807, 0.021426),
-            (0.025018, 0.017843),
-            (0.004394, 0.003228),
-            (0.001995, 0.001035),
-        ],
+        entry_shares: VGG16_HOPPER_SHARES,
     },
     GpuThroughput {
         gpu: "h200",
@@ -720,24 +695,7 @@ const VGG16_THROUGHPUTS: &[GpuThroughput] = &[
         source: "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scripts/gpu/torch-train-profile.py, calibration/measurements/h200-torch-train-*.json",
         by_batch: &[(32, 1211.0), (64, 1329.9), (128, 1386.8), (256, 1398.5)],
         forward_fraction: Some(0.3131),
-        entry_shares: &[
-            (0.120837, 0.051583),
-            (0.241045, 0.256395),
-            (0.081089, 0.076514),
-            (0.127133, 0.131018),
-            (0.049572, 0.045495),
-            (0.070764, 0.081965),
-            (0.081564, 0.099681),
-            (0.033831, 0.041987),
-            (0.053352, 0.0644),
-            (0.059403, 0.074356),
-            (0.014077, 0.016543),
-            (0.014119, 0.016528),
-            (0.021807, 0.021426),
-            (0.025018, 0.017843),
-            (0.004394, 0.003228),
-            (0.001995, 0.001035),
-        ],
+        entry_shares: VGG16_HOPPER_SHARES,
     },
 ];
 
@@ -802,6 +760,19 @@ const ALEXNET_LAYERS: &[PresetLayer] = &[
     },
 ];
 
+/// Each entry's measured share of the forward and of the backward pass of `alexnet`, from the
+/// H200's instrumented PyTorch steps (docs/models.md §4); the H100 takes them too (D8).
+const ALEXNET_HOPPER_SHARES: &[(f64, f64)] = &[
+    (0.425773, 0.255296),
+    (0.157039, 0.268102),
+    (0.063213, 0.097415),
+    (0.06607, 0.104284),
+    (0.093531, 0.113632),
+    (0.121175, 0.101802),
+    (0.056804, 0.046382),
+    (0.016394, 0.013087),
+];
+
 /// Single-GPU training throughputs of `alexnet` (see docs/models.md for full citations and arithmetic).
 const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
     GpuThroughput {
@@ -853,16 +824,7 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
             (640, 17329.9),
         ],
         forward_fraction: Some(0.3677),
-        entry_shares: &[
-            (0.425773, 0.255296),
-            (0.157039, 0.268102),
-            (0.063213, 0.097415),
-            (0.06607, 0.104284),
-            (0.093531, 0.113632),
-            (0.121175, 0.101802),
-            (0.056804, 0.046382),
-            (0.016394, 0.013087),
-        ],
+        entry_shares: ALEXNET_HOPPER_SHARES,
     },
     GpuThroughput {
         gpu: "h200",
@@ -877,16 +839,7 @@ const ALEXNET_THROUGHPUTS: &[GpuThroughput] = &[
             (640, 20421.6),
         ],
         forward_fraction: Some(0.3677),
-        entry_shares: &[
-            (0.425773, 0.255296),
-            (0.157039, 0.268102),
-            (0.063213, 0.097415),
-            (0.06607, 0.104284),
-            (0.093531, 0.113632),
-            (0.121175, 0.101802),
-            (0.056804, 0.046382),
-            (0.016394, 0.013087),
-        ],
+        entry_shares: ALEXNET_HOPPER_SHARES,
     },
 ];
 
