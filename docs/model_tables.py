@@ -654,15 +654,20 @@ H200_SOURCE = "measured by us: PyTorch 2.11 on one H200, FP32 (TF32 convs), scri
 CURVES = {}
 
 
-def h200_measured():
+def h200_runs():
+    """Each measurement file's models ({model: record}), in file order."""
     import glob
     import json
     import os
 
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    return [json.load(open(f))["models"] for f in sorted(glob.glob(os.path.join(root, H200_MEASURED_GLOB)))]
+
+
+def h200_measured():
     got = {}
-    for f in sorted(glob.glob(os.path.join(root, H200_MEASURED_GLOB))):
-        for m, rec in json.load(open(f))["models"].items():
+    for run in h200_runs():
+        for m, rec in run.items():
             for b, v in rec["batches"].items():
                 if "samples_per_s" in v:
                     got.setdefault(m, {}).setdefault(int(b), []).append(v["samples_per_s"])
@@ -678,14 +683,9 @@ def h200_shares():
     shares are not a measurement of the step dtsim models and they keep the MAC shares.
     An entry's backward time is the time its gradients were ready after the next entry's
     (PyTorch runs the backward pass from the last entry to the first): ready(l) - ready(l + 1)."""
-    import glob
-    import json
-    import os
-
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     got = {}
-    for f in sorted(glob.glob(os.path.join(root, H200_MEASURED_GLOB))):
-        for m, rec in json.load(open(f))["models"].items():
+    for run in h200_runs():
+        for m, rec in run.items():
             i = rec.get("instrumented")
             if i is None:
                 continue

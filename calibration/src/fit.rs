@@ -1997,22 +1997,13 @@ mod tests {
         assert_eq!(mpich.switches(), vec![524_288.0]);
         assert!(!mpich.is_straight());
         let (alpha, bw) = (4e-6, 8e9);
-        let pts: Vec<(u64, f64)> = (10..=22)
-            .map(|k| {
-                let b = 1u64 << k;
-                (b, mpich.predict(b as f64, alpha, bw))
-            })
-            .collect();
-        let f = fit(mpich, &pts, 8, 2).unwrap();
-        assert_eq!(f.segments.len(), 2, "{f:?}");
+        let (f, pts) = two_regimes_of(mpich, (alpha, bw), 22);
         for s in &f.segments {
             assert_eq!(
                 mpich.zone(s.min_bytes as f64),
                 mpich.zone(s.max_bytes as f64),
                 "a regime spans the switch: {s:?}"
             );
-            assert!((s.alpha_s - alpha).abs() / alpha < 1e-6, "{s:?}");
-            assert!((s.bandwidth_bps - bw).abs() / bw < 1e-6, "{s:?}");
         }
         for m in [3u64 << 12, 524_287, 524_288, 3 << 19, 3 << 21] {
             let want = mpich.predict(m as f64, alpha, bw);
@@ -2039,8 +2030,14 @@ mod tests {
     /// 8 MiB, fitted in up to 8 regimes: two come out, one each side of
     /// its one switch, and each recovers the link.
     fn two_regimes_of_one_link(model: Model) -> Fit {
-        let (alpha, bw) = ONE_LINK;
-        let pts: Vec<(u64, f64)> = (10..=23)
+        two_regimes_of(model, ONE_LINK, 23).0
+    }
+
+    /// `model`'s times on the link `(alpha, bw)` at every power of two from
+    /// 1 KiB to 2^`top` bytes, fitted in up to 8 regimes: two come out,
+    /// each recovering the link. The fit and the times.
+    fn two_regimes_of(model: Model, (alpha, bw): (f64, f64), top: u32) -> (Fit, Vec<(u64, f64)>) {
+        let pts: Vec<(u64, f64)> = (10..=top)
             .map(|k| {
                 let b = 1u64 << k;
                 (b, model.predict(b as f64, alpha, bw))
@@ -2052,7 +2049,7 @@ mod tests {
             assert!((s.alpha_s - alpha).abs() / alpha < 1e-6, "{s:?}");
             assert!((s.bandwidth_bps - bw).abs() / bw < 1e-6, "{s:?}");
         }
-        f
+        (f, pts)
     }
 
     /// Open MPI's decision with a request limit (`--algo alltoall=ompi/3`)
