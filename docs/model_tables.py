@@ -64,13 +64,15 @@ def pool_out(h, w, k, stride, pad=0):
 
 
 class Entry:
-    def __init__(self, name, params, macs, act, emb=None, tok=None):
+    def __init__(self, name, params, macs, act, emb=None, tok=None, pad=0.0):
         self.name, self.params, self.macs, self.act = name, params, macs, act
         # (vocab, dim) of the entry's embedding table (a sparse variable), or None
         self.emb = emb
         # the table's token model: (rows looked up per sample, rows per batch besides), a
         # row per token, duplicates included (docs/models.md §6.2)
         self.tok = tok
+        # of a sample's tokens, those on the padding row (a sequence padded to a length)
+        self.pad = pad
 
 
 # --------------------------------------------------------------------------------------
@@ -498,6 +500,13 @@ def transformer():
 
 
 BERT_SEQ = 384  # run_squad's max_seq_length in NVIDIA DLE BERT (Lambda's harness), padded
+# Real (non-padding) WordPiece tokens of a SQuAD v1.1 training feature at 384 (question,
+# context window and [CLS]/[SEP], uncased vocabulary, doc_stride 128): the mean of Graphcore's
+# published histogram of the 88,641 features' lengths (graphcore/tutorials
+# blogs_code/packedBERT/histograms.py @e9dbe48, `squad_1_1_histogram`, bin i = length i + 1,
+# the data of Krell et al., arXiv 2107.02027): 15,249,479 tokens / 88,641 = 172.04 (55.2%
+# padding). Computed by us from the histogram, which the paper does not state as a mean.
+SQUAD_FEATURES, SQUAD_REAL_TOKENS = 88_641, 15_249_479
 
 
 def bert_base():
@@ -508,8 +517,9 @@ def bert_base():
     d, ff, v, s = 768, 3072, 30_522, BERT_SEQ
     layer = 4 * (d * d + d) + 2 * d * ff + d + ff + 2 * 2 * d
     # a row per token of the padded sequence (EmbRace's density agrees: 0.403 x 30,522 / 32
-    # = 384.4)
-    out = [Entry("embeddings", 512 * d + 2 * d + 2 * d, 0, s * d, emb=(v, d), tok=(s, 0))]
+    # = 384.4), of which 384 - 172.04 are the [PAD] row
+    pad = s - SQUAD_REAL_TOKENS / SQUAD_FEATURES
+    out = [Entry("embeddings", 512 * d + 2 * d + 2 * d, 0, s * d, emb=(v, d), tok=(s, 0), pad=pad)]
     out += [Entry("layer.%d" % i, layer, s * (4 * d * d + 2 * d * ff), s * d) for i in range(12)]
     out.append(Entry("pooler_qa", d * d + d + 2 * d + 2, d * d + s * 2 * d, s * 2))
     return out
@@ -997,6 +1007,9 @@ pub struct PresetTable {
     pub tokens_per_sample: f64,
     /// Rows a batch looks up besides its samples' (the LM's sampled softmax classes).
     pub sampled: u64,
+    /// Of a sample's `tokens_per_sample`, those on the table's padding row (a sequence padded
+    /// to a fixed length; the token model's padding per batch is `batch x padding_per_sample`).
+    pub padding_per_sample: f64,
 }
 
 /// A measured single-GPU training throughput of one model on one GPU.
@@ -1082,8 +1095,8 @@ pub struct PresetModel {
         o.append("/// Totals: %s params, %s forward MACs per sample." % (fmt_int(tp), fmt_int(tm)))
         o.append("const %s_LAYERS: &[PresetLayer] = &[" % const)
         for e in entries:
-            emb = "None" if e.emb is None else "Some(PresetTable { vocab: %s, dim: %s, tokens_per_sample: %r, sampled: %s })" % (
-                fmt_int(e.emb[0]), fmt_int(e.emb[1]), float(e.tok[0]), fmt_int(e.tok[1]))
+            emb = "None" if e.emb is None else "Some(PresetTable { vocab: %s, dim: %s, tokens_per_sample: %r, sampled: %s, padding_per_sample: %r })" % (
+                fmt_int(e.emb[0]), fmt_int(e.emb[1]), float(e.tok[0]), fmt_int(e.tok[1]), float(e.pad))
             o.append("    PresetLayer { name: %s, params: %s, fwd_macs: %s, activation_elems: %s, embedding: %s }," % (
                 '"%s"' % e.name, fmt_int(e.params), fmt_int(e.macs), fmt_int(e.act), emb))
         o.append("];")

@@ -321,6 +321,13 @@ pub struct RawEmbedding {
     /// Zipf exponent (token model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zipf: Option<f64>,
+    /// Of `tokens_per_batch`, those on the padding row (token model).
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub padding_tokens: Option<i64>,
     /// Where the table lives: "gpu" (default) or "host".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,

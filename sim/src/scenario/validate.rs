@@ -812,6 +812,12 @@ fn embedding(e: &RawEmbedding, k: &dyn Fn(&str) -> String) -> Result<Embedding, 
         ));
     }
     let tokens = e.tokens_per_batch.is_some() || e.zipf.is_some();
+    if e.padding_tokens.is_some() && !tokens {
+        return Err(invalid(
+            &k("padding_tokens"),
+            "means nothing without the token model (`tokens_per_batch` and `zipf`): a `density` counts distinct rows, padding among them",
+        ));
+    }
     let rows = match (e.density, tokens) {
         (Some(_), true) => {
             return Err(invalid(
@@ -853,9 +859,29 @@ fn embedding(e: &RawEmbedding, k: &dyn Fn(&str) -> String) -> Result<Embedding, 
                     "is required with `tokens_per_batch` (the Zipf exponent of the words: about 1 for natural language)",
                 )
             })?;
+            let padding = match e.padding_tokens {
+                None => 0,
+                Some(p) if (0..tokens).contains(&p) && (p == 0 || vocab >= 2) => p as u64,
+                Some(p) if (0..tokens).contains(&p) => {
+                    return Err(invalid(
+                        &k("padding_tokens"),
+                        "needs a table of at least 2 rows: the padding row and a row for the words",
+                    ));
+                }
+                Some(p) => {
+                    return Err(invalid(
+                        &k("padding_tokens"),
+                        format!(
+                            "must be from 0 to tokens_per_batch − 1 = {} (the batch's positions on the padding row; at least one token is a word), got {p}",
+                            tokens - 1
+                        ),
+                    ));
+                }
+            };
             Rows::Tokens {
                 tokens: tokens as u64,
                 zipf,
+                padding,
             }
         }
         (None, false) => {
@@ -1263,6 +1289,36 @@ density = 0.1
                 "2^40",
             ),
             (
+                base.replace("density = 0.1", "density = 0.1\npadding_tokens = 10"),
+                k("padding_tokens"),
+                "without the token model",
+            ),
+            (
+                base.replace(
+                    "density = 0.1",
+                    "tokens_per_batch = 4096\nzipf = 1.0\npadding_tokens = 4096",
+                ),
+                k("padding_tokens"),
+                "from 0 to tokens_per_batch − 1 = 4095",
+            ),
+            (
+                base.replace(
+                    "density = 0.1",
+                    "tokens_per_batch = 4096\nzipf = 1.0\npadding_tokens = -1",
+                ),
+                k("padding_tokens"),
+                "got -1",
+            ),
+            (
+                base.replace(
+                    "density = 0.1",
+                    "tokens_per_batch = 4096\nzipf = 1.0\npadding_tokens = 2",
+                )
+                .replace("vocab = 1000", "vocab = 1"),
+                k("padding_tokens"),
+                "at least 2 rows",
+            ),
+            (
                 format!("{base}[strategy]\nsparse = \"alltoall\"\n").replace("dim = 16", "dim = 7"),
                 k("dim"),
                 "at least one",
@@ -1297,6 +1353,26 @@ density = 0.1
         let uneven =
             format!("{base}[strategy]\nsparse = \"alltoall\"\n").replace("dim = 16", "dim = 11");
         assert!(load_str(&uneven, "f.toml", "f").is_ok());
+        // a padded batch: 3,000 of its 4,096 tokens on the padding row
+        let padded = base
+            .replace(
+                "density = 0.1",
+                "tokens_per_batch = 4096\nzipf = 1.0\npadding_tokens = 3000",
+            )
+            .replace("vocab = 1000", "vocab = 100000");
+        let p = &load_str(&padded, "f.toml", "f").unwrap()[0];
+        let e = p.config.model.layers[1].embedding.as_ref().unwrap();
+        assert_eq!(
+            e.rows,
+            crate::workload::Rows::Tokens {
+                tokens: 4096,
+                zipf: 1.0,
+                padding: 3000
+            }
+        );
+        // at most the 1,096 words and the padding row are distinct
+        assert_eq!(e.rows_per_gpu(), 1097);
+        assert_eq!(e.lookups_per_gpu(), 4096);
     }
 
     /// `model.embedding_density` sets a preset's tables' density; it is
@@ -1458,11 +1534,13 @@ density = 0.1
             [
                 Rows::Tokens {
                     tokens: 1280,
-                    zipf: 1.1
+                    zipf: 1.1,
+                    padding: 0
                 },
                 Rows::Tokens {
                     tokens: 1280 + 8192,
-                    zipf: 1.1
+                    zipf: 1.1,
+                    padding: 0
                 }
             ]
         );
@@ -1471,10 +1549,16 @@ density = 0.1
             .replace("titan-xp", "rtx3090")
             .replace("batch_per_gpu = 64", "batch_per_gpu = 32");
         let p = &load_str(&bert, "f.toml", "f").unwrap()[0];
-        assert!(matches!(
+        // 32 sequences of 384 positions, 211.96 of each the [PAD] row
+        // (SQuAD v1.1's mean of 172.04 real tokens, docs/models.md §6.2)
+        assert_eq!(
             p.config.model.layers[0].embedding.as_ref().unwrap().rows,
-            Rows::Tokens { tokens: 12_288, .. }
-        ));
+            Rows::Tokens {
+                tokens: 12_288,
+                zipf: 1.0,
+                padding: 6_783
+            }
+        );
         for (text, what) in [
             (format!("{lm}embedding_zipf = 0.0\n"), "> 0"),
             (format!("{lm}embedding_zipf = -1.0\n"), "> 0"),

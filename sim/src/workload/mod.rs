@@ -312,10 +312,12 @@ impl Model {
     }
 
     /// The same preset with every embedding table under the token model
-    /// (`model.embedding_zipf`): each GPU's batch draws
-    /// `batch × tokens_per_sample + sampled` words per table and
-    /// iteration (the preset's figures, docs/models.md §6.2) from a Zipf
-    /// law of exponent `zipf` (the caller checks zipf > 0). A model that is
+    /// (`model.embedding_zipf`): each GPU's batch holds
+    /// `batch × tokens_per_sample + sampled` tokens per table and
+    /// iteration (the preset's figures, docs/models.md §6.2), of which
+    /// `batch × padding_per_sample` are the padding row (BERT-base's
+    /// sequences padded to 384) and the rest words drawn from a Zipf law
+    /// of exponent `zipf` (the caller checks zipf > 0). A model that is
     /// not a preset, or a preset without tables, comes back unchanged.
     pub fn with_token_model(mut self, zipf: f64) -> Model {
         let Some(p) = all_presets().find(|p| p.name == self.name) else {
@@ -324,10 +326,13 @@ impl Model {
         let batch = self.batch_per_gpu as f64;
         for (layer, pl) in self.layers.iter_mut().zip(p.layers) {
             if let (Some(e), Some(t)) = (layer.embedding.as_mut(), pl.embedding) {
-                let tokens = (batch * t.tokens_per_sample).round() as u64 + t.sampled;
+                let tokens = ((batch * t.tokens_per_sample).round() as u64 + t.sampled).max(1);
+                // at least one word in a batch
+                let padding = ((batch * t.padding_per_sample).round() as u64).min(tokens - 1);
                 e.rows = Rows::Tokens {
-                    tokens: tokens.max(1),
+                    tokens,
                     zipf,
+                    padding,
                 };
             }
         }

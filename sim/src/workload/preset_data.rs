@@ -34,6 +34,9 @@ pub struct PresetTable {
     pub tokens_per_sample: f64,
     /// Rows a batch looks up besides its samples' (the LM's sampled softmax classes).
     pub sampled: u64,
+    /// Of a sample's `tokens_per_sample`, those on the table's padding row (a sequence padded
+    /// to a fixed length; the token model's padding per batch is `batch x padding_per_sample`).
+    pub padding_per_sample: f64,
 }
 
 /// A measured single-GPU training throughput of one model on one GPU.
@@ -1008,6 +1011,7 @@ const LM_LAYERS: &[PresetLayer] = &[
             dim: 512,
             tokens_per_sample: 20.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1027,6 +1031,7 @@ const LM_LAYERS: &[PresetLayer] = &[
             dim: 513,
             tokens_per_sample: 20.0,
             sampled: 8_192,
+            padding_per_sample: 0.0,
         }),
     },
 ];
@@ -1075,6 +1080,7 @@ const NMT_LAYERS: &[PresetLayer] = &[
             dim: 1_024,
             tokens_per_sample: 26.55440625,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1108,6 +1114,7 @@ const NMT_LAYERS: &[PresetLayer] = &[
             dim: 1_024,
             tokens_per_sample: 26.55440625,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1157,6 +1164,7 @@ const GNMT8_LAYERS: &[PresetLayer] = &[
             dim: 1_024,
             tokens_per_sample: 26.0075,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1190,6 +1198,7 @@ const GNMT8_LAYERS: &[PresetLayer] = &[
             dim: 1_024,
             tokens_per_sample: 26.0075,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1250,6 +1259,7 @@ const TRANSFORMER_LAYERS: &[PresetLayer] = &[
             dim: 1_024,
             tokens_per_sample: 0.8823062500000001,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1304,6 +1314,7 @@ const TRANSFORMER_LAYERS: &[PresetLayer] = &[
             dim: 1_024,
             tokens_per_sample: 0.8823062500000001,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1392,6 +1403,7 @@ const BERT_BASE_LAYERS: &[PresetLayer] = &[
             dim: 768,
             tokens_per_sample: 384.0,
             sampled: 0,
+            padding_per_sample: 211.96359472478875,
         }),
     },
     PresetLayer {
@@ -1550,6 +1562,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1562,6 +1575,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1574,6 +1588,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1586,6 +1601,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1598,6 +1614,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1610,6 +1627,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1622,6 +1640,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1634,6 +1653,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1646,6 +1666,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1658,6 +1679,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1670,6 +1692,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1682,6 +1705,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1694,6 +1718,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1706,6 +1731,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1718,6 +1744,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1730,6 +1757,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1742,6 +1770,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1754,6 +1783,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1766,6 +1796,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1778,6 +1809,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1790,6 +1822,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1802,6 +1835,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1814,6 +1848,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1826,6 +1861,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1838,6 +1874,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {
@@ -1850,6 +1887,7 @@ const DLRM_LAYERS: &[PresetLayer] = &[
             dim: 16,
             tokens_per_sample: 1.0,
             sampled: 0,
+            padding_per_sample: 0.0,
         }),
     },
     PresetLayer {

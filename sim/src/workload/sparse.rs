@@ -49,10 +49,13 @@ pub enum Rows {
     /// Each GPU's batch draws `tokens` words per iteration from a Zipf law
     /// of exponent `zipf` over the rows (`sim::workload::tokens`).
     Tokens {
-        /// Tokens per GPU per iteration.
+        /// Tokens per GPU per iteration, padding included.
         tokens: u64,
         /// Zipf exponent s > 0.
         zipf: f64,
+        /// Of `tokens`, those on the table's padding row (the positions a
+        /// batch padded to one length fills; 0: none).
+        padding: u64,
     },
 }
 
@@ -114,12 +117,14 @@ impl Embedding {
 
     /// Distinct rows one GPU's gradient holds per iteration: α·vocab
     /// rounded to the nearest row, at least one; under the token model an
-    /// upper bound, min(tokens, vocab) (each iteration's draws give the
-    /// real counts).
+    /// upper bound, min(words + 1 padding row if any, vocab) (each
+    /// iteration's draws give the real counts).
     pub fn rows_per_gpu(&self) -> u64 {
         match self.rows {
             Rows::Density(a) => ((a * self.vocab as f64).round() as u64).clamp(1, self.vocab),
-            Rows::Tokens { tokens, .. } => tokens.min(self.vocab),
+            Rows::Tokens {
+                tokens, padding, ..
+            } => (tokens - padding + u64::from(padding > 0)).min(self.vocab),
         }
     }
 
@@ -138,10 +143,15 @@ impl Embedding {
     pub fn token_model(&self) -> Option<super::tokens::TokenModel> {
         match self.rows {
             Rows::Density(_) => None,
-            Rows::Tokens { tokens, zipf } => Some(super::tokens::TokenModel {
+            Rows::Tokens {
+                tokens,
+                zipf,
+                padding,
+            } => Some(super::tokens::TokenModel {
                 vocab: self.vocab,
                 tokens,
                 zipf,
+                padding,
             }),
         }
     }
