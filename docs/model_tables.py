@@ -597,7 +597,7 @@ NLP_META = {
     "transformer": dict(density=0.134, density_src="EmbRace Sec. 4.1.2: 86.6% average sparsity at 5,120 tokens per GPU",
                         words=1.0, unit="tokens/s"),
     "bert_base": dict(density=0.403, density_src="EmbRace Sec. 4.1.2: 59.7% average sparsity at 32 sequences per GPU",
-                      words=1.0, unit="sequences/s"),
+                      words=SQUAD_REAL_TOKENS / SQUAD_FEATURES, unit="tokens/s"),
     # no measured density: 0 makes each table's density follow the batch (a row per sample,
     # counted distinct: min(1, batch / rows), an upper bound; Model::from_preset)
     "dlrm": dict(density=0.0, density_src="none measured: each table's min(1, batch / rows), every sample's row counted distinct (an upper bound)",

@@ -202,7 +202,7 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
                     return Err(invalid(
                         &key,
                         format!(
-                            "the token model would draw {draws} words in this run ({tokens} a GPU, {} GPUs, {} iterations and the next), more than the {} dtsim draws; use fewer tokens or iterations, or `density`",
+                            "the token model would draw {draws} tokens in this run ({tokens} a GPU, {} GPUs, {} iterations and the next), more than the {} dtsim draws; use fewer tokens or iterations, or `density`",
                             cluster.gpus(),
                             warmup_iterations + iterations,
                             limits::MAX_TOKEN_DRAWS
@@ -1263,7 +1263,7 @@ density = 0.1
             (
                 base.replace("density = 0.1", "tokens_per_batch = 100000000\nzipf = 1.1"),
                 k("tokens_per_batch"),
-                "would draw 10400000000 words",
+                "would draw 10400000000 tokens",
             ),
             (
                 base.replace("density = 0.1", "density = 0.1\nzipf = 1.1"),

@@ -2264,8 +2264,8 @@ const BERT_BASE: PresetModel = PresetModel {
     throughputs: BERT_BASE_THROUGHPUTS,
     density: 0.403,
     density_source: "EmbRace Sec. 4.1.2: 59.7% average sparsity at 32 sequences per GPU",
-    words_per_sample: 1.0,
-    throughput_unit: "sequences/s",
+    words_per_sample: 172.03640527521125,
+    throughput_unit: "tokens/s",
 };
 
 /// DLRM (DCT, Criteo Kaggle): 4 + 4 FC entries, 26 embedding tables, the interaction.

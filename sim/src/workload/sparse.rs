@@ -25,8 +25,10 @@
 //! planner sizes every sparse message of every iteration from the draws
 //! (each GPU's distinct rows, a machine's union for local aggregation,
 //! the rows each server holds), so sizes differ per GPU and per
-//! iteration. [`Embedding::rows_per_gpu`] is then an upper bound
-//! (every token a new row), which validation uses.
+//! iteration. [`Embedding::rows_per_gpu`] is then an upper bound of a
+//! GPU's distinct rows (every word a new row, and the padding row), and
+//! [`Embedding::lookups_per_gpu`] its rows as sent uncoalesced, a row a
+//! token, which validation sizes the messages by.
 //!
 //! **Bytes.** A sparse gradient travels as its values (`dim` elements of
 //! the gradient precision per row) plus one 4-byte row index per row
@@ -46,8 +48,9 @@ pub enum Rows {
     /// A fixed fraction α ∈ (0, 1] of the rows, per GPU and iteration
     /// (distinct rows, after coalescing duplicates).
     Density(f64),
-    /// Each GPU's batch draws `tokens` words per iteration from a Zipf law
-    /// of exponent `zipf` over the rows (`sim::workload::tokens`).
+    /// Each GPU's batch holds `tokens` tokens per iteration: `padding` of
+    /// them one padding row, the rest words drawn from a Zipf law of
+    /// exponent `zipf` over the other rows (`sim::workload::tokens`).
     Tokens {
         /// Tokens per GPU per iteration, padding included.
         tokens: u64,

@@ -1,8 +1,9 @@
 //! The token model of an embedding table: which rows each GPU's batch
 //! touches, drawn word by word.
 //!
-//! Each GPU's batch holds `tokens` words per iteration, each an
-//! independent draw from a Zipf law over the table's `vocab` rows with
+//! Each GPU's batch holds `tokens` tokens per iteration, each (but the
+//! padding below) a word, an independent draw from a Zipf law over the
+//! table's `vocab` rows with
 //! exponent `s` (row k, 0-based, the (k+1)-th most frequent word, has
 //! probability ∝ (k + 1)^−s; `rand_distr::Zipf`, whose algorithm at s = 1
 //! dtsim writes out without its powers, drawing the same values). Words follow Zipf's law
@@ -180,9 +181,10 @@ impl TokenModel {
         }
     }
 
-    /// The padding row, the table's last (its index in the vocabulary does
-    /// not matter to any count; `[PAD]` is BERT's id 0), where the batch
-    /// has padding.
+    /// The padding row, the table's last (`[PAD]` is BERT's id 0; no
+    /// count of rows depends on which, but under a PS its index decides
+    /// its partition, r mod P, and so its server), where the batch has
+    /// padding.
     pub fn pad_row(&self) -> Option<u64> {
         (self.padding > 0).then(|| self.vocab - 1)
     }
@@ -272,7 +274,8 @@ impl TokenModel {
 
     /// The expected prior rows of one GPU under EmbRace's vertical
     /// scheduling with `gpus` GPUs: its distinct rows that some GPU's next
-    /// batch touches, Σ_rows (1 − (1 − p)^tokens)·(1 − (1 − p)^(gpus·tokens)).
+    /// batch touches, Σ_rows (1 − (1 − p)^words)·(1 − (1 − p)^(gpus·words)),
+    /// plus the padding row (in every batch).
     pub fn expected_prior(&self, gpus: u64) -> f64 {
         self.expected(|hit| hit(1) * hit(gpus))
     }

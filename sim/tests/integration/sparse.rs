@@ -1924,6 +1924,78 @@ dense = "allreduce"
     )
 }
 
+/// A padded batch (`padding_tokens = 200` of 300: the padding row, row
+/// 4,999, at 200 positions and 100 words) sends a row per position
+/// where frameworks send them uncoalesced (AllGather blocks, PS pulls and
+/// non-aggregated pushes: 300 rows a GPU, the padding row's 200 on its
+/// server, (4,999 mod 4) mod 2 = 1), and one row where rows are summed
+/// first: a machine's aggregated push holds its GPUs' distinct words and
+/// the padding row once, exactly the draws' union.
+#[test]
+fn padded_batches_send_every_position_and_coalesce_the_padding() {
+    use sim::workload::tokens::TokenModel;
+    let tm = TokenModel {
+        vocab: 5000,
+        tokens: 300,
+        zipf: 1.0,
+        padding: 200,
+    };
+    let padded = |strategy: &str| {
+        token_scenario(strategy).replace("zipf = 1.0\n", "zipf = 1.0\npadding_tokens = 200\n")
+    };
+    let row_bytes = (8 * 4 + 4) as f64;
+    let cfg = config(&padded("sparse = \"allgather\""));
+    let plan = planner::plan(&cfg);
+    let t = task_named(&plan, "emb sparse gradient");
+    assert_eq!(
+        plan.payload(t, 3),
+        &Payload::Uniform(6.0 * 300.0 * row_bytes)
+    );
+    for local in [false, true] {
+        let cfg = config(&padded(&format!(
+            "sparse = \"ps\"\nps_partitions = 4\nlocal_aggregation = {local}"
+        )));
+        let plan = planner::plan(&cfg);
+        let push = task_named(&plan, "emb sparse push");
+        for it in 0..6 {
+            let count = |list: &[u64]| {
+                let mut c = [0.0; 2];
+                for &r in list {
+                    c[((r % 4) % 2) as usize] += row_bytes;
+                }
+                c
+            };
+            let sets: Vec<Vec<u64>> = if local {
+                (0..2)
+                    .map(|m| {
+                        let mut u: Vec<u64> = (3 * m..3 * m + 3)
+                            .flat_map(|g| tm.tokens(7, 0, g, it))
+                            .collect();
+                        u.sort_unstable();
+                        u.dedup();
+                        // the padding row once, the words' distinct rows
+                        assert_eq!(u.iter().filter(|&&r| r == 4999).count(), 1);
+                        assert!(u.len() <= 3 * 100 + 1);
+                        u
+                    })
+                    .collect()
+            } else {
+                (0..6).map(|g| tm.tokens(7, 0, g, it)).collect()
+            };
+            let want: Vec<f64> = sets.iter().flat_map(|u| count(u)).collect();
+            let Payload::PerWorker { bytes, .. } = plan.payload(push, it) else {
+                panic!("a per-worker push")
+            };
+            assert_eq!(&bytes[..], &want[..], "{local} {it}");
+            if !local {
+                // every position: the padding row's 200 to server 1
+                assert!(bytes.chunks(2).all(|c| c[1] >= 200.0 * row_bytes));
+                assert!(bytes.chunks(2).all(|c| c[0] + c[1] == 300.0 * row_bytes));
+            }
+        }
+    }
+}
+
 /// Under the token model every sparse message of every iteration is sized
 /// from the draws (`TokenModel::tokens` of the scenario's seed, layer 0,
 /// each GPU and iteration), a row per token as frameworks send sparse

@@ -1427,8 +1427,9 @@ fn partitions(cfg: &TrainConfig, servers: u32) -> u32 {
 /// Bytes of one message that `method` sends for table `e` on `gpus`
 /// GPUs (the payload size in the sense of its operation, one per table
 /// per iteration and direction), of `Embedding::lookups_per_gpu` rows a
-/// GPU where the rows are per token (AllGather, AlltoAll: a row per token
-/// under the token model): the dense table (AllReduce); the N
+/// GPU (a row per token under the token model, padding included, as
+/// frameworks send sparse gradients; α·vocab under a density): the dense
+/// table (AllReduce); the N
 /// sparse gradients gathered (AllGather); one GPU's sparse gradient
 /// pushed, or its rows pulled (PS); one GPU's AlltoAll send buffer, its
 /// rows' values in every GPU's ⌈dim/N⌉ columns, the last ones padded when
@@ -1436,12 +1437,12 @@ fn partitions(cfg: &TrainConfig, servers: u32) -> u32 {
 /// equal counts, as `torch.distributed`'s and NCCL's take). The planner
 /// sends these; validation counts the priority pieces they are cut into.
 pub fn message_bytes(e: &Embedding, method: SparseMethod, gpus: u32, p: Precision) -> u64 {
-    let r = e.rows_per_gpu();
+    let r = e.lookups_per_gpu();
     let n = gpus as u64;
     match method {
         SparseMethod::AllReduce => e.dense_bytes(p),
-        SparseMethod::AllGather => n.saturating_mul(e.sparse_bytes(e.lookups_per_gpu(), p)),
+        SparseMethod::AllGather => n.saturating_mul(e.sparse_bytes(r, p)),
         SparseMethod::Ps => e.sparse_bytes(r, p),
-        SparseMethod::AllToAll => e.lookups_per_gpu() * e.dim.div_ceil(n) * n * p.bytes(),
+        SparseMethod::AllToAll => r * e.dim.div_ceil(n) * n * p.bytes(),
     }
 }
