@@ -60,6 +60,14 @@
 //!   cluster's stragglers (`compute_jitter = 0.005`, the default):
 //!   100 runs over as many seeds, on every core, and their percentiles
 //!   (events: the runs' total). Issue 14's target: under 5 s.
+//! * `validate`: `dtsim validate` of a 31-size nccl-tests log (Google
+//!   A3 Mega, 2 × 8 H100, AllReduce, 8 B to 4 GiB;
+//!   `tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt`):
+//!   the log read and parsed, its every other size fitted by NCCL's
+//!   protocol shape (the default, with its cross-validated choice of
+//!   lines and rounding), the other sizes predicted by the simulator
+//!   (events: held-out sizes). Issue 13's target: under 1 s for a
+//!   30-size log. `validate-regimes`: the same by size regimes.
 //! * `sweep`: 10,000 analytical scenario points, parsed, validated and
 //!   simulated (ResNet-50 etc. over nodes × networks × schedules), with
 //!   the default losses (stragglers included since 2026-11-26).
@@ -422,6 +430,21 @@ ps_partitions = 128
             std::fs::remove_dir_all(&dir).unwrap();
             s.computed as u64
         }
+        "validate" | "validate-regimes" => {
+            let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+                "tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt",
+            );
+            let req = calibration::calibrate::ValidateRequest {
+                nccl_tests: vec![log],
+                shape: (workload == "validate-regimes")
+                    .then_some(calibration::fit::Shape::Regimes),
+                ..Default::default()
+            };
+            let v = calibration::calibrate::validate(&req).unwrap();
+            assert_eq!(v.len(), 1);
+            assert_eq!(v[0].points.len(), 15);
+            v[0].points.len() as u64
+        }
         other => panic!("unknown workload {other}"),
     };
     println!("{events} {}", t0.elapsed().as_secs_f64());
@@ -518,6 +541,8 @@ fn main() {
     }
     jobs.push(("dct-hybrid", 768));
     jobs.push(("uncertainty", 48));
+    jobs.push(("validate", 16));
+    jobs.push(("validate-regimes", 16));
     jobs.push(("sweep-ideal", 0));
     jobs.push(("sweep", 0));
     for n in [2_000, 10_000, 100_000] {
@@ -562,6 +587,7 @@ fn main() {
         let gpus = match w {
             "sweep" | "sweep-ideal" => "10,000 points".to_string(),
             "sweep-parquet" => format!("{g} points"),
+            "validate" | "validate-regimes" => format!("{g} ranks, 31 sizes"),
             _ => g.to_string(),
         };
         println!(
