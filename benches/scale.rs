@@ -431,13 +431,11 @@ ps_partitions = 128
             s.computed as u64
         }
         "validate" | "validate-regimes" => {
-            let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-                "tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt",
-            );
+            let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
             let req = calibration::calibrate::ValidateRequest {
                 nccl_tests: vec![log],
-                shape: (workload == "validate-regimes")
-                    .then_some(calibration::fit::Shape::Regimes),
+                shape: (workload == "validate-regimes").then_some(calibration::fit::Shape::Regimes),
                 ..Default::default()
             };
             let v = calibration::calibrate::validate(&req).unwrap();

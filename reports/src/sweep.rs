@@ -18,7 +18,10 @@
 //!   computes only the missing points, writes the table (to a temporary
 //!   file, renamed into place) and removes the checkpoint. The checkpoint
 //!   survives the process being killed (each line is written before the
-//!   next point is reported); it is synced to disk at the end.
+//!   next point is reported); it is synced to disk at the end. A last
+//!   line cut short by a kill is not counted; any other line the re-run
+//!   cannot resume, and a checkpoint of another sweep (kept aside as
+//!   `RESULTS.csv.partial.stale`), are warned of (`read_checkpoint`).
 //! * `--shard I/N` evaluates the points whose index is I−1 modulo N, so a
 //!   cluster job array can split a sweep; [`merge`] joins the shards and
 //!   refuses overlapping or missing points.
@@ -161,7 +164,10 @@ pub struct Summary {
     pub resumed: usize,
     /// Points computed now.
     pub computed: usize,
-    /// Settings of the scenario that are valid but probably a mistake
+    /// What an earlier run's checkpoint held that was not resumed
+    /// (damaged lines, a checkpoint of another sweep: [`run`]'s
+    /// `read_checkpoint`), naming the file and line; then settings of the
+    /// scenario that are valid but probably a mistake
     /// (`sim::scenario::advice`), each once, located in the file.
     pub warnings: Vec<String>,
 }
@@ -224,32 +230,188 @@ fn ck_err(path: &Path, e: impl std::fmt::Display) -> SweepError {
     }
 }
 
-/// Reads a checkpoint whose header matches; anything else starts afresh.
-fn read_checkpoint(path: &Path, header: &Header) -> BTreeMap<usize, (RunResult, Option<Interval>)> {
+/// What an earlier run's checkpoint gives this one: the finished points
+/// it resumes, and warnings about what it could not resume.
+type Resumed = (BTreeMap<usize, (RunResult, Option<Interval>)>, Vec<String>);
+
+/// Reads the checkpoint at `path` of an earlier run of this sweep
+/// (`header`), keeping the points of this shard (`mine`).
+///
+/// Nothing is lost silently:
+/// * a last line cut short (no line end: what a kill leaves) is simply
+///   not counted; any other line that is not a finished point of this
+///   shard (a checkpoint damaged otherwise) is skipped with a warning
+///   naming its line, its point computed again;
+/// * a checkpoint of another sweep (another scenario, grid, shard,
+///   settings, `--uncertainty` or dtsim version), or a file that is not a
+///   checkpoint, is not resumed, with a warning; if it holds any line
+///   besides its header it is first renamed aside (`NAME.partial.stale`,
+///   or `.stale2`, … when taken), so that its finished points survive
+///   this run rewriting the checkpoint.
+///
+/// These are warnings rather than errors as a checkpoint is the sweep's
+/// own file, not its input: the sweep can always go on by computing the
+/// points again (the convention of a checkpoint of another number of runs
+/// being started afresh). An empty or missing file starts afresh
+/// silently; one that cannot be read is an error (a failure, exit 1).
+fn read_checkpoint(
+    path: &Path,
+    header: &Header,
+    mine: impl Fn(usize) -> bool,
+) -> Result<Resumed, SweepError> {
     let mut done = BTreeMap::new();
-    let Ok(file) = std::fs::File::open(path) else {
-        return done;
+    let mut warnings = Vec::new();
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((done, warnings)),
+        Err(e) => return Err(ck_err(path, e)),
     };
-    let mut lines = std::io::BufReader::new(file).lines();
-    let ok = lines
-        .next()
-        .and_then(|l| l.ok())
-        .and_then(|l| serde_json::from_str::<Header>(&l).ok())
-        .is_some_and(|h| {
-            h.fingerprint == header.fingerprint
-                && h.grid_points == header.grid_points
-                && h.shard == header.shard
-        });
-    if !ok {
-        return done;
+    let mut reader = std::io::BufReader::new(file);
+    // the next line, without its line end, and whether it had one; none
+    // at the end of the file
+    let mut next_line = move || -> Result<Option<(Vec<u8>, bool)>, SweepError> {
+        let mut l = Vec::new();
+        if reader
+            .read_until(b'\n', &mut l)
+            .map_err(|e| ck_err(path, e))?
+            == 0
+        {
+            return Ok(None);
+        }
+        let ended = l.last() == Some(&b'\n');
+        if ended {
+            l.pop();
+        }
+        Ok(Some((l, ended)))
+    };
+    let Some((first, _)) = next_line()? else {
+        return Ok((done, warnings));
+    };
+    let why_not = match serde_json::from_slice::<Header>(&first) {
+        Err(e) => Some(format!(
+            ", line 1: not the header of a dtsim sweep checkpoint ({e})"
+        )),
+        Ok(h) => {
+            let mut differ = Vec::new();
+            if h.scenario != header.scenario {
+                differ.push(format!(
+                    "of scenario `{}`, not `{}`",
+                    h.scenario, header.scenario
+                ));
+            }
+            if h.grid_points != header.grid_points {
+                differ.push(format!(
+                    "of a grid of {} points, not {}",
+                    h.grid_points, header.grid_points
+                ));
+            }
+            if h.shard != header.shard {
+                differ.push(format!("of shard {}, not {}", h.shard, header.shard));
+            }
+            // the fingerprint: the points' settings and dtsim's version,
+            // then `-uN` for --uncertainty N
+            let runs = |f: &str| f.split_once("-u").map(|(_, n)| n.to_string());
+            let (was, now) = (runs(&h.fingerprint), runs(&header.fingerprint));
+            if was != now {
+                let say = |n: &Option<String>| {
+                    n.as_ref().map_or("without --uncertainty".to_string(), |n| {
+                        format!("with --uncertainty {n}")
+                    })
+                };
+                differ.push(format!("made {}, not {}", say(&was), say(&now)));
+            }
+            if differ.is_empty() && h.fingerprint != header.fingerprint {
+                differ.push(
+                    "of other settings of the scenario, or made by another dtsim version"
+                        .to_string(),
+                );
+            }
+            (!differ.is_empty())
+                .then(|| format!(": a checkpoint of another sweep ({})", differ.join("; ")))
+        }
+    };
+    if let Some(why) = why_not {
+        // what it holds: lines, and lines that are finished points
+        let (mut held, mut points) = (0, 0);
+        while let Some((l, _)) = next_line()? {
+            held += usize::from(!l.is_empty());
+            points += usize::from(serde_json::from_slice::<Line>(&l).is_ok());
+        }
+        if held == 0 {
+            warnings.push(format!(
+                "{}{why}: not resumed (it holds no finished point)",
+                path.display()
+            ));
+        } else {
+            drop(next_line); // (the file closed before it is renamed)
+            let aside = set_aside(path)?;
+            let what = match points {
+                0 => String::new(),
+                1 => ", with its 1 finished point".to_string(),
+                n => format!(", with its {n} finished points"),
+            };
+            warnings.push(format!(
+                "{}{why}: not resumed; moved to {}{what}",
+                path.display(),
+                aside.display()
+            ));
+        }
+        return Ok((done, warnings));
     }
-    // a line cut short by a kill is simply not counted
-    for l in lines.map_while(Result::ok) {
-        if let Ok(line) = serde_json::from_str::<Line>(&l) {
-            done.insert(line.point, (line.result, line.interval));
+    // lines that are not a finished point of this shard: the first's
+    // number and why, and how many
+    let mut bad: Option<(usize, String)> = None;
+    let mut more = 0;
+    let mut k = 1;
+    while let Some((l, ended)) = next_line()? {
+        k += 1;
+        let why = match serde_json::from_slice::<Line>(&l) {
+            Ok(line) if mine(line.point) => {
+                done.insert(line.point, (line.result, line.interval));
+                continue;
+            }
+            Ok(line) => format!(
+                "point {} is not a point of this shard ({} of a grid of {})",
+                line.point, header.shard, header.grid_points
+            ),
+            // a line cut short by a kill is simply not counted
+            Err(_) if !ended => continue,
+            Err(e) => format!("not a finished point ({e})"),
+        };
+        match bad {
+            None => bad = Some((k, why)),
+            Some(_) => more += 1,
         }
     }
-    done
+    if let Some((line, why)) = bad {
+        let others = match more {
+            0 => String::new(),
+            1 => " (and 1 more such line)".to_string(),
+            n => format!(" (and {n} more such lines)"),
+        };
+        warnings.push(format!(
+            "{}, line {line}: {why}{others}: skipped; the points it should hold are computed again",
+            path.display()
+        ));
+    }
+    Ok((done, warnings))
+}
+
+/// Renames the checkpoint `path` aside, to the first free name of
+/// `NAME.stale`, `NAME.stale2`, …, and gives that name.
+fn set_aside(path: &Path) -> Result<PathBuf, SweepError> {
+    for k in 1.. {
+        let aside = if k == 1 {
+            with_suffix(path, ".stale")
+        } else {
+            with_suffix(path, &format!(".stale{k}"))
+        };
+        if !aside.exists() {
+            std::fs::rename(path, &aside).map_err(|e| ck_err(&aside, e))?;
+            return Ok(aside);
+        }
+    }
+    unreachable!("some name is free")
 }
 
 /// Points evaluated between two writes of the table: the memory a sweep
@@ -309,8 +471,9 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
     };
     let kept = checked.points;
     let ck = checkpoint_path(out);
-    let mut done = read_checkpoint(&ck, &header);
-    done.retain(|&i, _| i < grid.len() && i >= first && (i - first) % step == 0);
+    let (mut done, mut warnings) = read_checkpoint(&ck, &header, |i| {
+        i < grid.len() && i >= first && (i - first) % step == 0
+    })?;
     let resumed = done.len();
     // rewrite the checkpoint with what is kept (beside it, then renamed, so
     // a kill now loses nothing), then append to it as points finish
@@ -413,7 +576,11 @@ pub fn run(grid: &Grid, out: &Path, opts: &Options) -> Result<Summary, SweepErro
         points: mine,
         resumed,
         computed,
-        warnings: checked.warnings,
+        warnings: {
+            // the checkpoint's first: they concern what this run did
+            warnings.extend(checked.warnings);
+            warnings
+        },
     })
 }
 
@@ -505,6 +672,28 @@ fn check(
 /// [`RunResult`], named as the fields.
 pub fn result_columns() -> Vec<&'static str> {
     results::names()
+}
+
+/// The numeric columns of dtsim's own in a sweep table, with the type
+/// their values read as: `point` and `grid_points`, the numeric result
+/// columns, and the percentiles' columns of `--uncertainty`. (The swept
+/// keys' columns are typed by the grid, which a table does not record.)
+pub(crate) fn numeric_columns() -> Vec<(&'static str, table::Expect)> {
+    use results::Cell;
+    let mut cols = vec![
+        ("point", table::Expect::U64),
+        ("grid_points", table::Expect::U64),
+    ];
+    let fields = results::fields(&RunResult::default())
+        .into_iter()
+        .chain(results::fields(&Interval::default()));
+    cols.extend(fields.filter_map(|(name, cell)| match cell {
+        Cell::U32(_) => Some((name, table::Expect::U32)),
+        Cell::U64(_) => Some((name, table::Expect::U64)),
+        Cell::F64(_) => Some((name, table::Expect::F64)),
+        Cell::Text(_) => None,
+    }));
+    cols
 }
 
 /// The column of swept key `key`: the key itself, or `sweep.KEY` when the
@@ -650,7 +839,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
     // a shard with no points (more shards than points) adds nothing; as
     // CSV its columns have no type to stack with, so it is left out
     let mut rows = frames.iter().filter(|(_, df)| df.height() > 0);
-    let Some((_, first)) = rows.next() else {
+    let Some((first_path, first)) = rows.next() else {
         return Err(SweepError::Merge(
             "the tables have no rows: nothing to merge".into(),
         ));
@@ -667,12 +856,32 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Summary, SweepError> {
                 .map(|d| d.dtype() != want)
                 .unwrap_or(false)
             {
-                let cast = df
-                    .column(c.name())
-                    .and_then(|d| d.strict_cast(want))
-                    .map_err(|e| {
-                        SweepError::Merge(format!("{}: `{}`: {e}", p.display(), c.name()))
-                    })?;
+                let d = df.column(c.name()).expect("the columns are the same");
+                let cast = d.strict_cast(want).map_err(|e| {
+                    // a value of a swept key's column (typed by what
+                    // the file holds) that the first table's type
+                    // cannot hold: name its row
+                    let lax = d.cast(want).ok();
+                    let bad = (0..d.len()).find_map(|i| {
+                        let v = d.get(i).ok()?;
+                        let now = lax.as_ref()?.get(i).ok()?;
+                        (!v.is_null() && now.is_null()).then(|| {
+                            let text = v.get_str().map_or_else(|| v.to_string(), str::to_string);
+                            (i, text)
+                        })
+                    });
+                    SweepError::Merge(match bad {
+                        Some((i, text)) => format!(
+                            "{}: row {}: column `{}`: `{text}` is not a value of type {want}, \
+                             the column's type in {}",
+                            p.display(),
+                            i + 1,
+                            c.name(),
+                            first_path.display()
+                        ),
+                        None => format!("{}: `{}`: {e}", p.display(), c.name()),
+                    })
+                })?;
                 df.with_column(cast)
                     .map_err(|e| SweepError::Merge(format!("{}: {e}", p.display())))?;
             }
@@ -848,6 +1057,204 @@ mod tests {
         assert_eq!(line.interval, Some(i));
         let line: Line = serde_json::from_str(&checkpoint_line(1, &r, None)).unwrap();
         assert_eq!(line.interval, None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A checkpoint as an interrupted run of `grid` (all of it) leaves it:
+    /// its header, and the lines of `points` finished.
+    fn checkpoint_of(grid: &Grid, points: &[usize]) -> (String, Vec<String>) {
+        let checked = check(grid, grid.len(), &|j| j, false).unwrap();
+        let header = Header {
+            dtsim_sweep: 1,
+            scenario: checked.scenario,
+            grid_points: grid.len(),
+            shard: "1/1".into(),
+            fingerprint: checked.fingerprint,
+        };
+        let lines = points
+            .iter()
+            .map(|&i| {
+                let r = simulate(&grid.point(i).unwrap().config).unwrap();
+                checkpoint_line(i, &r, None)
+            })
+            .collect();
+        (serde_json::to_string(&header).unwrap(), lines)
+    }
+
+    fn small_grid(name: &str) -> Grid {
+        let text = "[cluster]\nnodes = 1\ngpus_per_node = 2\nnetwork = \"eth-10g\"\n\
+                    model = \"analytical\"\n\
+                    [model]\npreset = \"alexnet\"\nbatch_per_gpu = 8\ngpu = \"titan-xp\"\n\
+                    [sweep]\n\"cluster.nodes\" = [1, 2, 3]\n\"strategy.schedule\" = [\"fifo\", \"priority\"]\n";
+        sim::scenario::open_str_in(text, &format!("{name}.toml"), name, None).unwrap()
+    }
+
+    fn one_job() -> Options {
+        Options {
+            jobs: 1,
+            shard: None,
+            progress: false,
+            block_points: 0,
+            uncertainty: None,
+        }
+    }
+
+    /// A last line cut short (a kill mid-write) is not counted, silently;
+    /// a damaged line before it is skipped with a warning naming the
+    /// checkpoint and the line, and its point computed again; the lines
+    /// after it are still resumed. The table is a fresh run's.
+    #[test]
+    fn a_damaged_checkpoint_line_is_skipped_with_a_warning() {
+        let grid = small_grid("t");
+        let dir = std::env::temp_dir().join(format!("dtsim-sweep-ck-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fresh = dir.join("fresh.csv");
+        run(&grid, &fresh, &one_job()).unwrap();
+
+        let out = dir.join("r.csv");
+        let ck = checkpoint_path(&out);
+        let (header, lines) = checkpoint_of(&grid, &[0, 1, 3, 4]);
+        // only the cut last line: resumed silently, as before
+        let cut = &lines[3][..lines[3].len() / 2];
+        std::fs::write(&ck, format!("{header}\n{}\n{}\n{cut}", lines[0], lines[1])).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert_eq!((s.resumed, s.computed), (2, 4));
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&fresh).unwrap());
+
+        // line 3 garbage, line 5 a point of no such grid, line 7 cut
+        let text = format!(
+            "{header}\n{}\n{{\"point\": 1, \"resu\n{}\n{}\n{}\n{cut}",
+            lines[0],
+            lines[1],
+            lines[2].replacen("\"point\":3", "\"point\":99", 1),
+            lines[2]
+        );
+        std::fs::write(&ck, text).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert_eq!((s.resumed, s.computed), (3, 3));
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        let w = &s.warnings[0];
+        let want = format!("{}, line 3: not a finished point (", ck.display());
+        assert!(w.starts_with(&want), "{w}");
+        assert!(
+            w.ends_with(
+                " (and 1 more such line): skipped; the points it should hold are computed again"
+            ),
+            "{w}"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&fresh).unwrap());
+        assert!(!ck.exists());
+
+        // a line that is not even text does not end the reading
+        let mut bytes = format!("{header}\n{}\n", lines[0]).into_bytes();
+        bytes.extend(b"\xff\xfe\n");
+        bytes.extend(format!("{}\n{}\n", lines[1], lines[2]).bytes());
+        std::fs::write(&ck, bytes).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert_eq!((s.resumed, s.computed), (3, 3));
+        assert!(
+            s.warnings[0].starts_with(&format!("{}, line 3: not a finished point", ck.display())),
+            "{:?}",
+            s.warnings
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&fresh).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A checkpoint of another scenario is not resumed, with a warning
+    /// that says why; its finished points are kept aside, not overwritten.
+    #[test]
+    fn a_checkpoint_of_another_sweep_is_kept_aside_with_a_warning() {
+        let dir = std::env::temp_dir().join(format!("dtsim-sweep-other-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("r.csv");
+        let ck = checkpoint_path(&out);
+        let (header, lines) = checkpoint_of(&small_grid("other"), &[0, 1]);
+        let theirs = format!("{header}\n{}\n{}\n", lines[0], lines[1]);
+        std::fs::write(&ck, &theirs).unwrap();
+        let grid = small_grid("t");
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert_eq!((s.resumed, s.computed), (0, 6));
+        let aside = dir.join("r.csv.partial.stale");
+        assert_eq!(
+            s.warnings,
+            [format!(
+                "{}: a checkpoint of another sweep (of scenario `other`, not `t`): \
+                 not resumed; moved to {}, with its 2 finished points",
+                ck.display(),
+                aside.display()
+            )]
+        );
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), theirs);
+        // a second one goes beside the first
+        std::fs::write(&ck, &theirs).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert!(
+            s.warnings[0].ends_with("r.csv.partial.stale2, with its 2 finished points"),
+            "{:?}",
+            s.warnings
+        );
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), theirs);
+
+        // not a checkpoint at all; one of a header only goes unkept
+        std::fs::write(&ck, "results of last week\n1,2,3\n").unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert!(
+            s.warnings[0].starts_with(&format!(
+                "{}, line 1: not the header of a dtsim sweep checkpoint (",
+                ck.display()
+            )),
+            "{:?}",
+            s.warnings
+        );
+        let stale3 = dir.join("r.csv.partial.stale3");
+        assert!(
+            s.warnings[0].ends_with(&format!("): not resumed; moved to {}", stale3.display())),
+            "{:?}",
+            s.warnings
+        );
+        assert!(stale3.exists());
+        std::fs::write(&ck, format!("{header}\n")).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert!(
+            s.warnings[0].ends_with("not resumed (it holds no finished point)"),
+            "{:?}",
+            s.warnings
+        );
+        assert!(!dir.join("r.csv.partial.stale4").exists());
+
+        // the same scenario made with other settings, or --uncertainty
+        let (mine, lines) = checkpoint_of(&grid, &[0]);
+        let mut h: Header = serde_json::from_str(&mine).unwrap();
+        h.fingerprint = format!("{}-u16", h.fingerprint);
+        let with_u = serde_json::to_string(&h).unwrap();
+        std::fs::write(&ck, format!("{with_u}\n{}\n", lines[0])).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert!(
+            s.warnings[0]
+                .contains("(made with --uncertainty 16, not without --uncertainty): not resumed"),
+            "{:?}",
+            s.warnings
+        );
+        h.fingerprint = "0123456789abcdef".into();
+        let other = serde_json::to_string(&h).unwrap();
+        std::fs::write(&ck, format!("{other}\n{}\n", lines[0])).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert!(
+            s.warnings[0].contains(
+                "(of other settings of the scenario, or made by another dtsim version): not resumed"
+            ),
+            "{:?}",
+            s.warnings
+        );
+        // this sweep's own resumes silently
+        std::fs::write(&ck, format!("{mine}\n{}\n", lines[0])).unwrap();
+        let s = run(&grid, &out, &one_job()).unwrap();
+        assert_eq!((s.resumed, s.computed), (1, 5));
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -17,6 +17,20 @@ pub enum TableError {
         /// What failed.
         message: String,
     },
+    /// A row of a CSV table that cannot be read as it stands (bad input):
+    /// more or fewer fields than the header, a quoted field left open, a
+    /// value that is not of its column's type.
+    #[error("{path}, line {line}{}: {message}", at_column(.column))]
+    Row {
+        /// The file.
+        path: String,
+        /// The line the row starts on (1: the header).
+        line: u64,
+        /// The column of the bad value, if one is at fault.
+        column: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
     /// A table could not be written (a failure, not the input's).
     #[error("{path}: {message}")]
     Write {
@@ -25,6 +39,14 @@ pub enum TableError {
         /// What failed.
         message: String,
     },
+}
+
+/// `, column `NAME``, or nothing.
+fn at_column(column: &Option<String>) -> String {
+    column
+        .as_ref()
+        .map(|c| format!(", column `{c}`"))
+        .unwrap_or_default()
 }
 
 impl TableError {
@@ -70,18 +92,267 @@ fn writing(path: &Path, e: impl std::fmt::Display) -> TableError {
 }
 
 /// Reads a CSV or Parquet table.
+///
+/// A CSV table's text is checked first: polars reads a row with
+/// fewer fields than the header (a file cut short, say) as if the
+/// missing ones were empty, and a value that does not parse as its column
+/// turns the whole column into text; either is refused, with the file,
+/// the line and (for a value) the column.
 pub fn read(path: &Path) -> Result<DataFrame, TableError> {
     let format = Format::of(path)?;
     let file = std::fs::File::open(path).map_err(|e| reading(path, e))?;
     match format {
-        Format::Csv => CsvReadOptions::default()
-            .with_has_header(true)
-            .into_reader_with_file_handle(file)
-            .finish()
-            .map_err(|e| reading(path, e)),
+        Format::Csv => {
+            check_csv(path, std::io::BufReader::new(&file))?;
+            use std::io::Seek;
+            let mut file = file;
+            file.rewind().map_err(|e| reading(path, e))?;
+            CsvReadOptions::default()
+                .with_has_header(true)
+                .into_reader_with_file_handle(file)
+                .finish()
+                .map_err(|e| reading(path, e))
+        }
         Format::Parquet => ParquetReader::new(file)
             .finish()
             .map_err(|e| reading(path, e)),
+    }
+}
+
+/// What the values of a column of a sweep table must read as (empty
+/// cells aside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expect {
+    /// A whole number from 0 to `u32::MAX`.
+    U32,
+    /// A whole number from 0 to `u64::MAX`.
+    U64,
+    /// A number (`NaN` and `inf` included, as polars writes them).
+    F64,
+}
+
+impl Expect {
+    /// Why `text` is not a value of this type, if it is not.
+    fn refuse(self, text: &str) -> Option<String> {
+        let whole = |max: u64| match text.parse::<u64>() {
+            Ok(v) if v <= max => None,
+            Ok(_) => Some(format!("`{text}` is too large (at most {max})")),
+            Err(_) => Some(format!("`{text}` is not a whole number ≥ 0")),
+        };
+        match self {
+            Expect::U32 => whole(u32::MAX as u64),
+            Expect::U64 => whole(u64::MAX),
+            Expect::F64 => text
+                .parse::<f64>()
+                .is_err()
+                .then(|| format!("`{text}` is not a number")),
+        }
+    }
+}
+
+/// Checks the text of a CSV table before polars reads it, splitting it as
+/// polars does (a field that starts with `"` is quoted, `""` within it
+/// being one quote; a `\r` before a line's end is dropped):
+///
+/// * every row has as many fields as the header (a blank line is a row of
+///   one empty field); a last row without its line end and with fewer
+///   fields is named as what it most likely is, a file cut short;
+/// * no quoted field is left open at the end of the file;
+/// * in a sweep table (one with `point` and `grid_points` columns), every
+///   non-empty value of dtsim's own numeric columns
+///   ([`crate::sweep::numeric_columns`]) parses as the column's type.
+///
+/// Errors name the file, the line the row starts on and, for a value, its
+/// column.
+fn check_csv(path: &Path, mut input: impl std::io::BufRead) -> Result<(), TableError> {
+    let mut rows = Rows {
+        path,
+        in_header: true,
+        names: Vec::new(),
+        expect: Vec::new(),
+        fields: 0,
+        field: Vec::new(),
+        keep: true,
+        bad: None,
+        row_bytes: 0,
+        row_line: 1,
+    };
+    let mut quoted = false; // the field started with a quote
+    let mut in_quotes = false;
+    let mut at_start = true; // of a field
+    let mut line: u64 = 1; // the line being read
+    let mut prev = 0u8; // the byte before
+    let mut first = true; // before the first byte (a byte-order mark)
+    loop {
+        let buf = input.fill_buf().map_err(|e| reading(path, e))?;
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len();
+        let mut bytes = buf;
+        if first {
+            first = false;
+            bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+        }
+        for &c in bytes {
+            if in_quotes {
+                rows.row_bytes += 1;
+                if c == b'"' {
+                    in_quotes = false;
+                } else if rows.keep {
+                    rows.field.push(c);
+                }
+                if c == b'\n' {
+                    line += 1;
+                }
+                prev = c;
+                continue;
+            }
+            match c {
+                b',' => {
+                    rows.row_bytes += 1;
+                    rows.end_field();
+                    (at_start, quoted) = (true, false);
+                }
+                b'\n' => {
+                    rows.end_row(false, prev == b'\r')?;
+                    line += 1;
+                    rows.row_line = line;
+                    (at_start, quoted) = (true, false);
+                }
+                // opens a quoted field, or (after its closing quote) is a
+                // quote within it
+                b'"' if at_start || quoted => {
+                    rows.row_bytes += 1;
+                    if !at_start && rows.keep {
+                        rows.field.push(b'"');
+                    }
+                    (at_start, quoted, in_quotes) = (false, true, true);
+                }
+                _ => {
+                    rows.row_bytes += 1;
+                    if rows.keep {
+                        rows.field.push(c);
+                    }
+                    at_start = false;
+                }
+            }
+            prev = c;
+        }
+        input.consume(n);
+    }
+    if in_quotes {
+        return Err(rows.error(
+            None,
+            "a quoted field is not closed: the file looks truncated".into(),
+        ));
+    }
+    if rows.row_bytes > 0 {
+        // the last row, without its line end
+        rows.end_row(true, prev == b'\r')?;
+    }
+    Ok(())
+}
+
+/// [`check_csv`]'s rows: the header, then each row checked against it.
+struct Rows<'a> {
+    path: &'a Path,
+    /// Whether the row being read is the header.
+    in_header: bool,
+    /// The header's names.
+    names: Vec<String>,
+    /// The type each column's values must have, if checked.
+    expect: Vec<Option<Expect>>,
+    /// Fields of the row finished so far.
+    fields: usize,
+    /// The bytes of the field being read, if kept: when its column is
+    /// checked, or it is a name of the header.
+    field: Vec<u8>,
+    keep: bool,
+    /// The row's first value not of its column's type: column and why.
+    bad: Option<(usize, String)>,
+    /// Bytes of the row so far (but its line end), and the line it starts
+    /// on.
+    row_bytes: usize,
+    row_line: u64,
+}
+
+impl Rows<'_> {
+    fn error(&self, column: Option<String>, message: String) -> TableError {
+        TableError::Row {
+            path: self.path.display().to_string(),
+            line: self.row_line,
+            column,
+            message,
+        }
+    }
+
+    fn end_field(&mut self) {
+        let k = self.fields;
+        self.fields += 1;
+        if self.in_header {
+            self.names
+                .push(String::from_utf8_lossy(&self.field).into_owned());
+            self.field.clear();
+            return;
+        }
+        if self.keep {
+            if self.bad.is_none()
+                && !self.field.is_empty()
+                && let Some(Some(e)) = self.expect.get(k)
+            {
+                self.bad = e
+                    .refuse(&String::from_utf8_lossy(&self.field))
+                    .map(|why| (k, why));
+            }
+            self.field.clear();
+        }
+        self.keep = matches!(self.expect.get(self.fields), Some(Some(_)));
+    }
+
+    /// Ends a row, its last field ending in `\r` if `cr`: the header, or
+    /// a row checked against it; `cut`: the last row, without its line
+    /// end.
+    fn end_row(&mut self, cut: bool, cr: bool) -> Result<(), TableError> {
+        if cr {
+            // (kept or not, the field holds the `\r` if anything)
+            self.field.pop();
+            self.row_bytes -= 1;
+        }
+        self.end_field();
+        let (n, want) = (self.fields, self.names.len());
+        if self.in_header {
+            self.in_header = false;
+            let has = |c: &str| self.names.iter().any(|n| n == c);
+            if has("point") && has("grid_points") {
+                let known = crate::sweep::numeric_columns();
+                self.expect = self
+                    .names
+                    .iter()
+                    .map(|n| known.iter().find(|(k, _)| k == n).map(|(_, e)| *e))
+                    .collect();
+            }
+        } else if n != want {
+            let message = if self.row_bytes == 0 {
+                format!("an empty line; a row has the header's {want} fields")
+            } else if cut && n < want {
+                format!("{n} fields, the header has {want}: the file looks truncated")
+            } else {
+                format!("{n} fields, the header has {want}")
+            };
+            return Err(self.error(None, message));
+        } else if let Some((k, why)) = self.bad.take() {
+            let why = if cut {
+                format!("{why}: the file looks truncated")
+            } else {
+                why
+            };
+            return Err(self.error(Some(self.names[k].clone()), why));
+        }
+        self.fields = 0;
+        self.row_bytes = 0;
+        self.keep = matches!(self.expect.first(), Some(Some(_)));
+        Ok(())
     }
 }
 

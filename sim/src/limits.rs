@@ -29,6 +29,10 @@ pub const MAX_PARTITIONS: u32 = 65_536;
 /// Most words the token model draws in one run (tokens per GPU × GPUs ×
 /// iterations, over every table): about a minute of drawing.
 pub const MAX_TOKEN_DRAWS: u64 = 1 << 32;
+/// Most per-pair sizes EmbRace's vertical scheduling may hold (its prior
+/// and delayed AlltoAllv's N × N sizes, for each iteration of drawn rows
+/// and each table): 2^25 f64, 256 MiB. 2 × 4,096² under a density.
+pub const MAX_PER_PAIR_SIZES: u64 = 1 << 25;
 /// Most host CPU cores per machine.
 pub const MAX_CPU_CORES: u32 = 4096;
 /// Lowest bandwidth, bytes/s.

@@ -34,9 +34,17 @@
 //! Every table denies unknown keys. Hand-written profiles may leave out
 //! `[provenance]` and `derived_from`: a `[network]` table with
 //! `latency_s` and `bandwidth_bps` is a whole profile.
+//!
+//! Reading also refuses values no measurement or fit can have, at their
+//! line: a `[[measurement]]`'s time that is not positive seconds up to
+//! [`MAX_MEASURED_TIME_S`], or its size or ranks out of dtsim's range; a
+//! `[[kernel_model]]` that [`crate::workload::kernels::check_models`]
+//! refuses (a backend `dtsim calibrate kernels` has not, a form dtsim does
+//! not know, a cost term out of range, a kernel given twice).
 
 use crate::limits;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Where a profile's numbers came from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -364,6 +372,65 @@ pub enum ProfileError {
     /// ([`crate::limits`]).
     #[error("[network]: {0}")]
     Network(String),
+    /// A value of the right type that no measurement or fit can have (a
+    /// `[[measurement]]`'s negative time, a `[[kernel_model]]`'s unknown
+    /// backend, a kernel modelled twice). `line` is the value's, when
+    /// known.
+    #[error("{}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+    Value {
+        /// 1-based line.
+        line: Option<usize>,
+        /// What is wrong, naming the table and key.
+        message: String,
+    },
+}
+
+/// Longest time a `[[measurement]]` may hold, seconds: 10⁶ (11.6 days).
+/// A measurement is the median time of one operation that a benchmark
+/// (nccl-tests, OSU, `dtsim calibrate collectives`) timed over and over;
+/// their largest messages take seconds, and no benchmark times an
+/// operation of days, so a longer time is a mistake (a unit, an exponent)
+/// that would drag its regime's fit. Far above any real measurement, it
+/// refuses only what cannot have been measured.
+pub const MAX_MEASURED_TIME_S: f64 = 1e6;
+
+/// `v` as a message shows it: as Rust prints it where that is short
+/// (`-0.000000001`, `1000000`), else in exponent form (`1e300`, not 301
+/// digits).
+pub(crate) fn short_number(v: f64) -> String {
+    let s = v.to_string();
+    if s.len() <= 24 { s } else { format!("{v:e}") }
+}
+
+/// The 1-based line of byte `offset` of `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Where the values of the tables whose values [`Profile::from_toml`]
+/// checks are in the text: each `[[measurement]]`'s and
+/// `[[kernel_model]]`'s keys with their values' spans. Parsed only to
+/// locate a refused value.
+#[derive(Debug, Default, Deserialize)]
+struct Spans {
+    #[serde(default)]
+    measurement: Vec<BTreeMap<String, toml::Spanned<toml::Value>>>,
+    #[serde(default)]
+    kernel_model: Vec<BTreeMap<String, toml::Spanned<toml::Value>>>,
+}
+
+impl Spans {
+    /// The line of key `key` of the `index`th (0-based) table of array
+    /// `table` ("measurement" or "kernel_model") in `text`, if there.
+    fn line(&self, text: &str, table: &str, index: usize, key: &str) -> Option<usize> {
+        let tables = match table {
+            "measurement" => &self.measurement,
+            "kernel_model" => &self.kernel_model,
+            _ => return None,
+        };
+        let value = tables.get(index)?.get(key)?;
+        Some(line_at(text, value.span().start))
+    }
 }
 
 impl Profile {
@@ -372,13 +439,88 @@ impl Profile {
         toml::to_string(self).expect("profiles serialise")
     }
 
-    /// Parses a profile; the error carries toml's line and message.
+    /// Parses a profile; the error carries toml's line and message, or,
+    /// for a value no measurement or fit can have ([`ProfileError::Value`],
+    /// [`Profile::check_values`]), the value's line and what is wrong.
     pub fn from_toml(text: &str) -> Result<Profile, ProfileError> {
-        toml::from_str(text).map_err(|e| ProfileError::Form {
-            line: e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+        let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Form {
+            line: e.span().map(|s| line_at(text, s.start)),
             message: e.message().trim().to_string(),
+        })?;
+        // the spans are parsed only to locate a value refused
+        let spans = std::cell::OnceCell::new();
+        p.check(&|table, index, key| {
+            spans
+                .get_or_init(|| toml::from_str::<Spans>(text).unwrap_or_default())
+                .line(text, table, index, key)
+        })?;
+        Ok(p)
+    }
+
+    /// Checks the values the format's types admit but no measurement or
+    /// fit can have, as [`Profile::from_toml`] does (without lines): for
+    /// profiles built in code.
+    ///
+    /// # Errors
+    /// [`ProfileError::Value`], naming the table, its number (1-based, in
+    /// file order) and the key.
+    pub fn check_values(&self) -> Result<(), ProfileError> {
+        self.check(&|_, _, _| None)
+    }
+
+    /// [`Profile::check_values`], with `line(table, index, key)` the line
+    /// of a table's key where known.
+    fn check(&self, line: &dyn Fn(&str, usize, &str) -> Option<usize>) -> Result<(), ProfileError> {
+        for (i, m) in self.measurements.iter().enumerate() {
+            let what = format!(
+                "[[measurement]] #{} (`{}`, {} bytes on {} ranks)",
+                i + 1,
+                m.op,
+                m.size_bytes,
+                m.ranks
+            );
+            let fault = if m.size_bytes > limits::MAX_BYTES {
+                Some((
+                    "size_bytes",
+                    format!(
+                        "{what} has size_bytes = {}: more than the {} bytes (1 PiB) of the largest buffer dtsim simulates",
+                        m.size_bytes,
+                        limits::MAX_BYTES
+                    ),
+                ))
+            } else if !(m.time_s.is_finite() && m.time_s > 0.0 && m.time_s <= MAX_MEASURED_TIME_S) {
+                Some((
+                    "time_s",
+                    format!(
+                        "{what} has time_s = {}: a measured time is seconds, finite, positive and at most {MAX_MEASURED_TIME_S:e} (11.6 days)",
+                        short_number(m.time_s)
+                    ),
+                ))
+            } else if !(1..=limits::MAX_GPUS).contains(&u64::from(m.ranks)) {
+                Some((
+                    "ranks",
+                    format!(
+                        "{what} has ranks = {}: a measurement runs on 1 to {} ranks (the most dtsim simulates)",
+                        m.ranks,
+                        limits::MAX_GPUS
+                    ),
+                ))
+            } else {
+                None
+            };
+            if let Some((key, message)) = fault {
+                return Err(ProfileError::Value {
+                    line: line("measurement", i, key),
+                    message,
+                });
+            }
+        }
+        crate::workload::kernels::check_models(&self.kernel_models, &|i, key| {
+            line("kernel_model", i, key)
+        })
+        .map_err(|f| ProfileError::Value {
+            line: line("kernel_model", f.index, f.key),
+            message: f.message,
         })
     }
 
@@ -472,6 +614,103 @@ mod tests {
             assert!(matches!(e, ProfileError::Network(_)), "{e}");
             assert!(e.to_string().contains(what), "{e}");
         }
+    }
+
+    /// Two `[[measurement]]` tables, the second's `key` set to `value`.
+    fn measurements(key: &str, value: &str) -> String {
+        let mut t = String::new();
+        for i in 0..2 {
+            let (op, size, time, ranks) = ("allreduce", "1024", "0.001", "4");
+            let v = |k: &str, d: &str| {
+                if i == 1 && k == key {
+                    value.to_string()
+                } else {
+                    d.to_string()
+                }
+            };
+            t += &format!(
+                "[[measurement]]\nop = \"{op}\"\nsize_bytes = {}\ntime_s = {}\nranks = {}\n\n",
+                v("size_bytes", size),
+                v("time_s", time),
+                v("ranks", ranks)
+            );
+        }
+        t
+    }
+
+    /// A measured time that is not positive, finite seconds up to
+    /// [`MAX_MEASURED_TIME_S`], no ranks, more ranks than dtsim simulates
+    /// or a buffer larger than it simulates are refused at the value's
+    /// line (the second table's: 9, 10, 11), naming the measurement; until
+    /// 2026-11-29 they were read, and `dtsim validate` dropped the point
+    /// silently.
+    #[test]
+    fn impossible_measurements_are_refused_at_their_line() {
+        for (key, value, line, shown) in [
+            ("time_s", "-1", 10, "time_s = -1:"),
+            ("time_s", "0", 10, "time_s = 0:"),
+            ("time_s", "nan", 10, "time_s = NaN:"),
+            ("time_s", "inf", 10, "time_s = inf:"),
+            ("time_s", "-inf", 10, "time_s = -inf:"),
+            ("time_s", "1e300", 10, "time_s = 1e300:"),
+            ("time_s", "1000000.5", 10, "time_s = 1000000.5:"),
+            ("ranks", "0", 11, "ranks = 0:"),
+            ("ranks", "1048577", 11, "ranks = 1048577:"),
+            (
+                "size_bytes",
+                "1125899906842625",
+                9,
+                "size_bytes = 1125899906842625:",
+            ),
+        ] {
+            let e = Profile::from_toml(&measurements(key, value)).unwrap_err();
+            let ProfileError::Value { line: l, message } = &e else {
+                panic!("{key} = {value}: {e}");
+            };
+            assert_eq!(*l, Some(line), "{key} = {value}: {e}");
+            assert!(
+                message.starts_with("[[measurement]] #2 (`allreduce`, ") && message.contains(shown),
+                "{e}"
+            );
+            assert!(e.to_string().starts_with(&format!("line {line}: ")), "{e}");
+        }
+        let e = Profile::from_toml(&measurements("time_s", "-1")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 10: [[measurement]] #2 (`allreduce`, 1024 bytes on 4 ranks) has time_s = -1: a measured time is seconds, finite, positive and at most 1e6 (11.6 days)"
+        );
+        // the bounds themselves, a 0-byte message (OSU's latency test) and
+        // one rank (NCCL on one GPU) are measurements
+        for (key, value) in [
+            ("time_s", "1e6"),
+            ("time_s", "1e-9"),
+            ("size_bytes", "0"),
+            ("size_bytes", "1125899906842624"),
+            ("ranks", "1"),
+            ("ranks", "1048576"),
+        ] {
+            let p = Profile::from_toml(&measurements(key, value))
+                .unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+            assert_eq!(p.measurements.len(), 2);
+        }
+        // a profile built in code is checked the same, without a line
+        let mut p = Profile::from_toml(&measurements("ranks", "4")).unwrap();
+        assert_eq!(p.check_values(), Ok(()));
+        p.measurements[0].time_s = f64::NAN;
+        let e = p.check_values().unwrap_err();
+        assert!(
+            matches!(&e, ProfileError::Value { line: None, message } if message.starts_with("[[measurement]] #1 ")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn short_numbers() {
+        assert_eq!(short_number(-1e-9), "-0.000000001");
+        assert_eq!(short_number(1e6), "1000000");
+        assert_eq!(short_number(1e300), "1e300");
+        assert_eq!(short_number(f64::NAN), "NaN");
+        assert_eq!(short_number(0.004960622999999997), "0.004960622999999997");
     }
 
     #[test]

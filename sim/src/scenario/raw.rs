@@ -23,7 +23,9 @@ impl<'de> Deserialize<'de> for IntOrText {
         impl serde::de::Visitor<'_> for V {
             type Value = IntOrText;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an integer, or a string with a unit such as \"64MiB\"")
+                f.write_str(
+                    "an integer, or a string: a size such as \"64MiB\" (`fusion`, `partition`), or \"auto\" (`ps_partitions`)",
+                )
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<IntOrText, E> {
                 Ok(IntOrText::Int(v))

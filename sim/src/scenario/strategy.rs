@@ -198,6 +198,23 @@ pub(super) fn validate_strategy(
             format!("means nothing here: {why}; remove the key"),
         ));
     }
+    if let Some((key, _)) = server_keys(dense, sparse, s)
+        .into_iter()
+        .find(|(_, given)| *given)
+    {
+        return Err(invalid(
+            key,
+            format!(
+                "means nothing here: no method uses parameter servers (`dense` is `allreduce`, and the sparse method is `{}`); set `dense = \"ps\"`{}, or remove the key",
+                sparse.map_or("none", |m| m.name()),
+                if sparse.is_some() {
+                    " or `sparse = \"ps\"`"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
     let compressed = matches!(dense, DenseMethod::TopK | DenseMethod::GTopK);
     let density = match s.density {
         None => d.density,
@@ -414,6 +431,7 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
     const DCT: &str =
         "DCT-DP's trainers each push their own layers' kept elements to the parameter servers";
     const PLACED: &str = "it places dense variables on parameter servers, and `dense` is not `ps`";
+    const PS: &str = "parameter servers synchronise the dense gradients (`dense = \"ps\"`), and nothing runs an AllReduce algorithm (a table sent dense by `sparse = \"allreduce\"` goes by the ring)";
     let placement = ("strategy.ps_placement", s.ps_placement.is_some(), PLACED);
     match dense {
         DenseMethod::TopK | DenseMethod::GTopK => vec![
@@ -439,8 +457,26 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
             placement,
         ],
         DenseMethod::AllReduce(_) => vec![placement],
-        DenseMethod::Ps => vec![],
+        DenseMethod::Ps => vec![("strategy.allreduce", s.allreduce.is_some(), PS)],
     }
+}
+
+/// The parameter servers' keys (`ps_servers`, `local_aggregation`) where
+/// no method uses servers: the dense method is `allreduce` and the sparse
+/// method, if any, is not `ps` (Top-k's, gTop-k's and DCT-DP's own
+/// refusals are [`method_keys`]'), as (key, whether given).
+fn server_keys(
+    dense: DenseMethod,
+    sparse: Option<SparseMethod>,
+    s: &RawStrategy,
+) -> Vec<(&'static str, bool)> {
+    if !matches!(dense, DenseMethod::AllReduce(_)) || sparse == Some(SparseMethod::Ps) {
+        return Vec::new();
+    }
+    vec![
+        ("strategy.ps_servers", s.ps_servers.is_some()),
+        ("strategy.local_aggregation", s.local_aggregation.is_some()),
+    ]
 }
 
 /// The first key given that `dense` does not read ([`method_keys`]).
@@ -505,6 +541,20 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
         }
         if sparse != SparseMethod::AllGather && drop("strategy.allgather_staging") {
             raw.strategy.allgather_staging = None;
+        }
+    }
+    // the servers' keys at a point where no method uses servers, where
+    // the dense or the sparse method varies
+    if swept("strategy.dense") || sparse_varies {
+        let s = &mut raw.strategy;
+        for (key, _) in server_keys(dense, sparse, s) {
+            if drop(key) {
+                match key {
+                    "strategy.ps_servers" => s.ps_servers = None,
+                    "strategy.local_aggregation" => s.local_aggregation = None,
+                    _ => unreachable!("server_keys names these"),
+                }
+            }
         }
     }
     // the dense methods' keys only where the dense method is swept
@@ -614,6 +664,8 @@ fn refuse_inert(s: &RawStrategy, sparse: bool) -> Result<(), Invalid> {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{GOOD, err};
+    use crate::collective::Algo;
+    use crate::strategy::DenseMethod;
 
     /// The strategy of the one point of `base` with `[strategy]` lines
     /// `extra`.
@@ -738,6 +790,107 @@ backward = "10ms"
         )
         .unwrap();
         assert!(p[0].config.strategy.vertical_scheduling);
+        // its prior and delayed AlltoAllv hold a size a pair of GPUs: on
+        // 80,000 GPUs 2 × 80,000² of them (51 GB) are refused, on the key's
+        // line; 4,096 (2 × 4,096² = 2^25) are not
+        let big = |nodes: u32| {
+            format!("{SPARSE}[strategy]\nsparse = \"alltoall\"\nvertical_scheduling = true\n")
+                .replacen("nodes = 2", &format!("nodes = {nodes}"), 1)
+                .replacen("gpus_per_node = 4", "gpus_per_node = 8", 1)
+                .replacen("dim = 512", "dim = 80000", 1)
+        };
+        let text = big(10_000);
+        let e = err(&text);
+        assert_eq!(
+            e.key.as_deref(),
+            Some("strategy.vertical_scheduling"),
+            "{e}"
+        );
+        assert_eq!(e.line, Some(line(&text, "vertical_scheduling")), "{e}");
+        assert!(e.message.contains("on 80000 GPUs"), "{e}");
+        assert!(e.message.contains("12800000000 sizes"), "{e}");
+        assert!(super::super::load_str(&big(512), "f.toml", "f").is_ok());
+    }
+
+    /// The servers' keys mean nothing where no method uses servers (the
+    /// dense AllReduce beside no sparse PS), nor the AllReduce algorithm
+    /// beside the dense PS: each is refused on its line; Parallax's hybrid
+    /// (dense AllReduce, sparse PS) keeps them; a sweep over the dense
+    /// method drops them at the points that do not read them, and refuses
+    /// them swept there.
+    #[test]
+    fn servers_and_allreduce_keys_need_their_methods() {
+        for (base, set, key, what) in [
+            (GOOD, "ps_servers = 2", "strategy.ps_servers", "`none`"),
+            (
+                GOOD,
+                "local_aggregation = false",
+                "strategy.local_aggregation",
+                "`none`",
+            ),
+            (
+                SPARSE,
+                "sparse = \"allgather\"\nlocal_aggregation = false",
+                "strategy.local_aggregation",
+                "`allgather`",
+            ),
+            (
+                SPARSE,
+                "sparse = \"alltoall\"\nps_servers = 4",
+                "strategy.ps_servers",
+                "or `sparse = \"ps\"`",
+            ),
+            (
+                GOOD,
+                "dense = \"ps\"\nallreduce = \"tree\"",
+                "strategy.allreduce",
+                "nothing runs an AllReduce algorithm",
+            ),
+            (
+                SPARSE,
+                "dense = \"ps\"\nsparse = \"allreduce\"\nallreduce = \"sharp\"",
+                "strategy.allreduce",
+                "goes by the ring",
+            ),
+        ] {
+            let text = format!("{base}[strategy]\n{set}\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some(key), "{set}: {e}");
+            let leaf = key.rsplit('.').next().unwrap();
+            assert_eq!(e.line, Some(line(&text, leaf)), "{set}: {e}");
+            assert!(e.message.contains("means nothing here"), "{set}: {e}");
+            assert!(e.message.contains(what), "{set}: {e}");
+        }
+        // Parallax's hybrid: servers for the tables
+        let s = strategy_of(
+            SPARSE,
+            "sparse = \"ps\"\nps_servers = 4\nlocal_aggregation = false",
+        );
+        assert_eq!((s.ps_servers, s.local_aggregation), (4, false));
+        // swept dense method: dropped where not read ...
+        let sweep = format!(
+            "{GOOD}[strategy]\ndense = \"ps\"\nps_servers = 2\nlocal_aggregation = false\nallreduce = \"tree\"\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
+        )
+        .replace("dense = \"ps\"\nps_servers", "ps_servers");
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        assert_eq!(
+            p[0].config.strategy.dense,
+            DenseMethod::AllReduce(Algo::Tree)
+        );
+        assert_eq!(p[1].config.strategy.dense, DenseMethod::Ps);
+        assert_eq!(
+            (
+                p[1].config.strategy.ps_servers,
+                p[1].config.strategy.local_aggregation
+            ),
+            (2, false)
+        );
+        // ... and refused swept there
+        let swept = format!(
+            "{GOOD}[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n\"strategy.local_aggregation\" = [false, true]\n"
+        );
+        let e = err(&swept);
+        assert_eq!(e.key.as_deref(), Some("strategy.local_aggregation"), "{e}");
     }
 
     /// `ps_placement` is "sharded" (the default) or "whole", and means

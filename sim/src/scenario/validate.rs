@@ -212,6 +212,32 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             }
         }
     }
+    // EmbRace's vertical scheduling sends its prior and delayed rows by an
+    // AlltoAllv of N × N sizes, for each iteration of drawn rows (one set
+    // under a density) and table: held in memory, and every pair a flow
+    if strategy.vertical_scheduling {
+        let n = cluster.gpus() as u128;
+        let sets: u128 = model
+            .layers
+            .iter()
+            .filter_map(|l| l.embedding.as_ref())
+            .map(|e| match e.rows {
+                Rows::Tokens { .. } => (warmup_iterations + iterations).max(1) as u128,
+                Rows::Density(_) => 1,
+            })
+            .sum();
+        let sizes = 2 * n * n * sets;
+        if sizes > limits::MAX_PER_PAIR_SIZES as u128 {
+            return Err(invalid(
+                "strategy.vertical_scheduling",
+                format!(
+                    "EmbRace's prior and delayed rows go by an AlltoAllv of a size for every pair of GPUs: on {n} GPUs, {sets} set{} of them (one a table under a density, one a table and iteration under the token model), that is {sizes} sizes, more than the {} dtsim holds (256 MiB); use fewer GPUs, fewer iterations or a `density`, or leave vertical scheduling off (the AlltoAll of equal blocks runs at any size)",
+                    if sets == 1 { "" } else { "s" },
+                    limits::MAX_PER_PAIR_SIZES
+                ),
+            ));
+        }
+    }
     Ok(TrainConfig {
         name: raw.name.clone().unwrap_or_else(|| stem.to_string()),
         seed: {

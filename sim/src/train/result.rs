@@ -227,12 +227,13 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
         })
         .collect();
     let in_window = |t: SimTime| t >= t0 && t < t1;
+    // (from +0: an empty sum of floats is −0, which JSON would print)
     let sent: f64 = r
         .sent
         .iter()
         .filter(|m| in_window(m.start))
         .map(|m| m.per_gpu)
-        .sum::<f64>()
+        .fold(0.0, |a, b| a + b)
         / iters;
     let msgs = r.sent.iter().filter(|m| in_window(m.start)).count() as f64 / iters;
     let gpus = cfg.cluster.gpus();

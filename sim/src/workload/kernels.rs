@@ -147,6 +147,134 @@ pub enum Form {
     MLogM,
 }
 
+/// The backends `dtsim calibrate kernels --backend` measures on
+/// (`calibration::calibrate::KernelBackend`'s names, which `sim` cannot
+/// name: `calibration` depends on it), the only ones a profile's
+/// `[[kernel_model]] backend` may name.
+pub const PROFILE_BACKENDS: [&str; 2] = ["cpu", "cuda"];
+
+/// Largest constant term (`a_s`) of a profile's kernel cost, seconds: an
+/// hour a call. The constant is a kernel's launches and synchronisation;
+/// the largest dtsim has measured is 0.22 ms (the H100's radix sort), and
+/// no kernel that a training iteration calls takes an hour to start.
+pub const MAX_CONSTANT_S: f64 = 3600.0;
+
+/// Largest per-element term (`b_s`, `c_s`) of a profile's kernel cost,
+/// seconds: a millisecond an element (per m, per m·log2 m, or per kept
+/// element), at which a kernel over one 4 Mi-element layer takes more than
+/// an hour. The largest dtsim has measured is 27 ns (one CPU core's Top-k,
+/// per selected element), so the bound is over 30,000 times any real
+/// device and leaves room for what-if profiles, while a term of a second
+/// or more (a unit mistake) is refused here, naming the kernel and key,
+/// instead of overflowing the simulated time later with neither.
+pub const MAX_PER_ELEMENT_S: f64 = 1e-3;
+
+/// What is wrong with a profile's `[[kernel_model]]` tables
+/// ([`check_models`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelFault {
+    /// The table at fault, 0-based in file order.
+    pub index: usize,
+    /// Its key at fault.
+    pub key: &'static str,
+    /// What is wrong, naming the kernel and the key.
+    pub message: String,
+}
+
+/// The message for kernel `kernel`'s unknown form `form`.
+fn unknown_form(kernel: &str, form: &str) -> String {
+    format!(
+        "`{kernel}` has form `{form}`, which dtsim does not know (known: {}, {}, {})",
+        Form::Linear.name(),
+        Form::PerElement.name(),
+        Form::MLogM.name()
+    )
+}
+
+/// Checks a profile's kernel models, in file order: each names a backend
+/// of `dtsim calibrate kernels` ([`PROFILE_BACKENDS`]) and a form dtsim
+/// knows ([`Form::parse`]), has cost terms that are seconds, finite, not
+/// negative and at most [`MAX_CONSTANT_S`] (`a_s`) or
+/// [`MAX_PER_ELEMENT_S`] (`b_s`, `c_s`), and models a kernel no earlier
+/// table does (dtsim takes a kernel's model by its name, so of two it
+/// could only pick one silently). `line(index, key)` gives the line of a
+/// table's key where known, for the messages.
+///
+/// # Errors
+/// The first table at fault, its key, and a message naming the kernel.
+pub fn check_models(
+    models: &[crate::profile::KernelModel],
+    line: &dyn Fn(usize, &str) -> Option<usize>,
+) -> Result<(), ModelFault> {
+    use crate::profile::short_number;
+    let fault = |index, key, message| {
+        Err(ModelFault {
+            index,
+            key,
+            message: format!("[[kernel_model]] {message}"),
+        })
+    };
+    for (i, m) in models.iter().enumerate() {
+        let name = &m.kernel;
+        if !PROFILE_BACKENDS.contains(&m.backend.as_str()) {
+            return fault(
+                i,
+                "backend",
+                format!(
+                    "`{name}` has backend `{}`, which dtsim does not know (known: {}, the backends of `dtsim calibrate kernels`)",
+                    m.backend,
+                    PROFILE_BACKENDS.join(", ")
+                ),
+            );
+        }
+        if Form::parse(&m.form).is_none() {
+            return fault(i, "form", unknown_form(name, &m.form));
+        }
+        for (key, v, max, what) in [
+            ("a_s", m.a_s, MAX_CONSTANT_S, "constant term is"),
+            ("b_s", m.b_s, MAX_PER_ELEMENT_S, "per-element terms are"),
+            ("c_s", m.c_s, MAX_PER_ELEMENT_S, "per-element terms are"),
+        ] {
+            if !(v.is_finite() && (0.0..=max).contains(&v)) {
+                let bound = if key == "a_s" {
+                    "an hour a call"
+                } else {
+                    "a millisecond an element"
+                };
+                // 3600, not 3.6e3; 1e-3, not 0.001
+                let max = if max >= 1.0 {
+                    short_number(max)
+                } else {
+                    format!("{max:e}")
+                };
+                return fault(
+                    i,
+                    key,
+                    format!(
+                        "`{name}` has {key} = {}: a kernel's {what} seconds, finite, not negative and at most {max} ({bound})",
+                        short_number(v)
+                    ),
+                );
+            }
+        }
+        if let Some(first) = models[..i].iter().position(|f| f.kernel == *name) {
+            let at = line(first, "kernel")
+                .map(|l| format!(" at line {l}"))
+                .unwrap_or_default();
+            return fault(
+                i,
+                "kernel",
+                format!(
+                    "`{name}` is modelled twice (#{}{at}, and #{}): a profile holds one model a kernel, and dtsim would not know which to use",
+                    first + 1,
+                    i + 1
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 impl Form {
     /// The form as profiles write it.
     pub fn name(self) -> &'static str {
@@ -399,10 +527,11 @@ impl KernelCosts {
     /// `path` (for messages and sources), for compute device `device`.
     ///
     /// # Errors
-    /// A message saying what is wrong: a kernel `needed` that the profile
-    /// lacks (and the default that would apply without the profile), a
-    /// form this version does not know, or a profile measured on another
-    /// kind of device (a CPU's for a GPU preset).
+    /// A message saying what is wrong: a model [`check_models`] refuses
+    /// (an unknown backend or form, a cost term out of range, a kernel
+    /// modelled twice), a kernel `needed` that the profile lacks (and the
+    /// default that would apply without the profile), or a profile
+    /// measured on another kind of device (a CPU's for a GPU preset).
     pub fn with_profile(
         &self,
         profile: &crate::profile::Profile,
@@ -410,6 +539,9 @@ impl KernelCosts {
         needed: &[Kernel],
         device: &str,
     ) -> Result<KernelCosts, String> {
+        // a profile read by `Profile::from_toml` passed this, at its lines
+        check_models(&profile.kernel_models, &|_, _| None)
+            .map_err(|f| format!("kernel profile {path}: {}", f.message))?;
         let mut out = self.clone();
         for &kernel in needed {
             let names = kernel.profile_names();
@@ -446,23 +578,9 @@ impl KernelCosts {
                     m.backend
                 ));
             }
-            let form = Form::parse(&m.form).ok_or_else(|| {
-                format!(
-                    "kernel profile {path}: `{name}` has form `{}`, which dtsim does not know (known: {}, {}, {})",
-                    m.form,
-                    Form::Linear.name(),
-                    Form::PerElement.name(),
-                    Form::MLogM.name()
-                )
-            })?;
-            if let Some((what, v)) = [("a_s", m.a_s), ("b_s", m.b_s), ("c_s", m.c_s)]
-                .into_iter()
-                .find(|(_, v)| !(v.is_finite() && *v >= 0.0 && *v < 1e6))
-            {
-                return Err(format!(
-                    "kernel profile {path}: `{name}` has {what} = {v}: a kernel's cost terms are seconds, finite and not negative (a fit from `dtsim calibrate kernels` gives them so)"
-                ));
-            }
+            // known: `check_models` above
+            let form = Form::parse(&m.form)
+                .ok_or_else(|| format!("kernel profile {path}: {}", unknown_form(name, &m.form)))?;
             let cost = KernelCost {
                 form,
                 a_s: m.a_s,
@@ -712,6 +830,174 @@ mod tests {
             "{scaled} against {}",
             row.median_s
         );
+    }
+
+    /// A `[[kernel_model]]` table as `dtsim calibrate kernels` writes it
+    /// (8 lines and a blank one: `backend` on its 3rd, `a_s` 5th, `b_s`
+    /// 6th, `c_s` 7th), with `key` set to `value` (a TOML value).
+    fn model(kernel: &str, key: &str, value: &str) -> String {
+        let v = |k: &str, d: &str| {
+            if k == key {
+                value.to_string()
+            } else {
+                d.to_string()
+            }
+        };
+        format!(
+            "[[kernel_model]]\nkernel = \"{kernel}\"\nbackend = {}\nform = {}\na_s = {}\nb_s = {}\nc_s = {}\nmedian_abs_residual = 0.05\n\n",
+            v("backend", "\"cuda\""),
+            v("form", "\"a + b*m\""),
+            v("a_s", "0.0001"),
+            v("b_s", "1e-11"),
+            v("c_s", "0.0"),
+        )
+    }
+
+    /// The profile's refusal of `text`: (line, message).
+    fn refusal(text: &str) -> (Option<usize>, String) {
+        match crate::profile::Profile::from_toml(text) {
+            Err(crate::profile::ProfileError::Value { line, message }) => (line, message),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A backend `dtsim calibrate kernels` has not is refused when the
+    /// profile is read, at its line and naming the kernel (until
+    /// 2026-11-29 `backend = "tpu"` was read and used); its backends are
+    /// read.
+    #[test]
+    fn an_unknown_backend_is_refused_at_its_line() {
+        let text = format!(
+            "{}{}",
+            model("mask", "", ""),
+            model("topk", "backend", "\"tpu\"")
+        );
+        assert_eq!(
+            refusal(&text),
+            (
+                Some(12),
+                "[[kernel_model]] `topk` has backend `tpu`, which dtsim does not know (known: cpu, cuda, the backends of `dtsim calibrate kernels`)".into()
+            )
+        );
+        for b in PROFILE_BACKENDS {
+            let p =
+                crate::profile::Profile::from_toml(&model("topk", "backend", &format!("\"{b}\"")))
+                    .unwrap();
+            assert_eq!(p.kernel_models[0].backend, b);
+        }
+        // a form dtsim does not know, at its line too (was: only when a
+        // method needed the kernel, and without a line)
+        let (line, m) = refusal(&model("merge", "form", "\"a + b*m^2\""));
+        assert_eq!(line, Some(4));
+        assert!(
+            m.contains("`merge` has form `a + b*m^2`, which dtsim does not know"),
+            "{m}"
+        );
+    }
+
+    /// Two models of one kernel are refused, naming it and both tables'
+    /// lines (until 2026-11-29 the first was used, silently); one model
+    /// each of the threshold's alternatives (`threshold_sort`,
+    /// `threshold_select`) is not a duplicate. A profile built in code is
+    /// refused the same by `with_profile`, without lines.
+    #[test]
+    fn a_kernel_modelled_twice_is_refused() {
+        let text = format!(
+            "{}{}{}",
+            model("topk", "", ""),
+            model("threshold_sort", "form", "\"a + b*m*log2(m)\""),
+            model("topk", "a_s", "0.5")
+        );
+        assert_eq!(
+            refusal(&text),
+            (
+                Some(20),
+                "[[kernel_model]] `topk` is modelled twice (#1 at line 2, and #3): a profile holds one model a kernel, and dtsim would not know which to use".into()
+            )
+        );
+        let ok = format!(
+            "{}{}",
+            model("threshold_sort", "form", "\"a + b*m*log2(m)\""),
+            model("threshold_select", "", "")
+        );
+        assert!(crate::profile::Profile::from_toml(&ok).is_ok());
+        let mut p = crate::profile::Profile::from_toml(&model("topk", "", "")).unwrap();
+        p.kernel_models.push(p.kernel_models[0].clone());
+        let e = KernelCosts::preset("h200")
+            .with_profile(&p, "k.toml", &[Kernel::TopK], "h200")
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "kernel profile k.toml: [[kernel_model]] `topk` is modelled twice (#1, and #2): a profile holds one model a kernel, and dtsim would not know which to use"
+        );
+    }
+
+    /// A cost term is refused when the profile is read, at its line, with
+    /// the bound the check enforces: `a_s` at most [`MAX_CONSTANT_S`],
+    /// `b_s` and `c_s` at most [`MAX_PER_ELEMENT_S`] (until 2026-11-29: a
+    /// limit of 10⁶ s that the message called "finite and not negative",
+    /// 1e300 printed in 301 digits, and `b_s` from 1 to 10⁵ s accepted to
+    /// overflow the simulated time later, naming neither kernel nor key).
+    #[test]
+    fn cost_terms_are_refused_at_their_line_with_their_bound() {
+        for (key, value, line, shown, bound) in [
+            (
+                "b_s",
+                "1e6",
+                6,
+                "b_s = 1000000:",
+                "per-element terms are seconds, finite, not negative and at most 1e-3 (a millisecond an element)",
+            ),
+            ("b_s", "1e300", 6, "b_s = 1e300:", "at most 1e-3"),
+            ("b_s", "1", 6, "b_s = 1:", "at most 1e-3"),
+            ("b_s", "1e5", 6, "b_s = 100000:", "at most 1e-3"),
+            ("b_s", "-1e-9", 6, "b_s = -0.000000001:", "not negative"),
+            ("c_s", "0.0011", 7, "c_s = 0.0011:", "at most 1e-3"),
+            ("c_s", "nan", 7, "c_s = NaN:", "finite"),
+            (
+                "a_s",
+                "3600.5",
+                5,
+                "a_s = 3600.5:",
+                "constant term is seconds, finite, not negative and at most 3600 (an hour a call)",
+            ),
+            ("a_s", "inf", 5, "a_s = inf:", "finite"),
+        ] {
+            let (l, m) = refusal(&model("topk", key, value));
+            assert_eq!(l, Some(line), "{key} = {value}: {m}");
+            assert!(
+                m.starts_with(&format!("[[kernel_model]] `topk` has {shown}")) && m.contains(bound),
+                "{key} = {value}: {m}"
+            );
+        }
+        // the bounds themselves are terms
+        for (key, value) in [
+            ("a_s", "3600"),
+            ("b_s", "1e-3"),
+            ("c_s", "0.001"),
+            ("a_s", "0"),
+        ] {
+            let p = crate::profile::Profile::from_toml(&model("topk", key, value))
+                .unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+            assert_eq!(p.kernel_models.len(), 1);
+        }
+    }
+
+    /// Every committed kernel profile's terms are far inside the bounds
+    /// (their largest: a 0.22 ms constant, 27 ns an element).
+    #[test]
+    fn the_measured_terms_are_far_inside_the_bounds() {
+        let texts = [
+            CPU_PROFILE,
+            MEASURED_GPUS[0].profile,
+            MEASURED_GPUS[1].profile,
+        ];
+        for t in texts {
+            let p = crate::profile::Profile::from_toml(t).unwrap();
+            for m in &p.kernel_models {
+                assert!(m.a_s < 1e-3 && m.b_s < 1e-7 && m.c_s < 1e-7, "{m:?}");
+            }
+        }
     }
 
     /// A faster memory makes selection cheaper in proportion; the source

@@ -7,6 +7,7 @@ mod compressed;
 mod dct;
 mod engine;
 mod mp;
+mod profile_checks;
 mod properties;
 mod sparse;
 mod topology;

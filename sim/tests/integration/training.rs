@@ -52,6 +52,13 @@ fn single_gpu_throughput_matches_parallax() {
         );
         assert!((r.scaling_efficiency - 1.0).abs() < 1e-9);
         assert_eq!(r.comm_s, 0.0);
+        // nothing sent: +0, not the −0 of an empty float sum, which JSON
+        // prints as -0.0
+        assert!(
+            r.bytes_sent_per_gpu == 0.0 && r.bytes_sent_per_gpu.is_sign_positive(),
+            "{m}: {}",
+            r.bytes_sent_per_gpu
+        );
     }
 }
 
