@@ -205,7 +205,10 @@ impl Grid {
                         true,
                     )
                 })?;
-        if sweep.contains_key("strategy.dense") || sweep.contains_key("strategy.sparse") {
+        if ["strategy.dense", "strategy.sparse", "strategy.schedule"]
+            .iter()
+            .any(|k| sweep.contains_key(*k))
+        {
             super::strategy::drop_other_methods_keys(&mut raw, &|k| sweep.contains_key(k));
         }
         let cfg = validate(&raw, &self.stem, dir).map_err(|(k, m)| {

@@ -198,6 +198,12 @@ pub(super) fn validate_strategy(
             format!("means nothing here: {why}; remove the key"),
         ));
     }
+    if schedule == Schedule::Fifo && s.partition.is_some() {
+        return Err(invalid(
+            "strategy.partition",
+            "means nothing here: it cuts tensors into pieces that priority scheduling can reorder, and the schedule is `fifo`, which sends each whole (fused) tensor in turn; set `schedule = \"priority\"`, or remove the key",
+        ));
+    }
     if let Some((key, _)) = server_keys(dense, sparse, s)
         .into_iter()
         .find(|(_, given)| *given)
@@ -499,8 +505,9 @@ fn default_sparse(dense: DenseMethod) -> SparseMethod {
     }
 }
 
-/// At a point of a sweep over `strategy.dense` or `strategy.sparse`, the
-/// keys that belong to the other methods of the sweep are dropped rather
+/// At a point of a sweep over `strategy.dense`, `strategy.sparse` or
+/// `strategy.schedule`, the keys that belong to the other methods (or
+/// schedules: `partition` at a FIFO point) of the sweep are dropped rather
 /// than refused (a `density` for the Top-k points means nothing at the
 /// AllReduce point of the same sweep). Where the dense method is swept:
 /// `density` unless Top-k or gTop-k, `dct_sparsity` and `dct_lifespan`
@@ -509,11 +516,20 @@ fn default_sparse(dense: DenseMethod) -> SparseMethod {
 /// method varies (swept, or left to its default beside a swept dense
 /// method): `ps_partitions` unless the sparse method is `ps`,
 /// `vertical_scheduling` unless it is `alltoall`, and `allgather_staging`
-/// unless it is `allgather`. Keys that are themselves swept (`swept`, dotted) are kept, and
+/// unless it is `allgather`. Where the dense or the sparse method varies:
+/// `ps_servers` and `local_aggregation` unless a method uses servers
+/// ([`server_keys`]). Keys that are themselves swept (`swept`, dotted) are kept, and
 /// refused where they mean nothing: dropped, their swept values would
 /// label points that do not differ. An unknown method is left for
 /// validation to name.
 pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str) -> bool) {
+    // priority's pieces at a FIFO point of a sweep over the schedule
+    if swept("strategy.schedule")
+        && !swept("strategy.partition")
+        && raw.strategy.schedule.as_deref().unwrap_or("fifo") == "fifo"
+    {
+        raw.strategy.partition = None;
+    }
     let dense = match raw.strategy.dense.as_deref().unwrap_or("allreduce") {
         "topk" => DenseMethod::TopK,
         "gtopk" => DenseMethod::GTopK,
@@ -893,6 +909,32 @@ backward = "10ms"
         assert_eq!(e.key.as_deref(), Some("strategy.local_aggregation"), "{e}");
     }
 
+    /// `partition` cuts tensors for priority scheduling: beside FIFO it
+    /// means nothing and is refused on its line; a sweep over the schedule
+    /// drops it at the FIFO points and refuses it swept there.
+    #[test]
+    fn partition_needs_priority() {
+        for set in ["partition = \"1MiB\"", "schedule = \"fifo\"\npartition = 0"] {
+            let text = format!("{GOOD}[strategy]\n{set}\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("strategy.partition"), "{e}");
+            assert_eq!(e.line, Some(line(&text, "partition")), "{e}");
+            assert!(e.message.contains("the schedule is `fifo`"), "{e}");
+        }
+        let s = strategy_of(GOOD, "schedule = \"priority\"\npartition = \"1MiB\"");
+        assert_eq!(s.partition, 1 << 20);
+        let sweep = format!(
+            "{GOOD}[strategy]\npartition = \"1MiB\"\n[sweep]\n\"strategy.schedule\" = [\"fifo\", \"priority\"]\n"
+        );
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        assert_eq!(p[1].config.strategy.partition, 1 << 20);
+        let swept = format!(
+            "{GOOD}[sweep]\n\"strategy.schedule\" = [\"fifo\", \"priority\"]\n\"strategy.partition\" = [\"1MiB\", \"4MiB\"]\n"
+        );
+        let e = err(&swept);
+        assert_eq!(e.key.as_deref(), Some("strategy.partition"), "{e}");
+    }
+
     /// `ps_placement` is "sharded" (the default) or "whole", and means
     /// something only with `dense = "ps"` in data parallelism; a sweep
     /// over the dense method keeps it at the PS point and drops it at the
@@ -935,9 +977,11 @@ backward = "10ms"
             );
             assert_eq!(e.line, Some(line(&text, key)), "{e}");
             assert!(e.message.contains("never fused or cut"), "{e}");
-            // beside an embedding they shape its tables' transfers
-            let text =
-                format!("{SPARSE}[strategy]\n{ps}ps_placement = \"whole\"\n{key} = \"8MiB\"\n");
+            // beside an embedding they shape its tables' transfers (the
+            // pieces, priority's)
+            let text = format!(
+                "{SPARSE}[strategy]\n{ps}ps_placement = \"whole\"\nschedule = \"priority\"\n{key} = \"8MiB\"\n"
+            );
             assert!(
                 super::super::load_str(&text, "f.toml", "f").is_ok(),
                 "{key} with a table"
@@ -958,7 +1002,7 @@ backward = "10ms"
         // the AllReduce points' fusion and pieces are dropped at the PS
         // point of whole variables (a model without tables), not refused
         let sweep = format!(
-            "{GOOD}[strategy]\n{ps}ps_placement = \"whole\"\nfusion = \"8MiB\"\npartition = \"1MiB\"\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
+            "{GOOD}[strategy]\n{ps}ps_placement = \"whole\"\nschedule = \"priority\"\nfusion = \"8MiB\"\npartition = \"1MiB\"\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
         );
         let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
         let fusion: Vec<_> = p

@@ -1880,7 +1880,7 @@ density = 0.1
         for quiet in [
             "schedule = \"priority\"",
             "schedule = \"priority\"\nfusion = 0\npartition = \"16MiB\"",
-            "schedule = \"fifo\"\nfusion = 0\npartition = \"64KiB\"",
+            "schedule = \"fifo\"\nfusion = 0",
         ] {
             assert!(warnings(&vgg(quiet)).is_empty(), "{quiet}");
         }

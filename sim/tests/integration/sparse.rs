@@ -1452,11 +1452,17 @@ fn horizontal_scheduling_runs_lookups_first() {
     };
     let text = |schedule: &str| {
         format!(
-            "name = \"t\"\n[cluster]\nnodes = 2\ngpus_per_node = 4\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 64\n{}{}{}{}[strategy]\nsparse = \"alltoall\"\npartition = 0\nschedule = \"{schedule}\"\n",
+            "name = \"t\"\n[cluster]\nnodes = 2\ngpus_per_node = 4\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 64\n{}{}{}{}[strategy]\nsparse = \"alltoall\"\n{}schedule = \"{schedule}\"\n",
             layer("enc_emb", 0, true),
             layer("encoder", 40_000_000, false),
             layer("dec_emb", 0, true),
             layer("decoder", 40_000_000, false),
+            // whole tensors, pieces being priority's
+            if schedule == "priority" {
+                "partition = 0\n"
+            } else {
+                ""
+            },
         )
     };
     let stream = |schedule: &str| {
