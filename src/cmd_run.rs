@@ -217,13 +217,36 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 .iter()
                 .map(|x| format!("{} → {:.2} ms", x.partitions, ms(x.iteration_time_s)))
                 .collect();
+            let mut counts: Vec<u32> = s.samples.iter().map(|x| x.partitions).collect();
+            counts.sort_unstable();
+            counts.dedup();
+            // Eq. 1 has three terms: fewer counts do not determine them
+            // (θ is then zeros in --json), and without θ1, θ2 > 0 it has no
+            // minimum; the search takes its fastest sample either way
+            let fit = if counts.len() < 3 {
+                format!(
+                    "{} partition count{} sampled, too few to fit Eq. 1's three terms; chosen the fastest, {}",
+                    counts.len(),
+                    if counts.len() == 1 { "" } else { "s" },
+                    s.chosen
+                )
+            } else {
+                format!(
+                    "fit θ0 = {:.4} s, θ1 = {:.4} s, θ2 = {:.3e} s; chosen {} partitions{}",
+                    s.theta[0],
+                    s.theta[1],
+                    s.theta[2],
+                    s.chosen,
+                    if s.theta[1] > 0.0 && s.theta[2] > 0.0 {
+                        ""
+                    } else {
+                        " (the fastest sample: the fit has no minimum)"
+                    }
+                )
+            };
             print_line(format_args!(
-                "  ps_partitions = \"auto\": sampled {}; fit θ0 = {:.4} s, θ1 = {:.4} s, θ2 = {:.3e} s; chosen {} partitions",
+                "  ps_partitions = \"auto\": sampled {}; {fit}",
                 samples.join(", "),
-                s.theta[0],
-                s.theta[1],
-                s.theta[2],
-                s.chosen
             ))?;
         }
     }

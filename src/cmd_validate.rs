@@ -121,6 +121,9 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
     if let (Some(measured), Some(scenario)) = (&a.training, &a.scenario) {
         return training(&a, measured.clone(), scenario.clone());
     }
+    let algos = calibration::fit::Algos::parse(&a.algos).map_err(CliError::Input)?;
+    let named: Vec<sim::collective::Op> =
+        algos.notes_by_op().into_iter().map(|(op, _)| op).collect();
     let req = ValidateRequest {
         nccl_tests: a.nccl_tests,
         osu: a.osu,
@@ -128,9 +131,20 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         ranks: a.ranks,
         predict: a.predict,
         shape: a.shape,
-        algos: calibration::fit::Algos::parse(&a.algos).map_err(CliError::Input)?,
+        algos,
     };
     let results = calibrate::validate(&req)?;
+    // an algorithm named for an operation none of the measurements holds
+    // changes nothing: say so rather than let it pass for applied
+    for op in named {
+        if !results.iter().any(|v| v.op == op.name()) {
+            eprintln!(
+                "warning: --algo {}=…: no {} among the measurements, so it applies to nothing",
+                op.name(),
+                op.name()
+            );
+        }
+    }
     for v in &results {
         if a.json {
             let line = serde_json::to_string(v).map_err(|e| CliError::Other(e.to_string()))?;

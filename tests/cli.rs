@@ -1403,6 +1403,22 @@ fn validate_json_per_point_on_an_nccl_tests_log() {
         "16",
     ]);
     assert!(stdout(&o).contains("held out: median"));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    // an algorithm for an operation the log does not hold is said to
+    // apply to nothing, and the run goes on
+    let o = dtsim(&[
+        "validate",
+        "--nccl-tests",
+        &fixture("nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt"),
+        "--algo",
+        "broadcast=ompi-binomial",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "warning: --algo broadcast=…: no broadcast among the measurements, so it applies to nothing\n"
+    );
+    assert!(stdout(&o).contains("held out: median"));
 }
 
 #[test]
@@ -1978,6 +1994,20 @@ ps_partitions = "auto"
         out.contains(&format!("chosen {chosen} partitions")),
         "{out}"
     );
+    // a table of one row: one count to sample, nothing to fit (no θ
+    // printed as if fitted)
+    let f = scenario(
+        "auto-one.toml",
+        &text.replace("vocab = 2000000", "vocab = 1"),
+    );
+    let out = stdout(&dtsim(&["run", f.to_str().unwrap()]));
+    assert!(
+        out.contains(
+            "sampled 1 → ",
+        ) && out.contains("1 partition count sampled, too few to fit Eq. 1's three terms; chosen the fastest, 1"),
+        "{out}"
+    );
+    assert!(!out.contains("θ0"), "{out}");
 }
 
 /// A table in host memory: `dtsim run` lists its host tasks with their
