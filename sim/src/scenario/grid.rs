@@ -257,7 +257,13 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
     let mut parts: Vec<&str> = key.split('.').collect();
     let last = parts.pop().ok_or("empty key")?;
     let mut t = table;
+    // inside an entry of an array of tables (a custom layer), the tables
+    // a key steps into are the file's: a sweep does not write one (a layer
+    // without a table would get one with the swept key alone)
+    let mut entry: Option<String> = None;
+    let mut walked: Vec<&str> = Vec::new();
     for p in parts {
+        walked.push(p);
         if let Some((name, index)) = p.strip_suffix(']').and_then(|q| q.split_once('[')) {
             let i: usize = index
                 .parse()
@@ -277,7 +283,13 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
                 })?
                 .as_table_mut()
                 .ok_or_else(|| format!("`{p}` is not a table, so `{key}` cannot be swept"))?;
+            entry = Some(walked.join("."));
             continue;
+        }
+        if let Some(e) = entry.as_ref().filter(|_| !t.contains_key(p)) {
+            return Err(format!(
+                "`{e}` has no `{p}` table in the file, so `{key}` cannot be swept: give the table under that entry, with its other keys, and sweep its key"
+            ));
         }
         t = t
             .entry(p.to_string())
@@ -431,6 +443,11 @@ mod tests {
             ("model.layers[2].params", "has 2 entries"),
             ("model.layers[x].params", "whole number"),
             ("cluster[0].nodes", "not an array of tables"),
+            // layer 1 has no table: not one made of the swept key alone
+            (
+                "model.layers[1].embedding.density",
+                "`model.layers[1]` has no `embedding` table in the file",
+            ),
         ] {
             let text = format!("{custom}[sweep]\n\"{key}\" = [1, 2]\n");
             let e = err(&text);
