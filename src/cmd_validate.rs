@@ -122,8 +122,10 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         return training(&a, measured.clone(), scenario.clone());
     }
     let algos = calibration::fit::Algos::parse(&a.algos).map_err(CliError::Input)?;
-    let named: Vec<sim::collective::Op> =
-        algos.notes_by_op().into_iter().map(|(op, _)| op).collect();
+    let named: Vec<sim::collective::Op> = sim::collective::Op::ALL
+        .into_iter()
+        .filter(|&op| algos.names(op))
+        .collect();
     let req = ValidateRequest {
         nccl_tests: a.nccl_tests,
         osu: a.osu,

@@ -43,6 +43,7 @@
 //! not know, a cost term out of range, a kernel given twice).
 
 use crate::limits;
+use crate::scenario::line_of;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -402,11 +403,6 @@ pub(crate) fn short_number(v: f64) -> String {
     if s.len() <= 24 { s } else { format!("{v:e}") }
 }
 
-/// The 1-based line of byte `offset` of `text`.
-fn line_at(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 /// Where the values of the tables whose values [`Profile::from_toml`]
 /// checks are in the text: each `[[measurement]]`'s and
 /// `[[kernel_model]]`'s keys with their values' spans. Parsed only to
@@ -429,7 +425,7 @@ impl Spans {
             _ => return None,
         };
         let value = tables.get(index)?.get(key)?;
-        Some(line_at(text, value.span().start))
+        Some(line_of(text, value.span().start))
     }
 }
 
@@ -444,7 +440,7 @@ impl Profile {
     /// [`Profile::check_values`]), the value's line and what is wrong.
     pub fn from_toml(text: &str) -> Result<Profile, ProfileError> {
         let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Form {
-            line: e.span().map(|s| line_at(text, s.start)),
+            line: e.span().map(|s| line_of(text, s.start)),
             message: e.message().trim().to_string(),
         })?;
         // the spans are parsed only to locate a value refused
@@ -642,7 +638,7 @@ mod tests {
     /// [`MAX_MEASURED_TIME_S`], no ranks, more ranks than dtsim simulates
     /// or a buffer larger than it simulates are refused at the value's
     /// line (the second table's: 9, 10, 11), naming the measurement; until
-    /// 2026-11-29 they were read, and `dtsim validate` dropped the point
+    /// 2026-11-28 they were read, and `dtsim validate` dropped the point
     /// silently.
     #[test]
     fn impossible_measurements_are_refused_at_their_line() {

@@ -301,8 +301,9 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
     Ok(())
 }
 
-/// The 1-based line of byte `offset` in `text`.
-pub(super) fn line_of(text: &str, offset: usize) -> usize {
+/// The 1-based line of byte `offset` in `text` (a scenario's, a
+/// profile's).
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 

@@ -48,7 +48,8 @@ pub use grid::Grid;
 pub use validate::{advice, validate};
 
 use crate::train::TrainConfig;
-use grid::{KeyLines, line_of};
+use grid::KeyLines;
+pub(crate) use grid::line_of;
 use raw::RawScenario;
 use std::collections::BTreeMap;
 use std::fmt;

@@ -562,14 +562,9 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
     // the servers' keys at a point where no method uses servers, where
     // the dense or the sparse method varies
     if swept("strategy.dense") || sparse_varies {
-        let s = &mut raw.strategy;
-        for (key, _) in server_keys(dense, sparse, s) {
+        for (key, _) in server_keys(dense, sparse, &raw.strategy) {
             if drop(key) {
-                match key {
-                    "strategy.ps_servers" => s.ps_servers = None,
-                    "strategy.local_aggregation" => s.local_aggregation = None,
-                    _ => unreachable!("server_keys names these"),
-                }
+                clear(&mut raw.strategy, key);
             }
         }
     }
@@ -617,20 +612,24 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
     {
         raw.model.kernel_profile = None;
     }
-    let s = &mut raw.strategy;
-    for (key, _, _) in method_keys(dense, s) {
-        if !drop(key) {
-            continue;
+    for (key, _, _) in method_keys(dense, &raw.strategy) {
+        if drop(key) {
+            clear(&mut raw.strategy, key);
         }
-        match key {
-            "strategy.fusion" => s.fusion = None,
-            "strategy.partition" => s.partition = None,
-            "strategy.allreduce" => s.allreduce = None,
-            "strategy.ps_servers" => s.ps_servers = None,
-            "strategy.local_aggregation" => s.local_aggregation = None,
-            "strategy.ps_placement" => s.ps_placement = None,
-            _ => unreachable!("method_keys names these"),
-        }
+    }
+}
+
+/// Removes `key`, one that [`method_keys`] or [`server_keys`] names, from
+/// the strategy.
+fn clear(s: &mut RawStrategy, key: &str) {
+    match key {
+        "strategy.fusion" => s.fusion = None,
+        "strategy.partition" => s.partition = None,
+        "strategy.allreduce" => s.allreduce = None,
+        "strategy.ps_servers" => s.ps_servers = None,
+        "strategy.local_aggregation" => s.local_aggregation = None,
+        "strategy.ps_placement" => s.ps_placement = None,
+        _ => unreachable!("method_keys and server_keys name these"),
     }
 }
 

@@ -887,14 +887,7 @@ fn embedding(e: &RawEmbedding, k: &dyn Fn(&str) -> String) -> Result<Embedding, 
             })?;
             let padding = match e.padding_tokens {
                 None => 0,
-                Some(p) if (0..tokens).contains(&p) && (p == 0 || vocab >= 2) => p as u64,
-                Some(p) if (0..tokens).contains(&p) => {
-                    return Err(invalid(
-                        &k("padding_tokens"),
-                        "needs a table of at least 2 rows: the padding row and a row for the words",
-                    ));
-                }
-                Some(p) => {
+                Some(p) if !(0..tokens).contains(&p) => {
                     return Err(invalid(
                         &k("padding_tokens"),
                         format!(
@@ -903,6 +896,13 @@ fn embedding(e: &RawEmbedding, k: &dyn Fn(&str) -> String) -> Result<Embedding, 
                         ),
                     ));
                 }
+                Some(p) if p > 0 && vocab < 2 => {
+                    return Err(invalid(
+                        &k("padding_tokens"),
+                        "needs a table of at least 2 rows: the padding row and a row for the words",
+                    ));
+                }
+                Some(p) => p as u64,
             };
             Rows::Tokens {
                 tokens: tokens as u64,

@@ -863,7 +863,7 @@ mod tests {
 
     /// A backend `dtsim calibrate kernels` has not is refused when the
     /// profile is read, at its line and naming the kernel (until
-    /// 2026-11-29 `backend = "tpu"` was read and used); its backends are
+    /// 2026-11-28 `backend = "tpu"` was read and used); its backends are
     /// read.
     #[test]
     fn an_unknown_backend_is_refused_at_its_line() {
@@ -896,7 +896,7 @@ mod tests {
     }
 
     /// Two models of one kernel are refused, naming it and both tables'
-    /// lines (until 2026-11-29 the first was used, silently); one model
+    /// lines (until 2026-11-28 the first was used, silently); one model
     /// each of the threshold's alternatives (`threshold_sort`,
     /// `threshold_select`) is not a duplicate. A profile built in code is
     /// refused the same by `with_profile`, without lines.
@@ -934,7 +934,7 @@ mod tests {
 
     /// A cost term is refused when the profile is read, at its line, with
     /// the bound the check enforces: `a_s` at most [`MAX_CONSTANT_S`],
-    /// `b_s` and `c_s` at most [`MAX_PER_ELEMENT_S`] (until 2026-11-29: a
+    /// `b_s` and `c_s` at most [`MAX_PER_ELEMENT_S`] (until 2026-11-28: a
     /// limit of 10⁶ s that the message called "finite and not negative",
     /// 1e300 printed in 301 digits, and `b_s` from 1 to 10⁵ s accepted to
     /// overflow the simulated time later, naming neither kernel nor key).

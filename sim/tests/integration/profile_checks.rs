@@ -32,7 +32,7 @@ fn every_committed_profile_reads() {
 
 /// The black-box report's reproducer: the MPI fixture with its line 312
 /// (a ping-pong's `time_s`) made impossible is refused at that line,
-/// naming the measurement; until 2026-11-29 `dtsim validate
+/// naming the measurement; until 2026-11-28 `dtsim validate
 /// --measurements` read it, dropped the point and fitted without it.
 #[test]
 fn an_impossible_measured_time_is_refused_at_its_line() {
@@ -76,7 +76,7 @@ fn an_impossible_measured_time_is_refused_at_its_line() {
 /// backend, a kernel modelled twice or a cost term out of range is
 /// refused at the key, the message naming the profile, the line in it
 /// and the kernel. `b_s = 1` (a second an element) was read until
-/// 2026-11-29 and overflowed the simulated time, naming neither.
+/// 2026-11-28 and overflowed the simulated time, naming neither.
 #[test]
 fn a_scenario_refuses_a_kernel_profile_at_the_profile_line() {
     let dir = std::env::temp_dir().join(format!("dtsim-profile-checks-{}", std::process::id()));
