@@ -40,6 +40,16 @@
 //!   partitions and local aggregation, flow model; every iteration's
 //!   draws included. The issue's target: under 50 ms per simulated
 //!   iteration at 48 GPUs (wall time / 10).
+//! * `sparse-ps-lm`: one measured iteration (and the default warm-up)
+//!   of the `lm` preset (Parallax's LM, its tables by density) on
+//!   TITAN Xp machines of 8 GPUs over EDR, Parallax's hybrid with 64
+//!   partitions and the default stragglers, so that every GPU's stream
+//!   is simulated (the servers' CPU tasks wait on each machine's
+//!   GPUs), flow model; `sparse-ps-lm-analytical` the same in the
+//!   analytical model. What a user's cluster-size sweep of the hybrid
+//!   pays a point (a blocked stream was re-examined on every
+//!   completion, and rescanned its task's dependencies from the first,
+//!   until 2026-11-29).
 //! * `parallax-table4`: the Parallax Table 4 sweep, 2 models × 4
 //!   architectures (AR, NaivePS, OptPS, HYB; the last two with the
 //!   partition search) from `scenarios/papers/parallax/`, 10 measured
@@ -301,6 +311,35 @@ ps_partitions = 128
             let points = sim::scenario::load_str(&text, "tokens.toml", "tokens").unwrap();
             simulate(&points[0].config).unwrap().events
         }
+        "sparse-ps-lm" | "sparse-ps-lm-analytical" => {
+            let model = if workload == "sparse-ps-lm" {
+                "flow"
+            } else {
+                "analytical"
+            };
+            let text = format!(
+                r#"
+iterations = 1
+[cluster]
+nodes = {}
+gpus_per_node = 8
+network = "ib-edr-100g"
+intra = "pcie3-x16"
+model = "{model}"
+[model]
+preset = "lm"
+batch_per_gpu = 128
+gpu = "titan-xp"
+[strategy]
+dense = "allreduce"
+sparse = "ps"
+ps_partitions = 64
+"#,
+                gpus / 8,
+            );
+            let points = sim::scenario::load_str(&text, "ps-lm.toml", "ps-lm").unwrap();
+            simulate(&points[0].config).unwrap().events
+        }
         "parallax-table4" => {
             let dir =
                 std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/papers/parallax");
@@ -529,6 +568,12 @@ fn main() {
     }
     for g in [48, 192] {
         jobs.push(("sparse-tokens", g));
+    }
+    for g in [128, 512] {
+        jobs.push(("sparse-ps-lm", g));
+    }
+    for g in [128, 512, 1600] {
+        jobs.push(("sparse-ps-lm-analytical", g));
     }
     jobs.push(("parallax-table4", 48));
     for g in [32, 256, 1024] {

@@ -205,6 +205,9 @@ struct Stream {
     /// Whether the GPU has entered `iter` (counted by the comm tasks).
     entered: bool,
     state: StreamState,
+    /// The next task's dependencies before this index are met (a met
+    /// dependency stays met): a blocked stream resumes its scan here.
+    met: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,6 +295,12 @@ struct Engine<'a> {
     /// Emptied piece lists of ended messages, for reuse.
     spare: Vec<Vec<Slice>>,
     done_buf: Vec<(InstanceId, Finished)>,
+    /// Blocked streams by the task each waits for now: a completion of
+    /// that task (in any iteration or scope) re-examines them, and no
+    /// other stream, since every other one still waits for its own.
+    waiters: Vec<Vec<u32>>,
+    /// [`Options::index_waiters`].
+    index_waiters: bool,
 }
 
 /// Runs `plan` for `cfg`: warm-up and measured iterations, then the
@@ -371,6 +380,7 @@ pub fn run(
                 pos: 0,
                 entered: false,
                 state: StreamState::Idle,
+                met: 0,
             };
             gpus as usize
         ],
@@ -390,6 +400,8 @@ pub fn run(
         clock: SimTime::ZERO,
         spare: Vec::new(),
         done_buf: Vec::new(),
+        waiters: vec![Vec::new(); plan.tasks.len()],
+        index_waiters: opts.index_waiters,
     };
     e.run()?;
     // messages in start order (they were recorded as they ended)
@@ -537,10 +549,14 @@ impl Engine<'_> {
             }
         }
         let task = self.task_at(g, s.pos);
-        if let Some(on) = self.unmet(g, s.iter, task) {
+        let from = if self.index_waiters { s.met } else { 0 };
+        if let Some((at, on)) = self.unmet(g, s.iter, task, from) {
+            self.streams[g as usize].met = at;
             if s.state == StreamState::Idle {
                 self.streams[g as usize].state = StreamState::Blocked { since: now, on };
             }
+            // waits for `on` now (the stall keeps the task it began on)
+            self.waiters[on as usize].push(g);
             return;
         }
         if let StreamState::Blocked { since, on } = s.state
@@ -580,8 +596,9 @@ impl Engine<'_> {
     }
 
     /// The first dependency of task `task` of iteration `iter` that is not
-    /// met on GPU `g` (`None`: it may start).
-    fn unmet(&self, g: u32, iter: u32, task: TaskId) -> Option<TaskId> {
+    /// met on GPU `g`, with its index, looking from index `from` on (those
+    /// before are met); `None`: it may start.
+    fn unmet(&self, g: u32, iter: u32, task: TaskId, from: u32) -> Option<(u32, TaskId)> {
         let met = |d: &super::task::Dep| {
             let Some(k) = iter.checked_sub(d.back) else {
                 return true; // no previous iteration
@@ -597,11 +614,11 @@ impl Engine<'_> {
                 Kind::Cpu => st.node_done[(d.task * self.nodes + self.node_of(g)) as usize],
             }
         };
-        self.plan.tasks[task as usize]
-            .deps
+        let deps = &self.plan.tasks[task as usize].deps;
+        deps[from as usize..]
             .iter()
-            .find(|d| !met(d))
-            .map(|d| d.task)
+            .position(|d| !met(d))
+            .map(|i| (from + i as u32, deps[from as usize + i].task))
     }
 
     fn on_compute(&mut self, g: u32) {
@@ -639,6 +656,7 @@ impl Engine<'_> {
         }
         let st = &mut self.streams[g as usize];
         st.state = StreamState::Idle;
+        st.met = 0;
         st.pos += 1;
         if st.pos as usize == self.orders[self.stream_stage[g as usize] as usize].len() {
             st.pos = 0;
@@ -843,10 +861,33 @@ impl Engine<'_> {
             self.base += 1;
         }
         if wake {
-            for g in 0..self.gpus {
-                if matches!(self.streams[g as usize].state, StreamState::Blocked { .. }) {
-                    self.advance(g);
+            // A blocked stream waits for a comm or CPU task (compute tasks
+            // are met by stream order), and until that task completes in
+            // the stream's iteration and scope it stays blocked: only the
+            // streams waiting for `task` can have become free. (An
+            // iteration is forgotten after all its completions, each of
+            // which re-examined its waiters.) In GPU order, as when every
+            // blocked stream was re-examined, which keeps the events'.
+            let mut woken = std::mem::take(&mut self.waiters[task as usize]);
+            if self.index_waiters {
+                woken.sort_unstable();
+            } else {
+                // the reference: every blocked stream
+                for w in &mut self.waiters {
+                    w.clear();
                 }
+                woken.clear();
+                woken.extend((0..self.gpus).filter(|&g| {
+                    matches!(self.streams[g as usize].state, StreamState::Blocked { .. })
+                }));
+            }
+            for &g in &woken {
+                self.advance(g);
+            }
+            // the list's allocation serves again
+            woken.clear();
+            if self.waiters[task as usize].is_empty() {
+                self.waiters[task as usize] = woken;
             }
         }
     }

@@ -134,6 +134,13 @@ pub struct Options {
     /// collective of the plan is node-symmetric (exact; see
     /// [`crate::collective::exec`]).
     pub fold_nodes: bool,
+    /// On a completion, re-examine only the blocked streams waiting for
+    /// the completed task, each from the dependency it waits for (a met
+    /// dependency stays met). Off, every blocked stream is re-examined
+    /// from its task's first dependency on every completion that may free
+    /// one: the same results to the bit, in time quadratic in the GPUs
+    /// (the tests' reference).
+    pub index_waiters: bool,
 }
 
 impl Default for Options {
@@ -143,6 +150,7 @@ impl Default for Options {
             every_gpu: false,
             reuse_isolated: true,
             fold_nodes: true,
+            index_waiters: true,
         }
     }
 }

@@ -154,6 +154,13 @@ proptest! {
                 prop_assert!(same_numbers(&base, &r), "{opts:?}:\n{base:?}\n{r:?}");
             }
         }
+        // the index of waiting streams is exact: the same result and
+        // timeline to the bit as re-examining every blocked stream
+        let traced = with(|o| { o.every_gpu = true; o.trace = true; });
+        let (a, ta) = simulate_with(&cfg, traced).unwrap();
+        let (b, tb) = simulate_with(&cfg, Options { index_waiters: false, ..traced }).unwrap();
+        prop_assert_eq!(a, b);
+        prop_assert_eq!(ta, tb);
     }
 }
 
@@ -1077,5 +1084,68 @@ fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
     assert!(
         one > 50 && every > 0,
         "{one} on one GPU, {every} on every GPU"
+    );
+}
+
+/// Every shipped scenario point of up to 64 GPUs, every GPU's stream
+/// simulated with stragglers (CV 0.05) and traced: re-examining only the
+/// streams that wait for a completed task, from the dependency each
+/// waits for, gives the result and the timeline (every compute pass,
+/// message and stall) of re-examining every blocked stream from its
+/// task's first dependency, to the bit.
+#[test]
+fn the_index_of_waiting_streams_changes_nothing_on_every_shipped_scenario() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut files = Vec::new();
+    for dir in [
+        "examples",
+        "papers/parallax",
+        "papers/embrace",
+        "papers/gtopk",
+        "papers/dct",
+        "papers/ring",
+    ] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut points = 0;
+    let mut stalls = 0;
+    for f in &files {
+        let grid = sim::scenario::open_file(f).unwrap();
+        for i in 0..grid.len() {
+            let mut cfg = grid.point(i).unwrap().config;
+            if cfg.cluster.gpus() > 64 {
+                continue;
+            }
+            cfg.model.compute_jitter = 0.05;
+            cfg.warmup_iterations = 1;
+            cfg.iterations = 2;
+            let opts = with(|o| {
+                o.every_gpu = true;
+                o.trace = true;
+            });
+            let (a, ta) = simulate_with(&cfg, opts).unwrap();
+            let reference = Options {
+                index_waiters: false,
+                ..opts
+            };
+            let (b, tb) = simulate_with(&cfg, reference).unwrap();
+            assert_eq!(a, b, "{} point {i}", f.display());
+            let (ta, tb) = (ta.unwrap(), tb.unwrap());
+            stalls += ta.stalls.len();
+            assert!(ta == tb, "{} point {i}: the timelines differ", f.display());
+            points += 1;
+        }
+    }
+    eprintln!("{points} points, {stalls} stalls");
+    // the comparison saw the shipped points and streams that waited
+    assert!(
+        points > 100 && stalls > 1000,
+        "{points} points, {stalls} stalls"
     );
 }
