@@ -232,3 +232,64 @@ ps_partitions = 4
     assert!(stderr(&o).contains("the file's own strategy does not apply here"));
     assert!(!stdout(&o).contains("<- this file"));
 }
+
+/// ResNet-50 on 8 DGX-like machines: the binomial tree's AllReduce under
+/// FIFO and under priority differs by picoseconds of rounding (the same
+/// messages, sent in another order), which the advice ranks once; and
+/// DCT-DP's warning about its measured window, which only the advice's
+/// DCT ways give, says so rather than reading as advice on the file.
+#[test]
+fn rounding_apart_is_one_row_and_a_candidates_warning_says_whose() {
+    let dir = fresh_dir("advise", "rounding");
+    let text = r#"[cluster]
+nodes = 8
+gpus_per_node = 8
+network = "ib-edr-100g"
+intra = "nvlink3"
+[model]
+preset = "resnet50"
+gpu = "a100"
+batch_per_gpu = 64
+[strategy]
+allreduce = "ring"
+"#;
+    let file = write(&dir, "r50.toml", text);
+    // the two schedules' runs: apart, by less than a nanosecond
+    let time = |schedule: &str| {
+        let one = write(
+            &dir,
+            "one.toml",
+            &text.replace(
+                "allreduce = \"ring\"",
+                &format!("allreduce = \"binomial\"\nschedule = \"{schedule}\""),
+            ),
+        );
+        json_rows(&dtsim(&["run", &one, "--json"]))[0]["iteration_time_s"]
+            .as_f64()
+            .unwrap()
+    };
+    let (fifo, priority) = (time("fifo"), time("priority"));
+    assert!(
+        fifo != priority && (fifo - priority).abs() < 1e-9,
+        "{fifo} {priority}"
+    );
+    let o = dtsim(&["advise", &file, "--json"]);
+    let rows = json_rows(&o);
+    let binomial: Vec<_> = rows
+        .iter()
+        .filter(|r| r.get("rank").is_some() && r["algo"] == "binomial")
+        .collect();
+    assert_eq!(binomial.len(), 1, "{binomial:?}");
+    assert_eq!(binomial[0]["schedule"], "fifo");
+    assert_eq!(binomial[0]["same_with"], serde_json::json!(["priority"]));
+    assert_eq!(binomial[0]["iteration_time_s"].as_f64().unwrap(), fifo);
+    // the file (no DCT) gives no warning of its own; the DCT ways' is theirs
+    let plain = dtsim(&["run", &file]);
+    assert_eq!(stderr(&plain), "");
+    let err = stderr(&o);
+    assert!(
+        err.contains("DCT-DP sorts each threshold once every 1000 iterations")
+            && err.contains("(of the ways with dct, not the file's)"),
+        "{err}"
+    );
+}

@@ -130,11 +130,17 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             ));
         }
         if strategy.sparse == Some(SparseMethod::AllToAll) && e.dim < gpus as u64 {
+            // a preset's width is not in the file: the method's line is
+            let key = if raw.model.preset.is_some() {
+                "strategy.sparse".to_string()
+            } else {
+                format!("model.layers[{i}].embedding.dim")
+            };
             return Err(invalid(
-                &format!("model.layers[{i}].embedding.dim"),
+                &key,
                 format!(
-                    "`sparse = \"alltoall\"` splits the table's {} columns over the {gpus} GPUs, and each needs at least one (EmbRace's column partitioning); use fewer GPUs or another sparse method",
-                    e.dim
+                    "`sparse = \"alltoall\"` splits layer `{}`'s table, {} columns, over the {gpus} GPUs, and each needs at least one (EmbRace's column partitioning); use fewer GPUs or another sparse method",
+                    l.name, e.dim
                 ),
             ));
         }
@@ -188,10 +194,13 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     // one after the last, for the next batch's overlap)
     if strategy.sparse.is_some() {
         let per_run = (warmup_iterations + iterations + 1) as u128 * cluster.gpus() as u128;
-        let mut draws = 0u128;
+        // tokens a GPU, and tables, so far
+        let (mut per_gpu, mut tables) = (0u128, 0u32);
         for (i, l) in model.layers.iter().enumerate() {
             if let Some(Rows::Tokens { tokens, .. }) = l.embedding.as_ref().map(|e| e.rows) {
-                draws += tokens as u128 * per_run;
+                per_gpu += tokens as u128;
+                tables += 1;
+                let draws = per_gpu * per_run;
                 if draws > limits::MAX_TOKEN_DRAWS as u128 {
                     // a preset's tokens follow from `embedding_zipf`
                     let key = if raw.model.preset.is_some() {
@@ -202,7 +211,12 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
                     return Err(invalid(
                         &key,
                         format!(
-                            "the token model would draw {draws} tokens in this run ({tokens} a GPU, {} GPUs, {} iterations and the next), more than the {} dtsim draws; use fewer tokens or iterations, or `density`",
+                            "the token model would draw {draws} tokens in this run ({per_gpu} a GPU{}, {} GPUs, {} iterations and the next), more than the {} dtsim draws; use fewer tokens or iterations, or `density`",
+                            if tables > 1 {
+                                format!(" over {tables} tables")
+                            } else {
+                                String::new()
+                            },
                             cluster.gpus(),
                             warmup_iterations + iterations,
                             limits::MAX_TOKEN_DRAWS
@@ -1614,6 +1628,33 @@ density = 0.1
                 .map(|i| i + 1);
             assert_eq!(e.line, line, "{e}");
         }
+        // the figures quoted multiply to the total: both tables' tokens
+        let e = err(&format!("iterations = 200000\n{lm}embedding_zipf = 1.0\n"));
+        let (per_gpu, gpus, iterations) = (1280 + 9472, 4, 200_000u64 + 2);
+        assert!(
+            e.message.contains(&format!(
+                "would draw {} tokens in this run ({per_gpu} a GPU over 2 tables, {gpus} GPUs, {iterations} iterations and the next)",
+                per_gpu * gpus * (iterations + 1)
+            )),
+            "{e}"
+        );
+        // a preset's table too narrow for AlltoAll's columns: its width
+        // is not in the file, so the method's line is blamed
+        let wide = format!("{lm}[strategy]\nsparse = \"alltoall\"\n")
+            .replace("nodes = 2", "nodes = 128")
+            .replace("gpus_per_node = 2", "gpus_per_node = 8");
+        let e = err(&wide);
+        assert_eq!(e.key.as_deref(), Some("strategy.sparse"), "{e}");
+        let line = wide
+            .lines()
+            .position(|l| l.starts_with("sparse ="))
+            .map(|i| i + 1);
+        assert_eq!(e.line, line, "{e}");
+        assert!(
+            e.message
+                .contains("splits layer `embedding`'s table, 512 columns, over the 1024 GPUs"),
+            "{e}"
+        );
     }
 
     #[test]
