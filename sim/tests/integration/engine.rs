@@ -1028,13 +1028,9 @@ fn half_precision_gradients_halve_the_bytes_and_the_ring_time() {
     }
 }
 
-/// Every scenario the repository ships (examples and the papers' setups,
-/// every method among them), with stragglers (CV 0.05) and two measured
-/// iterations: wherever the engine lets one GPU stand for all, following
-/// every GPU gives the same numbers (the mean compute within half a
-/// picosecond a task). Points of more than 64 GPUs are left out for time.
-#[test]
-fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
+/// The scenario files the repository ships (examples and the papers'
+/// setups), in path order.
+fn shipped_scenarios() -> Vec<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     let mut files = Vec::new();
     for dir in [
@@ -1053,6 +1049,17 @@ fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
         }
     }
     files.sort();
+    files
+}
+
+/// Every scenario the repository ships (examples and the papers' setups,
+/// every method among them), with stragglers (CV 0.05) and two measured
+/// iterations: wherever the engine lets one GPU stand for all, following
+/// every GPU gives the same numbers (the mean compute within half a
+/// picosecond a task). Points of more than 64 GPUs are left out for time.
+#[test]
+fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
+    let files = shipped_scenarios();
     let (mut one, mut every) = (0, 0);
     for f in &files {
         let grid = sim::scenario::open_file(f).unwrap();
@@ -1095,24 +1102,7 @@ fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
 /// task's first dependency, to the bit.
 #[test]
 fn the_index_of_waiting_streams_changes_nothing_on_every_shipped_scenario() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut files = Vec::new();
-    for dir in [
-        "examples",
-        "papers/parallax",
-        "papers/embrace",
-        "papers/gtopk",
-        "papers/dct",
-        "papers/ring",
-    ] {
-        for e in std::fs::read_dir(root.join(dir)).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "toml") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = shipped_scenarios();
     let mut points = 0;
     let mut stalls = 0;
     for f in &files {
