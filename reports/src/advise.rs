@@ -362,13 +362,14 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
             Ok((result, said)) => {
                 let this_file = own.as_ref() == Some(&c);
                 // a candidate's own warnings (DCT-DP's measured window
-                // against its life-span, say), each once; one the file's
-                // own point did not give is said to be the candidate's,
-                // so that it is not taken for advice on the file
+                // against its life-span, say), each once; where the file
+                // has one strategy, one its point did not give is said to
+                // be of the ways tried, so that it is not taken for advice
+                // on the file
                 for w in said {
                     let mut w = w.to_string();
-                    if !this_file && !warnings.contains(&w) {
-                        w = format!("{w} (of the ways with {}, not the file's)", c.method());
+                    if own.is_some() && !this_file && !warnings.contains(&w) {
+                        w = format!("{w} (of ways the advice tried, not the file's own)");
                     }
                     if !warnings.contains(&w) {
                         warnings.push(w);
