@@ -2775,8 +2775,8 @@ fn whole_pushes_and_pulls_match_the_placement() {
 }
 
 /// The token model's draws run on the caller's rayon pool, a GPU a task
-/// (and for the servers an iteration a task: `draws::each_iteration`,
-/// `each_iteration_and_next`); each GPU's stream has its own key and the
+/// (for the servers an iteration and a machine a task:
+/// `draws::each_ps_iteration`; `each_iteration_and_next`); each GPU's stream has its own key and the
 /// lists come back in order, so one thread and three give the same run to
 /// the bit: Parallax's hybrid with local aggregation (the PS's draws) and
 /// EmbRace's AlltoAll with vertical scheduling (this batch's and the

@@ -30,32 +30,47 @@ use super::super::TrainConfig;
 use crate::workload::tokens::{TokenModel, distinct_rows};
 use rayon::prelude::*;
 
-/// Each iteration's tokens (rows, duplicates included) per GPU, for
-/// iterations `0..warmup + measured`, mapped by `f` as they are drawn (so
-/// that about one iteration's tokens a worker thread are held at a time:
-/// the peak memory grows with the pool).
+/// Each iteration of a parameter-server table under the token model,
+/// sized by [`ps_iteration`] from every GPU's draws, for iterations
+/// `0..warmup + measured`, and mapped by `f`.
 ///
-/// The iterations, and each iteration's GPUs, are drawn and mapped in
+/// The draws are taken a machine at a time and sized as they come, so
+/// that a worker thread holds one machine's tokens at a time, not every
+/// GPU's (until 2026-11-29 it held an iteration's: 8 bytes a token a GPU,
+/// 0.9 GB for the LM's 28,672 tokens on 2,048 GPUs, twice over on two
+/// threads). The iterations, and each iteration's machines, are drawn in
 /// parallel on the caller's rayon pool (a sweep's `--jobs`, else every
 /// core): each GPU's stream is keyed by its own (seed, table, GPU,
-/// iteration), and the results come back in order, so they are the same
-/// on any number of threads.
-pub(super) fn each_iteration<T: Send>(
+/// iteration), the sizes are whole counts summed in any order, and the
+/// results come back in order, so they are the same on any number of
+/// threads and the same as sizing all the draws at once.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn each_ps_iteration<T: Send>(
     cfg: &TrainConfig,
     table: u32,
     tm: &TokenModel,
-    f: impl Fn(&[Vec<u64>]) -> T + Sync,
+    vocab: u64,
+    dim: u64,
+    parts: u32,
+    servers: u32,
+    local: bool,
+    f: impl Fn(PsIteration) -> T + Sync,
 ) -> Vec<T> {
-    let gpus = cfg.cluster.gpus();
+    let gpn = cfg.cluster.gpus_per_node.max(1);
     let iters = (cfg.warmup_iterations + cfg.iterations).max(1);
     (0..iters)
         .into_par_iter()
         .map(|it| {
-            let tokens: Vec<Vec<u64>> = (0..gpus)
+            let machines: Vec<PsIteration> = (0..cfg.cluster.nodes)
                 .into_par_iter()
-                .map(|g| tm.tokens(cfg.seed, table, g, it))
+                .map(|m| {
+                    let tokens: Vec<Vec<u64>> = (m * gpn..(m + 1) * gpn)
+                        .map(|g| tm.tokens(cfg.seed, table, g, it))
+                        .collect();
+                    ps_iteration(&tokens, vocab, dim, parts, servers, gpn, local)
+                })
                 .collect();
-            f(&tokens)
+            f(PsIteration::concat(machines, parts))
         })
         .collect()
 }
@@ -63,7 +78,7 @@ pub(super) fn each_iteration<T: Send>(
 /// Each iteration's distinct rows per GPU beside the next iteration's
 /// (EmbRace's prefetched next batch), mapped by `f`: the iterations in
 /// turn (each draw serves two), each iteration's GPUs drawn in parallel
-/// as in [`each_iteration`].
+/// on the caller's pool, as in [`each_ps_iteration`].
 pub(super) fn each_iteration_and_next<T>(
     cfg: &TrainConfig,
     table: u32,
@@ -130,6 +145,29 @@ pub(super) struct PsIteration {
     /// With local aggregation: elements each machine's accumulator of
     /// each partition sums (its GPUs' tokens × dim), at `node·P + k`.
     pub local_elements: Vec<u64>,
+}
+
+impl PsIteration {
+    /// The iteration of machines' parts in machine order: their workers'
+    /// and GPUs' rows one after the other, their partitions' elements
+    /// summed.
+    fn concat(machines: Vec<PsIteration>, parts: u32) -> PsIteration {
+        let mut out = PsIteration {
+            rows: Vec::new(),
+            gpu_rows: Vec::new(),
+            partition_elements: vec![0; parts as usize],
+            local_elements: Vec::new(),
+        };
+        for m in machines {
+            out.rows.extend(m.rows);
+            out.gpu_rows.extend(m.gpu_rows);
+            for (a, b) in out.partition_elements.iter_mut().zip(m.partition_elements) {
+                *a += b;
+            }
+            out.local_elements.extend(m.local_elements);
+        }
+        out
+    }
 }
 
 /// Sizes one iteration of a parameter-server table of `vocab` rows of
@@ -243,6 +281,35 @@ mod tests {
         let local = ps_iteration(&twice, 8, 3, 4, 2, 2, true);
         assert_eq!(local.rows[..2], [2, 2]);
         assert_eq!(local.gpu_rows[..2], [1, 2]);
+    }
+
+    /// Drawn and sized a machine at a time, an iteration is what sizing
+    /// every GPU's draws at once gives (3 machines of 2 GPUs, 3
+    /// iterations, partitions that do not split evenly over the servers,
+    /// with and without local aggregation).
+    #[test]
+    fn machine_by_machine_is_all_at_once() {
+        let text = "warmup_iterations = 1\niterations = 2\n[cluster]\nnodes = 3\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\n[[model.layers]]\nname = \"emb\"\nparams = 0\nforward = \"1ms\"\nbackward = \"1ms\"\n[model.layers.embedding]\nvocab = 5000\ndim = 4\ntokens_per_batch = 700\nzipf = 1.0\n[strategy]\nsparse = \"ps\"\n";
+        let cfg = crate::scenario::load_str(text, "f.toml", "f").unwrap()[0]
+            .config
+            .clone();
+        let tm = TokenModel {
+            vocab: 5000,
+            tokens: 700,
+            zipf: 1.0,
+            padding: 0,
+        };
+        for local in [false, true] {
+            let streamed = each_ps_iteration(&cfg, 0, &tm, 5000, 4, 7, 3, local, |it| it);
+            assert_eq!(streamed.len(), 3);
+            for (it, got) in streamed.iter().enumerate() {
+                let all: Vec<Vec<u64>> = (0..6)
+                    .map(|g| tm.tokens(cfg.seed, 0, g, it as u32))
+                    .collect();
+                let want = ps_iteration(&all, 5000, 4, 7, 3, 2, local);
+                assert_eq!(*got, want, "iteration {it}, local {local}");
+            }
+        }
     }
 
     /// A row is prior when any GPU's next batch touches it.

@@ -1035,52 +1035,44 @@ fn ps_tasks(
     type Its = (Vec<(Payload, Payload)>, Vec<Vec<f64>>, Vec<Vec<f64>>);
     let (payloads, server_work, local_work): Its = match &tokens {
         Some(tm) => {
-            let its = draws::each_iteration(cfg, l, tm, |rows| {
-                let it = draws::ps_iteration(
-                    rows,
-                    e.vocab,
-                    e.dim,
-                    parts,
-                    servers,
-                    cluster.gpus_per_node,
-                    local,
-                );
-                // with local aggregation each GPU sends its own
-                // gradient to the machine's aggregator: the largest
-                let intra = if local {
-                    rows.iter().map(Vec::len).max().unwrap_or(0) as f64 * row_bytes
-                } else {
-                    0.0
-                };
-                let per_worker = |counts: &[u64], intra: f64| Payload::PerWorker {
-                    servers,
-                    bytes: counts.iter().map(|&r| r as f64 * row_bytes).collect(),
-                    intra,
-                };
-                let payload = (per_worker(&it.rows, intra), per_worker(&it.gpu_rows, 0.0));
-                let server = draws::envelope(
-                    &(0..cluster.nodes)
-                        .map(|h| {
-                            host_parts(h)
-                                .iter()
-                                .map(|&k| it.partition_elements[k as usize])
-                                .collect()
-                        })
-                        .collect::<Vec<_>>(),
-                );
-                let locals = if local {
-                    draws::envelope(
-                        &it.local_elements
-                            .chunks(parts as usize)
-                            .map(<[u64]>::to_vec)
+            let its =
+                draws::each_ps_iteration(cfg, l, tm, e.vocab, e.dim, parts, servers, local, |it| {
+                    // with local aggregation each GPU sends its own
+                    // gradient, a row per token, to the machine's aggregator
+                    let intra = if local {
+                        tm.tokens as f64 * row_bytes
+                    } else {
+                        0.0
+                    };
+                    let per_worker = |counts: &[u64], intra: f64| Payload::PerWorker {
+                        servers,
+                        bytes: counts.iter().map(|&r| r as f64 * row_bytes).collect(),
+                        intra,
+                    };
+                    let payload = (per_worker(&it.rows, intra), per_worker(&it.gpu_rows, 0.0));
+                    let server = draws::envelope(
+                        &(0..cluster.nodes)
+                            .map(|h| {
+                                host_parts(h)
+                                    .iter()
+                                    .map(|&k| it.partition_elements[k as usize])
+                                    .collect()
+                            })
                             .collect::<Vec<_>>(),
-                    )
-                } else {
-                    Vec::new()
-                };
-                let f = |v: Vec<u64>| v.into_iter().map(|x| x as f64).collect::<Vec<f64>>();
-                (payload, f(server), f(locals))
-            });
+                    );
+                    let locals = if local {
+                        draws::envelope(
+                            &it.local_elements
+                                .chunks(parts as usize)
+                                .map(<[u64]>::to_vec)
+                                .collect::<Vec<_>>(),
+                        )
+                    } else {
+                        Vec::new()
+                    };
+                    let f = |v: Vec<u64>| v.into_iter().map(|x| x as f64).collect::<Vec<f64>>();
+                    (payload, f(server), f(locals))
+                });
             let mut payloads = Vec::with_capacity(its.len());
             let mut server = Vec::with_capacity(its.len());
             let mut locals = Vec::with_capacity(its.len());
