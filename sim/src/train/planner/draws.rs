@@ -105,8 +105,28 @@ pub(super) fn each_iteration_and_next<T>(
 
 /// EmbRace's Algorithm 1 (lines 3–5) for every GPU: of its distinct rows
 /// `this[g]`, how many the next batch of any GPU touches (`i_prior` = D_u
-/// ∩ D_next, D_next gathered over the GPUs); the rest are delayed.
-pub(super) fn prior_rows(this: &[Vec<u64>], next: &[Vec<u64>]) -> Vec<u64> {
+/// ∩ D_next, D_next gathered over the GPUs); the rest are delayed. Every
+/// row is below `vocab`. D_next is a bitmap of the vocabulary where that
+/// takes no more words than the next batches have rows (since 2026-11-29:
+/// gathering and sorting every GPU's rows was half of an analytical run
+/// of the LM with vertical scheduling on 256 GPUs), else their sorted
+/// union; the same counts either way.
+pub(super) fn prior_rows(this: &[Vec<u64>], next: &[Vec<u64>], vocab: u64) -> Vec<u64> {
+    let listed: u64 = next.iter().map(|r| r.len() as u64).sum();
+    if vocab.div_ceil(64) <= listed {
+        let mut wanted = vec![0u64; vocab.div_ceil(64) as usize];
+        for &r in next.iter().flatten() {
+            wanted[(r / 64) as usize] |= 1 << (r % 64);
+        }
+        return this
+            .iter()
+            .map(|rows| {
+                rows.iter()
+                    .filter(|&&r| wanted[(r / 64) as usize] >> (r % 64) & 1 == 1)
+                    .count() as u64
+            })
+            .collect();
+    }
     let wanted = union(next);
     this.iter()
         .map(|rows| {
@@ -318,8 +338,34 @@ mod tests {
         let this = vec![vec![1, 4, 9], vec![2, 3]];
         let next = vec![vec![9, 10], vec![1, 3]];
         // GPU 0: 1 and 9 are wanted again; GPU 1: 3
-        assert_eq!(prior_rows(&this, &next), [2, 1]);
-        assert_eq!(prior_rows(&this, &[vec![], vec![]]), [0, 0]);
+        // by the sorted union (a vocabulary of 1,000 rows is 16 words,
+        // more than the 4 rows listed) and by a bitmap (64 rows, 1 word)
+        for vocab in [1000, 64] {
+            assert_eq!(prior_rows(&this, &next, vocab), [2, 1]);
+            assert_eq!(prior_rows(&this, &[vec![], vec![]], vocab), [0, 0]);
+        }
+        // the two ways agree on drawn batches (a bitmap of 8 words here,
+        // the union of 16 lists of about 40 rows past 64·8)
+        let tm = TokenModel {
+            vocab: 500,
+            tokens: 60,
+            zipf: 1.0,
+            padding: 0,
+        };
+        let draw = |it| -> Vec<Vec<u64>> { (0..16).map(|g| tm.rows(7, 0, g, it)).collect() };
+        let (this, next) = (draw(0), draw(1));
+        let by_bitmap = prior_rows(&this, &next, 500);
+        let wanted = union(&next);
+        let by_union: Vec<u64> = this
+            .iter()
+            .map(|rows| {
+                rows.iter()
+                    .filter(|r| wanted.binary_search(r).is_ok())
+                    .count() as u64
+            })
+            .collect();
+        assert_eq!(by_bitmap, by_union);
+        assert!(by_bitmap.iter().any(|&p| p > 0));
     }
 
     #[test]

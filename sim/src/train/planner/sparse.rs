@@ -579,7 +579,7 @@ fn alltoall_tasks(
         Some(tm) => draws::each_iteration_and_next(cfg, l, &tm, |this, next| {
             (
                 this.iter().map(|r| r.len() as u64).collect(),
-                draws::prior_rows(this, next),
+                draws::prior_rows(this, next, e.vocab),
             )
         }),
         None => {
