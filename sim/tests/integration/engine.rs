@@ -1052,17 +1052,13 @@ fn shipped_scenarios() -> Vec<std::path::PathBuf> {
     files
 }
 
-/// Every scenario the repository ships (examples and the papers' setups,
-/// every method among them), with stragglers (CV 0.05) and two measured
-/// iterations: wherever the engine lets one GPU stand for all, following
-/// every GPU gives the same numbers (the mean compute within half a
-/// picosecond a task). Points of more than 64 GPUs are left out for time.
-#[test]
-fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
-    let files = shipped_scenarios();
-    let (mut one, mut every) = (0, 0);
-    for f in &files {
-        let grid = sim::scenario::open_file(f).unwrap();
+/// Every point of the shipped scenarios of up to 64 GPUs (more are left
+/// out for time), with stragglers (CV 0.05), one warm-up and two measured
+/// iterations: its file, its index in the file's grid, its config.
+fn shipped_points_with_stragglers() -> Vec<(std::path::PathBuf, usize, TrainConfig)> {
+    let mut out = Vec::new();
+    for f in shipped_scenarios() {
+        let grid = sim::scenario::open_file(&f).unwrap();
         for i in 0..grid.len() {
             let mut cfg = grid.point(i).unwrap().config;
             if cfg.cluster.gpus() > 64 {
@@ -1071,20 +1067,34 @@ fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
             cfg.model.compute_jitter = 0.05;
             cfg.warmup_iterations = 1;
             cfg.iterations = 2;
-            let plan = sim::train::planner::plan(&cfg);
-            if engine::Mode::of(&cfg, &plan, Options::default()) == engine::Mode::EveryGpu {
-                every += 1;
-                continue;
-            }
-            one += 1;
-            let (a, _) = simulate_with(&cfg, Options::default()).unwrap();
-            let (b, _) = simulate_with(&cfg, with(|o| o.every_gpu = true)).unwrap();
-            assert!(
-                same_but_mean_compute(&a, &b),
-                "{} point {i}:\n{a:?}\n{b:?}",
-                f.display()
-            );
+            out.push((f.clone(), i, cfg));
         }
+    }
+    out
+}
+
+/// Every scenario the repository ships (examples and the papers' setups,
+/// every method among them), with stragglers (CV 0.05) and two measured
+/// iterations: wherever the engine lets one GPU stand for all, following
+/// every GPU gives the same numbers (the mean compute within half a
+/// picosecond a task). Points of more than 64 GPUs are left out for time.
+#[test]
+fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
+    let (mut one, mut every) = (0, 0);
+    for (f, i, cfg) in shipped_points_with_stragglers() {
+        let plan = sim::train::planner::plan(&cfg);
+        if engine::Mode::of(&cfg, &plan, Options::default()) == engine::Mode::EveryGpu {
+            every += 1;
+            continue;
+        }
+        one += 1;
+        let (a, _) = simulate_with(&cfg, Options::default()).unwrap();
+        let (b, _) = simulate_with(&cfg, with(|o| o.every_gpu = true)).unwrap();
+        assert!(
+            same_but_mean_compute(&a, &b),
+            "{} point {i}:\n{a:?}\n{b:?}",
+            f.display()
+        );
     }
     eprintln!("{one} points on one GPU, {every} on every GPU");
     // most shipped points run on one GPU; some plans need every GPU
@@ -1102,35 +1112,24 @@ fn one_gpu_for_stragglers_is_exact_on_every_shipped_scenario() {
 /// task's first dependency, to the bit.
 #[test]
 fn the_index_of_waiting_streams_changes_nothing_on_every_shipped_scenario() {
-    let files = shipped_scenarios();
     let mut points = 0;
     let mut stalls = 0;
-    for f in &files {
-        let grid = sim::scenario::open_file(f).unwrap();
-        for i in 0..grid.len() {
-            let mut cfg = grid.point(i).unwrap().config;
-            if cfg.cluster.gpus() > 64 {
-                continue;
-            }
-            cfg.model.compute_jitter = 0.05;
-            cfg.warmup_iterations = 1;
-            cfg.iterations = 2;
-            let opts = with(|o| {
-                o.every_gpu = true;
-                o.trace = true;
-            });
-            let (a, ta) = simulate_with(&cfg, opts).unwrap();
-            let reference = Options {
-                index_waiters: false,
-                ..opts
-            };
-            let (b, tb) = simulate_with(&cfg, reference).unwrap();
-            assert_eq!(a, b, "{} point {i}", f.display());
-            let (ta, tb) = (ta.unwrap(), tb.unwrap());
-            stalls += ta.stalls.len();
-            assert!(ta == tb, "{} point {i}: the timelines differ", f.display());
-            points += 1;
-        }
+    for (f, i, cfg) in shipped_points_with_stragglers() {
+        let opts = with(|o| {
+            o.every_gpu = true;
+            o.trace = true;
+        });
+        let (a, ta) = simulate_with(&cfg, opts).unwrap();
+        let reference = Options {
+            index_waiters: false,
+            ..opts
+        };
+        let (b, tb) = simulate_with(&cfg, reference).unwrap();
+        assert_eq!(a, b, "{} point {i}", f.display());
+        let (ta, tb) = (ta.unwrap(), tb.unwrap());
+        stalls += ta.stalls.len();
+        assert!(ta == tb, "{} point {i}: the timelines differ", f.display());
+        points += 1;
     }
     eprintln!("{points} points, {stalls} stalls");
     // the comparison saw the shipped points and streams that waited
