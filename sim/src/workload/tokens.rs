@@ -314,19 +314,51 @@ fn distinct(mut draws: Vec<u64>, vocab: u64, bitmap: bool) -> Vec<u64> {
         draws.dedup();
         return draws;
     }
-    let mut seen = vec![0u64; vocab.div_ceil(64) as usize];
+    let mut seen = RowBitmap::new(vocab);
     for &r in &draws {
-        seen[(r / 64) as usize] |= 1 << (r % 64);
+        seen.insert(r);
     }
-    let mut rows = Vec::new();
-    for (w, &bits) in seen.iter().enumerate() {
-        let mut b = bits;
-        while b != 0 {
-            rows.push(w as u64 * 64 + b.trailing_zeros() as u64);
-            b &= b - 1;
+    seen.rows()
+}
+
+/// A set of rows of a table of `vocab` rows, one bit a row: what
+/// [`distinct_rows`] and EmbRace's prior rows (vertical scheduling) test
+/// rows against where a word per 64 rows costs less than sorting.
+#[derive(Debug, Clone)]
+pub struct RowBitmap {
+    words: Vec<u64>,
+}
+
+impl RowBitmap {
+    /// The empty set of a table of `vocab` rows.
+    pub fn new(vocab: u64) -> RowBitmap {
+        RowBitmap {
+            words: vec![0; vocab.div_ceil(64) as usize],
         }
     }
-    rows
+
+    /// Adds row `r` (below the table's `vocab`).
+    pub fn insert(&mut self, r: u64) {
+        self.words[(r / 64) as usize] |= 1 << (r % 64);
+    }
+
+    /// Whether row `r` (below the table's `vocab`) is in the set.
+    pub fn contains(&self, r: u64) -> bool {
+        self.words[(r / 64) as usize] >> (r % 64) & 1 == 1
+    }
+
+    /// The rows in the set, sorted.
+    pub fn rows(&self) -> Vec<u64> {
+        let mut rows = Vec::new();
+        for (w, &bits) in self.words.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                rows.push(w as u64 * 64 + b.trailing_zeros() as u64);
+                b &= b - 1;
+            }
+        }
+        rows
+    }
 }
 
 /// Size of the intersection of two sorted, distinct lists.

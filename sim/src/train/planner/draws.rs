@@ -27,7 +27,7 @@
 //! frequent word) "mod" spreads the frequent words over the partitions.
 
 use super::super::TrainConfig;
-use crate::workload::tokens::{TokenModel, distinct_rows};
+use crate::workload::tokens::{RowBitmap, TokenModel, distinct_rows};
 use rayon::prelude::*;
 
 /// Each iteration of a parameter-server table under the token model,
@@ -114,17 +114,13 @@ pub(super) fn each_iteration_and_next<T>(
 pub(super) fn prior_rows(this: &[Vec<u64>], next: &[Vec<u64>], vocab: u64) -> Vec<u64> {
     let listed: u64 = next.iter().map(|r| r.len() as u64).sum();
     if vocab.div_ceil(64) <= listed {
-        let mut wanted = vec![0u64; vocab.div_ceil(64) as usize];
+        let mut wanted = RowBitmap::new(vocab);
         for &r in next.iter().flatten() {
-            wanted[(r / 64) as usize] |= 1 << (r % 64);
+            wanted.insert(r);
         }
         return this
             .iter()
-            .map(|rows| {
-                rows.iter()
-                    .filter(|&&r| wanted[(r / 64) as usize] >> (r % 64) & 1 == 1)
-                    .count() as u64
-            })
+            .map(|rows| rows.iter().filter(|&&r| wanted.contains(r)).count() as u64)
             .collect();
     }
     let wanted = union(next);
