@@ -177,6 +177,99 @@ fn px_a1_sparse_bytes_per_machine() {
     assert_close(ar / spread, n as f64 / 2.0, 1e-12, "sparse AR/PS = N/2");
 }
 
+/// PX-A1's concrete values (CASES, from Parallax Table 1's counts at N =
+/// 8 machines of one GPU): the `lm` and `nmt` presets' bytes sent plus
+/// received by a machine's NIC, values only as Table 3 counts them, on
+/// the plan's own collectives. Dense: the ring AllReduce of every dense
+/// parameter (= the dense PS spread over the machines, the formula row
+/// `px_a1_dense_bytes_per_machine` checks); sparse PS and sparse AR (the
+/// AllGather of Horovod): the plan's push, pull and AllGather tasks of
+/// each table, less each row's 4-byte index (the values' share of a row
+/// is dim/(dim + 1), and a task's bytes on a link are proportional to
+/// its payload); HYB = dense AR + sparse PS.
+///
+/// The presets' sizes come from the models' architectures
+/// (docs/models.md), CASES' values from Table 1's counts as printed
+/// (`LM 9.4M 813.3M`, `NMT 94.1M 74.9M`). So each preset count must round
+/// to Table 1's figure, and each value agree within what the roundings
+/// allow: half a unit of the last printed digit of each Table 1 count it
+/// is made of (LM's dense 9.4M: ±0.53%), of the density's rows (the
+/// preset touches round(α·vocab) rows of a table: ±0.5 of a row), and of
+/// CASES' own figure (131.6: ±0.05).
+#[test]
+fn px_a1_concrete_values_of_the_presets() {
+    let n = 8u32;
+    // preset; Table 1's dense and sparse counts (millions) as printed;
+    // CASES: dense (AR = PS), sparse PS, sparse AR, HYB (MB)
+    let rows = [
+        ("lm", 9.4, 813.3, [131.6f64, 95.64, 382.58, 227.2]),
+        ("nmt", 94.1, 74.9, [1317.4, 97.52, 390.08, 1414.9]),
+    ];
+    let text = |preset: &str, sparse: &str| {
+        format!(
+            "[cluster]\nnodes = {n}\ngpus_per_node = 1\nnetwork = \"ib-edr-100g\"\n\
+             [model]\npreset = \"{preset}\"\nbatch_per_gpu = 128\ngpu = \"titan-xp\"\n\
+             [strategy]\ndense = \"allreduce\"\nsparse = \"{sparse}\"\n"
+        )
+    };
+    for (preset, dense_m, sparse_m, cases) in rows {
+        let ps = config(&text(preset, "ps"));
+        let gather = config(&text(preset, "allgather"));
+        let layers = &ps.model.layers;
+        let dense: u64 = layers.iter().map(|l| l.params).sum();
+        let tables: Vec<(&str, &Embedding)> = layers
+            .iter()
+            .filter_map(|l| l.embedding.as_ref().map(|e| (l.name.as_str(), e)))
+            .collect();
+        let sparse: u64 = tables.iter().map(|(_, e)| e.vocab * e.dim).sum();
+        let millions = |c: u64| (c as f64 / 1e5).round() / 10.0;
+        assert_eq!(millions(dense), dense_m, "{preset}: dense count");
+        assert_eq!(millions(sparse), sparse_m, "{preset}: sparse count");
+        let topo = Topology::new(&ps.cluster);
+        let nic = |lb: &[f64]| lb[topo.nic_up(3, 0) as usize] + lb[topo.nic_down(3, 0) as usize];
+        // a plan's sparse tasks on machine 3's NIC, values only
+        let values_on_nic = |cfg: &TrainConfig| {
+            let tasks = sparse_tasks(&planner::plan(cfg));
+            assert!(!tasks.is_empty(), "{preset}: no sparse tasks");
+            tasks
+                .iter()
+                .map(|(name, c, p)| {
+                    let (_, e) = tables
+                        .iter()
+                        .find(|(t, _)| name.starts_with(&format!("{t} sparse")))
+                        .unwrap_or_else(|| panic!("{preset}: no table for task {name}"));
+                    let share = e.dim as f64 / (e.dim + 1) as f64;
+                    nic(&c.link_bytes(&cfg.cluster, p.bytes())) * share
+                })
+                .sum::<f64>()
+        };
+        let ring = Collective::new(Op::AllReduce);
+        let dense_ar = nic(&ring.link_bytes(&ps.cluster, (dense * 4) as f64));
+        let sparse_ps = values_on_nic(&ps);
+        let sparse_ar = values_on_nic(&gather);
+        let got = [dense_ar, sparse_ps, sparse_ar, dense_ar + sparse_ps];
+        // the roundings, relative: Table 1's counts, the rows, CASES' digits
+        let dense_tol = 0.05 / dense_m;
+        let rows_tol = tables
+            .iter()
+            .map(|(_, e)| 0.5 / e.rows_per_gpu() as f64)
+            .fold(0.0, f64::max);
+        let sparse_tol = 0.05 / sparse_m + rows_tol;
+        let hyb_tol = (dense_ar * dense_tol + sparse_ps * sparse_tol) / got[3];
+        let tols = [dense_tol, sparse_tol, sparse_tol, hyb_tol];
+        let names = ["dense", "sparse PS", "sparse AR", "HYB"];
+        for i in 0..4 {
+            let want = cases[i] * 1e6;
+            // half a unit of CASES' last digit (4 significant figures)
+            let digits = 10f64.powf(cases[i].log10().floor() - 3.0) / 2.0;
+            let tol = tols[i] + digits / cases[i];
+            assert_close(got[i], want, tol, &format!("{preset}: {}", names[i]));
+        }
+        // the values part of the sparse AR/PS ratio is N/2 too
+        assert_close(sparse_ar / sparse_ps, n as f64 / 2.0, 1e-12, "AR/PS");
+    }
+}
+
 /// ER-A1's PS column. EmbRace's formula, 2N(αM/(nB) + β), charges one
 /// server (of n, one per node) all N GPUs' pushes and pulls on one link
 /// and a β per serialised message. dtsim's servers share a node with its
@@ -1812,7 +1905,8 @@ fn paper(text: &str) -> Vec<RunResult> {
 /// Parallax scenarios (LM and NMT presets, 8 × 6 TITAN Xp, 100 Gb/s IB);
 /// docs/reproductions.md says what it does not and why (NMT's AR/PS < 1
 /// and AR before NaivePS, HYB's larger gain for NMT, the dense models'
-/// sign). PX-B1: AR/PS < 1 for the LM, and smaller for the LM than for
+/// sign; the first three pinned here, the last in
+/// `px_b1_dense_models_with_whole_variables`). PX-B1: AR/PS < 1 for the LM, and smaller for the LM than for
 /// NMT. PX-B2: AR < NaivePS < OptPS < HYB for the LM, NaivePS < OptPS <
 /// HYB for NMT. PX-B3's first point on Table 2's curve (NaivePS, P = 8 …
 /// 256): throughput(128)/throughput(8) ≥ 1.5 for the LM and ≥ 1.1 for
@@ -1862,6 +1956,21 @@ fn px_b_parallax_architectures_on_the_presets() {
             assert!(throughput(&ar, m)[0] < naive);
         }
     }
+    // not reproduced (pinned; docs/reproductions.md, Tables 1 and 4):
+    // NMT's AR/PS < 1 (PX-B1; measured 0.65), NMT's AR < NaivePS (PX-B2)
+    // and HYB/OptPS(NMT) > HYB/OptPS(LM) (PX-B2; measured 1.52 and 1.11)
+    assert!(
+        ar_over_ps("nmt") > 1.0,
+        "NMT AR/PS {} < 1 again",
+        ar_over_ps("nmt")
+    );
+    let hyb_over_opt = |m: &str| throughput(&opt_hyb, m)[1] / throughput(&opt_hyb, m)[0];
+    assert!(
+        hyb_over_opt("nmt") < hyb_over_opt("lm"),
+        "HYB/OptPS NMT {} above the LM's {} again",
+        hyb_over_opt("nmt"),
+        hyb_over_opt("lm")
+    );
     // table4.toml's HYB points, the second of each model
     for (m, table5) in [("lm", 33.0), ("nmt", 43.0)] {
         let hyb = &of(&opt_hyb, m)[1];
