@@ -190,10 +190,10 @@ struct CollectiveArgs {
     )]
     ops: Vec<String>,
     /// Smallest size, bytes (with a unit if you like: "1KiB").
-    #[arg(long, default_value = "1KiB")]
+    #[arg(long, default_value = "1KiB", allow_hyphen_values = true)]
     min_size: String,
     /// Largest size.
-    #[arg(long, default_value = "4MiB")]
+    #[arg(long, default_value = "4MiB", allow_hyphen_values = true)]
     max_size: String,
     /// Timed repeats per size (under MPI taken in rounds: one call of each size a round).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
@@ -247,6 +247,14 @@ fn parse_size(flag: &str, text: &str) -> Result<u64, CliError> {
 }
 
 pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
+    // refused before a measurement that may take minutes
+    let out = match &a.what {
+        What::Net(n) => &n.output,
+        What::Kernels(k) => &k.output,
+        What::Collectives(c) => &c.output,
+        What::Training(t) => &t.output,
+    };
+    crate::error::output_file("-o", out)?;
     let who = requester();
     // a kernel calibration's checkpoint, which its finished profile replaces
     let mut checkpoint = None;

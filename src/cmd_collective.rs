@@ -32,12 +32,12 @@ pub struct CollectiveArgs {
     /// a comma-separated list ("1KiB,4KiB"), a range doubling from MIN to
     /// MAX ("8:1GiB", as nccl-tests' -b -e -f 2) or with another factor
     /// ("1KiB:1MiB:4"); a line (or JSON object) per size.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     size: String,
     /// topk, gtopk: the fraction ρ of gradient elements each GPU sends,
     /// in (0, 1]; k = ρ·size/e values of e bytes (4 in fp32, 2 in bf16 or
     /// fp16), each sent with a 4-byte index.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     density: Option<f64>,
     /// topk, gtopk: the gradient's number format [default: fp32].
     #[arg(long, value_parser = crate::named::<Precision>())]
@@ -71,7 +71,7 @@ pub struct CollectiveArgs {
     /// segmented-ring: its segment size
     /// (coll_tuned_allreduce_algorithm_segmentsize), each GPU's block cut
     /// into segments reduced ring by ring [default: the plain ring].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     segment_size: Option<String>,
     /// Broadcast by chain: the number of chains
     /// (coll_tuned_bcast_algorithm_chain_fanout; Open MPI uses at most 32
@@ -103,10 +103,10 @@ pub struct CollectiveArgs {
     #[arg(long)]
     intra: Option<String>,
     /// Per-NIC bandwidth, overriding the preset ("100Gbps", "12.5GB/s").
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     bandwidth: Option<String>,
     /// Inter-node latency, overriding the preset ("1.5us").
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     latency: Option<String>,
     /// NICs per node [default: 1, or the node's].
     #[arg(long)]
@@ -129,7 +129,7 @@ pub struct CollectiveArgs {
     #[arg(long)]
     gpudirect: Option<bool>,
     /// Core oversubscription ratio (1 = non-blocking).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     oversubscription: f64,
     /// Rank placement.
     #[arg(long, default_value = Named::name(Placement::default()), value_parser = crate::named::<Placement>())]
@@ -137,10 +137,10 @@ pub struct CollectiveArgs {
     /// Network model.
     #[arg(long, default_value = Named::name(NetModel::default()), value_parser = crate::named::<NetModel>())]
     model: NetModel,
-    /// PS servers (0 = one per node).
-    #[arg(long, default_value_t = 0)]
-    servers: u32,
-    /// PS: aggregate the GPUs of a node before pushing.
+    /// ps: servers (0 = one per node) [default: 0].
+    #[arg(long)]
+    servers: Option<u32>,
+    /// ps: aggregate the GPUs of a node before pushing.
     #[arg(long)]
     local_aggregation: bool,
     /// Print one JSON object on stdout.

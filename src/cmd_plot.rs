@@ -64,6 +64,7 @@ pub struct PlotArgs {
 }
 
 pub fn run(a: PlotArgs) -> Result<(), CliError> {
+    crate::error::output_file("-o", &a.output)?;
     let source = match &a.timeline {
         Some(t) => Source::Timeline {
             path: t.clone(),

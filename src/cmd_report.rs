@@ -42,10 +42,10 @@ pub struct ReportArgs {
     /// The pictures' format: png, or svg (vector, for a paper).
     #[arg(long, default_value = "png", value_name = "png|svg")]
     format: Picture,
-    /// For a scenario: run each point N times over its seeds, as `dtsim
-    /// sweep --uncertainty` does; the throughput plots get error bars
-    /// (5th to 95th percentile).
-    #[arg(long, value_name = "N")]
+    /// For a scenario: run each point N times over its seeds (100 if N is
+    /// left out), as `dtsim sweep --uncertainty` does; the throughput plots
+    /// get error bars (5th to 95th percentile).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "100")]
     uncertainty: Option<u32>,
 }
 

@@ -18,20 +18,24 @@ pub struct RunArgs {
     /// chrome://tracing); the scenario must have a single point.
     #[arg(long, value_name = "OUT.json")]
     trace: Option<PathBuf>,
-    /// GPUs to show in the trace (all GPUs run in lockstep; their tracks
-    /// are identical).
-    #[arg(long, default_value_t = 8)]
+    /// GPUs to show in the trace, the first K (with stragglers each shows
+    /// its own passes and waits; without, one representative GPU's).
+    #[arg(long, default_value_t = 8, value_name = "K", requires = "trace")]
     trace_gpus: u32,
-    /// Simulate each point N times, over the seeds seed, seed + 1, …, and
-    /// give the 5th, 50th and 95th percentiles of the iteration time and
-    /// the throughput (a line under each point; `_p5`, `_p50`, `_p95`
-    /// fields in --json). Stragglers and the token model are what vary
-    /// from seed to seed; a point with neither runs once.
-    #[arg(long, value_name = "N")]
+    /// Simulate each point N times (2 to 10000; 100 if N is left out),
+    /// over the seeds seed, seed + 1, …, and give the 5th, 50th and 95th
+    /// percentiles of the iteration time and the throughput (a line under
+    /// each point; `_p5`, `_p50`, `_p95` fields in --json). Stragglers and
+    /// the token model are what vary from seed to seed; a point with
+    /// neither runs once.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "100")]
     uncertainty: Option<u32>,
 }
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
+    if let Some(out) = &a.trace {
+        crate::error::output_file("--trace", out)?;
+    }
     let runs = reports::run::start(&Request {
         file: a.file,
         trace: a.trace.clone(),

@@ -22,11 +22,11 @@ pub struct SweepArgs {
     /// cluster job arrays; join the shards with `dtsim report merge`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// Run each point N times over its seeds (2 to 10000) and add the 5th,
-    /// 50th and 95th percentiles of its iteration time and throughput as
-    /// columns (`iteration_time_s_p5`, …, `throughput_p95`), which `dtsim
-    /// plot` draws as error bars.
-    #[arg(long, value_name = "N")]
+    /// Run each point N times over its seeds (2 to 10000; 100 if N is left
+    /// out) and add the 5th, 50th and 95th percentiles of its iteration
+    /// time and throughput as columns (`iteration_time_s_p5`, …,
+    /// `throughput_p95`), which `dtsim plot` draws as error bars.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "100")]
     uncertainty: Option<u32>,
 }
 
@@ -64,6 +64,7 @@ pub(crate) fn check_uncertainty(n: Option<u32>) -> Result<(), CliError> {
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     check_uncertainty(a.uncertainty)?;
+    crate::error::output_file("--out", &a.out)?;
     let grid = sim::scenario::open_file(&a.file)?;
     let shard = a
         .shard

@@ -75,11 +75,11 @@ pub struct ValidateArgs {
     json: bool,
     /// Fail (exit 1) if any collective's median |error| over its held-out
     /// points exceeds this fraction (0.05 = 5%).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     max_median_error: Option<f64>,
     /// Fail (exit 1) if any collective's median |log2(predicted/measured)|
     /// exceeds this (1 = a factor of 2 either way).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     max_median_log2_ratio: Option<f64>,
     /// List every line of the logs that was skipped as not the
     /// benchmark's (launcher, Slurm, Open MPI help, NCCL debug lines).

@@ -66,6 +66,24 @@ impl fmt::Display for CliError {
     }
 }
 
+/// Refuses an output path that names a directory, an existing one or one
+/// ending in a separator (`--trace out/`), before any work: the user's
+/// mistake (exit code 2), not a failed write (1).
+pub fn output_file(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
+    let text = path.to_string_lossy();
+    let problem = if path.is_dir() {
+        "is a directory"
+    } else if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
+        "ends in a path separator"
+    } else {
+        return Ok(());
+    };
+    Err(CliError::Input(format!(
+        "{flag} {}: {problem}; give the name of a file to write",
+        path.display()
+    )))
+}
+
 /// Writes one line on standard output; see [`CliError::writing`].
 pub fn print_line(line: impl fmt::Display) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();

@@ -873,6 +873,61 @@ fn bad_collective_arguments() {
         ]),
         &["--size"],
     );
+    // PS's flags mean nothing to other operations (2026-11-29: accepted
+    // and ignored before)
+    assert_bad(&with(&["--servers", "3"]), &["--servers", "applies to ps"]);
+    assert_bad(
+        &with(&["--local-aggregation"]),
+        &["--local-aggregation", "applies to ps"],
+    );
+    // a negative value reaches its range check, space-separated or not
+    // (clap took `-1us` for a flag before)
+    for (flag, value) in [
+        ("--latency", "-1us"),
+        ("--bandwidth", "-10Gbps"),
+        ("--oversubscription", "-2"),
+    ] {
+        assert_bad(&with(&[flag, value]), &[flag, value]);
+    }
+    assert_bad(
+        &allreduce_with("-5", &[]),
+        &["--size", "-5", "non-negative"],
+    );
+}
+
+/// DESIGN.md's command forms as written, and the flags that need another:
+/// `--uncertainty` without its N runs 100 seeds; `--trace-gpus` needs
+/// `--trace`; an output path that is a directory is bad input before any
+/// work, for every command that writes a file.
+#[test]
+fn design_forms_and_output_paths() {
+    let file = scenario(
+        "jitter.toml",
+        &GOOD.replace("iterations = 3", "iterations = 1\nwarmup_iterations = 0"),
+    );
+    let f = file.to_str().unwrap();
+    let o = dtsim(&["run", f, "--uncertainty"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("over 100 seeds"), "{}", stdout(&o));
+    let o = dtsim(&["run", f, "--trace-gpus", "4"]);
+    assert_bad(&o, &["--trace"]);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-output-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let slash = format!("{dir}/t.json/");
+    for (args, flag) in [
+        (vec!["run", f, "--trace", &dir], "--trace"),
+        (vec!["run", f, "--trace", &slash], "--trace"),
+        (vec!["sweep", f, "--out", &dir], "--out"),
+        (vec!["plot", "--timeline", f, "-o", &dir], "-o"),
+        (
+            vec!["calibrate", "kernels", "--backend", "cpu", "-o", &dir],
+            "-o",
+        ),
+    ] {
+        let o = dtsim(&args);
+        assert_bad(&o, &[flag, "give the name of a file"]);
+    }
 }
 
 /// `dtsim collective` with `args` and `--json`: it must succeed, and its

@@ -93,7 +93,7 @@ fn try_predict(s: &System, algo: Option<&str>, size: u64) -> Option<f64> {
         size,
         density: None,
         precision: None,
-        servers: 0,
+        servers: None,
         local_aggregation: false,
         segment_size: None,
         fanout: None,

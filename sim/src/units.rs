@@ -93,10 +93,16 @@ pub fn parse_bytes(text: &str) -> Result<u64, UnitError> {
     };
     let f = prefix_factor(prefix).ok_or_else(unknown)?;
     let bytes = v * f;
-    if !bytes.is_finite() || !(0.0..=9.0e18).contains(&bytes) {
+    if bytes.is_nan() || bytes < 0.0 {
         return Err(UnitError::OutOfRange(
             text.to_string(),
             "must be a non-negative size",
+        ));
+    }
+    if bytes > 9.0e18 {
+        return Err(UnitError::OutOfRange(
+            text.to_string(),
+            "a size is at most 9e18 bytes (8 EiB)",
         ));
     }
     Ok(bytes.round() as u64)

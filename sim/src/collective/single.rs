@@ -36,9 +36,11 @@ pub struct Request {
     pub density: Option<f64>,
     /// `topk`, `gtopk`: the gradient's number format (fp32 if `None`).
     pub precision: Option<Precision>,
-    /// PS servers (0 = one per node).
-    pub servers: u32,
-    /// PS: aggregate a node's GPUs before pushing.
+    /// PS servers (0 = one per node; `None`: not given, one per node).
+    /// Refused for every other operation.
+    pub servers: Option<u32>,
+    /// PS: aggregate a node's GPUs before pushing (refused for every
+    /// other operation).
     pub local_aggregation: bool,
     /// Broadcast by `ompi-binomial`: Open MPI's segment size in bytes
     /// (`None`: unsegmented, its default when the algorithm is forced).
@@ -190,7 +192,21 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
                 )
             })?;
     }
-    coll.ps_servers = req.servers;
+    if op != Op::Ps {
+        if req.servers.is_some() {
+            return Err(invalid(
+                "servers",
+                format!("applies to ps, not to {}", op.name()),
+            ));
+        }
+        if req.local_aggregation {
+            return Err(invalid(
+                "local_aggregation",
+                format!("applies to ps, not to {}", op.name()),
+            ));
+        }
+    }
+    coll.ps_servers = req.servers.unwrap_or(0);
     coll.local_aggregation = req.local_aggregation;
     if let Some(seg) = req.segment_size {
         if !coll.algo.takes_segments(op) {
@@ -368,7 +384,7 @@ mod tests {
             size: 1 << 20,
             density: None,
             precision: None,
-            servers: 0,
+            servers: None,
             local_aggregation: false,
             segment_size: None,
             fanout: None,

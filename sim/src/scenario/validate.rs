@@ -406,6 +406,24 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                 };
                 invalid(key, e.to_string())
             })?;
+            // the preset's times scale with the batch: each layer's must
+            // stay within what a custom layer may take
+            if let Some((l, pass, t)) = model
+                .layers
+                .iter()
+                .flat_map(|l| [(l, "forward", l.forward), (l, "backward", l.backward)])
+                .find(|(_, _, t)| t.as_secs() > limits::MAX_LAYER_TIME_S)
+            {
+                return Err(invalid(
+                    "model.batch_per_gpu",
+                    format!(
+                        "at {batch} samples a GPU, layer `{}`'s {pass} pass takes {:.3e} s, more than the {} s per layer dtsim simulates",
+                        l.name,
+                        t.as_secs(),
+                        limits::MAX_LAYER_TIME_S
+                    ),
+                ));
+            }
             let model = match m.embedding_density {
                 None => model,
                 Some(_) if !model.has_sparse() => {
@@ -515,8 +533,22 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                     None => Vec::new(),
                     Some(v) => layer_variables(v, params as u64, &k("variables"))?,
                 };
+                let name = l.name.clone().unwrap_or_else(|| format!("layer{i}"));
+                if let Some(j) = layers.iter().position(|o: &Layer| o.name == name) {
+                    return Err(invalid(
+                        &k("name"),
+                        format!(
+                            "`{name}` names layer {j} too; layers need different names (traces, tables and `strategy.mp_splits` name them){}",
+                            if l.name.is_none() {
+                                " (a layer without a name is called layer<its index>)"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
                 layers.push(Layer {
-                    name: l.name.clone().unwrap_or_else(|| format!("layer{i}")),
+                    name,
                     params: params as u64,
                     variables,
                     forward: time(&l.forward, "forward")?,
@@ -1089,6 +1121,64 @@ mod tests {
     /// A custom layer's `variables`: kept as given when they add up to
     /// its `params`; refused, naming the key and its line, when empty,
     /// with an entry under one element, or adding up to another count.
+    /// Bad input the DESIGN audit of 2026-11-29 found passing or told
+    /// vaguely: a key or a table given twice names the key or the table;
+    /// two layers of one name (an unnamed layer is `layer<i>`) are refused
+    /// on the second's `name`; a preset's batch that makes a layer's pass
+    /// longer than a day is refused on `batch_per_gpu`; a size too large
+    /// says so, not "non-negative".
+    #[test]
+    fn repeated_names_and_huge_values_are_told_where() {
+        let err = |text: &str| load_str(text, "f.toml", "f").unwrap_err().to_string();
+        let base = "[cluster]\nnodes = 2\ngpus_per_node = 1\nnetwork = \"ib-edr-100g\"\n[model]\npreset = \"resnet50\"\ngpu = \"v100\"\nbatch_per_gpu = 32\n";
+        let e = err(&base.replace("nodes = 2\n", "nodes = 2\nnodes = 3\n"));
+        assert!(
+            e.starts_with("f.toml:3: `cluster.nodes`: is given twice in its table"),
+            "{e}"
+        );
+        let e = err(&format!("{base}[cluster]\nlatency = \"1us\"\n"));
+        assert!(
+            e.starts_with("f.toml:9:") && e.contains("the table [cluster] is given twice"),
+            "{e}"
+        );
+        let e = err(&base.replace("batch_per_gpu = 32", "batch_per_gpu = 4294967295"));
+        assert!(
+            e.starts_with("f.toml:8: `model.batch_per_gpu`: at 4294967295 samples a GPU, layer `conv1`'s forward pass takes"),
+            "{e}"
+        );
+        let e = err(&format!("{base}[strategy]\nfusion = \"1e30TiB\"\n"));
+        assert!(
+            e.contains("`strategy.fusion`") && e.contains("at most 9e18 bytes"),
+            "{e}"
+        );
+        let layers = |a: &str, b: &str| {
+            format!(
+                "[cluster]\nnodes = 2\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\n[[model.layers]]\n{a}params = 10\nforward = \"1ms\"\nbackward = \"1ms\"\n[[model.layers]]\n{b}params = 10\nforward = \"1ms\"\nbackward = \"1ms\"\n"
+            )
+        };
+        let e = err(&layers("name = \"a\"\n", "name = \"a\"\n"));
+        assert!(
+            e.starts_with("f.toml:12: `model.layers[1].name`: `a` names layer 0 too"),
+            "{e}"
+        );
+        let e = err(&layers("name = \"layer1\"\n", ""));
+        assert!(
+            e.contains("`layer1` names layer 0 too") && e.contains("without a name is called"),
+            "{e}"
+        );
+        // distinct names, or none, load
+        load_str(&layers("name = \"a\"\n", "name = \"b\"\n"), "f.toml", "f").unwrap();
+        let p = load_str(&layers("", ""), "f.toml", "f").unwrap();
+        let names: Vec<&str> = p[0]
+            .config
+            .model
+            .layers
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect();
+        assert_eq!(names, ["layer0", "layer1"]);
+    }
+
     #[test]
     fn a_layers_variables_add_up_to_its_params() {
         let base = |vars: &str| {
