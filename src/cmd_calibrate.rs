@@ -32,11 +32,13 @@ enum What {
 
 #[derive(Debug, Args)]
 struct TrainingArgs {
-    /// The scenario whose points were measured.
+    /// The scenario whose points were measured [default: each run's, from
+    /// the measured file's `scenario` column].
     #[arg(long)]
-    scenario: PathBuf,
+    scenario: Option<PathBuf>,
     /// The measured runs: a CSV file with the scenario's swept keys and
-    /// `iteration_time_s` or `throughput` (docs/calibration.md).
+    /// `iteration_time_s` or `throughput`, and, without --scenario, a
+    /// `scenario` column naming each run's file (docs/calibration.md).
     #[arg(long)]
     measured: PathBuf,
     /// The losses to fit, comma-separated: compute_jitter,

@@ -86,15 +86,16 @@ pub struct ValidateArgs {
     #[arg(long)]
     verbose: bool,
     /// Measured training runs (a CSV file of the scenario's swept keys and
-    /// `iteration_time_s` or `throughput`): fit the losses on part of
-    /// them, predict the rest (needs --scenario).
+    /// `iteration_time_s` or `throughput`, and, without --scenario, a
+    /// `scenario` column naming each run's file): fit the losses on part
+    /// of them, predict the rest.
     #[arg(
         long,
-        requires = "scenario",
         conflicts_with_all = ["nccl_tests", "osu", "measurements", "ranks", "shape", "algos", "verbose"]
     )]
     training: Option<PathBuf>,
-    /// The scenario whose points --training measured.
+    /// The scenario whose points --training measured [default: each
+    /// run's, from the file's `scenario` column].
     #[arg(long, requires = "training")]
     scenario: Option<PathBuf>,
     /// With --training: fit on the runs whose KEY takes one of these
@@ -118,8 +119,8 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         max_median_log2_ratio: a.max_median_log2_ratio,
     };
     limits.check()?;
-    if let (Some(measured), Some(scenario)) = (&a.training, &a.scenario) {
-        return training(&a, measured.clone(), scenario.clone());
+    if let Some(measured) = &a.training {
+        return training(&a, measured.clone(), a.scenario.clone());
     }
     let algos = calibration::fit::Algos::parse(&a.algos).map_err(CliError::Input)?;
     let named: Vec<sim::collective::Op> = sim::collective::Op::ALL
@@ -287,7 +288,11 @@ fn table(v: &Validation, verbose: bool) -> String {
 }
 
 /// `dtsim validate --training RUNS.csv --scenario FILE`.
-fn training(a: &ValidateArgs, measured: PathBuf, scenario: PathBuf) -> Result<(), CliError> {
+fn training(
+    a: &ValidateArgs,
+    measured: PathBuf,
+    scenario: Option<PathBuf>,
+) -> Result<(), CliError> {
     use calibration::training;
     if a.max_median_log2_ratio.is_some() {
         return Err(CliError::Input(

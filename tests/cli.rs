@@ -911,6 +911,29 @@ fn design_forms_and_output_paths() {
     assert!(stdout(&o).contains("over 100 seeds"), "{}", stdout(&o));
     let o = dtsim(&["run", f, "--trace-gpus", "4"]);
     assert_bad(&o, &["--trace"]);
+    // calibrate training as DESIGN writes it: no --scenario, the runs
+    // name theirs (relative to the measurements' file); validate too
+    let runs = file.with_file_name("jitter-runs.csv");
+    std::fs::write(
+        &runs,
+        "scenario,iteration_time_s\njitter.toml,0.35\njitter.toml,0.36\njitter.toml,0.34\njitter.toml,0.355\njitter.toml,0.345\n",
+    )
+    .unwrap();
+    let profile = file.with_file_name("jitter-profile.toml");
+    let (r, p) = (runs.to_str().unwrap(), profile.to_str().unwrap());
+    let o = dtsim(&["calibrate", "training", "--measured", r, "-o", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("scenario=jitter.toml: measured 0.3500 s"),
+        "{}",
+        stderr(&o)
+    );
+    let written = std::fs::read_to_string(&profile).unwrap();
+    assert!(written.contains("jitter.toml"), "{written}");
+    let o = dtsim(&["validate", "--training", r]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = dtsim(&["calibrate", "training", "--measured", f, "-o", p]);
+    assert_bad(&o, &["which scenario", "--scenario FILE"]);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-output-dir");
     std::fs::create_dir_all(&dir).unwrap();
     let dir = dir.to_str().unwrap().to_string();

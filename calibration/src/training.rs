@@ -16,6 +16,9 @@
 //!
 //! Lines starting with `#` are comments. A cell is read as a TOML value
 //! (`4`, `0.5`, `true`, `"x"`), else as text (`allreduce`, `4MiB`).
+//! Without a scenario given beside the file, a `scenario` column names
+//! each run's scenario file (relative to the measurements' file; rows
+//! may name different files, each leaving the others' keys empty).
 //!
 //! [`fit`] finds the losses besides bytes (`sim::losses`: stragglers'
 //! coefficient of variation, the per-message overhead, the NIC
@@ -54,6 +57,9 @@ pub struct Run {
     /// The point's keys and values, as the file gave them
     /// (`cluster.nodes=4, strategy.dense=allreduce`).
     pub label: String,
+    /// The run's scenario file: `--scenario` as given, or the row's
+    /// [`SCENARIO_COLUMN`] joined to the measurements' directory.
+    pub scenario: String,
     /// The swept keys and their values.
     pub keys: BTreeMap<String, toml::Value>,
     /// The scenario at this point, with its own losses.
@@ -93,9 +99,19 @@ fn measured_number(
     }
 }
 
-/// Reads the measured runs of `scenario` from the CSV file `measured`.
-pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, CalibrateError> {
-    let grid = scenario::open_file(scenario).map_err(|e| CalibrateError::Input(e.to_string()))?;
+/// The column that names each run's scenario file (relative to the
+/// measurements' file) where no scenario is given beside the file.
+pub const SCENARIO_COLUMN: &str = "scenario";
+
+/// Reads the measured runs from the CSV file `measured`: of `scenario`,
+/// or, where that is `None`, of the scenario file each row names in its
+/// [`SCENARIO_COLUMN`] (a path relative to `measured`'s directory; rows
+/// may name different files, each row giving the keys its own file
+/// sweeps and leaving the others' columns empty).
+pub fn read_runs(scenario: Option<&Path>, measured: &Path) -> Result<Vec<Run>, CalibrateError> {
+    let fixed = scenario
+        .map(|s| scenario::open_file(s).map_err(|e| CalibrateError::Input(e.to_string())))
+        .transpose()?;
     let bytes = std::fs::read(measured)
         .map_err(|e| CalibrateError::Input(format!("{}: cannot read: {e}", measured.display())))?;
     // a line of spaces is a blank line: made a comment, which the reader
@@ -128,9 +144,28 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, Calibrate
         )));
     }
     let head = headers.position().map_or(1, |p| line_at(&text, p));
-    let swept: Vec<String> = grid.keys().to_vec();
-    let mut expected: Vec<&str> = swept.iter().map(String::as_str).collect();
-    expected.extend([TIME_COLUMN, THROUGHPUT_COLUMN]);
+    let scenario_col = columns.iter().position(|c| c == SCENARIO_COLUMN);
+    match (&fixed, scenario_col) {
+        (Some(_), Some(_)) => {
+            return Err(at(
+                measured,
+                head,
+                format!(
+                    "column `{SCENARIO_COLUMN}` names each run's scenario file: give it or --scenario, not both"
+                ),
+            ));
+        }
+        (None, None) => {
+            return Err(at(
+                measured,
+                head,
+                format!(
+                    "which scenario were these runs of? give --scenario FILE, or a column `{SCENARIO_COLUMN}` naming each run's scenario file (relative to this file)"
+                ),
+            ));
+        }
+        _ => {}
+    }
     let mut value_col = None;
     for (i, c) in columns.iter().enumerate() {
         if columns[..i].contains(c) {
@@ -145,16 +180,6 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, Calibrate
                 ));
             }
             value_col = Some((i, c.clone()));
-        } else if !swept.contains(c) {
-            let what = if swept.is_empty() {
-                format!(
-                    "column `{c}` is not a key the scenario sweeps (it sweeps none: give `{TIME_COLUMN}` or `{THROUGHPUT_COLUMN}` alone)"
-                )
-            } else {
-                sim::names::unknown("column", c, &expected)
-                    + " (the scenario's swept keys and the measured value)"
-            };
-            return Err(at(measured, head, what));
         }
     }
     let Some((value_col, value_name)) = value_col else {
@@ -166,7 +191,72 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, Calibrate
             ),
         ));
     };
-    if let Some(k) = swept.iter().find(|k| !columns.contains(k)) {
+    // the rows, and the scenario of each: (its name, its grid)
+    let mut rows = Vec::new();
+    // (the name as the runs give it, the path as the user reaches it, the
+    // grid): `--scenario`'s, or each named in the column
+    let mut grids: Vec<(String, String, scenario::Grid)> = Vec::new();
+    if let (Some(g), Some(s)) = (fixed, scenario) {
+        grids.push((s.display().to_string(), s.display().to_string(), g));
+    }
+    let dir = measured.parent().unwrap_or(Path::new(""));
+    for record in reader.records() {
+        let record = record.map_err(|e| at(measured, csv_line(&text, &e), csv_message(&e)))?;
+        let line = record.position().map_or(0, |p| line_at(&text, p));
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let grid = match scenario_col {
+            None => 0,
+            Some(sc) => {
+                let name = &record[sc];
+                if name.is_empty() {
+                    return Err(at(
+                        measured,
+                        line,
+                        format!("column `{SCENARIO_COLUMN}` is empty"),
+                    ));
+                }
+                match grids.iter().position(|(n, _, _)| n == name) {
+                    Some(g) => g,
+                    None => {
+                        let path = dir.join(name);
+                        let g = scenario::open_file(&path).map_err(|e| {
+                            at(measured, line, format!("column `{SCENARIO_COLUMN}`: {e}"))
+                        })?;
+                        grids.push((name.to_string(), path.display().to_string(), g));
+                        grids.len() - 1
+                    }
+                }
+            }
+        };
+        rows.push((line, grid, record));
+    }
+    // every key column swept by a run's scenario
+    let is_key = |i: usize| i != value_col && Some(i) != scenario_col;
+    for (i, c) in columns.iter().enumerate() {
+        if is_key(i) && !grids.iter().any(|(_, _, g)| g.keys().contains(c)) {
+            let mut expected: Vec<&str> = grids
+                .iter()
+                .flat_map(|(_, _, g)| g.keys().iter().map(String::as_str))
+                .collect();
+            expected.sort_unstable();
+            expected.dedup();
+            let what = if expected.is_empty() {
+                format!(
+                    "column `{c}` is not a key the scenario sweeps (it sweeps none: give `{TIME_COLUMN}` or `{THROUGHPUT_COLUMN}` alone)"
+                )
+            } else {
+                expected.extend([TIME_COLUMN, THROUGHPUT_COLUMN]);
+                sim::names::unknown("column", c, &expected)
+                    + " (the scenario's swept keys and the measured value)"
+            };
+            return Err(at(measured, head, what));
+        }
+    }
+    if scenario_col.is_none()
+        && let Some(k) = grids[0].2.keys().iter().find(|k| !columns.contains(k))
+    {
         return Err(at(
             measured,
             head,
@@ -176,20 +266,42 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, Calibrate
         ));
     }
     let mut runs = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| at(measured, csv_line(&text, &e), csv_message(&e)))?;
-        let line = record.position().map_or(0, |p| line_at(&text, p));
-        if record.iter().all(str::is_empty) {
-            continue;
+    for (line, grid, record) in rows {
+        let (name, path, grid) = &grids[grid];
+        if let Some(k) = grid.keys().iter().find(|k| !columns.contains(k)) {
+            return Err(at(
+                measured,
+                line,
+                format!(
+                    "this run's scenario {name} sweeps `{k}`, and each of its runs must say its value: add a column `{k}`"
+                ),
+            ));
         }
         let mut keys = BTreeMap::new();
         let mut label = Vec::new();
-        for (c, cell) in columns.iter().zip(record.iter()) {
-            if *c == value_name {
+        if scenario_col.is_some() {
+            label.push(format!("{SCENARIO_COLUMN}={name}"));
+        }
+        for (i, (c, cell)) in columns.iter().zip(record.iter()).enumerate() {
+            if !is_key(i) {
                 continue;
             }
-            if cell.is_empty() {
-                return Err(at(measured, line, format!("column `{c}` is empty")));
+            let swept = grid.keys().contains(c);
+            match (swept, cell.is_empty()) {
+                (true, true) => {
+                    return Err(at(measured, line, format!("column `{c}` is empty")));
+                }
+                (false, false) => {
+                    return Err(at(
+                        measured,
+                        line,
+                        format!(
+                            "column `{c}`: this run's scenario {name} does not sweep it; leave the cell empty"
+                        ),
+                    ));
+                }
+                (false, true) => continue,
+                (true, false) => {}
             }
             keys.insert(c.clone(), cell_value(cell));
             label.push(format!("{c}={cell}"));
@@ -224,6 +336,7 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, Calibrate
         runs.push(Run {
             line,
             label: label.join(", "),
+            scenario: path.clone(),
             keys,
             config,
             measured_s,
@@ -236,6 +349,17 @@ pub fn read_runs(scenario: &Path, measured: &Path) -> Result<Vec<Run>, Calibrate
         )));
     }
     Ok(runs)
+}
+
+/// The scenarios of `runs`, each once, in the order of their first run.
+pub fn scenarios_of(runs: &[Run]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        if !out.contains(&r.scenario) {
+            out.push(r.scenario.clone());
+        }
+    }
+    out
 }
 
 /// The 1-based line of `text` a record of the reader starts on: its
@@ -640,8 +764,9 @@ fn invert(a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
 /// What `dtsim calibrate training` was asked.
 #[derive(Debug, Clone)]
 pub struct TrainingRequest {
-    /// The scenario whose points were measured.
-    pub scenario: PathBuf,
+    /// The scenario whose points were measured; `None`: each run's
+    /// [`SCENARIO_COLUMN`] names its own.
+    pub scenario: Option<PathBuf>,
     /// The measurements (CSV).
     pub measured: PathBuf,
     /// The losses to fit.
@@ -657,7 +782,7 @@ pub fn calibrate(
     req: &TrainingRequest,
     who: &Requester,
 ) -> Result<(Profile, TrainingFit), CalibrateError> {
-    let runs = read_runs(&req.scenario, &req.measured)?;
+    let runs = read_runs(req.scenario.as_deref(), &req.measured)?;
     let f = fit(&runs, &req.params)?;
     let predicted = predict(&runs, Some(&f.values))?;
     let mut notes = vec![format!(
@@ -686,16 +811,16 @@ pub fn calibrate(
         provenance: Provenance {
             tool: format!("{} calibrate training", who.tool),
             created: now_rfc3339(),
-            sources: vec![
-                req.scenario.display().to_string(),
-                req.measured.display().to_string(),
-            ],
+            sources: scenarios_of(&runs)
+                .into_iter()
+                .chain([req.measured.display().to_string()])
+                .collect(),
             host: None,
             command: who.command.clone(),
             notes,
         },
         training: Some(TrainingEntry {
-            scenario: req.scenario.display().to_string(),
+            scenario: scenarios_of(&runs).join(", "),
             compute_jitter: f.values[0],
             message_overhead_s: f.values[1],
             nic_efficiency: f.values[2],
@@ -721,8 +846,9 @@ pub fn calibrate(
 /// What `dtsim validate --training` was asked.
 #[derive(Debug, Clone)]
 pub struct TrainingValidateRequest {
-    /// The scenario whose points were measured.
-    pub scenario: PathBuf,
+    /// The scenario whose points were measured; `None`: each run's
+    /// [`SCENARIO_COLUMN`] names its own.
+    pub scenario: Option<PathBuf>,
     /// The measurements (CSV).
     pub measured: PathBuf,
     /// The losses to fit.
@@ -778,7 +904,7 @@ fn median_abs(v: impl Iterator<Item = f64>) -> f64 {
 /// `dtsim validate --training`: fits on part of the runs and predicts the
 /// rest, each against what it would be without calibration.
 pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, CalibrateError> {
-    let runs = read_runs(&req.scenario, &req.measured)?;
+    let runs = read_runs(req.scenario.as_deref(), &req.measured)?;
     let uncal = predict(&runs, None)?;
     let mut held = Vec::new();
     let held_out = |i: usize, f: &TrainingFit, t: f64, held: &mut Vec<HeldOut>| {

@@ -100,7 +100,7 @@ fn synthetic_runs(dir: &Path, noise: f64, seed: u64) -> (PathBuf, PathBuf) {
 fn recovers_known_losses_from_exact_runs() {
     let dir = temp_dir("exact");
     let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
-    let runs = read_runs(&scenario, &measured).unwrap();
+    let runs = read_runs(Some(&scenario), &measured).unwrap();
     assert_eq!(runs.len(), 16);
     let f = fit(&runs, &Param::ALL).unwrap();
     for (j, q) in Param::ALL.iter().enumerate() {
@@ -134,7 +134,7 @@ fn recovers_known_losses_within_the_stated_uncertainty() {
     let (mut within2, mut estimates, mut at_bound) = (0, 0, 0);
     for seed in 1..=10 {
         let (scenario, measured) = synthetic_runs(&dir, 0.01, seed);
-        let runs = read_runs(&scenario, &measured).unwrap();
+        let runs = read_runs(Some(&scenario), &measured).unwrap();
         let f = fit(&runs, &Param::ALL).unwrap();
         for (j, q) in Param::ALL.iter().enumerate() {
             let se = f.standard_errors[j];
@@ -190,7 +190,7 @@ fn recovers_known_losses_within_the_stated_uncertainty() {
 fn held_and_unidentifiable_losses() {
     let dir = temp_dir("held");
     let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
-    let runs = read_runs(&scenario, &measured).unwrap();
+    let runs = read_runs(Some(&scenario), &measured).unwrap();
     let f = fit(&runs, &[Param::MessageOverhead]).unwrap();
     // the scenario is ideal: no stragglers, the whole bandwidth
     assert_eq!((f.values[0], f.values[2]), (0.0, 1.0));
@@ -213,7 +213,7 @@ fn held_and_unidentifiable_losses() {
         "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,1,0,0.03\neth-25g,1,0,0.031\neth-25g,1,64MiB,0.029\n",
     )
     .unwrap();
-    let runs = read_runs(&one, &csv).unwrap();
+    let runs = read_runs(Some(&one), &csv).unwrap();
     let f = fit(&runs, &[Param::MessageOverhead, Param::NicEfficiency]).unwrap();
     assert_eq!(f.unidentified, ["message_overhead", "nic_efficiency"]);
     assert!(f.standard_errors.iter().all(|e| e.is_nan()));
@@ -234,7 +234,7 @@ fn the_profile_is_what_scenarios_name() {
     };
     let (profile, f) = training::calibrate(
         &TrainingRequest {
-            scenario: scenario.clone(),
+            scenario: Some(scenario.clone()),
             measured,
             params: Param::ALL.to_vec(),
         },
@@ -313,7 +313,7 @@ fn the_profile_is_what_scenarios_name() {
 fn gtopk_release_scaling_from_4_and_8_workers() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let v = training::validate(&TrainingValidateRequest {
-        scenario: root.join("scenarios/papers/gtopk/fig10-cifar.toml"),
+        scenario: Some(root.join("scenarios/papers/gtopk/fig10-cifar.toml")),
         measured: root.join("tests/fixtures/training/gtopk-release-resnet20.csv"),
         params: Param::ALL.to_vec(),
         fit_on: Some(training::parse_fit_on("cluster.nodes=4,8").unwrap()),
@@ -348,7 +348,7 @@ fn leave_one_out_predicts_every_run() {
     let dir = temp_dir("loo");
     let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
     let v = training::validate(&TrainingValidateRequest {
-        scenario,
+        scenario: Some(scenario),
         measured,
         params: vec![
             Param::MessageOverhead,
@@ -371,7 +371,7 @@ fn refused(scenario_text: &str, csv: &str) -> String {
     std::fs::write(&s, scenario_text).unwrap();
     let m = dir.join("runs.csv");
     std::fs::write(&m, csv).unwrap();
-    match read_runs(&s, &m) {
+    match read_runs(Some(&s), &m) {
         Err(CalibrateError::Input(msg)) => msg,
         Err(e) => panic!("not an input error: {e}"),
         Ok(_) => panic!("accepted: {csv}"),
@@ -479,7 +479,7 @@ fn bad_measurements_say_where() {
         "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\n   \neth-10g,2,0,0.1\n  \t\neth-10g,4,0,-1\n",
     )
     .unwrap();
-    let e = read_runs(&s, &m).unwrap_err().to_string();
+    let e = read_runs(Some(&s), &m).unwrap_err().to_string();
     assert!(e.contains("runs.csv:5:"), "{e}");
     // a fitted loss the runs set to different values
     let swept = SCENARIO.replace(
@@ -492,7 +492,7 @@ fn bad_measurements_say_where() {
         "cluster.network,cluster.nodes,strategy.fusion,cluster.nic_efficiency,iteration_time_s\neth-10g,2,0,0.5,0.1\neth-10g,4,0,1.0,0.1\neth-10g,8,0,1.0,0.1\n",
     )
     .unwrap();
-    let runs = read_runs(&s, &m).unwrap();
+    let runs = read_runs(Some(&s), &m).unwrap();
     let e = fit(&runs, &[Param::NicEfficiency]).unwrap_err().to_string();
     assert!(
         e.contains("line 3") && e.contains("cluster.nic_efficiency"),
@@ -507,7 +507,7 @@ fn bad_measurements_say_where() {
     let dir = temp_dir("missing");
     let s = dir.join("s.toml");
     std::fs::write(&s, SCENARIO).unwrap();
-    let e = read_runs(&s, &dir.join("nope.csv")).unwrap_err();
+    let e = read_runs(Some(&s), &dir.join("nope.csv")).unwrap_err();
     assert!(e.is_input() && e.to_string().contains("nope.csv"), "{e}");
     let m = dir.join("two.csv");
     std::fs::write(
@@ -515,7 +515,7 @@ fn bad_measurements_say_where() {
         "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,2,0,0.1\neth-10g,4,0,0.1\n",
     )
     .unwrap();
-    let runs = read_runs(&s, &m).unwrap();
+    let runs = read_runs(Some(&s), &m).unwrap();
     let e = fit(&runs, &Param::ALL).unwrap_err();
     assert!(e.to_string().contains("at least 4"), "{e}");
     // throughput is the job's, in the scenario's unit: the same point as
@@ -530,7 +530,7 @@ fn bad_measurements_say_where() {
         ),
     )
     .unwrap();
-    let runs = read_runs(&s, &m).unwrap();
+    let runs = read_runs(Some(&s), &m).unwrap();
     assert!((runs[0].measured_s / t - 1.0).abs() < 1e-12);
 }
 
@@ -585,4 +585,116 @@ fn bad_training_profiles_are_refused() {
         assert_eq!(e.key.as_deref(), Some("training_profile"), "{e}");
         assert!(e.message.contains(says), "{says}: {e}");
     }
+}
+
+/// DESIGN's `dtsim calibrate training --measured RUNS.csv -o P.toml`,
+/// without `--scenario`: a `scenario` column names each run's file,
+/// relative to the measurements' file. Rows naming one file read as
+/// `--scenario` reads them (the same points and times); rows may name
+/// several files, each giving its own swept keys and leaving the other
+/// files' columns empty; the profile records every file. Refused: the
+/// column beside `--scenario`, neither, an empty or missing file, a key
+/// the row's file does not sweep, a swept key without its column.
+#[test]
+fn runs_name_their_scenarios() {
+    let dir = temp_dir("scenario-column");
+    let (scenario, measured) = synthetic_runs(&dir, 0.0, 3);
+    // the same runs, each naming the file
+    let text = std::fs::read_to_string(&measured).unwrap();
+    let mut named = String::new();
+    for (i, l) in text.lines().enumerate() {
+        match (l.starts_with('#'), i) {
+            (true, _) => named.push_str(l),
+            (false, 1) => named.push_str(&format!("scenario,{l}")),
+            _ => named.push_str(&format!("s.toml,{l}")),
+        }
+        named.push('\n');
+    }
+    let by_column = dir.join("named.csv");
+    std::fs::write(&by_column, &named).unwrap();
+    let a = read_runs(Some(&scenario), &measured).unwrap();
+    let b = read_runs(None, &by_column).unwrap();
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.config, y.config, "{}", y.label);
+        assert_eq!(x.measured_s, y.measured_s);
+        assert_eq!(x.keys, y.keys);
+        assert_eq!(y.label, format!("scenario=s.toml, {}", x.label));
+        assert_eq!(y.scenario, dir.join("s.toml").display().to_string());
+    }
+    // a second file that sweeps nothing: its rows leave the keys empty
+    let one = SCENARIO[..SCENARIO.find("[sweep]").unwrap()].replace("nodes = 2", "nodes = 3");
+    std::fs::create_dir_all(dir.join("more")).unwrap();
+    std::fs::write(dir.join("more/one.toml"), &one).unwrap();
+    let first = named.lines().nth(2).unwrap().to_string();
+    let mixed = format!(
+        "scenario,cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\n{first}\nmore/one.toml,,,,0.05\n"
+    );
+    let m = dir.join("mixed.csv");
+    std::fs::write(&m, &mixed).unwrap();
+    let runs = read_runs(None, &m).unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].label, "scenario=more/one.toml");
+    assert!(runs[1].keys.is_empty());
+    assert_eq!(runs[1].config.cluster.nodes, 3);
+    assert_eq!(
+        training::scenarios_of(&runs),
+        [dir.join("s.toml"), dir.join("more/one.toml")].map(|p| p.display().to_string())
+    );
+    // refusals, each with its line
+    let bad = |csv: &str, scenario: Option<&Path>| -> String {
+        let m = dir.join(format!("bad-{:x}.csv", fxhash(csv)));
+        std::fs::write(&m, csv).unwrap();
+        match read_runs(scenario, &m) {
+            Err(CalibrateError::Input(msg)) => msg,
+            Err(e) => panic!("not an input error: {e}"),
+            Ok(_) => panic!("accepted: {csv}"),
+        }
+    };
+    let e = bad(&named, Some(&scenario));
+    assert!(
+        e.ends_with(
+            ":2: column `scenario` names each run's scenario file: give it or --scenario, not both"
+        ),
+        "{e}"
+    );
+    let e = bad(&text, None);
+    assert!(
+        e.contains(":2: which scenario") && e.contains("--scenario FILE"),
+        "{e}"
+    );
+    let head = "scenario,cluster.network,cluster.nodes,strategy.fusion,iteration_time_s";
+    let e = bad(&format!("{head}\n,eth-10g,2,0,0.1\n"), None);
+    assert!(e.contains(":2: column `scenario` is empty"), "{e}");
+    let e = bad(&format!("{head}\nnope.toml,eth-10g,2,0,0.1\n"), None);
+    assert!(
+        e.contains(":2: column `scenario`: ") && e.contains("nope.toml"),
+        "{e}"
+    );
+    let e = bad(
+        &format!("{head}\n{first}\nmore/one.toml,eth-10g,,,0.1\n"),
+        None,
+    );
+    assert!(
+        e.contains(
+            ":3: column `cluster.network`: this run's scenario more/one.toml does not sweep it"
+        ),
+        "{e}"
+    );
+    let e = bad(
+        "scenario,cluster.network,cluster.nodes,iteration_time_s\ns.toml,eth-10g,2,0.1\n",
+        None,
+    );
+    assert!(
+        e.contains(":2: this run's scenario s.toml sweeps `strategy.fusion`"),
+        "{e}"
+    );
+    let e = bad(
+        &format!("{head},model.batch_per_gpu\ns.toml,eth-10g,2,0,0.1,8\n"),
+        None,
+    );
+    assert!(
+        e.contains(":1: unknown column `model.batch_per_gpu`"),
+        "{e}"
+    );
 }

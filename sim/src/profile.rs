@@ -273,7 +273,8 @@ pub struct KernelModel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingEntry {
-    /// The scenario whose points were measured (as given to the command).
+    /// The scenario whose points were measured, as given to the command
+    /// (several, comma-separated, where the runs named theirs).
     #[serde(default)]
     pub scenario: String,
     /// `model.compute_jitter`: stragglers' coefficient of variation.
