@@ -99,7 +99,8 @@ pub struct CollectiveArgs {
     /// ib-edr-100g, or the node's].
     #[arg(long)]
     network: Option<String>,
-    /// Intra-node link preset [default: pcie3-x16, or the node's].
+    /// Intra-node link preset or calibration profile [default: pcie3-x16,
+    /// or the node's].
     #[arg(long)]
     intra: Option<String>,
     /// Per-NIC bandwidth, overriding the preset ("100Gbps", "12.5GB/s").

@@ -121,7 +121,9 @@ pub struct Description {
     pub network: String,
     /// The directory relative profile paths are read from (a scenario's).
     pub dir: Option<PathBuf>,
-    /// An intra-node preset's name ([`DEFAULT_INTRA`] if `None`).
+    /// An intra-node preset's name ([`DEFAULT_INTRA`] if `None`), or the
+    /// path of a calibration profile (`.toml`), relative to `dir`, whose
+    /// `[network]` link becomes the GPUs' fabric inside a node.
     pub intra: Option<String>,
     /// Per-NIC bandwidth overriding the network's ("100Gbps").
     pub bandwidth: Option<String>,
@@ -177,7 +179,7 @@ pub struct NodeKeys {
     pub nics_per_node: Option<u32>,
     /// An inter-node preset or calibration profile.
     pub network: Option<String>,
-    /// An intra-node preset.
+    /// An intra-node preset or calibration profile.
     pub intra: Option<String>,
     /// The GPU's PCIe link to its NICs.
     pub nic_link: Option<String>,
@@ -295,10 +297,7 @@ impl Description {
         }
         let inter = self.network_preset()?;
         let intra_name = self.intra.as_deref().unwrap_or(DEFAULT_INTRA);
-        let intra = presets::intra_node(intra_name).ok_or_else(|| {
-            let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
-            invalid(Field::Intra, unknown("intra-node link", intra_name, &known))
-        })?;
+        let intra = &self.intra_preset(intra_name)?;
         limits::check_oversubscription(self.oversubscription)
             .map_err(|m| invalid(Field::Oversubscription, m))?;
         let e = self.nic_efficiency;
@@ -435,15 +434,51 @@ impl Description {
         Ok(Some(PcieSwitches { gpus: k, uplink }))
     }
 
+    /// A profile's path as named: relative to the scenario's directory.
+    fn profile_path(&self, named: &str) -> PathBuf {
+        match &self.dir {
+            Some(d) if Path::new(named).is_relative() => d.join(named),
+            _ => PathBuf::from(named),
+        }
+    }
+
+    /// The intra-node preset named, or one made of a calibration
+    /// profile's `[network]` table: a GPU-to-GPU latency and a GPU's
+    /// bandwidth, as a fit of one node's collectives or ping-pong gives
+    /// them. The profile does not say what the fabric is; dtsim takes it
+    /// for one of its own, as NVLink is, so that a GPU reaches its NICs
+    /// and host over `nic_link` (by default the NICs' PCIe generation).
+    fn intra_preset(&self, name: &str) -> Result<LinkPreset, Invalid> {
+        if name.ends_with(".toml") {
+            let (latency_s, bandwidth) =
+                profile_network(&self.profile_path(name)).map_err(|m| invalid(Field::Intra, m))?;
+            return Ok(LinkPreset {
+                name: PROFILE,
+                kind: Kind::NvLink,
+                nic_pcie: DEFAULT_INTRA,
+                bandwidth_bytes_per_s: bandwidth,
+                latency_s,
+                source: "calibration profile",
+            });
+        }
+        presets::intra_node(name).copied().ok_or_else(|| {
+            let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
+            invalid(
+                Field::Intra,
+                format!(
+                    "{}, or the path of a calibration profile (.toml)",
+                    unknown("intra-node link", name, &known)
+                ),
+            )
+        })
+    }
+
     /// The inter-node preset named, or one made of a calibration profile's
     /// `[network]` table.
     fn network_preset(&self) -> Result<LinkPreset, Invalid> {
         let network = &self.network;
         if network.ends_with(".toml") {
-            let path = match &self.dir {
-                Some(d) if Path::new(network).is_relative() => d.join(network),
-                _ => PathBuf::from(network),
-            };
+            let path = self.profile_path(network);
             let (latency_s, bandwidth) =
                 profile_network(&path).map_err(|m| invalid(Field::Network, m))?;
             return Ok(LinkPreset {

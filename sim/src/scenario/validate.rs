@@ -1976,6 +1976,67 @@ density = 0.1
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// DESIGN: "a calibration profile can replace any preset": `intra`
+    /// takes one too (since 2026-11-29): its `[network]` link is the GPUs'
+    /// fabric inside a node (latency GPU to GPU, bandwidth a GPU's), taken
+    /// for a fabric of its own as NVLink is, so the GPUs reach their NICs
+    /// over the NICs' PCIe generation unless `nic_link` says otherwise;
+    /// `intra_bandwidth` overrides it as a preset's. A bad profile is
+    /// refused on `cluster.intra`.
+    #[test]
+    fn intra_node_fabric_from_a_calibration_profile() {
+        let dir = std::env::temp_dir().join(format!("dtsim-intra-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("node.toml"),
+            "[provenance]\ntool = \"t\"\n[network]\nlatency_s = 3e-6\nbandwidth_bps = 2e11\nderived_from = \"x\"\n",
+        )
+        .unwrap();
+        let text = GOOD.replace(
+            "network = \"ib-edr-100g\"",
+            "network = \"ib-edr-100g\"\nintra = \"node.toml\"",
+        );
+        let p = load_str_in(&text, "f.toml", "f", Some(&dir)).unwrap();
+        let c = &p[0].config.cluster;
+        assert_eq!((c.intra.bandwidth, c.intra.latency), (2e11, 3e-6));
+        assert_eq!(c.intra_name, "node.toml");
+        assert_eq!(c.nic_link.as_ref().unwrap().name, "pcie3-x16");
+        // the network's own latency, not end to end: only a network
+        // profile's is
+        assert!(!c.latency_end_to_end);
+        let over = text.replace(
+            "intra = \"node.toml\"",
+            "intra = \"node.toml\"\nintra_bandwidth = \"100GB/s\"\nnic_link = \"pcie4-x16\"",
+        );
+        let p = load_str_in(&over, "f.toml", "f", Some(&dir)).unwrap();
+        let c = &p[0].config.cluster;
+        assert_eq!((c.intra.bandwidth, c.intra.latency), (1e11, 3e-6));
+        assert_eq!(c.intra_name, "node.toml*");
+        assert_eq!(c.nic_link.as_ref().unwrap().name, "pcie4-x16");
+        let e = load_str_in(
+            &text.replace("node.toml", "missing.toml"),
+            "f.toml",
+            "f",
+            Some(&dir),
+        )
+        .unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("cluster.intra"), "{e}");
+        assert!(e.message.contains("cannot read calibration profile"), "{e}");
+        let e = load_str_in(
+            &text.replace("node.toml", "nvlnk4"),
+            "f.toml",
+            "f",
+            Some(&dir),
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("nvlink4")
+                && e.message.contains("or the path of a calibration profile"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// Priority with messages whose latency outweighs their transfer is
     /// warned about (located at the partition), not refused; the defaults
     /// (4 MiB pieces fused up to 64 MiB) and FIFO are not.
