@@ -64,6 +64,7 @@ enum ReportCommand {
 
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     if let Some(ReportCommand::Merge { inputs, out }) = a.what {
+        crate::error::output_file("--out", &out)?;
         let s = sweep::merge(&inputs, &out)?;
         eprintln!(
             "wrote {} ({})",

@@ -287,7 +287,7 @@ fn table(v: &Validation, verbose: bool) -> String {
     s
 }
 
-/// `dtsim validate --training RUNS.csv --scenario FILE`.
+/// `dtsim validate --training RUNS.csv [--scenario FILE]`.
 fn training(
     a: &ValidateArgs,
     measured: PathBuf,

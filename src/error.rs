@@ -67,14 +67,18 @@ impl fmt::Display for CliError {
 }
 
 /// Refuses an output path that names a directory, an existing one or one
-/// ending in a separator (`--trace out/`), before any work: the user's
-/// mistake (exit code 2), not a failed write (1).
+/// ending in a separator (`--trace out/`), or no file at all (`""`,
+/// `x/..`), before any work: the user's mistake (exit code 2), not a
+/// failed write (1).
 pub fn output_file(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
     let text = path.to_string_lossy();
     let problem = if path.is_dir() {
         "is a directory"
     } else if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
         "ends in a path separator"
+    } else if path.file_name().is_none() || text.ends_with("/.") {
+        // "", "x/..", "x/.": no file is named
+        "names no file"
     } else {
         return Ok(());
     };

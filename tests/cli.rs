@@ -910,7 +910,7 @@ fn design_forms_and_output_paths() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("over 100 seeds"), "{}", stdout(&o));
     let o = dtsim(&["run", f, "--trace-gpus", "4"]);
-    assert_bad(&o, &["--trace"]);
+    assert_bad(&o, &["required", "--trace <OUT.json>"]);
     // calibrate training as DESIGN writes it: no --scenario, the runs
     // name theirs (relative to the measurements' file); validate too
     let runs = file.with_file_name("jitter-runs.csv");
@@ -947,10 +947,17 @@ fn design_forms_and_output_paths() {
             vec!["calibrate", "kernels", "--backend", "cpu", "-o", &dir],
             "-o",
         ),
+        (vec!["report", "merge", f, "--out", &dir], "--out"),
     ] {
         let o = dtsim(&args);
         assert_bad(&o, &[flag, "give the name of a file"]);
     }
+    let up = format!("{dir}/..");
+    let o = dtsim(&["run", f, "--trace", &up]);
+    assert_bad(&o, &["--trace", "give the name of a file"]);
+    let dot = format!("{dir}/new/.");
+    let o = dtsim(&["run", f, "--trace", &dot]);
+    assert_bad(&o, &["--trace", "names no file"]);
 }
 
 /// `dtsim collective` with `args` and `--json`: it must succeed, and its

@@ -191,13 +191,52 @@ pub fn read_runs(scenario: Option<&Path>, measured: &Path) -> Result<Vec<Run>, C
             ),
         ));
     };
+    // every key column swept by a run's scenario (and, with --scenario,
+    // every key it sweeps a column)
+    let is_key = |i: usize| i != value_col && Some(i) != scenario_col;
+    let check_columns = |grids: &[(String, PathBuf, scenario::Grid)]| {
+        for (i, c) in columns.iter().enumerate() {
+            if is_key(i) && !grids.iter().any(|(_, _, g)| g.keys().contains(c)) {
+                let mut expected: Vec<&str> = grids
+                    .iter()
+                    .flat_map(|(_, _, g)| g.keys().iter().map(String::as_str))
+                    .collect();
+                expected.sort_unstable();
+                expected.dedup();
+                let what = if expected.is_empty() {
+                    format!(
+                        "column `{c}` is not a key the scenario sweeps (it sweeps none: give `{TIME_COLUMN}` or `{THROUGHPUT_COLUMN}` alone)"
+                    )
+                } else {
+                    expected.extend([TIME_COLUMN, THROUGHPUT_COLUMN]);
+                    sim::names::unknown("column", c, &expected)
+                        + " (the scenario's swept keys and the measured value)"
+                };
+                return Err(at(measured, head, what));
+            }
+        }
+        if scenario_col.is_none()
+            && let Some(k) = grids[0].2.keys().iter().find(|k| !columns.contains(k))
+        {
+            return Err(at(
+                measured,
+                head,
+                format!(
+                    "the scenario sweeps `{k}`, and each run must say its value: add a column `{k}`"
+                ),
+            ));
+        }
+        Ok(())
+    };
     // the rows, and the scenario of each: (its name, its grid)
     let mut rows = Vec::new();
     // (the name as the runs give it, the path as the user reaches it, the
     // grid): `--scenario`'s, or each named in the column
-    let mut grids: Vec<(String, String, scenario::Grid)> = Vec::new();
+    let mut grids: Vec<(String, PathBuf, scenario::Grid)> = Vec::new();
     if let (Some(g), Some(s)) = (fixed, scenario) {
-        grids.push((s.display().to_string(), s.display().to_string(), g));
+        grids.push((s.display().to_string(), s.to_path_buf(), g));
+        // its columns checked before its rows, as they always were
+        check_columns(&grids)?;
     }
     let dir = measured.parent().unwrap_or(Path::new(""));
     for record in reader.records() {
@@ -217,14 +256,16 @@ pub fn read_runs(scenario: Option<&Path>, measured: &Path) -> Result<Vec<Run>, C
                         format!("column `{SCENARIO_COLUMN}` is empty"),
                     ));
                 }
-                match grids.iter().position(|(n, _, _)| n == name) {
+                // one file however the rows spell it (`a.toml`, `./a.toml`:
+                // paths compare by their components)
+                let path = dir.join(name);
+                match grids.iter().position(|(_, p, _)| *p == path) {
                     Some(g) => g,
                     None => {
-                        let path = dir.join(name);
                         let g = scenario::open_file(&path).map_err(|e| {
                             at(measured, line, format!("column `{SCENARIO_COLUMN}`: {e}"))
                         })?;
-                        grids.push((name.to_string(), path.display().to_string(), g));
+                        grids.push((name.to_string(), path, g));
                         grids.len() - 1
                     }
                 }
@@ -232,38 +273,14 @@ pub fn read_runs(scenario: Option<&Path>, measured: &Path) -> Result<Vec<Run>, C
         };
         rows.push((line, grid, record));
     }
-    // every key column swept by a run's scenario
-    let is_key = |i: usize| i != value_col && Some(i) != scenario_col;
-    for (i, c) in columns.iter().enumerate() {
-        if is_key(i) && !grids.iter().any(|(_, _, g)| g.keys().contains(c)) {
-            let mut expected: Vec<&str> = grids
-                .iter()
-                .flat_map(|(_, _, g)| g.keys().iter().map(String::as_str))
-                .collect();
-            expected.sort_unstable();
-            expected.dedup();
-            let what = if expected.is_empty() {
-                format!(
-                    "column `{c}` is not a key the scenario sweeps (it sweeps none: give `{TIME_COLUMN}` or `{THROUGHPUT_COLUMN}` alone)"
-                )
-            } else {
-                expected.extend([TIME_COLUMN, THROUGHPUT_COLUMN]);
-                sim::names::unknown("column", c, &expected)
-                    + " (the scenario's swept keys and the measured value)"
-            };
-            return Err(at(measured, head, what));
-        }
+    if rows.is_empty() {
+        return Err(CalibrateError::Input(format!(
+            "{}: has no measured run (a row a run after the header)",
+            measured.display()
+        )));
     }
-    if scenario_col.is_none()
-        && let Some(k) = grids[0].2.keys().iter().find(|k| !columns.contains(k))
-    {
-        return Err(at(
-            measured,
-            head,
-            format!(
-                "the scenario sweeps `{k}`, and each run must say its value: add a column `{k}`"
-            ),
-        ));
+    if scenario_col.is_some() {
+        check_columns(&grids)?;
     }
     let mut runs = Vec::new();
     for (line, grid, record) in rows {
@@ -336,17 +353,11 @@ pub fn read_runs(scenario: Option<&Path>, measured: &Path) -> Result<Vec<Run>, C
         runs.push(Run {
             line,
             label: label.join(", "),
-            scenario: path.clone(),
+            scenario: path.display().to_string(),
             keys,
             config,
             measured_s,
         });
-    }
-    if runs.is_empty() {
-        return Err(CalibrateError::Input(format!(
-            "{}: has no measured run (a row a run after the header)",
-            measured.display()
-        )));
     }
     Ok(runs)
 }
@@ -854,7 +865,8 @@ pub struct TrainingValidateRequest {
     /// The losses to fit.
     pub params: Vec<Param>,
     /// Fit on the runs whose key takes one of these values and predict
-    /// the others; `None`: leave each run out in turn (fit on the rest,
+    /// the others (runs whose scenario does not sweep the key among
+    /// them); `None`: leave each run out in turn (fit on the rest,
     /// predict it).
     pub fit_on: Option<(String, Vec<toml::Value>)>,
 }
@@ -945,17 +957,33 @@ pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, Cal
             "leave one out".to_string()
         }
         Some((key, values)) => {
-            if !runs[0].keys.contains_key(key) {
-                let known: Vec<&str> = runs[0].keys.keys().map(String::as_str).collect();
+            // a key of any run (runs of several scenarios may sweep
+            // different keys: a run whose scenario does not sweep it is
+            // one of the others, predicted)
+            if !runs.iter().any(|r| r.keys.contains_key(key)) {
+                let mut known: Vec<&str> = runs
+                    .iter()
+                    .flat_map(|r| r.keys.keys().map(String::as_str))
+                    .collect();
+                known.sort_unstable();
+                known.dedup();
                 return Err(CalibrateError::Input(format!(
                     "--fit-on: {}",
                     sim::names::unknown("column", key, &known)
                 )));
             }
-            let on = |r: &Run| values.iter().any(|v| same(&r.keys[key], v));
+            let on = |r: &Run| {
+                r.keys
+                    .get(key)
+                    .is_some_and(|k| values.iter().any(|v| same(k, v)))
+            };
             let train: Vec<Run> = runs.iter().filter(|r| on(r)).cloned().collect();
             if train.is_empty() {
-                let mut taken: Vec<String> = runs.iter().map(|r| shown(&r.keys[key])).collect();
+                let mut taken: Vec<String> = runs
+                    .iter()
+                    .filter_map(|r| r.keys.get(key))
+                    .map(shown)
+                    .collect();
                 taken.dedup();
                 taken.sort();
                 taken.dedup();

@@ -314,12 +314,18 @@ pub(crate) fn line_of(text: &str, offset: usize) -> usize {
 /// `key = value` lines, which is how scenario files are written; keys it
 /// cannot place fall back to their table's header line.
 #[derive(Debug, Clone)]
-pub(super) struct KeyLines(BTreeMap<String, usize>);
+pub(super) struct KeyLines {
+    /// Each dotted key (or table) at the line it first appears on.
+    first: BTreeMap<String, usize>,
+    /// The dotted key (or table) written on each line, repeats included.
+    on: BTreeMap<usize, String>,
+}
 
 impl KeyLines {
     /// Scans `text` once.
     pub(super) fn scan(text: &str) -> KeyLines {
         let mut map = BTreeMap::new();
+        let mut on = BTreeMap::new();
         let mut table = String::new();
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for (i, raw) in text.lines().enumerate() {
@@ -331,6 +337,7 @@ impl KeyLines {
                 table = format!("{name}[{c}]");
                 *c += 1;
                 map.entry(table.clone()).or_insert(i + 1);
+                on.insert(i + 1, table.clone());
             } else if let Some(h) = line.strip_prefix('[') {
                 let name = h.split(']').next().unwrap_or("").trim();
                 // [model.layers.embedding] belongs to the latest layer
@@ -342,6 +349,7 @@ impl KeyLines {
                     None => name.to_string(),
                 };
                 map.entry(table.clone()).or_insert(i + 1);
+                on.insert(i + 1, table.clone());
             } else if let Some((k, _)) = line.split_once('=') {
                 let k = k.trim().trim_matches('"').trim_matches('\'');
                 if k.is_empty() || k.starts_with('#') {
@@ -352,28 +360,24 @@ impl KeyLines {
                 } else {
                     format!("{table}.{k}")
                 };
-                map.entry(full).or_insert(i + 1);
+                map.entry(full.clone()).or_insert(i + 1);
+                on.insert(i + 1, full);
             }
         }
-        KeyLines(map)
+        KeyLines { first: map, on }
     }
 
-    /// The dotted key written on 1-based `line` (the deepest, where a line
-    /// holds a table header and nothing else), if any.
+    /// The dotted key (or the table) written on 1-based `line`, if any; a
+    /// key given twice is named on either line.
     pub(super) fn key_on(&self, line: usize) -> Option<String> {
-        self.0
-            .iter()
-            .filter(|&(_, &l)| l == line)
-            .map(|(k, _)| k)
-            .max_by_key(|k| k.len())
-            .cloned()
+        self.on.get(&line).cloned()
     }
 
     /// The line of `key`, or of the nearest enclosing table that appears.
     fn get(&self, key: &str) -> Option<usize> {
         let mut k = key;
         loop {
-            if let Some(&l) = self.0.get(k) {
+            if let Some(&l) = self.first.get(k) {
                 return Some(l);
             }
             match k.rfind(['.', '[']) {

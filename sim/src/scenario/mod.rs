@@ -176,39 +176,24 @@ pub fn open_str_in(
     let base: RawScenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
         let mut message = user_words(e.message());
-        let mut key = line.and_then(|l| lines.key_on(l));
-        // the reader names no key: the line's own, given before in its
-        // table, or the line's table header, given before
+        let key = line.and_then(|l| lines.key_on(l));
+        // the reader names no key: a repeated table header says which
+        // table; an inline table, that a key of it; else the line's key
         if message == "duplicate key"
-            && let Some(l) = line
-            && let Some(t) = text.lines().nth(l - 1).map(str::trim)
+            && let Some(t) = line.and_then(|l| text.lines().nth(l - 1)).map(str::trim)
         {
-            if t.starts_with('[') && !t.starts_with("[[") {
-                let header = t.split('#').next().unwrap_or(t).trim();
-                message =
-                    format!("the table {header} is given twice; give its keys under one {header}");
-            } else if let Some((name, _)) = t.split_once('=') {
-                // under the last table header above the line
-                let table = text
-                    .lines()
-                    .take(l - 1)
-                    .map(str::trim)
-                    .filter(|h| h.starts_with('['))
-                    .last()
-                    .map(|h| {
-                        h.split('#')
-                            .next()
-                            .unwrap_or(h)
-                            .trim()
-                            .trim_matches(['[', ']'])
-                    });
-                let name = name.trim();
-                key = Some(match table {
-                    Some(t) if !t.is_empty() => format!("{t}.{name}"),
-                    _ => name.to_string(),
-                });
-                message = "is given twice in its table; keep one".into();
-            }
+            let header = t.split('#').next().unwrap_or(t).trim();
+            message = if t.starts_with('[')
+                && !t.starts_with("[[")
+                && header.ends_with(']')
+                && !header.contains([',', '"', '\''])
+            {
+                format!("the table {header} is given twice; give its keys under one {header}")
+            } else if t.contains('{') {
+                "a key of this inline table is given twice; keep one".into()
+            } else {
+                "is given twice in its table; keep one".into()
+            };
         }
         ScenarioError {
             file: file.into(),

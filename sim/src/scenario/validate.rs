@@ -497,6 +497,9 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                 }
             }
             let mut layers = Vec::with_capacity(m.layers.len());
+            // each layer's name, to the first layer of it
+            let mut named: std::collections::HashMap<String, usize> =
+                std::collections::HashMap::new();
             for (i, l) in m.layers.iter().enumerate() {
                 let k = |f: &str| format!("model.layers[{i}].{f}");
                 let embedding = l
@@ -534,12 +537,13 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                     Some(v) => layer_variables(v, params as u64, &k("variables"))?,
                 };
                 let name = l.name.clone().unwrap_or_else(|| format!("layer{i}"));
-                if let Some(j) = layers.iter().position(|o: &Layer| o.name == name) {
+                if let Some(&j) = named.get(&name) {
+                    let unnamed = l.name.is_none() || m.layers[j].name.is_none();
                     return Err(invalid(
                         &k("name"),
                         format!(
                             "`{name}` names layer {j} too; layers need different names (traces, tables and `strategy.mp_splits` name them){}",
-                            if l.name.is_none() {
+                            if unnamed {
                                 " (a layer without a name is called layer<its index>)"
                             } else {
                                 ""
@@ -547,6 +551,7 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                         ),
                     ));
                 }
+                named.insert(name.clone(), i);
                 layers.push(Layer {
                     name,
                     params: params as u64,
@@ -1118,9 +1123,6 @@ mod tests {
     use super::super::tests::{GOOD, err};
     use super::super::{load_str, load_str_in};
 
-    /// A custom layer's `variables`: kept as given when they add up to
-    /// its `params`; refused, naming the key and its line, when empty,
-    /// with an entry under one element, or adding up to another count.
     /// Bad input the DESIGN audit of 2026-11-29 found passing or told
     /// vaguely: a key or a table given twice names the key or the table;
     /// two layers of one name (an unnamed layer is `layer<i>`) are refused
@@ -1141,6 +1143,32 @@ mod tests {
             e.starts_with("f.toml:9:") && e.contains("the table [cluster] is given twice"),
             "{e}"
         );
+        // named as every other message names it: a layer's index, a
+        // sweep's key unquoted; an inline table's key; a list's line
+        let layer = "[[model.layers]]\nparams = 10\nforward = \"1ms\"\nbackward = \"1ms\"\n";
+        let e = err(&format!(
+            "[cluster]\nnodes = 2\nnetwork = \"ib-edr-100g\"\n[model]\nbatch_per_gpu = 8\n{layer}{layer}params = 11\n"
+        ));
+        assert!(
+            e.starts_with("f.toml:14: `model.layers[1].params`: is given twice"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{base}[sweep]\n\"cluster.nodes\" = [1, 2]\n\"cluster.nodes\" = [3]\n"
+        ));
+        assert!(
+            e.starts_with("f.toml:11: `sweep.cluster.nodes`: is given twice"),
+            "{e}"
+        );
+        let e = err(&base.replace("nodes = 2\n", "nodes = 2\nx = { a = 1, a = 2 }\n"));
+        assert!(
+            e.contains("a key of this inline table is given twice"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{base}[sweep]\n\"cluster.network\" = [\n[\"a\"],\n]\n\"cluster.network\" = [\"eth-10g\"]\n"
+        ));
+        assert!(!e.contains("the table"), "{e}");
         let e = err(&base.replace("batch_per_gpu = 32", "batch_per_gpu = 4294967295"));
         assert!(
             e.starts_with("f.toml:8: `model.batch_per_gpu`: at 4294967295 samples a GPU, layer `conv1`'s forward pass takes"),
@@ -1166,6 +1194,11 @@ mod tests {
             e.contains("`layer1` names layer 0 too") && e.contains("without a name is called"),
             "{e}"
         );
+        let e = err(&layers("", "name = \"layer0\"\n"));
+        assert!(
+            e.contains("`layer0` names layer 0 too") && e.contains("without a name is called"),
+            "{e}"
+        );
         // distinct names, or none, load
         load_str(&layers("name = \"a\"\n", "name = \"b\"\n"), "f.toml", "f").unwrap();
         let p = load_str(&layers("", ""), "f.toml", "f").unwrap();
@@ -1179,6 +1212,9 @@ mod tests {
         assert_eq!(names, ["layer0", "layer1"]);
     }
 
+    /// A custom layer's `variables`: kept as given when they add up to
+    /// its `params`; refused, naming the key and its line, when empty,
+    /// with an entry under one element, or adding up to another count.
     #[test]
     fn a_layers_variables_add_up_to_its_params() {
         let base = |vars: &str| {

@@ -200,10 +200,10 @@ fn px_a1_sparse_bytes_per_machine() {
 fn px_a1_concrete_values_of_the_presets() {
     let n = 8u32;
     // preset; Table 1's dense and sparse counts (millions) as printed;
-    // CASES: dense (AR = PS), sparse PS, sparse AR, HYB (MB)
+    // CASES: dense (AR = PS), sparse PS, sparse AR, HYB (MB), as printed
     let rows = [
-        ("lm", 9.4, 813.3, [131.6f64, 95.64, 382.58, 227.2]),
-        ("nmt", 94.1, 74.9, [1317.4, 97.52, 390.08, 1414.9]),
+        ("lm", 9.4, 813.3, ["131.6", "95.64", "382.58", "227.2"]),
+        ("nmt", 94.1, 74.9, ["1317.4", "97.52", "390.08", "1414.9"]),
     ];
     let text = |preset: &str, sparse: &str| {
         format!(
@@ -259,11 +259,17 @@ fn px_a1_concrete_values_of_the_presets() {
         let tols = [dense_tol, sparse_tol, sparse_tol, hyb_tol];
         let names = ["dense", "sparse PS", "sparse AR", "HYB"];
         for i in 0..4 {
-            let want = cases[i] * 1e6;
-            // half a unit of CASES' last digit (4 significant figures)
-            let digits = 10f64.powf(cases[i].log10().floor() - 3.0) / 2.0;
-            let tol = tols[i] + digits / cases[i];
-            assert_close(got[i], want, tol, &format!("{preset}: {}", names[i]));
+            let printed: f64 = cases[i].parse().unwrap();
+            // half a unit of CASES' last printed digit
+            let decimals = cases[i].split_once('.').map_or(0, |(_, d)| d.len());
+            let half_unit = 0.5 * 10f64.powi(-(decimals as i32));
+            let tol = tols[i] + half_unit / printed;
+            assert_close(
+                got[i],
+                printed * 1e6,
+                tol,
+                &format!("{preset}: {}", names[i]),
+            );
         }
         // the values part of the sparse AR/PS ratio is N/2 too
         assert_close(sparse_ar / sparse_ps, n as f64 / 2.0, 1e-12, "AR/PS");
