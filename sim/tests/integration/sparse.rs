@@ -1789,9 +1789,10 @@ fn embrace(preset: &str, gpu: &str, batch: u32, gpus: u32, strategy: &str) -> St
 /// flow model. Transformer: AllGather faster at 4 and 8 GPUs, slower at 16
 /// (the formula's crossover is 15). GNMT-8: the first GPU count at which
 /// AllReduce wins lies in [12, 24] (formula 19.5). BERT-base: AllReduce no
-/// slower at 8 and 16. LM: AllGather far faster at every count (the
-/// formula's ratio of the two tables' times is about 40; with the same
-/// dense ring in both, the iterations differ by 5× at least).
+/// slower at 8 and 16. LM: AllGather far faster at every count (CASES'
+/// "≪", read as an order of magnitude: the formula's ratio of the two
+/// tables' times is about 40; the same compute and dense ring in both
+/// iterations bring the iterations' ratio down, to 13 to 14 here).
 ///
 /// RTX 2080 LM, its tables in host memory as EmbRace §5.3 ran them
 /// (`embedding_placement = "host"`, docs/models.md §6.7): Parallax's PS
@@ -1839,7 +1840,7 @@ fn er_b2_baseline_orderings() {
     }
     for n in [4, 8, 16] {
         let r = ar_over_ag("lm", 128, n);
-        assert!(r > 5.0, "LM at {n} GPUs: AllReduce/AllGather {r}");
+        assert!(r > 10.0, "LM at {n} GPUs: AllReduce/AllGather {r}");
     }
 
     // RTX 2080 LM: the tables in host memory, as EmbRace §5.3 ran them,
