@@ -305,13 +305,18 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
         .iter()
         .find(|k| !ADVISED_KEYS.contains(&k.as_str()))
     {
-        return Err(RunError::Request(format!(
-            "{file}: the advice is for one model on one cluster, and this file sweeps `{k}`: \
-             remove it from the [sweep] (or compare the points with `dtsim sweep`)"
-        )));
+        return Err(grid
+            .sweep_error(
+                k,
+                "the advice is for one model on one cluster, and this file sweeps it: \
+                 remove it from the [sweep] (or compare the points with `dtsim sweep`)",
+            )
+            .into());
     }
     // the file as written (its first point, if it sweeps the method keys):
     // invalid is an error; without a sweep its own strategy is marked
+    // the file has one strategy (whether or not it applies here)
+    let one_strategy = grid.keys().is_empty();
     let (embeddings, own, mut warnings) = match grid.point(0) {
         Ok(first) => {
             let embeddings = first
@@ -363,12 +368,13 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
                 let this_file = own.as_ref() == Some(&c);
                 // a candidate's own warnings (DCT-DP's measured window
                 // against its life-span, say), each once; where the file
-                // has one strategy, one its point did not give is said to
+                // has one strategy, one its point did not give (or every
+                // one, where its strategy does not apply here) is said to
                 // be of the ways tried, so that it is not taken for advice
                 // on the file
                 for w in said {
                     let mut w = w.to_string();
-                    if own.is_some() && !this_file && !warnings.contains(&w) {
+                    if one_strategy && !this_file && !warnings.contains(&w) {
                         w = format!("{w} (of ways the advice tried, not the file's own)");
                     }
                     if !warnings.contains(&w) {

@@ -123,6 +123,13 @@ impl Grid {
         out
     }
 
+    /// An error about the swept key `key`, located at its line in the
+    /// file's `[sweep]` (for commands that take a sweep of some keys only,
+    /// such as `dtsim advise`).
+    pub fn sweep_error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        self.locate((key.to_string(), message.into()), true)
+    }
+
     fn locate(&self, (key, message): Invalid, swept: bool) -> ScenarioError {
         ScenarioError {
             file: self.file.clone(),
