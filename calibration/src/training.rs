@@ -228,7 +228,7 @@ pub fn read_runs(scenario: Option<&Path>, measured: &Path) -> Result<Vec<Run>, C
         }
         Ok(())
     };
-    // the rows, and the scenario of each: (its name, its grid)
+    // the rows, each with its scenario's index in `grids`
     let mut rows = Vec::new();
     // (the name as the runs give it, the path as the user reaches it, the
     // grid): `--scenario`'s, or each named in the column
@@ -794,6 +794,7 @@ pub fn calibrate(
     who: &Requester,
 ) -> Result<(Profile, TrainingFit), CalibrateError> {
     let runs = read_runs(req.scenario.as_deref(), &req.measured)?;
+    let scenarios = scenarios_of(&runs);
     let f = fit(&runs, &req.params)?;
     let predicted = predict(&runs, Some(&f.values))?;
     let mut notes = vec![format!(
@@ -822,8 +823,9 @@ pub fn calibrate(
         provenance: Provenance {
             tool: format!("{} calibrate training", who.tool),
             created: now_rfc3339(),
-            sources: scenarios_of(&runs)
-                .into_iter()
+            sources: scenarios
+                .iter()
+                .cloned()
                 .chain([req.measured.display().to_string()])
                 .collect(),
             host: None,
@@ -831,7 +833,7 @@ pub fn calibrate(
             notes,
         },
         training: Some(TrainingEntry {
-            scenario: scenarios_of(&runs).join(", "),
+            scenario: scenarios.join(", "),
             compute_jitter: f.values[0],
             message_overhead_s: f.values[1],
             nic_efficiency: f.values[2],

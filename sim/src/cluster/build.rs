@@ -449,58 +449,65 @@ impl Description {
     /// for one of its own, as NVLink is, so that a GPU reaches its NICs
     /// and host over `nic_link` (by default the NICs' PCIe generation).
     fn intra_preset(&self, name: &str) -> Result<LinkPreset, Invalid> {
-        if name.ends_with(".toml") {
-            let (latency_s, bandwidth) =
-                profile_network(&self.profile_path(name)).map_err(|m| invalid(Field::Intra, m))?;
-            return Ok(LinkPreset {
-                name: PROFILE,
-                kind: Kind::NvLink,
-                nic_pcie: DEFAULT_INTRA,
-                bandwidth_bytes_per_s: bandwidth,
-                latency_s,
-                source: "calibration profile",
-            });
-        }
-        presets::intra_node(name).copied().ok_or_else(|| {
-            let known: Vec<_> = presets::INTRA_NODE.iter().map(|p| p.name).collect();
-            invalid(
-                Field::Intra,
-                format!(
-                    "{}, or the path of a calibration profile (.toml)",
-                    unknown("intra-node link", name, &known)
-                ),
-            )
-        })
+        self.preset_or_profile(
+            name,
+            Field::Intra,
+            "intra-node link",
+            presets::INTRA_NODE,
+            Kind::NvLink,
+        )
     }
 
     /// The inter-node preset named, or one made of a calibration profile's
-    /// `[network]` table.
+    /// `[network]` table (what the profile's network is, it does not say:
+    /// taken for RDMA).
     fn network_preset(&self) -> Result<LinkPreset, Invalid> {
-        let network = &self.network;
-        if network.ends_with(".toml") {
-            let path = self.profile_path(network);
+        self.preset_or_profile(
+            &self.network,
+            Field::Network,
+            "network",
+            presets::INTER_NODE,
+            Kind::Rdma,
+        )
+    }
+
+    /// The preset of `table` named `name` (a `what`, for the message), or,
+    /// for a `.toml` path, one made of that calibration profile's
+    /// `[network]` table as a link of `profile_kind`; refused on `field`.
+    fn preset_or_profile(
+        &self,
+        name: &str,
+        field: Field,
+        what: &str,
+        table: &'static [LinkPreset],
+        profile_kind: Kind,
+    ) -> Result<LinkPreset, Invalid> {
+        if name.ends_with(".toml") {
             let (latency_s, bandwidth) =
-                profile_network(&path).map_err(|m| invalid(Field::Network, m))?;
+                profile_network(&self.profile_path(name)).map_err(|m| invalid(field, m))?;
             return Ok(LinkPreset {
                 name: PROFILE,
-                // what the profile's network is, it does not say
-                kind: Kind::Rdma,
+                kind: profile_kind,
                 nic_pcie: DEFAULT_INTRA,
                 bandwidth_bytes_per_s: bandwidth,
                 latency_s,
                 source: "calibration profile",
             });
         }
-        presets::inter_node(network).copied().ok_or_else(|| {
-            let known: Vec<_> = presets::INTER_NODE.iter().map(|p| p.name).collect();
-            invalid(
-                Field::Network,
-                format!(
-                    "{}, or the path of a calibration profile (.toml)",
-                    unknown("network", network, &known)
-                ),
-            )
-        })
+        table
+            .iter()
+            .find(|p| p.name == name)
+            .copied()
+            .ok_or_else(|| {
+                let known: Vec<_> = table.iter().map(|p| p.name).collect();
+                invalid(
+                    field,
+                    format!(
+                        "{}, or the path of a calibration profile (.toml)",
+                        unknown(what, name, &known)
+                    ),
+                )
+            })
     }
 }
 
