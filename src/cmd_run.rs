@@ -200,6 +200,12 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 tasks.join(", ")
             ))?;
         }
+        if !r.links.is_empty() {
+            print_line(format_args!(
+                "  busiest links an iteration: {}",
+                busiest_links(&r.links)
+            ))?;
+        }
         if let Some(pl) = &r.ps_placement {
             let b = pl.busiest();
             let n = pl.bytes_per_push.len().max(1) as f64;
@@ -270,4 +276,60 @@ impl std::fmt::Display for Throughput<'_> {
         };
         f.pad(&text)
     }
+}
+
+/// The three busiest kinds of link of a run, for its human output: each
+/// kind's busiest link, its bytes an iteration and how busy they keep it,
+/// and where the kind's load is uneven (a hot spot) the kind's mean; a
+/// link's two directions as one where they carry the same (the rest are
+/// in `--json`).
+fn busiest_links(loads: &[sim::train::LinkLoad]) -> String {
+    let base = |k: &str| {
+        k.strip_suffix("-up")
+            .or_else(|| k.strip_suffix("-down"))
+            .unwrap_or(k)
+            .to_string()
+    };
+    let mut used = vec![false; loads.len()];
+    let mut out = Vec::new();
+    for (i, k) in loads.iter().enumerate() {
+        if used[i] || out.len() == 3 {
+            continue;
+        }
+        // the other direction of the same links, carrying the same
+        let pair = (i + 1..loads.len()).find(|&j| {
+            let o = &loads[j];
+            !used[j]
+                && base(&o.kind) == base(&k.kind)
+                && base(&o.busiest) == base(&k.busiest)
+                && o.bytes_per_iteration == k.bytes_per_iteration
+                && o.mean_bytes_per_iteration == k.mean_bytes_per_iteration
+        });
+        let (name, each, kind) = match pair {
+            Some(j) => {
+                used[j] = true;
+                (base(&k.busiest), " each way", base(&k.kind))
+            }
+            None => (k.busiest.clone(), "", k.kind.clone()),
+        };
+        let busy = match k.utilisation * 100.0 {
+            p if p > 0.0 && p < 0.05 => "<0.1".to_string(),
+            p => format!("{p:.1}"),
+        };
+        let uneven = k.links > 1 && k.mean_bytes_per_iteration < 0.999 * k.bytes_per_iteration;
+        let mean = if uneven {
+            format!(
+                "; {} on average over the {} {kind} links",
+                HumanBytes(k.mean_bytes_per_iteration),
+                k.links
+            )
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "{name} {}{each} ({busy}% busy{mean})",
+            HumanBytes(k.bytes_per_iteration)
+        ));
+    }
+    out.join(", ")
 }

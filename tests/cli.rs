@@ -1959,8 +1959,8 @@ fn probable_mistakes_are_warned_about_and_run() {
     let out = stdout(&o);
     assert_eq!(
         out.lines().count(),
-        4,
-        "a header, two rows and the losses under the first: {out}"
+        6,
+        "a header, two rows, the losses under the first and the busiest links under each: {out}"
     );
     assert!(
         out.lines()
@@ -2573,4 +2573,56 @@ fn calibrate_fits_the_named_algorithm() {
         a.extend_from_slice(&["--algo", "allreduce=sharp", "-o", out.to_str().unwrap()]);
         assert_bad(&dtsim(&a), &["allreduce=sharp", "cannot run"]);
     }
+}
+
+/// Bytes per link (DESIGN's "bytes per GPU and per link"): one parameter
+/// server for four single-GPU nodes, a layer of 100 MB, puts the three
+/// remote workers' pushes and pulls on node 0's NIC, 3 × 100 MB each way
+/// (286.1 MiB) against a mean of 1.5 × 100 MB (143.1 MiB) over the four
+/// NICs: `--json` names that link first with its bytes and utilisation,
+/// and the human table prints it, its two directions once, with the
+/// mean that shows the hot spot; a ring over the same nodes loads every
+/// NIC alike, and the line says no mean.
+#[test]
+fn run_reports_the_busiest_links() {
+    let text = |strategy: &str| {
+        format!(
+            "ideal = true\niterations = 3\n[cluster]\nnodes = 4\nnetwork = \"eth-10g\"\nbandwidth = \"10Gbps\"\n\
+             model = \"analytical\"\n[model]\ngpu = \"titan-xp\"\nbatch_per_gpu = 8\n\
+             [[model.layers]]\nparams = 25000000\nforward = \"10ms\"\nbackward = \"20ms\"\n\
+             [strategy]\nfusion = 0\n{strategy}\n"
+        )
+    };
+    let ps = scenario("links-ps.toml", &text("dense = \"ps\"\nps_servers = 1"));
+    let v = run_json(&ps);
+    let first = &v["links"][0];
+    assert!(
+        first["busiest"] == "node0-nic0-up" || first["busiest"] == "node0-nic0-down",
+        "{v}"
+    );
+    assert!((first["bytes_per_iteration"].as_f64().unwrap() - 3e8).abs() < 1.0);
+    assert!((first["mean_bytes_per_iteration"].as_f64().unwrap() - 1.5e8).abs() < 1.0);
+    assert_eq!(first["links"], 4);
+    let util = first["utilisation"].as_f64().unwrap();
+    let iter = v["iteration_time_s"].as_f64().unwrap();
+    assert!((util - 3e8 / (1.25e9 * iter)).abs() < 1e-9, "{util} {iter}");
+    let o = dtsim(&["run", ps.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = format!(
+        "  busiest links an iteration: node0-nic0 286.1 MiB each way ({:.1}% busy; 143.1 MiB on average over the 4 nic links)",
+        util * 100.0
+    );
+    assert!(stdout(&o).contains(&want), "{}\nwanted: {want}", stdout(&o));
+    let ring = scenario("links-ring.toml", &text(""));
+    let o = dtsim(&["run", ring.to_str().unwrap()]);
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.contains("busiest links"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.starts_with("  busiest links an iteration: node0-nic0 143.1 MiB each way ("),
+        "{line}"
+    );
+    assert!(!line.contains("on average"), "{line}");
 }

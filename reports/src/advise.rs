@@ -454,6 +454,16 @@ fn same_but_rounding(a: &RunResult, b: &RunResult) -> bool {
             .iter()
             .zip(&b.comm_by_channel)
             .all(|((ka, va), (kb, vb))| ka == kb && near(*va, *vb));
+    // the same bytes on the same links, their utilisation over the
+    // iteration time compared as it is
+    let links = a.links.len() == b.links.len()
+        && a.links.iter().zip(&b.links).all(|(x, y)| {
+            sim::train::LinkLoad {
+                utilisation: x.utilisation,
+                ..y.clone()
+            } == *x
+                && (x.utilisation - y.utilisation).abs() <= 1e-9 * x.utilisation.max(y.utilisation)
+        });
     let times = near(a.iteration_time_s, b.iteration_time_s)
         && near(a.compute_s, b.compute_s)
         && near(a.comm_s, b.comm_s)
@@ -471,9 +481,10 @@ fn same_but_rounding(a: &RunResult, b: &RunResult) -> bool {
         exposed_comm_s: a.exposed_comm_s,
         compression_s: a.compression_s,
         comm_by_channel: a.comm_by_channel.clone(),
+        links: a.links.clone(),
         ..b.clone()
     } == *a;
-    channels && times && rest
+    channels && links && times && rest
 }
 
 /// A candidate's result, or why it does not apply: the validation's

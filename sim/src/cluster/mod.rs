@@ -446,6 +446,21 @@ pub enum Endpoint {
     },
 }
 
+/// The kinds of link, [`Topology::link_kind`]'s names, in the order of
+/// their numbers in a [`Topology`].
+pub const LINK_KINDS: [&str; 10] = [
+    "intra-up",
+    "intra-down",
+    "pcie-up",
+    "pcie-down",
+    "pcie-switch-up",
+    "pcie-switch-down",
+    "nic-up",
+    "nic-down",
+    "core-up",
+    "core-down",
+];
+
 /// Index of a directed link in a [`Topology`].
 pub type LinkId = u32;
 
@@ -842,28 +857,59 @@ impl Topology {
         }
     }
 
-    /// Human name of a link, for traces and errors.
+    /// The kind of a link: `intra` (a GPU's link to its node's fabric),
+    /// `pcie` (a GPU's own PCIe link to the NICs, where the fabric is not
+    /// PCIe), `pcie-switch` (a shared PCIe switch's uplink), `nic`, or
+    /// `core` (a node's share of an oversubscribed core); with the
+    /// direction, `-up` (out of the GPU or node) or `-down`:
+    /// `"nic-up"`. Every link of a kind has the same capacity.
+    pub fn link_kind(&self, l: LinkId) -> &'static str {
+        LINK_KINDS[self.link_kind_index(l)]
+    }
+
+    /// [`Topology::link_kind`] as its index in [`LINK_KINDS`].
+    pub fn link_kind_index(&self, l: LinkId) -> usize {
+        let down = (l % 2) as usize;
+        let base = if l >= self.uplink_base && l < self.nic_base {
+            4
+        } else if l < self.nic_base && self.pcie_base > 0 && l >= self.pcie_base {
+            2
+        } else if l < self.nic_base {
+            0
+        } else if l < self.core_base {
+            6
+        } else {
+            8
+        };
+        base + down
+    }
+
+    /// Human name of a link, for traces and errors: its owner and its
+    /// [`Topology::link_kind`] (`"node3-nic0-up"`, `"gpu5-intra-down"`).
     pub fn link_name(&self, l: LinkId) -> String {
-        let dir = if l.is_multiple_of(2) { "up" } else { "down" };
+        let kind = self.link_kind(l);
         if l >= self.uplink_base && l < self.nic_base {
             let i = (l - self.uplink_base) / 2;
             let per_node = self.spec.pcie_switch_count();
+            let dir = kind.trim_start_matches("pcie-switch-");
             format!("node{}-pcie-switch{}-{dir}", i / per_node, i % per_node)
         } else if l < self.nic_base {
-            if self.pcie_base > 0 && l >= self.pcie_base {
-                format!("gpu{}-pcie-{dir}", (l - self.pcie_base) / 2)
+            let base = if self.pcie_base > 0 && l >= self.pcie_base {
+                self.pcie_base
             } else {
-                format!("gpu{}-intra-{dir}", l / 2)
-            }
+                0
+            };
+            format!("gpu{}-{kind}", (l - base) / 2)
         } else if l < self.core_base {
             let i = (l - self.nic_base) / 2;
+            let dir = kind.trim_start_matches("nic-");
             format!(
                 "node{}-nic{}-{dir}",
                 i / self.spec.nics_per_node,
                 i % self.spec.nics_per_node
             )
         } else {
-            format!("node{}-core-{dir}", (l - self.core_base) / 2)
+            format!("node{}-{kind}", (l - self.core_base) / 2)
         }
     }
 }

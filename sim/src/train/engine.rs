@@ -414,7 +414,7 @@ pub fn run(
         channels: plan.channels.iter().map(|c| c.name.clone()).collect(),
         events: e.q.events_processed() + e.comm.events(),
     };
-    let mut r = result(cfg, &record);
+    let mut r = result(cfg, plan, &record);
     r.host_tasks = super::planner::host::tasks(cfg, plan);
     let mut timeline = e.timeline.take();
     if let Some(t) = &mut timeline {
@@ -989,6 +989,10 @@ impl Engine<'_> {
             start: msg.start,
             end,
             per_gpu: msg.per_gpu,
+            task: msg.pieces[0].task,
+            iter: msg.pieces[0].iter,
+            bytes: msg.bytes,
+            uniform: msg.uniform,
         });
         self.channels[ch as usize].busy = false;
         self.dirty[ch as usize] = true;

@@ -60,12 +60,14 @@ pub mod channel;
 pub mod comm;
 pub mod engine;
 pub mod jitter;
+pub mod links;
 pub mod partitions;
 pub mod planner;
 pub mod result;
 pub mod task;
 pub mod timeline;
 
+pub use links::LinkLoad;
 pub use result::{HostTask, KernelUse, RunResult};
 pub use timeline::{CommSpan, ComputeSpan, Stall, Timeline};
 

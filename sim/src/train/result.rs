@@ -15,10 +15,11 @@
 //!   for the slowest GPU's gradients: the communication cannot start
 //!   before them);
 //! * `bytes_sent_per_gpu` and `messages_per_iteration`: messages that start
-//!   inside the window.
+//!   inside the window; `links`: the bytes those messages put on each
+//!   kind of link ([`super::links`]).
 
 use super::TrainConfig;
-use super::task::ChannelId;
+use super::task::{ChannelId, Plan, TaskId};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -112,6 +113,13 @@ pub struct RunResult {
     /// (a sparse PS).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_tasks: Vec<HostTask>,
+    /// Bytes per link (DESIGN's "bytes per GPU and per link"): each kind
+    /// of link that carries bytes in the measured iterations, with its
+    /// busiest link's bytes and utilisation an iteration and the kind's
+    /// mean, busiest kind first ([`super::links`]); empty when nothing
+    /// crosses a link (one GPU).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<super::LinkLoad>,
 }
 
 /// A host task of a table in host memory, and its mean seconds an
@@ -147,6 +155,14 @@ pub(super) struct Sent {
     pub end: SimTime,
     /// Bytes each GPU sends for it.
     pub per_gpu: f64,
+    /// Its first piece's task and iteration (whose collective and, for a
+    /// payload that differs per rank, payload it carries).
+    pub task: TaskId,
+    pub iter: u32,
+    /// Its size (a uniform payload's bytes).
+    pub bytes: u64,
+    /// Whether its payload is the same on every rank.
+    pub uniform: bool,
 }
 
 /// What the engine hands over at the end of a run.
@@ -193,7 +209,7 @@ fn busy_secs(spans: impl Iterator<Item = (SimTime, SimTime)>, t0: SimTime, t1: S
     total
 }
 
-pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
+pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
     let w = cfg.warmup_iterations as usize;
     let n = cfg.iterations as usize;
     let (t0, t1) = (r.starts[w], r.starts[w + n]);
@@ -278,6 +294,13 @@ pub(super) fn result(cfg: &TrainConfig, r: &Record) -> RunResult {
             k
         },
         host_tasks: Vec::new(),
+        links: super::links::loads(
+            cfg,
+            plan,
+            r.sent.iter().filter(|m| in_window(m.start)),
+            iters,
+            iter_s,
+        ),
     }
 }
 

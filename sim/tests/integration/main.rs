@@ -6,6 +6,7 @@ mod cases;
 mod compressed;
 mod dct;
 mod engine;
+mod links;
 mod mp;
 mod profile_checks;
 mod properties;
