@@ -141,6 +141,10 @@ pub struct CollectiveArgs {
     /// ps: servers (0 = one per node) [default: 0].
     #[arg(long)]
     servers: Option<u32>,
+    /// ps: machines dedicated to the servers, each with one NIC of the
+    /// network (0 = the servers run on the GPU machines) [default: 0].
+    #[arg(long)]
+    ps_machines: Option<u32>,
     /// ps: aggregate the GPUs of a node before pushing.
     #[arg(long)]
     local_aggregation: bool,
@@ -191,6 +195,9 @@ struct Output<'a> {
     /// k-nomial radix.
     #[serde(skip_serializing_if = "Option::is_none")]
     fanout: Option<u32>,
+    /// ps: the machines dedicated to the servers, where there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ps_machines: Option<u32>,
 }
 
 /// The most sizes one call takes.
@@ -265,6 +272,7 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         density: a.density,
         precision: a.precision,
         servers: a.servers,
+        ps_machines: a.ps_machines,
         local_aggregation: a.local_aggregation,
         segment_size,
         fanout: a.fanout,
@@ -341,6 +349,7 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         segment_size_bytes: req.segment_size,
         segments,
         fanout: req.fanout,
+        ps_machines: (c.ps_machines > 0).then_some(c.ps_machines),
     };
     if a.json {
         let line = serde_json::to_string(&out).map_err(|e| CliError::Other(e.to_string()))?;
@@ -376,7 +385,7 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         },
     };
     print_line(format_args!(
-        "{} ({}, {} model) of {what} on {} ({} x {}, {}): {:.6} ms, algbw {}, busbw {}, {} sent per GPU",
+        "{} ({}, {} model) of {what} on {} ({} x {}, {}{}): {:.6} ms, algbw {}, busbw {}, {} sent per GPU",
         out.op,
         {
             let runs = match out.runs {
@@ -423,6 +432,10 @@ fn one(a: &CollectiveArgs, size: u64) -> Result<(), CliError> {
         Count(c.nodes as u64, "node"),
         c.gpus_per_node,
         out.network,
+        match c.ps_machines {
+            0 => String::new(),
+            m => format!(", servers on {}", Count(m as u64, "dedicated machine")),
+        },
         t.time_s * 1e3 + 0.0,
         HumanRate(out.algbw_gbps * 1e9),
         HumanRate(out.busbw_gbps * 1e9),

@@ -2626,3 +2626,72 @@ fn run_reports_the_busiest_links() {
     );
     assert!(!line.contains("on average"), "{line}");
 }
+
+/// `dtsim collective --ps-machines`: one server on a machine of its own
+/// takes all four single-GPU nodes' pushes, then answers their pulls, 4m
+/// each way over its NIC (sequential: 8m/B), where a server on node 0
+/// takes three (6m/B); the same small latency is in both (the GPU's way
+/// to its NIC), so they differ by exactly 2m/B = 0.16 s at 100 MB and
+/// 10 Gb/s. The JSON and the line name the machines; other operations
+/// refuse the flag.
+#[test]
+fn collective_ps_on_dedicated_machines() {
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "--op",
+            "ps",
+            "--algo",
+            "sequential",
+            "--gpus",
+            "4",
+            "--network",
+            "eth-10g",
+            "--bandwidth",
+            "10Gbps",
+            "--latency",
+            "0us",
+            "--size",
+            "100MB",
+            "--servers",
+            "1",
+            "--model",
+            "analytical",
+        ];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    fn refs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let colocated = collective_json(&refs(&args(&[])));
+    let dedicated = collective_json(&refs(&args(&["--ps-machines", "1"])));
+    let t = |v: &Value| v["time_s"].as_f64().unwrap();
+    assert!((t(&dedicated) - t(&colocated) - 2.0 * 1e8 / 1.25e9).abs() < 1e-9);
+    assert!((t(&colocated) - 6.0 * 1e8 / 1.25e9) / t(&colocated) < 1e-3);
+    assert_eq!(dedicated["ps_machines"], 1);
+    assert!(colocated.get("ps_machines").is_none());
+    let mut line = vec!["collective".to_string()];
+    line.extend(args(&["--ps-machines", "1"]));
+    let o = dtsim(&refs(&line));
+    assert!(
+        stdout(&o).contains("(4 nodes x 1, eth-10g*, servers on 1 dedicated machine)"),
+        "{}",
+        stdout(&o)
+    );
+    assert_bad(
+        &dtsim(&[
+            "collective",
+            "--op",
+            "allreduce",
+            "--gpus",
+            "4",
+            "--network",
+            "eth-10g",
+            "--size",
+            "1MB",
+            "--ps-machines",
+            "2",
+        ]),
+        &["--ps-machines", "applies to ps"],
+    );
+}

@@ -94,6 +94,7 @@ fn try_predict(s: &System, algo: Option<&str>, size: u64) -> Option<f64> {
         density: None,
         precision: None,
         servers: None,
+        ps_machines: None,
         local_aggregation: false,
         segment_size: None,
         fanout: None,

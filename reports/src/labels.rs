@@ -195,6 +195,7 @@ pub const LABELS: &[Label] = &[
     l("strategy.partition", "Partition", Plain),
     l("strategy.local_aggregation", "Local aggregation", Plain),
     l("strategy.ps_servers", "PS servers", Plain),
+    l("strategy.ps_machines", "PS server machines", Plain),
 ];
 
 /// The table's entry for `column`.

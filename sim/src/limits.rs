@@ -35,6 +35,8 @@ pub const MAX_TOKEN_DRAWS: u64 = 1 << 32;
 pub const MAX_PER_PAIR_SIZES: u64 = 1 << 25;
 /// Most host CPU cores per machine.
 pub const MAX_CPU_CORES: u32 = 4096;
+/// Most machines dedicated to parameter servers (`strategy.ps_machines`).
+pub const MAX_PS_MACHINES: u32 = 65_536;
 /// Lowest bandwidth, bytes/s.
 pub const MIN_BANDWIDTH: f64 = 1e3;
 /// Highest bandwidth, bytes/s (1 PB/s).

@@ -162,6 +162,10 @@ pub struct Description {
     /// in (0, 1] (`sim::losses`); the inter-node bandwidth is multiplied
     /// by it.
     pub nic_efficiency: f64,
+    /// Machines dedicated to parameter servers
+    /// ([`ClusterSpec::ps_machines`]; 0: the servers share the GPU
+    /// machines' hosts).
+    pub ps_machines: u32,
     /// The node preset the description came from, if any (errors name it
     /// where its bundle, not the user, supplied the faulty value).
     pub node: Option<String>,
@@ -273,6 +277,7 @@ impl Description {
             placement: Placement::Contiguous,
             cpu_cores: super::DEFAULT_CPU_CORES,
             nic_efficiency: 1.0,
+            ps_machines: 0,
         }
     }
 
@@ -365,6 +370,7 @@ impl Description {
             placement: self.placement,
             cpu_cores: self.cpu_cores,
             nic_efficiency: self.nic_efficiency,
+            ps_machines: self.ps_machines,
         })
     }
 

@@ -276,6 +276,13 @@ pub struct ClusterSpec {
     /// (`cluster.nic_efficiency`, `sim::losses`): already applied to
     /// `inter.bandwidth`, kept to say so.
     pub nic_efficiency: f64,
+    /// Machines dedicated to parameter servers (`cluster.ps_machines`),
+    /// beside the GPU machines: each has one NIC of the network (`inter`)
+    /// and no GPU, reaches every node at the network's latency, and
+    /// meets the core at its NIC's full rate (an oversubscribed core
+    /// throttles the GPU machines only). 0: the servers run on the GPU
+    /// machines' hosts.
+    pub ps_machines: u32,
 }
 
 /// Host CPU cores per machine when a scenario does not say: Parallax's
@@ -309,6 +316,7 @@ impl ClusterSpec {
             placement: Placement::Contiguous,
             cpu_cores: DEFAULT_CPU_CORES,
             nic_efficiency: 1.0,
+            ps_machines: 0,
         }
     }
 
@@ -424,6 +432,9 @@ pub enum Endpoint {
     /// A GPU, by global index.
     Gpu(u32),
     /// A node's host, by node index; `nic` is the NIC its traffic uses.
+    /// Indices from [`ClusterSpec::nodes`] on are the parameter servers'
+    /// dedicated machines ([`ClusterSpec::ps_machines`]), in order, each
+    /// with its one NIC, 0.
     Host {
         /// Node index.
         node: u32,
@@ -448,7 +459,7 @@ pub enum Endpoint {
 
 /// The kinds of link, [`Topology::link_kind`]'s names, in the order of
 /// their numbers in a [`Topology`].
-pub const LINK_KINDS: [&str; 10] = [
+pub const LINK_KINDS: [&str; 12] = [
     "intra-up",
     "intra-down",
     "pcie-up",
@@ -459,6 +470,8 @@ pub const LINK_KINDS: [&str; 10] = [
     "nic-down",
     "core-up",
     "core-down",
+    "server-nic-up",
+    "server-nic-down",
 ];
 
 /// Index of a directed link in a [`Topology`].
@@ -483,6 +496,8 @@ pub struct Topology {
     uplink_base: u32,
     nic_base: u32,
     core_base: u32,
+    /// First NIC link of the parameter servers' dedicated machines.
+    server_base: u32,
 }
 
 /// Most links a path crosses: a PXN hop (2), the proxy's PCIe, two
@@ -555,6 +570,11 @@ impl Topology {
                 spec.core_bandwidth(),
             );
         }
+        let server_base = capacity.len() as u32;
+        capacity.resize(
+            capacity.len() + 2 * spec.ps_machines as usize,
+            spec.inter.bandwidth,
+        );
         Topology {
             spec: spec.clone(),
             pairing: spec.pairing(),
@@ -563,6 +583,7 @@ impl Topology {
             uplink_base,
             nic_base,
             core_base,
+            server_base,
         }
     }
 
@@ -605,6 +626,11 @@ impl Topology {
     /// The link into a node's NIC.
     pub fn nic_down(&self, node: u32, nic: u32) -> LinkId {
         self.nic_up(node, nic) + 1
+    }
+    /// The link out of dedicated server machine `m`'s NIC (the link in is
+    /// the next).
+    pub fn server_nic_up(&self, m: u32) -> LinkId {
+        self.server_base + 2 * m
     }
     fn core_up(&self, node: u32) -> LinkId {
         self.core_base + 2 * node
@@ -740,6 +766,8 @@ impl Topology {
         let mut p = Path::new(s.inter.latency + if gpu_side { s.gpu_nic_latency() } else { 0.0 });
         match a {
             Endpoint::Gpu(x) => self.to_nic(&mut p, x, na, nic_a),
+            // a dedicated server machine's memory to its one NIC
+            _ if na >= s.nodes => p.push(self.server_nic_up(na - s.nodes)),
             // host memory to the NIC, through its switch's uplink
             _ => {
                 if s.pcie_switches.is_some() {
@@ -749,12 +777,16 @@ impl Topology {
                 p.push(self.nic_up(na, nic_a));
             }
         }
-        if s.oversubscription > 1.0 {
+        // (a dedicated server machine meets the core at its NIC's rate)
+        if s.oversubscription > 1.0 && na < s.nodes {
             p.push(self.core_up(na));
+        }
+        if s.oversubscription > 1.0 && nb < s.nodes {
             p.push(self.core_up(nb) + 1);
         }
         match b {
             Endpoint::Gpu(y) => self.nic_to_gpu(&mut p, y, nb, nic_b),
+            _ if nb >= s.nodes => p.push(self.server_nic_up(nb - s.nodes) + 1),
             _ => {
                 p.push(self.nic_down(nb, nic_b));
                 if s.pcie_switches.is_some() {
@@ -852,16 +884,21 @@ impl Topology {
             self.uplink_base + (l - self.uplink_base) % (2 * s.pcie_switch_count())
         } else if l < self.core_base {
             self.nic_base + (l - self.nic_base) % (2 * s.nics_per_node)
-        } else {
+        } else if l < self.server_base {
             self.core_base + (l - self.core_base) % 2
+        } else {
+            // a dedicated server machine belongs to no node (no program
+            // with one is node-symmetric)
+            l
         }
     }
 
     /// The kind of a link: `intra` (a GPU's link to its node's fabric),
     /// `pcie` (a GPU's own PCIe link to the NICs, where the fabric is not
     /// PCIe), `pcie-switch` (a shared PCIe switch's uplink), `nic`, or
-    /// `core` (a node's share of an oversubscribed core); with the
-    /// direction, `-up` (out of the GPU or node) or `-down`:
+    /// `core` (a node's share of an oversubscribed core), `server-nic` (a
+    /// parameter server's dedicated machine's NIC); with the direction,
+    /// `-up` (out of the GPU or machine) or `-down`:
     /// `"nic-up"`. Every link of a kind has the same capacity.
     pub fn link_kind(&self, l: LinkId) -> &'static str {
         LINK_KINDS[self.link_kind_index(l)]
@@ -878,8 +915,10 @@ impl Topology {
             0
         } else if l < self.core_base {
             6
-        } else {
+        } else if l < self.server_base {
             8
+        } else {
+            10
         };
         base + down
     }
@@ -908,8 +947,11 @@ impl Topology {
                 i / self.spec.nics_per_node,
                 i % self.spec.nics_per_node
             )
-        } else {
+        } else if l < self.server_base {
             format!("node{}-{kind}", (l - self.core_base) / 2)
+        } else {
+            let dir = kind.trim_start_matches("server-nic-");
+            format!("server{}-nic-{dir}", (l - self.server_base) / 2)
         }
     }
 }
@@ -941,6 +983,7 @@ mod tests {
             placement: Placement::Contiguous,
             cpu_cores: DEFAULT_CPU_CORES,
             nic_efficiency: 1.0,
+            ps_machines: 0,
         }
     }
 

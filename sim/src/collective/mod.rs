@@ -1064,10 +1064,13 @@ impl Collective {
         self.segment / 4 + u64::from(self.segment % 4 > 2)
     }
 
-    /// Number of PS servers on `cluster`.
+    /// Number of PS servers on `cluster`: `ps_servers`, or by default one
+    /// a machine (a dedicated one where the cluster has them).
     pub fn servers(&self, cluster: &ClusterSpec) -> u32 {
         if self.op != Op::Ps {
             0
+        } else if self.ps_servers == 0 && cluster.ps_machines > 0 {
+            cluster.ps_machines
         } else if self.ps_servers == 0 {
             cluster.nodes
         } else {

@@ -547,6 +547,9 @@ pub struct Program {
     /// [`Program::lanes`] of each phase.
     lanes: Vec<u32>,
     servers: u32,
+    /// The servers' dedicated machines ([`ClusterSpec::ps_machines`]; 0:
+    /// server j on node j mod nodes).
+    ps_machines: u32,
     /// NVSwitch participants (one per node, after the servers) of a
     /// program with a [`Phase::Nvls`] or [`Phase::NvlsTree`]; 0 otherwise.
     switches: u32,
@@ -907,6 +910,7 @@ impl Program {
             pairing: spec.pairing(),
             lanes: Vec::new(),
             servers,
+            ps_machines: spec.ps_machines,
             switches: 0,
             net_switches: 0,
             scattered: spec.placement == crate::cluster::Placement::Scattered,
@@ -1786,6 +1790,12 @@ impl Program {
             Endpoint::Switch {
                 node: p - self.switch(0),
             }
+        } else if self.ps_machines > 0 {
+            // server j on dedicated machine j mod M, its one NIC
+            Endpoint::Host {
+                node: self.nodes + (p - self.gpus) % self.ps_machines,
+                nic: 0,
+            }
         } else {
             let j = p - self.gpus;
             Endpoint::Host {
@@ -1843,6 +1853,7 @@ impl Program {
             | Phase::Sharp { .. } => false,
             Phase::Ps { shard, workers, .. } => {
                 matches!(shard, Shards::Even(_))
+                    && self.ps_machines == 0
                     && self.servers.is_multiple_of(self.nodes)
                     && *workers == Grouping::All
             }
@@ -1870,6 +1881,8 @@ impl Program {
             0
         } else if p >= self.switch(0) {
             p - self.switch(0)
+        } else if self.ps_machines > 0 {
+            self.nodes + (p - self.gpus) % self.ps_machines
         } else {
             (p - self.gpus) % self.nodes
         }

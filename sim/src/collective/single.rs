@@ -39,6 +39,9 @@ pub struct Request {
     /// PS servers (0 = one per node; `None`: not given, one per node).
     /// Refused for every other operation.
     pub servers: Option<u32>,
+    /// PS: machines dedicated to the servers (`None` or 0: the servers
+    /// run on the GPU machines).
+    pub ps_machines: Option<u32>,
     /// PS: aggregate a node's GPUs before pushing (refused for every
     /// other operation).
     pub local_aggregation: bool,
@@ -199,6 +202,12 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
                 format!("applies to ps, not to {}", op.name()),
             ));
         }
+        if req.ps_machines.is_some() {
+            return Err(invalid(
+                "ps_machines",
+                format!("applies to ps, not to {}", op.name()),
+            ));
+        }
         if req.local_aggregation {
             return Err(invalid(
                 "local_aggregation",
@@ -316,8 +325,16 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
             format!("at most {} bytes", limits::MAX_BYTES),
         ));
     }
+    let machines = req.ps_machines.unwrap_or(0);
+    if machines > limits::MAX_PS_MACHINES {
+        return Err(invalid(
+            "ps_machines",
+            format!("at most {}, got {machines}", limits::MAX_PS_MACHINES),
+        ));
+    }
     let cluster = Description {
         nodes: req.gpus / gpn,
+        ps_machines: machines,
         ..req.cluster.clone()
     }
     .build()
@@ -325,8 +342,20 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     if let Some(why) = coll.hardware_refusal(&cluster) {
         return Err(invalid("algo", why));
     }
-    if op == Op::Ps && coll.servers(&cluster) > 64 * cluster.nodes {
-        return Err(invalid("servers", "more than 64 servers per node"));
+    let hosts = if machines > 0 {
+        machines
+    } else {
+        cluster.nodes
+    };
+    if op == Op::Ps && coll.servers(&cluster) > 64 * hosts {
+        return Err(invalid(
+            "servers",
+            if machines > 0 {
+                "more than 64 servers per dedicated machine"
+            } else {
+                "more than 64 servers per node"
+            },
+        ));
     }
     let sparse = match req.density {
         Some(d) => Some(sparse_payload(req.size, d, precision).ok_or_else(|| {
@@ -385,6 +414,7 @@ mod tests {
             density: None,
             precision: None,
             servers: None,
+            ps_machines: None,
             local_aggregation: false,
             segment_size: None,
             fanout: None,

@@ -536,6 +536,7 @@ mod tests {
             oversubscription: 1.0,
             placement: Placement::Contiguous,
             cpu_cores: 36,
+            ps_machines: 0,
             nic_efficiency: 1.0,
         })
     }

@@ -368,6 +368,14 @@ pub struct RawStrategy {
         skip_serializing_if = "Option::is_none"
     )]
     pub ps_servers: Option<i64>,
+    /// Machines dedicated to the parameter servers (default 0: the
+    /// servers run on the GPU machines).
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ps_machines: Option<i64>,
     /// "auto" or an integer; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ps_partitions: Option<IntOrText>,

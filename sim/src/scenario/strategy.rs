@@ -112,10 +112,16 @@ pub(super) fn validate_strategy(
         None => Schedule::default(),
     };
     let ps_servers = count(s.ps_servers, "strategy.ps_servers", Some(0), 0)?;
-    if ps_servers > 64 * nodes.max(1) {
+    let machines = ps_machines(raw)?;
+    let hosts = if machines > 0 { machines } else { nodes.max(1) };
+    if ps_servers > 64 * hosts {
         return Err(invalid(
             "strategy.ps_servers",
-            format!("{ps_servers} servers on {nodes} machines is more than 64 per machine"),
+            format!(
+                "{ps_servers} servers on {hosts} {}machine{} is more than 64 per machine",
+                if machines > 0 { "dedicated " } else { "" },
+                if hosts == 1 { "" } else { "s" }
+            ),
         ));
     }
     // (`refuse_inert` refused a sparse method for a model without sparse
@@ -213,13 +219,35 @@ pub(super) fn validate_strategy(
             format!(
                 "means nothing here: no method uses parameter servers (`dense` is `allreduce`, and the sparse method is `{}`); set `dense = \"ps\"`{}, or remove the key",
                 sparse.map_or("none", |m| m.name()),
-                if sparse.is_some() {
+                if sparse.is_some() && key != "strategy.ps_machines" {
                     " or `sparse = \"ps\"`"
                 } else {
                     ""
                 }
             ),
         ));
+    }
+    // dedicated server machines run the servers that do no CPU work in
+    // dtsim (the sharded dense PS, DCT-DP's); a sparse PS's and whole
+    // variables' servers work on the GPU machines' hosts
+    if machines > 0 {
+        let cpu = if sparse == Some(SparseMethod::Ps) {
+            Some(
+                "a sparse PS's servers (`sparse = \"ps\"`) aggregate and apply their partitions on the CPUs of the GPU machines, which dtsim does not move to dedicated machines; synchronise the tables with `sparse = \"allgather\"`, `\"alltoall\"` or `\"allreduce\"`, or remove the key",
+            )
+        } else if ps_whole_variables && dense == DenseMethod::Ps {
+            Some(
+                "with `ps_placement = \"whole\"` TensorFlow's servers receive, add and apply each variable on the CPUs of the GPU machines, which dtsim does not move to dedicated machines; use `ps_placement = \"sharded\"` (servers that do no CPU work in dtsim, as BytePS's summation servers), or remove the key",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = cpu {
+            return Err(invalid(
+                "strategy.ps_machines",
+                format!("is not modelled here: {why}"),
+            ));
+        }
     }
     let compressed = matches!(dense, DenseMethod::TopK | DenseMethod::GTopK);
     let density = match s.density {
@@ -445,6 +473,7 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
             ("strategy.partition", s.partition.is_some(), TOPK),
             ("strategy.allreduce", s.allreduce.is_some(), TOPK),
             ("strategy.ps_servers", s.ps_servers.is_some(), TOPK),
+            ("strategy.ps_machines", s.ps_machines.is_some(), TOPK),
             (
                 "strategy.local_aggregation",
                 s.local_aggregation.is_some(),
@@ -482,7 +511,23 @@ fn server_keys(
     vec![
         ("strategy.ps_servers", s.ps_servers.is_some()),
         ("strategy.local_aggregation", s.local_aggregation.is_some()),
+        ("strategy.ps_machines", s.ps_machines.is_some()),
     ]
+}
+
+/// `strategy.ps_machines`: the machines dedicated to the parameter
+/// servers (0, the default: the servers run on the GPU machines' hosts),
+/// which validation puts in the cluster ([`crate::cluster::ClusterSpec::ps_machines`]).
+pub(super) fn ps_machines(raw: &RawScenario) -> Result<u32, Invalid> {
+    let max = crate::limits::MAX_PS_MACHINES;
+    match raw.strategy.ps_machines {
+        None => Ok(0),
+        Some(n) if (0..=max as i64).contains(&n) => Ok(n as u32),
+        Some(n) => Err(invalid(
+            "strategy.ps_machines",
+            format!("must be a whole number from 0 to {max}, got {n}"),
+        )),
+    }
 }
 
 /// The first key given that `dense` does not read ([`method_keys`]).
@@ -627,6 +672,7 @@ fn clear(s: &mut RawStrategy, key: &str) {
         "strategy.partition" => s.partition = None,
         "strategy.allreduce" => s.allreduce = None,
         "strategy.ps_servers" => s.ps_servers = None,
+        "strategy.ps_machines" => s.ps_machines = None,
         "strategy.local_aggregation" => s.local_aggregation = None,
         "strategy.ps_placement" => s.ps_placement = None,
         _ => unreachable!("method_keys and server_keys name these"),
@@ -906,6 +952,88 @@ backward = "10ms"
         );
         let e = err(&swept);
         assert_eq!(e.key.as_deref(), Some("strategy.local_aggregation"), "{e}");
+    }
+
+    /// `ps_machines`: the servers' dedicated machines, put in the cluster
+    /// for the sharded dense PS and DCT-DP; meaningless without servers
+    /// (and with Top-k's), not modelled where the servers work on the
+    /// GPU machines' CPUs (a sparse PS, whole variables), out of range
+    /// refused; a sweep over the dense method drops it at the AllReduce
+    /// point, whose cluster then has none.
+    #[test]
+    fn ps_machines_go_to_the_cluster_where_servers_use_them() {
+        let cfg = |base: &str, set: &str| {
+            super::super::load_str(&format!("{base}[strategy]\n{set}\n"), "f.toml", "f")
+                .unwrap()
+                .remove(0)
+                .config
+        };
+        let c = cfg(GOOD, "dense = \"ps\"\nps_machines = 3");
+        assert_eq!(c.cluster.ps_machines, 3);
+        assert_eq!(c.strategy.dense_collective().servers(&c.cluster), 3);
+        assert_eq!(
+            cfg(GOOD, "dense = \"dct\"\nps_machines = 2")
+                .cluster
+                .ps_machines,
+            2
+        );
+        assert_eq!(cfg(GOOD, "dense = \"ps\"").cluster.ps_machines, 0);
+        for (base, set, what) in [
+            (GOOD, "ps_machines = 2", "means nothing here"),
+            (
+                GOOD,
+                "dense = \"topk\"\nps_machines = 2",
+                "means nothing here",
+            ),
+            (
+                SPARSE,
+                "sparse = \"ps\"\nps_machines = 2",
+                "a sparse PS's servers",
+            ),
+            (
+                GOOD,
+                "dense = \"ps\"\nps_placement = \"whole\"\nps_machines = 2",
+                "`ps_placement = \"sharded\"`",
+            ),
+            (
+                GOOD,
+                "dense = \"ps\"\nps_machines = -1",
+                "from 0 to 65536, got -1",
+            ),
+            (
+                GOOD,
+                "dense = \"ps\"\nps_machines = 70000",
+                "from 0 to 65536, got 70000",
+            ),
+            (
+                GOOD,
+                "dense = \"ps\"\nps_machines = 1\nps_servers = 65",
+                "65 servers on 1 dedicated machine is",
+            ),
+        ] {
+            let text = format!("{base}[strategy]\n{set}\n");
+            let e = err(&text);
+            let key = if set.contains("ps_servers") {
+                "strategy.ps_servers"
+            } else {
+                "strategy.ps_machines"
+            };
+            assert_eq!(e.key.as_deref(), Some(key), "{set}: {e}");
+            let leaf = key.rsplit('.').next().unwrap();
+            assert_eq!(e.line, Some(line(&text, leaf)), "{set}: {e}");
+            assert!(e.message.contains(what), "{set}: {e}");
+        }
+        // no `sparse = "ps"` suggested for the machines, which it cannot use
+        let e = err(&format!(
+            "{SPARSE}[strategy]\nsparse = \"alltoall\"\nps_machines = 2\n"
+        ));
+        assert!(!e.message.contains("sparse = \"ps\""), "{e}");
+        let sweep = format!(
+            "{GOOD}[strategy]\nps_machines = 2\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
+        );
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        assert_eq!(p[0].config.cluster.ps_machines, 0);
+        assert_eq!(p[1].config.cluster.ps_machines, 2);
     }
 
     /// `partition` cuts tensors for priority scheduling: beside FIFO it

@@ -11,8 +11,8 @@
 use super::raw::{IntOrText, RawEmbedding, RawScenario};
 use super::strategy::validate_strategy;
 use super::{Invalid, invalid};
-use crate::cluster::Placement;
 use crate::cluster::build::{Description, NodeKeys};
+use crate::cluster::{ClusterSpec, Placement};
 use crate::limits;
 use crate::losses::{FittedLosses, Losses, Param};
 use crate::names::Named;
@@ -87,9 +87,12 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
     };
     limits::check_gpus(nodes as u64, description.gpus_per_node as u64)
         .map_err(|m| invalid("cluster.gpus_per_node", m))?;
-    let cluster = description
-        .build()
-        .map_err(|e| invalid(&format!("cluster.{}", e.field.key()), e.message))?;
+    let cluster = ClusterSpec {
+        ps_machines: super::strategy::ps_machines(raw)?,
+        ..description
+            .build()
+            .map_err(|e| invalid(&format!("cluster.{}", e.field.key()), e.message))?
+    };
 
     let model = validate_model(raw, losses.compute_jitter)?;
     let strategy = Strategy {

@@ -215,3 +215,49 @@ fn one_gpu_has_no_link_loads() {
     assert!(r.links.is_empty());
     assert!(!serde_json::to_string(&r).unwrap().contains("\"links\""));
 }
+
+/// A parameter server on a dedicated machine (`ps_machines = 1`) for the
+/// four single-GPU nodes of [`one_layer`]: every worker's push of m
+/// crosses the server machine's NIC (4m each way), where a server on node
+/// 0 takes only the three remote ones (3m). The overlapped PS pushes and
+/// pulls at once, so the iteration is compute plus 4m/B (no latency):
+/// 0.030 + 0.32 s, against 0.030 + 0.24 s on node 0, in both network
+/// models. The workers' NICs carry m each way either way.
+#[test]
+fn a_dedicated_server_machine_takes_every_push() {
+    let m = 100e6;
+    let cfg = config(&one_layer(
+        "dense = \"ps\"\nps_servers = 1\nps_machines = 1",
+    ));
+    assert_eq!(cfg.cluster.ps_machines, 1);
+    let r = simulate(&cfg).unwrap();
+    assert!(
+        rel(r.iteration_time_s, 0.030 + 4.0 * m / 1.25e9) < 1e-9,
+        "{}",
+        r.iteration_time_s
+    );
+    // the flow model agrees: each direction of the server's NIC alone
+    let flow = simulate(&TrainConfig {
+        net_model: NetModel::Flow,
+        ..cfg.clone()
+    })
+    .unwrap();
+    assert!(rel(flow.iteration_time_s, r.iteration_time_s) < 1e-9);
+    for (k, name) in [
+        ("server-nic-up", "server0-nic-up"),
+        ("server-nic-down", "server0-nic-down"),
+    ] {
+        let l = kind(&r, k);
+        assert_eq!((l.busiest.as_str(), l.links), (name, 1));
+        assert!(rel(l.bytes_per_iteration, 4.0 * m) < 1e-9, "{l:?}");
+        assert!(rel(l.utilisation, 4.0 * m / (1.25e9 * r.iteration_time_s)) < 1e-9);
+    }
+    assert_eq!(r.links[0].kind, "server-nic-up");
+    for k in ["nic-up", "nic-down"] {
+        let l = kind(&r, k);
+        assert!(rel(l.bytes_per_iteration, m) < 1e-9, "{l:?}");
+        assert!(rel(l.mean_bytes_per_iteration, m) < 1e-9, "{l:?}");
+    }
+    let colocated = simulate(&config(&one_layer("dense = \"ps\"\nps_servers = 1"))).unwrap();
+    assert!(rel(colocated.iteration_time_s, 0.030 + 3.0 * m / 1.25e9) < 1e-9);
+}

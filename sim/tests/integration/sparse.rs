@@ -317,6 +317,58 @@ fn er_a1_ps_column_and_dtsims_server_placement() {
     }
 }
 
+/// ER-A1's PS column on the servers the formula assumes: n dedicated
+/// server machines (`ps_machines`), one NIC of B each, beside the N GPUs.
+/// Every GPU pushes αM/n to each server and pulls it back, so a server's
+/// NIC takes N·αM/n each way, and the GPUs' nodes send and receive no more
+/// than that (w = N/n GPUs a node, αM each). dtsim's sequential PS is then
+/// 2N·αM/(nB) + 2β: the formula's column exactly at β = 0 (CASES' 1%
+/// holds to 1e-9, both network models), and 2(N − 1)β below it at
+/// β = 10 µs, where the formula serialises a server's N messages and
+/// dtsim's pushes of a step share one latency: within CASES' 1% at N = 4
+/// (0.34%) and N = 8 (0.79%), 1.69% below at N = 16 (17.473 against
+/// 17.773 ms). The difference is asserted as that closed form.
+#[test]
+fn er_a1_ps_column_on_dedicated_server_machines() {
+    let (m, a, b) = (GNMT8_M, GNMT8_DENSITY, 12.5e9);
+    let rows = [
+        (2u32, 1u32, 0.0, 8.727),
+        (4, 1, 0.0, 17.453),
+        (8, 2, 0.0, 17.453),
+        (16, 4, 0.0, 17.453),
+        (4, 1, 10e-6, 17.533),
+        (8, 2, 10e-6, 17.613),
+        (16, 4, 10e-6, 17.773),
+    ];
+    for (n, servers, beta, ms) in rows {
+        let formula = formulas::embrace_ps(n, servers, m, a, b, beta);
+        let mut c = ClusterSpec::flat(servers, b, beta);
+        c.gpus_per_node = n / servers;
+        c.intra.bandwidth = b;
+        c.ps_machines = servers;
+        let mut ps = Collective::new(Op::Ps).with_algo(Algo::Sequential).unwrap();
+        ps.ps_servers = servers;
+        assert_eq!(ps.servers(&c), servers);
+        let (an, fl, _) = both(&ps, &c, a * m);
+        let want = 2.0 * n as f64 * a * m / (servers as f64 * b) + 2.0 * beta;
+        assert_close(an, want, 1e-9, &format!("analytical N={n}"));
+        assert_close(fl, want, 1e-9, &format!("flow N={n}"));
+        let beta_terms = formula - want - 2.0 * (n - 1) as f64 * beta;
+        assert!(beta_terms.abs() < 1e-12, "N={n}: the β terms {beta_terms}");
+        if beta == 0.0 {
+            assert_close(an, ms * MS, 0.01, &format!("CASES N={n}"));
+        } else if n < 16 {
+            assert_close(an, ms * MS, 0.01, &format!("CASES N={n} β"));
+        } else {
+            let below = 1.0 - an / (ms * MS);
+            assert!((0.0165..0.0172).contains(&below), "N=16 β: {below}");
+        }
+        // the default server count follows the machines
+        ps.ps_servers = 0;
+        assert_eq!(ps.servers(&c), servers);
+    }
+}
+
 /// ER-A2 item 5: AlltoAll (two calls) is faster than PS for every N ≥ n.
 /// Exact in EmbRace's formulas. In dtsim on the formula's network (N
 /// GPUs, any two a link B apart: N single-GPU nodes, as ER-A1's AlltoAll
