@@ -56,6 +56,20 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
         tried - advice.refused.len(),
         advice.ranked.len()
     ))?;
+    // the file's dedicated server machines serve the ways with servers only
+    if let Some(m) = advice
+        .ranked
+        .iter()
+        .filter_map(|r| r.result.ps_servers.as_ref())
+        .map(|p| p.dedicated_machines)
+        .find(|&m| m > 0)
+    {
+        print_line(format_args!(
+            "  the ways with parameter servers run them on the file's {} dedicated machine{} (strategy.ps_machines); the other ways leave them idle",
+            m,
+            if m == 1 { "" } else { "s" }
+        ))?;
+    }
     let width = advice
         .ranked
         .iter()

@@ -2625,6 +2625,27 @@ fn run_reports_the_busiest_links() {
         "{line}"
     );
     assert!(!line.contains("on average"), "{line}");
+    // the server on a machine of its own: said under the point, and its
+    // NIC the busiest link (all four pushes); --json says where it is
+    let dedicated = scenario(
+        "links-ps-dedicated.toml",
+        &text("dense = \"ps\"\nps_servers = 1\nps_machines = 1"),
+    );
+    let o = dtsim(&["run", dedicated.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("\n  parameter servers: 1 on 1 dedicated machine (strategy.ps_machines), none on the GPU machines\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  busiest links an iteration: server0-nic 381.5 MiB each way ("),
+        "{out}"
+    );
+    let v = run_json(&dedicated);
+    assert_eq!(v["ps_servers"]["servers"], 1);
+    assert_eq!(v["ps_servers"]["dedicated_machines"], 1);
+    assert_eq!(run_json(&ps)["ps_servers"]["dedicated_machines"], 0);
+    assert!(run_json(&ring).get("ps_servers").is_none());
 }
 
 /// `dtsim collective --ps-machines`: one server on a machine of its own
@@ -2693,5 +2714,15 @@ fn collective_ps_on_dedicated_machines() {
             "2",
         ]),
         &["--ps-machines", "applies to ps"],
+    );
+    // at most 64 a GPU machine, as servers
+    let mut line = vec!["collective".to_string()];
+    line.extend(args(&["--ps-machines", "257"]));
+    assert_bad(
+        &dtsim(&refs(&line)),
+        &[
+            "--ps-machines",
+            "257 dedicated machines for 4 GPU machines is more than 64 a GPU machine",
+        ],
     );
 }

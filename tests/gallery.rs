@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 15] = [
+const GALLERY: [(&str, &str); 16] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -25,6 +25,10 @@ const GALLERY: [(&str, &str); 15] = [
     (
         "vgg16-16gpu-10gbe",
         "scenarios/examples/vgg16-16gpu-10gbe.toml",
+    ),
+    (
+        "ps-dedicated-machines",
+        "scenarios/examples/ps-dedicated-machines.toml",
     ),
     ("parallax-table2", "scenarios/papers/parallax/table2.toml"),
     (

@@ -276,7 +276,7 @@ pub struct ClusterSpec {
     /// (`cluster.nic_efficiency`, `sim::losses`): already applied to
     /// `inter.bandwidth`, kept to say so.
     pub nic_efficiency: f64,
-    /// Machines dedicated to parameter servers (`cluster.ps_machines`),
+    /// Machines dedicated to parameter servers (`strategy.ps_machines`),
     /// beside the GPU machines: each has one NIC of the network (`inter`)
     /// and no GPU, reaches every node at the network's latency, and
     /// meets the core at its NIC's full rate (an oversubscribed core
@@ -376,8 +376,9 @@ impl ClusterSpec {
     /// The NIC (0-based within its node) that a GPU uses to reach node
     /// `peer_node` ([`Pairing::nic_of_gpu`]): its own NIC when NICs are no
     /// more than GPUs; with more, one of its own chosen by how many nodes
-    /// ahead the peer is, so a GPU's traffic to many nodes spreads over all
-    /// of them, and every node chooses alike.
+    /// ahead the peer is (towards dedicated server machine m, by m), so a
+    /// GPU's traffic to many nodes spreads over all of them, and every node
+    /// chooses alike.
     pub fn nic_of_gpu(&self, g: u32, peer_node: u32) -> u32 {
         self.pairing()
             .nic_of_gpu(g % self.gpus_per_node, self.ahead(g, peer_node))
@@ -386,6 +387,11 @@ impl ClusterSpec {
     /// How many nodes ahead of GPU `g`'s node `peer_node` is (modulo the
     /// nodes): what a GPU with several NICs chooses among them by.
     fn ahead(&self, g: u32, peer_node: u32) -> u32 {
+        if peer_node >= self.nodes {
+            // a dedicated server machine: by its index, so a GPU's
+            // traffic to the machines spreads over all its own NICs
+            return peer_node - self.nodes;
+        }
         (peer_node + self.nodes - self.node_of_gpu(g)) % self.nodes
     }
 

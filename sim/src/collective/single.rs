@@ -342,19 +342,30 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     if let Some(why) = coll.hardware_refusal(&cluster) {
         return Err(invalid("algo", why));
     }
+    if machines > 64 * cluster.nodes {
+        return Err(invalid(
+            "ps_machines",
+            format!(
+                "{machines} dedicated machines for {} GPU machine{} is more than 64 a GPU machine",
+                cluster.nodes,
+                if cluster.nodes == 1 { "" } else { "s" }
+            ),
+        ));
+    }
     let hosts = if machines > 0 {
         machines
     } else {
         cluster.nodes
     };
-    if op == Op::Ps && coll.servers(&cluster) > 64 * hosts {
+    let servers = coll.servers(&cluster);
+    if op == Op::Ps && servers > 64 * hosts {
         return Err(invalid(
             "servers",
-            if machines > 0 {
-                "more than 64 servers per dedicated machine"
-            } else {
-                "more than 64 servers per node"
-            },
+            format!(
+                "{servers} servers on {hosts} {}machine{} is more than 64 a machine",
+                if machines > 0 { "dedicated " } else { "" },
+                if hosts == 1 { "" } else { "s" }
+            ),
         ));
     }
     let sparse = match req.density {

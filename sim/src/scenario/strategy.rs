@@ -113,6 +113,17 @@ pub(super) fn validate_strategy(
     };
     let ps_servers = count(s.ps_servers, "strategy.ps_servers", Some(0), 0)?;
     let machines = ps_machines(raw)?;
+    // as servers, at most 64 a GPU machine (a program's sends grow as the
+    // GPUs times the servers)
+    if machines > 64 * nodes.max(1) {
+        return Err(invalid(
+            "strategy.ps_machines",
+            format!(
+                "{machines} dedicated machines for {nodes} GPU machine{} is more than 64 a GPU machine",
+                if nodes == 1 { "" } else { "s" }
+            ),
+        ));
+    }
     let hosts = if machines > 0 { machines } else { nodes.max(1) };
     if ps_servers > 64 * hosts {
         return Err(invalid(
@@ -1004,6 +1015,11 @@ backward = "10ms"
                 GOOD,
                 "dense = \"ps\"\nps_machines = 70000",
                 "from 0 to 65536, got 70000",
+            ),
+            (
+                GOOD,
+                "dense = \"ps\"\nps_machines = 129",
+                "129 dedicated machines for 2 GPU machines is more than 64 a GPU machine",
             ),
             (
                 GOOD,

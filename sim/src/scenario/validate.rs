@@ -798,6 +798,25 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
             "the parameter servers of a sparse PS (`sparse = \"ps\"`, which `dense = \"ps\"` and `\"dct\"` take by default) hold the sparse tables, as Parallax's do, so tables in host memory (`placement = \"host\"`) change nothing here: no worker looks them up or updates them",
         ));
     }
+    let machines = cfg.cluster.ps_machines;
+    if machines > 0 && cfg.cluster.gpus() == 1 {
+        out.push(invalid(
+            "strategy.ps_machines",
+            "one GPU synchronises with no one, and dtsim runs no communication on one GPU: the dedicated server machines carry nothing here",
+        ));
+    } else if machines > 0 {
+        let servers = cfg.strategy.dense_collective().servers(&cfg.cluster);
+        if servers < machines {
+            out.push(invalid(
+                "strategy.ps_machines",
+                format!(
+                    "{servers} server{} on {machines} dedicated machines (server j on machine j mod {machines}) leave {} of them without a server (`ps_servers`: 0 is one a machine)",
+                    if servers == 1 { "" } else { "s" },
+                    machines - servers
+                ),
+            ));
+        }
+    }
     let s = &cfg.strategy;
     let (n, l) = (cfg.iterations, s.dct_lifespan);
     let dct = s.dense == crate::strategy::DenseMethod::Dct;
@@ -1122,6 +1141,36 @@ mod tests {
         );
         let p = crate::scenario::load_str(&text(300), "t.toml", "t").unwrap();
         assert!(p[0].warnings.is_empty());
+    }
+    /// Dedicated server machines warn where they carry nothing: machines
+    /// beyond the servers (server j on machine j mod M), and one GPU (no
+    /// communication at all); as many servers as machines, none.
+    #[test]
+    fn idle_server_machines_are_warned_about() {
+        let text = |gpus: u32, set: &str| {
+            format!(
+                "name = \"t\"\n[cluster]\nnodes = {gpus}\ngpus_per_node = 1\nnetwork = \"eth-10g\"\n[model]\npreset = \"resnet20\"\nbatch_per_gpu = 128\ngpu = \"p102-100\"\n[strategy]\ndense = \"ps\"\n{set}\n"
+            )
+        };
+        let warned = |t: &str| {
+            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
+                .warnings
+                .clone()
+        };
+        let w = warned(&text(4, "ps_machines = 3\nps_servers = 1"));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key.as_deref(), Some("strategy.ps_machines"));
+        assert!(
+            w[0].message.contains("1 server on 3 dedicated machines")
+                && w[0].message.contains("leave 2 of them"),
+            "{}",
+            w[0].message
+        );
+        let w = warned(&text(1, "ps_machines = 1"));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].message.contains("one GPU"), "{}", w[0].message);
+        assert!(warned(&text(4, "ps_machines = 3")).is_empty());
+        assert!(warned(&text(4, "ps_machines = 2\nps_servers = 4")).is_empty());
     }
     use super::super::tests::{GOOD, err};
     use super::super::{load_str, load_str_in};

@@ -68,7 +68,7 @@ pub mod task;
 pub mod timeline;
 
 pub use links::LinkLoad;
-pub use result::{HostTask, KernelUse, RunResult};
+pub use result::{HostTask, KernelUse, PsServers, RunResult};
 pub use timeline::{CommSpan, ComputeSpan, Stall, Timeline};
 
 use crate::cluster::ClusterSpec;

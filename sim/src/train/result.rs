@@ -20,6 +20,8 @@
 
 use super::TrainConfig;
 use super::task::{ChannelId, Plan, TaskId};
+use crate::collective::{Collective, Op};
+use crate::strategy::{DenseMethod, SparseMethod};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -95,6 +97,12 @@ pub struct RunResult {
     /// the partitions chosen (Parallax §3.2); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_search: Option<super::partitions::PartitionSearch>,
+    /// The parameter servers of a run that uses them (`dense = "ps"` or
+    /// `"dct"`, or `sparse = "ps"`): how many, and the machines dedicated
+    /// to them (`strategy.ps_machines`; 0: on the GPU machines); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ps_servers: Option<PsServers>,
     /// `strategy.ps_placement = "whole"`: where the dense variables sit
     /// and what their pushes cost each server (why a PS of whole
     /// variables is as fast as it is); absent otherwise.
@@ -120,6 +128,16 @@ pub struct RunResult {
     /// crosses a link (one GPU).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<super::LinkLoad>,
+}
+
+/// Where a run's parameter servers are.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PsServers {
+    /// The servers.
+    pub servers: u32,
+    /// The machines dedicated to them (server j on machine j mod these);
+    /// 0: server j on GPU machine j mod the machines.
+    pub dedicated_machines: u32,
 }
 
 /// A host task of a table in host memory, and its mean seconds an
@@ -287,6 +305,19 @@ pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
         events: r.events,
         comm_by_channel,
         partition_search: None,
+        ps_servers: {
+            let st = &cfg.strategy;
+            let uses = matches!(st.dense, DenseMethod::Ps | DenseMethod::Dct)
+                || st.sparse == Some(SparseMethod::Ps);
+            uses.then(|| PsServers {
+                servers: Collective {
+                    ps_servers: st.ps_servers,
+                    ..Collective::new(Op::Ps)
+                }
+                .servers(&cfg.cluster),
+                dedicated_machines: cfg.cluster.ps_machines,
+            })
+        },
         ps_placement: super::planner::ps::summary(cfg),
         kernels: {
             let mut k = super::planner::compressed::kernel_uses(cfg);

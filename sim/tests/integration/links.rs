@@ -258,6 +258,62 @@ fn a_dedicated_server_machine_takes_every_push() {
         assert!(rel(l.bytes_per_iteration, m) < 1e-9, "{l:?}");
         assert!(rel(l.mean_bytes_per_iteration, m) < 1e-9, "{l:?}");
     }
+    assert_eq!(
+        r.ps_servers,
+        Some(sim::train::PsServers {
+            servers: 1,
+            dedicated_machines: 1
+        })
+    );
     let colocated = simulate(&config(&one_layer("dense = \"ps\"\nps_servers = 1"))).unwrap();
+    assert_eq!(
+        colocated.ps_servers.as_ref().map(|p| p.dedicated_machines),
+        Some(0)
+    );
+    assert!(
+        simulate(&config(&one_layer("")))
+            .unwrap()
+            .ps_servers
+            .is_none()
+    );
     assert!(rel(colocated.iteration_time_s, 0.030 + 3.0 * m / 1.25e9) < 1e-9);
+}
+
+/// More NICs than GPUs: a GPU's traffic to dedicated server machine m
+/// leaves by its own NIC m mod its own NICs, so six machines load a node's
+/// four NICs alike (two GPUs, two NICs each), and the PS takes what two
+/// NICs of twice the rate give it: the same time, analytical and flow.
+/// (Before the fix every machine was "0 nodes ahead" of a lone node and
+/// took each GPU's first NIC: twice the time.)
+#[test]
+fn traffic_to_server_machines_spreads_over_a_gpus_nics() {
+    use sim::cluster::ClusterSpec;
+    use sim::collective::{Algo, Collective, Op, links::link_bytes};
+    let spec = |nics: u32, bandwidth: f64| {
+        let mut c = ClusterSpec::flat(1, bandwidth, 0.0);
+        c.gpus_per_node = 2;
+        c.nics_per_node = nics;
+        c.ps_machines = 6;
+        c
+    };
+    let ps = Collective {
+        local_aggregation: false,
+        ..Collective::new(Op::Ps).with_algo(Algo::Sequential).unwrap()
+    };
+    let (four, two) = (spec(4, 1.25e9), spec(2, 2.5e9));
+    let topo = Topology::new(&four);
+    let loads = link_bytes(&ps.program(&four, 1e8), &topo);
+    let nic_up: Vec<f64> = (0..4).map(|n| loads[topo.nic_up(0, n) as usize]).collect();
+    // each GPU's m, a sixth to each machine, half out of each of its NICs
+    for &b in &nic_up {
+        assert!(rel(b, 0.5e8) < 1e-12, "{nic_up:?}");
+    }
+    let (a4, f4, _) = crate::both(&ps, &four, 1e8);
+    let (a2, f2, _) = crate::both(&ps, &two, 1e8);
+    assert!(
+        rel(a4, a2) < 1e-9 && rel(f4, f2) < 1e-9,
+        "{a4} {a2} {f4} {f2}"
+    );
+    // push, then pull: m/2 a NIC each way at 1.25 GB/s
+    assert!(rel(a4, 2.0 * 0.5e8 / 1.25e9) < 1e-9, "{a4}");
 }
