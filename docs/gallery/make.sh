@@ -25,3 +25,7 @@ for pair in parallax-table2:parallax/table2 \
     rm -rf "docs/gallery/$name"
     ./target/release/dtsim report "scenarios/papers/${pair#*:}.toml" -o "docs/gallery/$name"
 done
+# why the scaling differs: how busy the busiest link is (the run's `links`)
+./target/release/dtsim plot docs/gallery/scaling-10gbe-vs-ib/results.parquet \
+    --x gpus --y busiest_link_utilisation --series cluster.network \
+    --where strategy.dense=allreduce -o docs/gallery/scaling-10gbe-vs-ib/busiest-link.png

@@ -465,6 +465,8 @@ fn same_but_rounding(a: &RunResult, b: &RunResult) -> bool {
                 && (x.utilisation - y.utilisation).abs() <= 1e-9 * x.utilisation.max(y.utilisation)
         });
     let times = near(a.iteration_time_s, b.iteration_time_s)
+        && (a.busiest_link_utilisation - b.busiest_link_utilisation).abs()
+            <= 1e-9 * a.busiest_link_utilisation.max(b.busiest_link_utilisation)
         && near(a.compute_s, b.compute_s)
         && near(a.comm_s, b.comm_s)
         && near(a.exposed_comm_s, b.exposed_comm_s)
@@ -482,6 +484,7 @@ fn same_but_rounding(a: &RunResult, b: &RunResult) -> bool {
         compression_s: a.compression_s,
         comm_by_channel: a.comm_by_channel.clone(),
         links: a.links.clone(),
+        busiest_link_utilisation: a.busiest_link_utilisation,
         ..b.clone()
     } == *a;
     channels && links && times && rest

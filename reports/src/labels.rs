@@ -147,6 +147,12 @@ pub const LABELS: &[Label] = &[
     ),
     l("compression_s", "Compression", Time),
     l("bytes_sent_per_gpu", "Sent per GPU", Bytes),
+    l("busiest_link", "Busiest link", Plain),
+    l(
+        "busiest_link_utilisation",
+        "Busiest link's utilisation",
+        Fraction,
+    ),
     l("messages_per_iteration", "Messages per iteration", Plain),
     l("events", "Simulation events", Plain),
     l("speedup", "Speedup", Ratio),

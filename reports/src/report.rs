@@ -1044,6 +1044,19 @@ fn markdown(
             .collect();
         cols.push((labels::heading(c, Some(u)), "---:|", cells));
     }
+    // the busiest link and how busy it is (tables from before 2026-11-29
+    // have neither: the column is left out)
+    if df.column("busiest_link").is_ok() && df.column("busiest_link_utilisation").is_ok() {
+        let cells = texts_or_empty(df, "busiest_link")?
+            .into_iter()
+            .zip(columns::numbers(df, "busiest_link_utilisation")?)
+            .map(|(link, u)| match u {
+                Some(u) if !link.is_empty() => format!("{link} ({}%)", sig(u * 100.0, 3)),
+                _ => String::new(),
+            })
+            .collect();
+        cols.push(("busiest link (busy)".into(), "---|", cells));
+    }
     let head: Vec<&str> = cols.iter().map(|(h, _, _)| h.as_str()).collect();
     let _ = writeln!(md, "| {} |", head.join(" | "));
     let align: String = cols.iter().map(|(_, a, _)| *a).collect();

@@ -979,7 +979,8 @@ mod tests {
             batch_per_gpu, dense, algo, sparse, schedule, compute_jitter, \
             message_overhead_s, nic_efficiency, iteration_time_s, throughput, \
             throughput_unit, scaling_efficiency, compute_s, comm_s, exposed_comm_s, \
-            compression_s, bytes_sent_per_gpu, messages_per_iteration, events";
+            compression_s, bytes_sent_per_gpu, busiest_link, busiest_link_utilisation, \
+            messages_per_iteration, events";
         assert_eq!(result_columns().join(", "), documented);
         let mut want = vec!["point", "grid_points", "cluster.nodes", "iterations"];
         want.extend(result_columns());
@@ -991,6 +992,8 @@ mod tests {
         assert_eq!(dtype("events"), DataType::UInt64);
         assert_eq!(dtype("throughput"), DataType::Float64);
         assert_eq!(dtype("network"), DataType::String);
+        assert_eq!(dtype("busiest_link"), DataType::String);
+        assert_eq!(dtype("busiest_link_utilisation"), DataType::Float64);
         assert_eq!(swept_column("model"), "sweep.model");
         assert_eq!(swept_column("events"), "sweep.events");
         assert_eq!(swept_column("iterations"), "iterations");

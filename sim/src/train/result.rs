@@ -85,6 +85,13 @@ pub struct RunResult {
     pub compression_s: f64,
     /// Bytes sent per GPU per iteration (all endpoints' bytes / GPUs).
     pub bytes_sent_per_gpu: f64,
+    /// The busiest link of the measured iterations, as traces name links
+    /// (the busiest link of `links`' first kind); empty when nothing
+    /// crosses a link.
+    pub busiest_link: String,
+    /// That link's bytes an iteration over its capacity times the
+    /// iteration time (0 when nothing crosses a link).
+    pub busiest_link_utilisation: f64,
     /// Collective messages per iteration.
     pub messages_per_iteration: f64,
     /// Events the simulation processed (training events plus flow events).
@@ -270,6 +277,13 @@ pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
         .fold(0.0, |a, b| a + b)
         / iters;
     let msgs = r.sent.iter().filter(|m| in_window(m.start)).count() as f64 / iters;
+    let links = super::links::loads(
+        cfg,
+        plan,
+        r.sent.iter().filter(|m| in_window(m.start)),
+        iters,
+        iter_s,
+    );
     let gpus = cfg.cluster.gpus();
     // a trainer of S model-parallel stages processes one batch
     let trainers = gpus / cfg.strategy.mp_stages.max(1);
@@ -301,6 +315,8 @@ pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
         exposed_comm_s: (iter_s - compute_s - compression_s).max(0.0),
         compression_s,
         bytes_sent_per_gpu: sent,
+        busiest_link: links.first().map(|l| l.busiest.clone()).unwrap_or_default(),
+        busiest_link_utilisation: links.first().map_or(0.0, |l| l.utilisation),
         messages_per_iteration: msgs,
         events: r.events,
         comm_by_channel,
@@ -325,13 +341,7 @@ pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
             k
         },
         host_tasks: Vec::new(),
-        links: super::links::loads(
-            cfg,
-            plan,
-            r.sent.iter().filter(|m| in_window(m.start)),
-            iters,
-            iter_s,
-        ),
+        links,
     }
 }
 
