@@ -77,8 +77,19 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
         .max()
         .unwrap_or(0)
         .max(8);
+    // the way's busiest link and how busy it keeps it (the "why")
+    let busiest = |x: &reports::advise::Ranked| match x.result.busiest_link.as_str() {
+        "" => "-".to_string(),
+        l => format!("{l} ({:.0}%)", x.result.busiest_link_utilisation * 100.0),
+    };
+    let link = advice
+        .ranked
+        .iter()
+        .map(|x| busiest(x).chars().count())
+        .max()
+        .unwrap_or(0);
     print_line(format_args!(
-        "{:>4}  {:<width$} {:<14} {:>10} {:>14} {:>8} {:>13} {:>17}",
+        "{:>4}  {:<width$} {:<14} {:>10} {:>14} {:>8} {:>13} {:>17}  {}",
         "rank",
         "method",
         "schedule",
@@ -86,7 +97,8 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
         r.throughput_unit,
         "vs best",
         "exposed (ms)",
-        "compression (ms)"
+        "compression (ms)",
+        "busiest link (busy)"
     ))?;
     for x in &advice.ranked {
         let mut method = x.candidate.method();
@@ -99,8 +111,9 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
             format!("{:.1}%", x.vs_best * 100.0)
         };
         let schedule = schedules(x);
-        print_line(format_args!(
-            "{:>4}  {:<width$} {:<14} {:>10.2} {:>14.1} {:>8} {:>13.2} {:>17.2}{}",
+        // (no padding after the last column)
+        let row = format!(
+            "{:>4}  {:<width$} {:<14} {:>10.2} {:>14.1} {:>8} {:>13.2} {:>17.2}  {:<link$}{}",
             x.rank,
             method,
             schedule,
@@ -109,8 +122,10 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
             vs,
             x.result.exposed_comm_s * 1e3,
             x.result.compression_s * 1e3,
+            busiest(x),
             if x.this_file { "  <- this file" } else { "" }
-        ))?;
+        );
+        print_line(row.trim_end())?;
     }
     print_line(format_args!(
         "best: {}, {}: {:.1} {}",

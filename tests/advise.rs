@@ -127,6 +127,28 @@ fn the_table_says_best_this_file_lossy_and_refused() {
     ] {
         assert!(out.contains(says), "`{says}` missing from:\n{out}");
     }
+    // each way's busiest link and how busy, from its result, and no
+    // padding after the last column
+    assert!(
+        out.contains("compression (ms)  busiest link (busy)\n"),
+        "{out}"
+    );
+    let rows = json_rows(&dtsim(&["advise", &file, "--json"]));
+    let own = rows
+        .iter()
+        .find(|r| r["this_file"].as_bool() == Some(true))
+        .unwrap();
+    let cell = format!(
+        "  {} ({:.0}%)",
+        own["busiest_link"].as_str().unwrap(),
+        own["busiest_link_utilisation"].as_f64().unwrap() * 100.0
+    );
+    let line = out.lines().find(|l| l.contains("<- this file")).unwrap();
+    assert!(
+        line.contains(&format!("{cell}  <- this file")) || line.contains(&format!("{cell} ")),
+        "{line}\n{cell}"
+    );
+    assert!(out.lines().all(|l| !l.ends_with(' ')), "{out}");
     // the same file and seed give the same bytes
     assert_eq!(dtsim(&["advise", &file]).stdout, o.stdout);
 }
