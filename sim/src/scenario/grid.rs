@@ -328,6 +328,33 @@ pub(super) struct KeyLines {
     on: BTreeMap<usize, String>,
 }
 
+/// The square brackets `line` opens less those it closes, outside
+/// strings and comments.
+fn brackets(line: &str) -> i64 {
+    let (mut n, mut quote, mut escaped) = (0i64, None::<char>, false);
+    for c in line.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' && q == '"' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '#' => break,
+                '[' => n += 1,
+                ']' => n -= 1,
+                _ => {}
+            },
+        }
+    }
+    n
+}
+
 impl KeyLines {
     /// Scans `text` once.
     pub(super) fn scan(text: &str) -> KeyLines {
@@ -335,8 +362,15 @@ impl KeyLines {
         let mut on = BTreeMap::new();
         let mut table = String::new();
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        // open brackets of a value that runs over several lines (an array
+        // of arrays): its lines are neither keys nor table headers
+        let mut open = 0i64;
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
+            if open > 0 {
+                open = (open + brackets(line)).max(0);
+                continue;
+            }
             if let Some(h) = line.strip_prefix("[[") {
                 let name = h.split("]]").next().unwrap_or("").trim().to_string();
                 let c = counts.entry(name.clone()).or_insert(0);
@@ -357,11 +391,12 @@ impl KeyLines {
                 };
                 map.entry(table.clone()).or_insert(i + 1);
                 on.insert(i + 1, table.clone());
-            } else if let Some((k, _)) = line.split_once('=') {
+            } else if let Some((k, v)) = line.split_once('=') {
                 let k = k.trim().trim_matches('"').trim_matches('\'');
                 if k.is_empty() || k.starts_with('#') {
                     continue;
                 }
+                open = brackets(v).max(0);
                 let full = if table.is_empty() {
                     k.to_string()
                 } else {
@@ -399,6 +434,32 @@ impl KeyLines {
 mod tests {
     use super::super::load_str;
     use super::super::tests::{GOOD, err};
+
+    /// A value over several lines whose lines start with `[` (a sweep
+    /// over `mp_splits`, an array of arrays) is not a table header: the
+    /// keys after it are located on their own lines, and the sweep's.
+    #[test]
+    fn multi_line_arrays_are_not_table_headers() {
+        let text = format!(
+            "{GOOD}[strategy]\nmp_stages = 2\n[sweep]\n\"strategy.mp_splits\" = [\n  [\"layer4.0\"], # a split\n  [\"layer2.0\"],\n]\n\"strategy.schedule\" = [\n  \"fifo\",\n  \"bogus\",\n]\n"
+        );
+        let e = err(&text);
+        assert_eq!(e.key.as_deref(), Some("strategy.schedule"), "{e}");
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("\"strategy.schedule\""))
+            .unwrap()
+            + 1;
+        assert_eq!(e.line, Some(line), "{e}");
+        let lines = super::KeyLines::scan(&text);
+        assert!(
+            lines.key_on(line - 3).is_none(),
+            "{:?}",
+            lines.key_on(line - 3)
+        );
+        assert_eq!(super::brackets("a = [[1, 2], [3,"), 2);
+        assert_eq!(super::brackets("x = \"[\\\"]\" # ]"), 0);
+    }
 
     #[test]
     fn sweep_expands_last_key_fastest() {
