@@ -80,7 +80,11 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
     // the way's busiest link and how busy it keeps it (the "why")
     let busiest = |x: &reports::advise::Ranked| match x.result.busiest_link.as_str() {
         "" => "-".to_string(),
-        l => format!("{l} ({:.0}%)", x.result.busiest_link_utilisation * 100.0),
+        l => match x.result.busiest_link_utilisation * 100.0 {
+            // (not "0%" for a link that carries something)
+            u if u > 0.0 && u < 0.5 => format!("{l} (<1%)"),
+            u => format!("{l} ({u:.0}%)"),
+        },
     };
     let link = advice
         .ranked

@@ -304,14 +304,16 @@ fn busiest_links(loads: &[sim::train::LinkLoad]) -> String {
         if used[i] || out.len() == 3 {
             continue;
         }
-        // the other direction of the same links, carrying the same
+        // the other direction of the same links, carrying the same (but
+        // for the float sums' rounding)
+        let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
         let pair = (i + 1..loads.len()).find(|&j| {
             let o = &loads[j];
             !used[j]
                 && base(&o.kind) == base(&k.kind)
                 && base(&o.busiest) == base(&k.busiest)
-                && o.bytes_per_iteration == k.bytes_per_iteration
-                && o.mean_bytes_per_iteration == k.mean_bytes_per_iteration
+                && same(o.bytes_per_iteration, k.bytes_per_iteration)
+                && same(o.mean_bytes_per_iteration, k.mean_bytes_per_iteration)
         });
         let (name, each, kind) = match pair {
             Some(j) => {
@@ -340,4 +342,40 @@ fn busiest_links(loads: &[sim::train::LinkLoad]) -> String {
         ));
     }
     out.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use sim::train::LinkLoad;
+
+    fn load(kind: &str, busiest: &str, bytes: f64) -> LinkLoad {
+        LinkLoad {
+            kind: kind.into(),
+            links: 4,
+            busiest: busiest.into(),
+            bytes_per_iteration: bytes,
+            utilisation: 0.545,
+            mean_bytes_per_iteration: bytes,
+        }
+    }
+
+    /// A link's two directions are one entry where they carry the same
+    /// but for float rounding (166003300 and 166003299.99999997 bytes, a
+    /// model-parallel DCT-DP run's), and two where they differ.
+    #[test]
+    fn directions_join_across_rounding() {
+        let pair = [
+            load("nic-down", "node0-nic0-down", 166_003_300.0),
+            load("nic-up", "node0-nic0-up", 166_003_299.999_999_97),
+        ];
+        assert_eq!(
+            super::busiest_links(&pair),
+            "node0-nic0 158.3 MiB each way (54.5% busy)"
+        );
+        let apart = [
+            load("nic-down", "node0-nic0-down", 166_003_300.0),
+            load("nic-up", "node0-nic0-up", 166_000_000.0),
+        ];
+        assert!(super::busiest_links(&apart).contains("node0-nic0-up 158.3 MiB (54.5% busy)"));
+    }
 }

@@ -920,6 +920,20 @@ fn markdown(
     // faster; which method is fastest there is the question)
     let _ = writeln!(md, "## Results\n");
     let thr = columns::numbers(df, "throughput")?;
+    // the lossy dense methods (dtsim advise's `*`): Top-k, gTop-k, and
+    // DCT-DP where it compresses (η = 0 runs no kernel: DCT's baseline)
+    // (a table without the columns names no method lossy)
+    let dense = texts_or_empty(df, "dense").unwrap_or_default();
+    let compression = columns::numbers(df, "compression_s").unwrap_or_default();
+    let lossy = |r: usize| match dense.get(r).map(String::as_str) {
+        Some("topk" | "gtopk") => true,
+        Some("dct") => compression
+            .get(r)
+            .copied()
+            .flatten()
+            .is_some_and(|c| c > 0.0),
+        _ => false,
+    };
     let by_size = matches!(&lay.x, Some((x, true)) if x == "gpus");
     let gpus = columns::numbers(df, "gpus")?;
     let largest = gpus.iter().flatten().cloned().fold(f64::MIN, f64::max);
@@ -994,12 +1008,20 @@ fn markdown(
         } else if b != w && !other_keys.is_empty() {
             let _ = writeln!(
                 md,
-                "{lead}{fastest}: {} — {} {unit}. Slowest: {} — {} {unit}. The fastest has {} times the throughput of the slowest.",
+                "{lead}{fastest}: {} — {} {unit}. Slowest: {} — {} {unit}. The fastest has {} times the throughput of the slowest.{}",
                 name_of(&other_keys, &other_vals, b),
                 sig(bt, 4),
                 name_of(&other_keys, &other_vals, w),
                 sig(wt, 4),
-                sig(bt / wt, 4)
+                sig(bt / wt, 4),
+                if lossy(b) {
+                    format!(
+                        " The fastest is lossy (`{}`): it changes what the optimiser sees, and how that slows convergence is not modelled, only the time an iteration takes.",
+                        dense[b]
+                    )
+                } else {
+                    String::new()
+                }
             );
         } else {
             let _ = writeln!(md, "{lead}{throughput}: {} {unit}.", sig(bt, 4));
@@ -1064,6 +1086,12 @@ fn markdown(
     for r in 0..n.min(MAX_TABLE_ROWS) {
         let row: Vec<&str> = cols.iter().map(|(_, _, c)| c[r].as_str()).collect();
         let _ = writeln!(md, "| {} |", row.join(" | "));
+    }
+    if cols.iter().any(|(h, _, _)| h == "busiest link (busy)") {
+        let _ = writeln!(
+            md,
+            "\nBusiest link: the link that carries the most for its capacity in the measured iterations, and its bytes over its capacity times the iteration time (docs/scenarios.md, Results); near 100% the link bounds the communication."
+        );
     }
     if n > MAX_TABLE_ROWS {
         let _ = writeln!(

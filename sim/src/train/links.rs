@@ -47,7 +47,8 @@ pub struct LinkLoad {
     pub kind: String,
     /// Links of this kind in the cluster.
     pub links: u32,
-    /// The busiest of them, as traces name links (`"node0-nic0-up"`).
+    /// The busiest of them, named by its owner, kind and direction
+    /// (`"node0-nic0-up"`, `"gpu3-intra-down"`, `"server1-nic-up"`).
     pub busiest: String,
     /// Bytes the busiest carries an iteration.
     pub bytes_per_iteration: f64,

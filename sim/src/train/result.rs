@@ -85,7 +85,8 @@ pub struct RunResult {
     pub compression_s: f64,
     /// Bytes sent per GPU per iteration (all endpoints' bytes / GPUs).
     pub bytes_sent_per_gpu: f64,
-    /// The busiest link of the measured iterations, as traces name links
+    /// The busiest link of the measured iterations, named by its owner,
+    /// kind and direction (`node0-nic0-up`)
     /// (the busiest link of `links`' first kind); empty when nothing
     /// crosses a link.
     pub busiest_link: String,
