@@ -78,6 +78,50 @@ pub fn check_gpus(nodes: u64, per_node: u64) -> Result<(), String> {
     }
 }
 
+/// Most parameter servers a machine hosts, and most machines dedicated to
+/// them a GPU machine: a PS program's sends grow as the GPUs times the
+/// servers.
+pub const MAX_PS_PER_MACHINE: u32 = 64;
+
+/// The bound a parameter servers' layout passes ([`check_ps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PsBound {
+    /// Dedicated machines a GPU machine.
+    Machines,
+    /// Servers a machine.
+    Servers,
+}
+
+/// Checks `servers` parameter servers on `machines` dedicated machines
+/// (0: on the `nodes` GPU machines): at most [`MAX_PS_PER_MACHINE`]
+/// machines a GPU machine and servers a machine.
+pub fn check_ps(nodes: u32, machines: u32, servers: u32) -> Result<(), (PsBound, String)> {
+    let plural = |n: u32| if n == 1 { "" } else { "s" };
+    let max = MAX_PS_PER_MACHINE as u64;
+    let nodes = nodes.max(1);
+    if machines as u64 > max * nodes as u64 {
+        return Err((
+            PsBound::Machines,
+            format!(
+                "{machines} dedicated machines for {nodes} GPU machine{} is more than {max} a GPU machine",
+                plural(nodes)
+            ),
+        ));
+    }
+    let hosts = if machines > 0 { machines } else { nodes };
+    if servers as u64 > max * hosts as u64 {
+        return Err((
+            PsBound::Servers,
+            format!(
+                "{servers} servers on {hosts} {}machine{} is more than {max} a machine",
+                if machines > 0 { "dedicated " } else { "" },
+                plural(hosts)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks an oversubscription ratio.
 pub fn check_oversubscription(r: f64) -> Result<(), String> {
     if (1.0..=MAX_OVERSUBSCRIPTION).contains(&r) {

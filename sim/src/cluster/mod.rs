@@ -932,32 +932,26 @@ impl Topology {
     /// Human name of a link, for traces and errors: its owner and its
     /// [`Topology::link_kind`] (`"node3-nic0-up"`, `"gpu5-intra-down"`).
     pub fn link_name(&self, l: LinkId) -> String {
-        let kind = self.link_kind(l);
-        if l >= self.uplink_base && l < self.nic_base {
-            let i = (l - self.uplink_base) / 2;
-            let per_node = self.spec.pcie_switch_count();
-            let dir = kind.trim_start_matches("pcie-switch-");
-            format!("node{}-pcie-switch{}-{dir}", i / per_node, i % per_node)
-        } else if l < self.nic_base {
-            let base = if self.pcie_base > 0 && l >= self.pcie_base {
-                self.pcie_base
-            } else {
-                0
-            };
-            format!("gpu{}-{kind}", (l - base) / 2)
-        } else if l < self.core_base {
-            let i = (l - self.nic_base) / 2;
-            let dir = kind.trim_start_matches("nic-");
-            format!(
-                "node{}-nic{}-{dir}",
-                i / self.spec.nics_per_node,
-                i % self.spec.nics_per_node
-            )
-        } else if l < self.server_base {
-            format!("node{}-{kind}", (l - self.core_base) / 2)
-        } else {
-            let dir = kind.trim_start_matches("server-nic-");
-            format!("server{}-nic-{dir}", (l - self.server_base) / 2)
+        let k = self.link_kind_index(l);
+        let (kind, dir) = (
+            LINK_KINDS[k],
+            if k.is_multiple_of(2) { "up" } else { "down" },
+        );
+        // the owner's index among its kind's: two links (up, down) each
+        let at = |base: u32| (l - base) / 2;
+        match k / 2 {
+            0 => format!("gpu{}-{kind}", at(0)),
+            1 => format!("gpu{}-{kind}", at(self.pcie_base)),
+            2 => {
+                let (i, per) = (at(self.uplink_base), self.spec.pcie_switch_count());
+                format!("node{}-pcie-switch{}-{dir}", i / per, i % per)
+            }
+            3 => {
+                let (i, per) = (at(self.nic_base), self.spec.nics_per_node);
+                format!("node{}-nic{}-{dir}", i / per, i % per)
+            }
+            4 => format!("node{}-{kind}", at(self.core_base)),
+            _ => format!("server{}-nic-{dir}", at(self.server_base)),
         }
     }
 }

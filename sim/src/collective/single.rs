@@ -342,32 +342,19 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     if let Some(why) = coll.hardware_refusal(&cluster) {
         return Err(invalid("algo", why));
     }
-    if machines > 64 * cluster.nodes {
-        return Err(invalid(
-            "ps_machines",
-            format!(
-                "{machines} dedicated machines for {} GPU machine{} is more than 64 a GPU machine",
-                cluster.nodes,
-                if cluster.nodes == 1 { "" } else { "s" }
-            ),
-        ));
-    }
-    let hosts = if machines > 0 {
-        machines
+    // (the servers other operations have are none)
+    let servers = if op == Op::Ps {
+        coll.servers(&cluster)
     } else {
-        cluster.nodes
+        0
     };
-    let servers = coll.servers(&cluster);
-    if op == Op::Ps && servers > 64 * hosts {
-        return Err(invalid(
-            "servers",
-            format!(
-                "{servers} servers on {hosts} {}machine{} is more than 64 a machine",
-                if machines > 0 { "dedicated " } else { "" },
-                if hosts == 1 { "" } else { "s" }
-            ),
-        ));
-    }
+    limits::check_ps(cluster.nodes, machines, servers).map_err(|(bound, m)| {
+        let field = match bound {
+            limits::PsBound::Machines => "ps_machines",
+            limits::PsBound::Servers => "servers",
+        };
+        invalid(field, m)
+    })?;
     let sparse = match req.density {
         Some(d) => Some(sparse_payload(req.size, d, precision).ok_or_else(|| {
             invalid(

@@ -113,28 +113,13 @@ pub(super) fn validate_strategy(
     };
     let ps_servers = count(s.ps_servers, "strategy.ps_servers", Some(0), 0)?;
     let machines = ps_machines(raw)?;
-    // as servers, at most 64 a GPU machine (a program's sends grow as the
-    // GPUs times the servers)
-    if machines > 64 * nodes.max(1) {
-        return Err(invalid(
-            "strategy.ps_machines",
-            format!(
-                "{machines} dedicated machines for {nodes} GPU machine{} is more than 64 a GPU machine",
-                if nodes == 1 { "" } else { "s" }
-            ),
-        ));
-    }
-    let hosts = if machines > 0 { machines } else { nodes.max(1) };
-    if ps_servers > 64 * hosts {
-        return Err(invalid(
-            "strategy.ps_servers",
-            format!(
-                "{ps_servers} servers on {hosts} {}machine{} is more than 64 per machine",
-                if machines > 0 { "dedicated " } else { "" },
-                if hosts == 1 { "" } else { "s" }
-            ),
-        ));
-    }
+    crate::limits::check_ps(nodes, machines, ps_servers).map_err(|(bound, m)| {
+        let key = match bound {
+            crate::limits::PsBound::Machines => "strategy.ps_machines",
+            crate::limits::PsBound::Servers => "strategy.ps_servers",
+        };
+        invalid(key, m)
+    })?;
     // (`refuse_inert` refused a sparse method for a model without sparse
     // parts)
     let sparse = match (&s.sparse, sparse) {

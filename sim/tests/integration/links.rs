@@ -3,7 +3,7 @@
 //! both network models, and the grouping of messages by collective
 //! against a walk of every message.
 
-use crate::{ideal, rel};
+use crate::{ideal, one_layer, rel};
 use sim::cluster::{LINK_KINDS, Topology};
 use sim::net::NetModel;
 use sim::scenario::load_str;
@@ -13,31 +13,6 @@ fn config(text: &str) -> TrainConfig {
     load_str(&ideal(text), "t.toml", "t").unwrap()[0]
         .config
         .clone()
-}
-
-/// Four single-GPU nodes, one layer of 100 MB of gradients, `strategy`.
-fn one_layer(strategy: &str) -> String {
-    format!(
-        r#"
-iterations = 3
-[cluster]
-nodes = 4
-network = "eth-10g"
-bandwidth = "10Gbps"
-latency = "0us"
-intra_latency = "0us"
-model = "analytical"
-[model]
-batch_per_gpu = 8
-[[model.layers]]
-params = 25000000
-forward = "10ms"
-backward = "20ms"
-[strategy]
-fusion = 0
-{strategy}
-"#
-    )
 }
 
 fn kind<'a>(r: &'a RunResult, k: &str) -> &'a sim::train::LinkLoad {

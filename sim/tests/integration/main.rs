@@ -50,3 +50,28 @@ pub fn both(c: &Collective, cluster: &ClusterSpec, bytes: f64) -> (f64, f64, Flo
     let f = run_flow(c, cluster, bytes).expect("in range");
     (a, f.time.as_secs(), f)
 }
+
+/// Four single-GPU nodes, one layer of 100 MB of gradients, `strategy`.
+pub fn one_layer(strategy: &str) -> String {
+    format!(
+        r#"
+iterations = 3
+[cluster]
+nodes = 4
+network = "eth-10g"
+bandwidth = "10Gbps"
+latency = "0us"
+intra_latency = "0us"
+model = "analytical"
+[model]
+batch_per_gpu = 8
+[[model.layers]]
+params = 25000000
+forward = "10ms"
+backward = "20ms"
+[strategy]
+fusion = 0
+{strategy}
+"#
+    )
+}

@@ -276,6 +276,18 @@ fn px_a1_concrete_values_of_the_presets() {
     }
 }
 
+/// CASES ER-A1's PS rows: N GPUs, n nodes (and servers), β, the column's
+/// milliseconds.
+const ER_A1_PS_ROWS: [(u32, u32, f64, f64); 7] = [
+    (2, 1, 0.0, 8.727),
+    (4, 1, 0.0, 17.453),
+    (8, 2, 0.0, 17.453),
+    (16, 4, 0.0, 17.453),
+    (4, 1, 10e-6, 17.533),
+    (8, 2, 10e-6, 17.613),
+    (16, 4, 10e-6, 17.773),
+];
+
 /// ER-A1's PS column. EmbRace's formula, 2N(αM/(nB) + β), charges one
 /// server (of n, one per node) all N GPUs' pushes and pulls on one link
 /// and a β per serialised message. dtsim's servers share a node with its
@@ -290,16 +302,7 @@ fn px_a1_concrete_values_of_the_presets() {
 #[test]
 fn er_a1_ps_column_and_dtsims_server_placement() {
     let (m, a, b) = (GNMT8_M, GNMT8_DENSITY, 12.5e9);
-    let rows = [
-        (2u32, 1u32, 0.0, 8.727),
-        (4, 1, 0.0, 17.453),
-        (8, 2, 0.0, 17.453),
-        (16, 4, 0.0, 17.453),
-        (4, 1, 10e-6, 17.533),
-        (8, 2, 10e-6, 17.613),
-        (16, 4, 10e-6, 17.773),
-    ];
-    for (n, nodes, beta, ms) in rows {
+    for (n, nodes, beta, ms) in ER_A1_PS_ROWS {
         let formula = formulas::embrace_ps(n, nodes, m, a, b, beta);
         assert_close(formula, ms * MS, 0.01, &format!("formula N={n}"));
         let mut c = ClusterSpec::flat(nodes, b, beta);
@@ -331,16 +334,7 @@ fn er_a1_ps_column_and_dtsims_server_placement() {
 #[test]
 fn er_a1_ps_column_on_dedicated_server_machines() {
     let (m, a, b) = (GNMT8_M, GNMT8_DENSITY, 12.5e9);
-    let rows = [
-        (2u32, 1u32, 0.0, 8.727),
-        (4, 1, 0.0, 17.453),
-        (8, 2, 0.0, 17.453),
-        (16, 4, 0.0, 17.453),
-        (4, 1, 10e-6, 17.533),
-        (8, 2, 10e-6, 17.613),
-        (16, 4, 10e-6, 17.773),
-    ];
-    for (n, servers, beta, ms) in rows {
+    for (n, servers, beta, ms) in ER_A1_PS_ROWS {
         let formula = formulas::embrace_ps(n, servers, m, a, b, beta);
         let mut c = ClusterSpec::flat(servers, b, beta);
         c.gpus_per_node = n / servers;

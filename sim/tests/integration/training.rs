@@ -115,25 +115,7 @@ fn priority_equals_fifo_when_compute_hides_comm() {
 /// AllReduce time of the whole gradient: the pieces add up exactly.
 #[test]
 fn one_layer_iteration_is_compute_plus_allreduce() {
-    let text = r#"
-iterations = 3
-[cluster]
-nodes = 4
-network = "eth-10g"
-bandwidth = "10Gbps"
-latency = "0us"
-intra_latency = "0us"
-model = "analytical"
-[model]
-batch_per_gpu = 8
-[[model.layers]]
-params = 25000000
-forward = "10ms"
-backward = "20ms"
-[strategy]
-fusion = 0
-"#;
-    let p = load_str(&crate::ideal(text), "t.toml", "t").unwrap();
+    let p = load_str(&crate::ideal(&crate::one_layer("")), "t.toml", "t").unwrap();
     let r = simulate(&p[0].config).unwrap();
     let ar = 2.0 * 3.0 / 4.0 * 100e6 / 1.25e9;
     assert!(
