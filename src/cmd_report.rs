@@ -45,7 +45,13 @@ pub struct ReportArgs {
     /// For a scenario: run each point N times over its seeds (100 if N is
     /// left out), as `dtsim sweep --uncertainty` does; the throughput plots
     /// get error bars (5th to 95th percentile).
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "100")]
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "100",
+        value_parser = crate::uncertainty_runs
+    )]
     uncertainty: Option<u32>,
 }
 

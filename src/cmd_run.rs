@@ -28,7 +28,13 @@ pub struct RunArgs {
     /// each point; `_p5`, `_p50`, `_p95` fields in --json). Stragglers and
     /// the token model are what vary from seed to seed; a point with
     /// neither runs once.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "100")]
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "100",
+        value_parser = crate::uncertainty_runs
+    )]
     uncertainty: Option<u32>,
 }
 

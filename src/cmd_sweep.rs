@@ -26,7 +26,13 @@ pub struct SweepArgs {
     /// out) and add the 5th, 50th and 95th percentiles of its iteration
     /// time and throughput as columns (`iteration_time_s_p5`, …,
     /// `throughput_p95`), which `dtsim plot` draws as error bars.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "100")]
+    #[arg(
+        long,
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "100",
+        value_parser = crate::uncertainty_runs
+    )]
     uncertainty: Option<u32>,
 }
 

@@ -58,6 +58,23 @@ pub(crate) fn named<T: Named + Send + Sync>() -> impl TypedValueParser<Value = T
     PossibleValuesParser::new(T::names()).map(|s| T::from_name(&s).expect("a possible value"))
 }
 
+/// `--uncertainty [N]`'s value: a whole number of runs (the library checks
+/// its range). Its N is optional, so a file written after the flag is
+/// taken for N; the message then says where the file goes.
+pub(crate) fn uncertainty_runs(s: &str) -> Result<u32, String> {
+    s.parse::<u32>().map_err(|_| {
+        if s.ends_with(".toml") || std::path::Path::new(s).exists() {
+            format!(
+                "`{s}` is a file, not a number of runs: --uncertainty's N is optional, so \
+                 put the file before the flag (`FILE --uncertainty`) or give N with an \
+                 equals sign (`--uncertainty=N`)"
+            )
+        } else {
+            format!("`{s}` is not a whole number of runs (2 to 10000)")
+        }
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

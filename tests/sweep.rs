@@ -732,6 +732,17 @@ fn uncertainty_columns_become_error_bars() {
         "1",
     ]);
     common::assert_bad(&o, &["--uncertainty 1", "2 to 10000"]);
+    // the file after the flag is taken for its optional N: the message
+    // says where the file goes, for every command with the flag
+    for cmd in ["run", "sweep", "report"] {
+        let o = dtsim(&[cmd, "--uncertainty", scenario.to_str().unwrap()]);
+        common::assert_bad(
+            &o,
+            &["is a file, not a number of runs", "FILE --uncertainty"],
+        );
+    }
+    let o = dtsim(&["run", scenario.to_str().unwrap(), "--uncertainty", "many"]);
+    common::assert_bad(&o, &["`many` is not a whole number of runs"]);
 }
 
 /// `dtsim report SCENARIO --uncertainty N` runs its sweep with the

@@ -48,6 +48,9 @@ impl Axis {
             distinct.dedup();
             let at_values = data_ticks && distinct.len() <= MAX_DATA_TICKS;
             Axis::log(min, max, at_values.then_some(distinct))
+        } else if values.iter().all(|v| v.fract() == 0.0) {
+            // whole numbers (GPUs, nodes, partitions) get whole ticks
+            Axis::linear_from(min, max, zero, 1.0)
         } else {
             Axis::linear(min, max, zero)
         }
@@ -56,6 +59,11 @@ impl Axis {
     /// A linear axis over `[min, max]` with 4% headroom on each side that
     /// is not pinned at zero; `zero` includes zero in the range.
     pub(super) fn linear(min: f64, max: f64, zero: bool) -> Axis {
+        Axis::linear_from(min, max, zero, 0.0)
+    }
+
+    /// [`Axis::linear`] with ticks at least `min_step` apart.
+    fn linear_from(min: f64, max: f64, zero: bool, min_step: f64) -> Axis {
         let (mut a, mut b) = (min, max);
         if zero {
             a = a.min(0.0);
@@ -85,7 +93,7 @@ impl Axis {
         if !(zero && b == 0.0) {
             b += 0.04 * span;
         }
-        let step = nice_step((b - a) / TARGET_TICKS);
+        let step = nice_step((b - a) / TARGET_TICKS).max(min_step);
         let first = (a / step).ceil() as i64;
         let last = (b / step).floor() as i64;
         let ticks: Vec<f64> = (first..=last).map(|k| k as f64 * step).collect();
@@ -339,6 +347,15 @@ mod tests {
         assert_eq!(e.labels, ["1", "4", "16", "64", "256"]);
         // a negative value keeps the axis linear
         assert!(!Axis::numeric(&[-1.0, 1000.0], false, false).log);
+        // whole numbers get whole ticks: not 1.0, 1.5, 2.0 GPUs
+        let few = Axis::numeric(&[1.0, 2.0, 3.0, 4.0], false, true);
+        assert_eq!(few.labels, ["1", "2", "3", "4"]);
+        assert_eq!(Axis::numeric(&[2.0, 3.0], false, true).labels, ["2", "3"]);
+        // fractions keep their steps
+        assert_eq!(
+            Axis::numeric(&[1.0, 1.5, 4.0], false, true).labels,
+            ["1.0", "1.5", "2.0", "2.5", "3.0", "3.5", "4.0"]
+        );
     }
 
     #[test]
