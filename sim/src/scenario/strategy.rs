@@ -215,7 +215,7 @@ pub(super) fn validate_strategy(
             format!(
                 "means nothing here: no method uses parameter servers (`dense` is `allreduce`, and the sparse method is `{}`); set `dense = \"ps\"`{}, or remove the key",
                 sparse.map_or("none", |m| m.name()),
-                if sparse.is_some() && key != "strategy.ps_machines" {
+                if sparse.is_some() {
                     " or `sparse = \"ps\"`"
                 } else {
                     ""
@@ -223,27 +223,15 @@ pub(super) fn validate_strategy(
             ),
         ));
     }
-    // dedicated server machines run the servers that do no CPU work in
-    // dtsim (the sharded dense PS, DCT-DP's); a sparse PS's and whole
-    // variables' servers work on the GPU machines' hosts
-    if machines > 0 {
-        let cpu = if sparse == Some(SparseMethod::Ps) {
-            Some(
-                "a sparse PS's servers (`sparse = \"ps\"`) aggregate and apply their partitions on the CPUs of the GPU machines, which dtsim does not move to dedicated machines; synchronise the tables with `sparse = \"allgather\"`, `\"alltoall\"` or `\"allreduce\"`, or remove the key",
-            )
-        } else if ps_whole_variables && dense == DenseMethod::Ps {
-            Some(
-                "with `ps_placement = \"whole\"` TensorFlow's servers receive, add and apply each variable on the CPUs of the GPU machines, which dtsim does not move to dedicated machines; use `ps_placement = \"sharded\"` (servers that do no CPU work in dtsim, as BytePS's summation servers), or remove the key",
-            )
-        } else {
-            None
-        };
-        if let Some(why) = cpu {
-            return Err(invalid(
-                "strategy.ps_machines",
-                format!("is not modelled here: {why}"),
-            ));
-        }
+    // dedicated server machines run the sharded dense PS's servers,
+    // DCT-DP's, and a sparse PS's (whose partitions' work their hosts
+    // take); whole variables' servers work on the GPU machines' hosts,
+    // each machine's its own (not modelled on machines of their own)
+    if machines > 0 && ps_whole_variables && dense == DenseMethod::Ps {
+        return Err(invalid(
+            "strategy.ps_machines",
+            "is not modelled here: with `ps_placement = \"whole\"` TensorFlow's servers receive, add and apply each variable on the CPUs of the GPU machines, which dtsim does not move to dedicated machines; use `ps_placement = \"sharded\"` (servers that do no CPU work in dtsim, as BytePS's summation servers), or remove the key",
+        ));
     }
     let compressed = matches!(dense, DenseMethod::TopK | DenseMethod::GTopK);
     let density = match s.density {
@@ -951,9 +939,9 @@ backward = "10ms"
     }
 
     /// `ps_machines`: the servers' dedicated machines, put in the cluster
-    /// for the sharded dense PS and DCT-DP; meaningless without servers
-    /// (and with Top-k's), not modelled where the servers work on the
-    /// GPU machines' CPUs (a sparse PS, whole variables), out of range
+    /// for the sharded dense PS, DCT-DP and a sparse PS; meaningless
+    /// without servers (and with Top-k's), not modelled for whole
+    /// variables (their servers work on each GPU machine's CPU), out of range
     /// refused; a sweep over the dense method drops it at the AllReduce
     /// point, whose cluster then has none.
     #[test]
@@ -980,11 +968,6 @@ backward = "10ms"
                 GOOD,
                 "dense = \"topk\"\nps_machines = 2",
                 "means nothing here",
-            ),
-            (
-                SPARSE,
-                "sparse = \"ps\"\nps_machines = 2",
-                "a sparse PS's servers",
             ),
             (
                 GOOD,
@@ -1024,11 +1007,16 @@ backward = "10ms"
             assert_eq!(e.line, Some(line(&text, leaf)), "{set}: {e}");
             assert!(e.message.contains(what), "{set}: {e}");
         }
-        // no `sparse = "ps"` suggested for the machines, which it cannot use
+        // a sparse PS's servers take the machines (since 2026-11-29,
+        // twelfth session), so the message offers it
         let e = err(&format!(
             "{SPARSE}[strategy]\nsparse = \"alltoall\"\nps_machines = 2\n"
         ));
-        assert!(!e.message.contains("sparse = \"ps\""), "{e}");
+        assert!(e.message.contains("sparse = \"ps\""), "{e}");
+        let c = cfg(SPARSE, "sparse = \"ps\"\nps_machines = 2");
+        assert_eq!(c.cluster.ps_machines, 2);
+        let c = cfg(SPARSE, "dense = \"dct\"\nps_machines = 2");
+        assert_eq!(c.cluster.ps_machines, 2);
         let sweep = format!(
             "{GOOD}[strategy]\nps_machines = 2\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"
         );

@@ -805,7 +805,13 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
             "one GPU synchronises with no one, and dtsim runs no communication on one GPU: the dedicated server machines carry nothing here",
         ));
     } else if machines > 0 {
-        let servers = cfg.strategy.dense_collective().servers(&cfg.cluster);
+        // the servers of whichever method uses them (a hybrid's sparse PS
+        // beside a dense AllReduce too)
+        let servers = crate::collective::Collective {
+            ps_servers: cfg.strategy.ps_servers,
+            ..crate::collective::Collective::new(crate::collective::Op::Ps)
+        }
+        .servers(&cfg.cluster);
         if servers < machines {
             out.push(invalid(
                 "strategy.ps_machines",
@@ -1171,6 +1177,12 @@ mod tests {
         assert!(w[0].message.contains("one GPU"), "{}", w[0].message);
         assert!(warned(&text(4, "ps_machines = 3")).is_empty());
         assert!(warned(&text(4, "ps_machines = 2\nps_servers = 4")).is_empty());
+        // a hybrid's sparse PS beside a dense AllReduce: one server a
+        // machine by default, none idle
+        let hybrid = "name = \"t\"\n[cluster]\nnodes = 4\ngpus_per_node = 1\nnetwork = \"eth-10g\"\n[model]\nbatch_per_gpu = 8\n[[model.layers]]\nname = \"e\"\nparams = 0\nforward = \"1ms\"\nbackward = \"1ms\"\n[model.layers.embedding]\nvocab = 1000\ndim = 8\ndensity = 0.01\n[[model.layers]]\nname = \"d\"\nparams = 1000\nforward = \"1ms\"\nbackward = \"1ms\"\n[strategy]\nsparse = \"ps\"\nps_machines = 3\n";
+        assert!(warned(hybrid).is_empty(), "{:?}", warned(hybrid));
+        let w = warned(&hybrid.replace("ps_machines = 3", "ps_machines = 3\nps_servers = 2"));
+        assert!(w[0].message.contains("2 servers on 3"), "{w:?}");
     }
     use super::super::tests::{GOOD, err};
     use super::super::{load_str, load_str_in};

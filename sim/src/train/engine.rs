@@ -7,7 +7,9 @@
 //!   tasks in order, iteration after iteration; before a task starts, its
 //!   dependencies must be met for that GPU (a wait is a [`Stall`]);
 //! * each simulated node has a host with `plan.host_cores` cores for CPU
-//!   tasks, first ready first served;
+//!   tasks, first ready first served, and, where the parameter servers
+//!   have machines of their own ([`Plan::on_server_machines`]), a server
+//!   machine's host of as many cores beside it for the servers' tasks;
 //! * each channel has one message on the wire at a time ([`Channel`]); a
 //!   communication task joins its queue when its dependencies are met on
 //!   every GPU and every GPU has entered its iteration, and is done for
@@ -386,7 +388,12 @@ pub fn run(
         ],
         iters: VecDeque::new(),
         base: 0,
-        hosts: vec![Host::default(); nodes as usize],
+        // a server machine's host beside each node's, where servers have
+        // machines of their own
+        hosts: vec![
+            Host::default();
+            nodes as usize * (1 + usize::from(plan.on_server_machines.contains(&true)))
+        ],
         slowest: (mode == Mode::Representative && !jitter.is_none())
             .then(|| Slowest::new(&jitter, cfg.cluster.gpus(), stop + 1)),
         jitter,
@@ -771,6 +778,12 @@ impl Engine<'_> {
         self.state(iter).pieces[t as usize] = n;
     }
 
+    /// The host CPU task `t` runs on for `node`: the node's, or the server
+    /// machine's beside it ([`Plan::on_server_machines`]).
+    fn host_of(&self, t: TaskId, node: u32) -> usize {
+        node as usize + self.nodes as usize * usize::from(self.plan.on_server_machine(t))
+    }
+
     /// One dependency of CPU task `t` of `iter` on `node` is met; queue it
     /// on the host when all are.
     fn cpu_dep_met(&mut self, iter: u32, t: TaskId, node: u32) {
@@ -784,9 +797,10 @@ impl Engine<'_> {
                 self.plan.per_iteration.get(&t),
                 Some(PerIteration::PerNode(_))
             ) && self.plan.host_duration(t, iter, node) == SimTime::ZERO;
+            let host = self.host_of(t, node);
             if idle {
                 // `on_cpu` frees the core it did not wait for
-                self.hosts[node as usize].busy += 1;
+                self.hosts[host].busy += 1;
                 let now = self.now();
                 self.q.push(
                     now,
@@ -798,27 +812,31 @@ impl Engine<'_> {
                 );
                 return;
             }
-            self.hosts[node as usize].queue.push_back((iter, t));
-            self.run_host(node);
+            self.hosts[host].queue.push_back((iter, t));
+            self.run_host(host);
         }
     }
 
-    fn run_host(&mut self, node: u32) {
+    /// Starts what host `host` ([`Engine::host_of`]) has queued, as its
+    /// cores allow.
+    fn run_host(&mut self, host: usize) {
         let now = self.now();
-        while self.hosts[node as usize].busy < self.plan.host_cores.max(1) {
-            let Some((iter, task)) = self.hosts[node as usize].queue.pop_front() else {
+        let node = (host % self.nodes as usize) as u32;
+        while self.hosts[host].busy < self.plan.host_cores.max(1) {
+            let Some((iter, task)) = self.hosts[host].queue.pop_front() else {
                 return;
             };
-            self.hosts[node as usize].busy += 1;
+            self.hosts[host].busy += 1;
             let duration = self.plan.host_duration(task, iter, node);
             self.q.push(now + duration, Event::Cpu { node, iter, task });
         }
     }
 
     fn on_cpu(&mut self, node: u32, iter: u32, task: TaskId) {
-        self.hosts[node as usize].busy -= 1;
+        let host = self.host_of(task, node);
+        self.hosts[host].busy -= 1;
         self.completed(iter, task, Scope::Node(node));
-        self.run_host(node);
+        self.run_host(host);
     }
 
     /// Task `task` of `iter` completed in `scope`: tell its dependents.

@@ -10,7 +10,8 @@
 //! (θ1: the servers' work that partitions parallelise; θ2: what each
 //! partition adds), samples it, fits θ by least squares and takes the
 //! optimum P* = √(θ1/θ2), which dtsim rounds to a multiple of the
-//! servers (every server the same share). Its samples start at the number of machines and
+//! servers (every server the same share). Its samples start at the number of machines (the
+//! servers' machines: the GPU machines, or their own with `ps_machines`) and
 //! double until the iteration time goes up, then halve from the start
 //! until it goes up again, so that the optimum lies between the smallest
 //! and the largest sample ("the cost model can predict the optimal P
@@ -73,7 +74,13 @@ pub(super) fn search(
         ..opts
     };
     let time = |p: u32| at(p, quiet).map(|(r, _)| r.iteration_time_s);
-    let start = cfg.cluster.nodes.clamp(1, max);
+    // the servers' machines: the GPU machines, or their own
+    let machines = if cfg.cluster.ps_machines > 0 {
+        cfg.cluster.ps_machines
+    } else {
+        cfg.cluster.nodes
+    };
+    let start = machines.clamp(1, max);
     let mut samples = vec![Sample {
         partitions: start,
         iteration_time_s: time(start)?,
@@ -109,11 +116,11 @@ pub(super) fn search(
         .iter()
         .min_by(|a, b| a.iteration_time_s.total_cmp(&b.iteration_time_s))
         .map_or(start, |s| s.partitions);
-    let servers = if cfg.strategy.ps_servers == 0 {
-        cfg.cluster.nodes
-    } else {
-        cfg.strategy.ps_servers
-    };
+    let servers = crate::collective::Collective {
+        ps_servers: cfg.strategy.ps_servers,
+        ..crate::collective::Collective::new(crate::collective::Op::Ps)
+    }
+    .servers(&cfg.cluster);
     let chosen = if theta[1] > 0.0 && theta[2] > 0.0 {
         round_to_servers((theta[1] / theta[2]).sqrt(), servers, lo, hi)
     } else {

@@ -152,6 +152,13 @@ pub struct Plan {
     pub channels: Vec<ChannelSpec>,
     /// Cores of each node's host for CPU tasks.
     pub host_cores: u32,
+    /// The CPU tasks that run on the hosts of the machines dedicated to
+    /// the parameter servers (`strategy.ps_machines`), not on the GPU
+    /// machines': by task, empty where none does. Beside each node's host
+    /// stands a server machine's host of its own `host_cores` cores, which
+    /// runs these tasks for that node (their durations are the busiest
+    /// server machine's, so every server machine's host runs the same).
+    pub on_server_machines: Vec<bool>,
     /// Tasks whose work changes from one iteration to the next (the token
     /// model's rows): in iteration i a task listed here carries entry
     /// i mod len; its `work` holds iteration 0's.
@@ -244,6 +251,15 @@ impl Plan {
             Some(PerIteration::PerNode(d)) => d[node as usize],
             _ => self.duration(t, iter),
         }
+    }
+
+    /// Whether CPU task `t` runs on a dedicated server machine's host
+    /// ([`Plan::on_server_machines`]).
+    pub fn on_server_machine(&self, t: TaskId) -> bool {
+        self.on_server_machines
+            .get(t as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     /// The stage task `t` belongs to (0 with one stage).
@@ -345,6 +361,16 @@ impl Plan {
             self.stage.is_empty() || self.stage.len() == n,
             "a stage for every task, or none"
         );
+        assert!(
+            self.on_server_machines.is_empty() || self.on_server_machines.len() == n,
+            "a host for every task, or none"
+        );
+        for (t, task) in self.tasks.iter().enumerate() {
+            assert!(
+                !self.on_server_machine(t as TaskId) || matches!(task.work, Work::Cpu { .. }),
+                "task {t}: only CPU tasks run on server machines"
+            );
+        }
         assert!(
             self.stage.iter().all(|&s| s < self.stages.max(1)),
             "a task of a stage past the plan's {}",

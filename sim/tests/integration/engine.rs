@@ -206,6 +206,7 @@ fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
         tasks,
         channels,
         host_cores: 1,
+        on_server_machines: Vec::new(),
         per_iteration: Default::default(),
         stages: 1,
         stage: Vec::new(),
@@ -328,6 +329,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
             partition: 0,
         }],
         host_cores: 1,
+        on_server_machines: Vec::new(),
         per_iteration: Default::default(),
         stages: 1,
         stage: Vec::new(),
@@ -371,7 +373,11 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
 }
 
 /// CPU tasks run on each node's host, `host_cores` at a time, and the
-/// next iteration's compute waits for them.
+/// next iteration's compute waits for them. A task on the dedicated
+/// server machines (`Plan::on_server_machines`) takes a core of the
+/// server machine's host beside the node's, so on one core each the two
+/// 4 ms tasks overlap there (1 + 4 ms) where on the node's host alone
+/// they queue (1 + 8 ms).
 #[test]
 fn cpu_tasks_queue_for_the_hosts_cores() {
     let c = ClusterSpec::flat(2, 1e9, 0.0);
@@ -383,7 +389,12 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
         priority: 0,
         lead: false,
     };
-    for (cores, want) in [(1u32, 1.0 + 8.0), (2, 1.0 + 4.0)] {
+    for (cores, apart, want) in [
+        (1u32, false, 1.0 + 8.0),
+        (2, false, 1.0 + 4.0),
+        (1, true, 1.0 + 4.0),
+        (2, true, 1.0 + 4.0),
+    ] {
         let plan = Plan {
             tasks: vec![
                 Task {
@@ -402,6 +413,11 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
             ],
             channels: vec![],
             host_cores: cores,
+            on_server_machines: if apart {
+                vec![false, false, true]
+            } else {
+                Vec::new()
+            },
             per_iteration: Default::default(),
             stages: 1,
             stage: Vec::new(),
@@ -476,6 +492,7 @@ fn cpu_tasks_may_differ_by_node() {
             partition: 0,
         }],
         host_cores: 1,
+        on_server_machines: Vec::new(),
         per_iteration: Default::default(),
         stages: 1,
         stage: Vec::new(),

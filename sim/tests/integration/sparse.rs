@@ -363,6 +363,98 @@ fn er_a1_ps_column_on_dedicated_server_machines() {
     }
 }
 
+/// A sparse PS on dedicated server machines (`ps_machines`, since
+/// 2026-11-29, twelfth session): the servers' partitions and polling
+/// threads run on the machines' hosts (`Plan::on_server_machines`), the
+/// workers' sends, receives and stitches on the GPU machines'; server j
+/// on machine j mod M, so 8 partitions on 4 servers put 8/M on the
+/// busiest machine. With the network out of the way (1,000 TB/s, no latency)
+/// and one core a host, an iteration is its compute and one chain of CPU
+/// tasks, and only the servers' part of it changes with M: 8/M partition
+/// tasks and the 8 polling threads' 8/M partitions' shares and 1/M of
+/// each pusher's bytes, exactly. Both network models.
+#[test]
+fn sparse_ps_servers_on_dedicated_machines() {
+    use sim::train::planner::sparse::{
+        PS_POLL_BYTE_S, PS_POLL_S, PS_TRANSFER_S, partition_cost_s, server_element_s,
+    };
+    for local in [false, true] {
+        let text = |machines: u32| {
+            scenario(
+                2,
+                4,
+                (100_000, 64, 0.05),
+                10.0,
+                &format!(
+                    "sparse = \"ps\"\nps_partitions = 8\nps_servers = 4\nps_machines = {machines}\nlocal_aggregation = {local}"
+                ),
+            )
+            .replace(
+                "network = \"ib-edr-100g\"",
+                "network = \"ib-edr-100g\"\nbandwidth = \"1000TB/s\"\nlatency = \"0us\"\ncpu_cores = 1",
+            )
+        };
+        let cfg0 = config(&text(1));
+        let e = cfg0.model.layers[0].embedding.clone().unwrap();
+        let gradient = e.sparse_bytes(e.rows_per_gpu(), Precision::Fp32) as f64;
+        let elements = 8.0 * e.rows_per_gpu() as f64 * 64.0 / 8.0;
+        // a push a GPU, or a machine (its 4 GPUs' rows) with local
+        // aggregation
+        let (pushers, carried) = if local { (2u32, 4.0) } else { (8, 1.0) };
+        let partition = server_element_s(pushers) * elements
+            + 8.0 * PS_TRANSFER_S
+            + pushers as f64 * (PS_TRANSFER_S - PS_POLL_S);
+        // the server chain on the busiest machine's one core
+        let servers_s = |m: u32| {
+            let held = 8.0 / m as f64;
+            held * (partition + partition_cost_s(pushers))
+                + pushers as f64 * carried * gradient / m as f64 * PS_POLL_BYTE_S
+        };
+        let mut times = Vec::new();
+        for machines in [1u32, 2, 4] {
+            let cfg = config(&text(machines));
+            assert_eq!(cfg.cluster.ps_machines, machines);
+            let plan = planner::plan(&cfg);
+            // the servers' tasks, and only those, on the machines (the
+            // machines' local accumulators stay on the GPU machines)
+            let mut flagged = Vec::new();
+            for (t, task) in plan.tasks.iter().enumerate() {
+                let name = plan.name(t as u32, |l| cfg.model.layer_name(l));
+                let server = name.starts_with("emb partition");
+                assert_eq!(plan.on_server_machine(t as u32), server, "{name}");
+                if server {
+                    assert!(matches!(task.work, Work::Cpu { .. }), "{name}");
+                    flagged.push(name);
+                }
+            }
+            let partitions = flagged
+                .iter()
+                .filter(|n| !n.contains("partitions'"))
+                .count();
+            assert_eq!(partitions as u32, 8 / machines, "M={machines}: {flagged:?}");
+            assert_eq!(
+                flagged.len() - partitions,
+                pushers as usize,
+                "a task a polling thread: {flagged:?}"
+            );
+            let mut per_model = Vec::new();
+            for net in [NetModel::Analytical, NetModel::Flow] {
+                let r = run(&text(machines), net);
+                let servers = r.ps_servers.clone().unwrap();
+                assert_eq!((servers.servers, servers.dedicated_machines), (4, machines));
+                per_model.push(r.iteration_time_s);
+            }
+            assert_close(per_model[0], per_model[1], 1e-9, "analytical against flow");
+            times.push(per_model[1]);
+        }
+        for (i, m) in [2u32, 4].into_iter().enumerate() {
+            let saved = times[0] - times[i + 1];
+            let want = servers_s(1) - servers_s(m);
+            assert_close(saved, want, 1e-6, &format!("local {local}: M=1 → {m}"));
+        }
+    }
+}
+
 /// ER-A2 item 5: AlltoAll (two calls) is faster than PS for every N ≥ n.
 /// Exact in EmbRace's formulas. In dtsim on the formula's network (N
 /// GPUs, any two a link B apart: N single-GPU nodes, as ER-A1's AlltoAll
@@ -1573,6 +1665,15 @@ fn the_partition_search_follows_parallax() {
     assert_eq!(fixed.partition_search, None);
     // and the search is deterministic
     assert_eq!(run(&base, NetModel::Flow), r);
+    // on 3 dedicated server machines (one server each) the samples start
+    // at those machines and the optimum goes to a multiple of their 3
+    // servers
+    let apart = base.replace("ps_partitions", "ps_machines = 3\nps_partitions");
+    let s = run(&apart, NetModel::Flow)
+        .partition_search
+        .expect("a search");
+    assert_eq!(s.samples[0].partitions, 3, "{s:?}");
+    assert_eq!(s.chosen % 3, 0, "{s:?}");
 }
 
 /// EmbRace's horizontal scheduling (§4.2.1) with the AlltoAll on a

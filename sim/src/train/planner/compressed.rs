@@ -173,6 +173,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
             partition: 0,
         }],
         host_cores: 1,
+        on_server_machines: Vec::new(),
         stages: 1,
         stage: Vec::new(),
         per_iteration: Default::default(),

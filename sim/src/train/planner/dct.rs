@@ -218,6 +218,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
             partition: st.partition,
         }],
         host_cores: 1,
+        on_server_machines: Vec::new(),
         stages: 1,
         stage: Vec::new(),
         per_iteration,

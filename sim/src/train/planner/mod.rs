@@ -48,13 +48,18 @@ use crate::workload::Layer;
 
 /// The plan for `cfg`'s strategy.
 pub fn plan(cfg: &TrainConfig) -> Plan {
-    let plan = match cfg.strategy.dense {
+    let mut plan = match cfg.strategy.dense {
         _ if cfg.strategy.mp_stages > 1 => mp::plan(cfg),
         DenseMethod::AllReduce(_) => allreduce::plan(cfg),
         DenseMethod::Ps => ps::plan(cfg),
         DenseMethod::TopK | DenseMethod::GTopK => compressed::plan(cfg),
         DenseMethod::Dct => dct::plan(cfg),
     };
+    // the tasks added after the last on a server machine run on the GPU
+    // machines
+    if !plan.on_server_machines.is_empty() {
+        plan.on_server_machines.resize(plan.tasks.len(), false);
+    }
     // a planner bug, not a property of the input: the linear checks always,
     // the search for a cycle in debug builds (every test), not on each
     // point of a release sweep
@@ -205,6 +210,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
             partition: st.partition,
         }],
         host_cores: 1,
+        on_server_machines: Vec::new(),
         stages: 1,
         stage: Vec::new(),
         per_iteration: Default::default(),

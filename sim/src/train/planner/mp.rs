@@ -532,6 +532,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         tasks: b.tasks,
         channels,
         host_cores: 1,
+        on_server_machines: Vec::new(),
         per_iteration,
         stages: s_count,
         stage: b.stage,

@@ -1021,11 +1021,19 @@ fn ps_tasks(
     let servers = ps.servers(cluster);
     let parts = partitions(cfg, servers);
     // partition k on server k mod S: server j holds ⌊P/S⌋, one more for
-    // the first P mod S; server j on machine j mod M
+    // the first P mod S; server j on machine j mod M, the GPU machines or,
+    // with `ps_machines`, the servers' own (whose hosts run the servers'
+    // tasks apart from the workers')
     let on = |j: u32| parts / servers + u32::from(j < parts % servers);
+    let dedicated = cluster.ps_machines > 0;
+    let machines = if dedicated {
+        cluster.ps_machines
+    } else {
+        cluster.nodes
+    };
     let host_parts = |h: u32| -> Vec<u32> {
         (0..parts)
-            .filter(|&k| (k % servers) % cluster.nodes == h)
+            .filter(|&k| (k % servers) % machines == h)
             .collect()
     };
     let row_bytes = e.sparse_bytes(1, p) as f64;
@@ -1051,7 +1059,7 @@ fn ps_tasks(
                     };
                     let payload = (per_worker(&it.rows, intra), per_worker(&it.gpu_rows, 0.0));
                     let server = draws::envelope(
-                        &(0..cluster.nodes)
+                        &(0..machines)
                             .map(|h| {
                                 host_parts(h)
                                     .iter()
@@ -1109,7 +1117,7 @@ fn ps_tasks(
             // every host runs as many partitions as the busiest one
             // holds (the pull waits for the last server), each of an
             // even share of the elements
-            let per_node = (0..cluster.nodes)
+            let per_node = (0..machines)
                 .map(|h| host_parts(h).len())
                 .max()
                 .unwrap_or(0)
@@ -1304,7 +1312,7 @@ fn ps_tasks(
     let parsed: Vec<Vec<f64>> = payloads
         .iter()
         .map(|(push, _)| {
-            thread_bytes(pushers, servers, cluster.nodes, |w, j| {
+            thread_bytes(pushers, servers, machines, |w, j| {
                 carried * to_server(push, w, j, servers)
             })
         })
@@ -1355,6 +1363,7 @@ fn ps_tasks(
     // each partition's pulls, one a GPU, served beside its elements, and
     // what of its pushes' transfers the polling threads do not take
     let served = n as f64 * PS_TRANSFER_S + pushers as f64 * (PS_TRANSFER_S - PS_POLL_S);
+    let first_server_task = plan.tasks.len();
     let stitch = stage(
         plan,
         "partition",
@@ -1363,6 +1372,12 @@ fn ps_tasks(
         &threads,
         &[push],
     );
+    if dedicated {
+        // the partitions and the polling threads run on the servers' own
+        // machines
+        plan.on_server_machines.resize(plan.tasks.len(), false);
+        plan.on_server_machines[first_server_task..].fill(true);
+    }
     let pull = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
         format!("{name} sparse pull"),
