@@ -405,7 +405,6 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         for s in (0..s_count).rev() {
             let range = split[s as usize]..split[s as usize + 1];
             let ch = sync_ch(s);
-            let mut first_bwd = 0;
             for l in range.clone().rev() {
                 let layer = &model.layers[l as usize];
                 let mut t = super::backward_task(l, layer);
@@ -420,7 +419,31 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
                     t.deps.push(Dep { task: g, back: 0 });
                 }
                 let bw = b.push(t, s);
-                first_bwd = bw;
+                if s > 0 && l == range.start {
+                    // the gradient of the activation stage s − 1 handed
+                    // down as soon as the stage's first layer has it: its
+                    // mask goes on the stream before that layer's own
+                    // DCT-DP threshold, which the transfer does not need
+                    let bytes = model.layers[l as usize - 1].activation_bytes / mb as u64;
+                    let (_, bb, _, _) = split_bytes(bytes, rows, eta);
+                    let mut after = bw;
+                    if eta > 0.0 {
+                        let (_, k) = split_kernels(cfg, bytes * mb as u64);
+                        after = b.push(
+                            kernel_task(format!("DCT-MP mask {s}→{}{}", s - 1, tag(m)), l, k),
+                            s,
+                        );
+                    }
+                    let g = comm_task(
+                        Label::Named(format!("gradient {s}→{}{}", s - 1, tag(m))),
+                        l,
+                        bwd_ch(s),
+                        transfer(s, Algo::Prev),
+                        bb,
+                        after,
+                    );
+                    returned = Some(b.push(g, s));
+                }
                 if m != 0 || !sync || layer.params == 0 {
                     continue;
                 }
@@ -471,29 +494,6 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
                         s,
                     )
                 });
-            }
-            if s > 0 {
-                let first = range.start;
-                // the gradient of the activation stage s − 1 handed up
-                let bytes = model.layers[first as usize - 1].activation_bytes / mb as u64;
-                let (_, bb, _, _) = split_bytes(bytes, rows, eta);
-                let mut after = first_bwd;
-                if eta > 0.0 {
-                    let (_, k) = split_kernels(cfg, bytes * mb as u64);
-                    after = b.push(
-                        kernel_task(format!("DCT-MP mask {s}→{}{}", s - 1, tag(m)), first, k),
-                        s,
-                    );
-                }
-                let g = comm_task(
-                    Label::Named(format!("gradient {s}→{}{}", s - 1, tag(m))),
-                    first,
-                    bwd_ch(s),
-                    transfer(s, Algo::Prev),
-                    bb,
-                    after,
-                );
-                returned = Some(b.push(g, s));
             }
         }
     }
