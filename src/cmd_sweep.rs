@@ -109,12 +109,38 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         );
     }
     eprintln!(
-        "wrote {} ({}; {} computed in {:.2} s, {:.0} points/s)",
+        "wrote {} ({}; {} computed in {:.2} s{})",
         a.out.display(),
         Count(s.points as u64, "point"),
         s.computed,
         secs,
-        s.computed as f64 / secs.max(1e-9)
+        rate(s.computed, secs)
     );
     Ok(())
+}
+
+/// ", R points/s" to three significant digits (a slow sweep's 0.115, not
+/// 0), or nothing where no point was computed.
+fn rate(computed: usize, secs: f64) -> String {
+    if computed == 0 {
+        return String::new();
+    }
+    let r = computed as f64 / secs.max(1e-9);
+    let decimals = if r >= 100.0 {
+        0
+    } else {
+        (2 - r.log10().floor() as i32).clamp(0, 9) as usize
+    };
+    format!(", {r:.decimals$} points/s")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rates_keep_three_digits() {
+        assert_eq!(super::rate(3, 26.0), ", 0.115 points/s");
+        assert_eq!(super::rate(1000, 1.0), ", 1000 points/s");
+        assert_eq!(super::rate(50, 2.0), ", 25.0 points/s");
+        assert_eq!(super::rate(0, 2.0), "");
+    }
 }

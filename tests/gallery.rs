@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Each report's directory under docs/gallery/ and the scenario it is made
 /// from.
-const GALLERY: [(&str, &str); 16] = [
+const GALLERY: [(&str, &str); 17] = [
     (
         "scaling-10gbe-vs-ib",
         "scenarios/examples/scaling-10gbe-vs-ib.toml",
@@ -29,6 +29,10 @@ const GALLERY: [(&str, &str); 16] = [
     (
         "ps-dedicated-machines",
         "scenarios/examples/ps-dedicated-machines.toml",
+    ),
+    (
+        "sparse-ps-dedicated-machines",
+        "scenarios/examples/sparse-ps-dedicated-machines.toml",
     ),
     ("parallax-table2", "scenarios/papers/parallax/table2.toml"),
     (

@@ -9,7 +9,8 @@
 set -eu
 cargo build --release --quiet
 for s in scaling-10gbe-vs-ib schedule-by-model stragglers vgg16-16gpu-10gbe \
-    compression-h200-measured-kernels ps-dedicated-machines; do
+    compression-h200-measured-kernels ps-dedicated-machines \
+    sparse-ps-dedicated-machines; do
     rm -rf "docs/gallery/$s"
     ./target/release/dtsim report "scenarios/examples/$s.toml" -o "docs/gallery/$s"
 done

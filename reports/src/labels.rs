@@ -202,7 +202,58 @@ pub const LABELS: &[Label] = &[
     l("strategy.local_aggregation", "Local aggregation", Plain),
     l("strategy.ps_servers", "PS servers", Plain),
     l("strategy.ps_machines", "PS server machines", Plain),
+    l("training_profile", "Training profile", Plain),
+    l("cluster.cpu_cores", "CPU cores per machine", Plain),
+    l("model.embedding_density", "Embedding density", Plain),
+    l("model.embedding_zipf", "Zipf exponent of the tokens", Plain),
+    l("model.kernel_profile", "Kernel profile", Plain),
+    l("strategy.sparse", "Sparse method", Plain),
+    l("strategy.ps_partitions", "PS partitions", Plain),
+    l("strategy.ps_placement", "PS placement", Plain),
+    l("strategy.density", "Top-k density", Plain),
+    l("strategy.dct_sparsity", "DCT-DP sparsity", Plain),
+    l("strategy.dct_lifespan", "DCT-DP threshold life-span", Plain),
+    l("strategy.mp_stages", "Model-parallel stages", Plain),
+    l("strategy.mp_sparsity", "DCT-MP sparsity", Plain),
+    l("strategy.mp_splits", "Model-parallel splits", Plain),
+    l("strategy.mp_microbatches", "Micro-batches", Plain),
+    l("strategy.vertical_scheduling", "Vertical scheduling", Plain),
+    l("strategy.allgather_staging", "AllGather staging", Plain),
 ];
+
+/// A custom layer's swept keys (`model.layers.I.KEY`), by what follows
+/// the index.
+const LAYER_KEYS: &[(&str, &str)] = &[
+    ("name", "name"),
+    ("params", "parameters"),
+    ("forward", "forward pass"),
+    ("backward", "backward pass"),
+    ("activation_bytes", "activation size"),
+    ("variables", "variables"),
+    ("embedding.vocab", "embedding rows"),
+    ("embedding.dim", "embedding width"),
+    ("embedding.density", "embedding density"),
+    ("embedding.tokens_per_batch", "tokens per batch"),
+    ("embedding.zipf", "Zipf exponent"),
+    ("embedding.padding_tokens", "padding tokens"),
+    ("embedding.placement", "table placement"),
+];
+
+/// "Layer 2's embedding density" for `model.layers[2].embedding.density`
+/// (as sweeps spell it) or `model.layers.2.embedding.density`.
+fn layer_key(column: &str) -> Option<String> {
+    let rest = column.strip_prefix("model.layers")?;
+    let (index, key) = match rest.strip_prefix('[') {
+        Some(r) => {
+            let (i, k) = r.split_once(']')?;
+            (i, k.strip_prefix('.')?)
+        }
+        None => rest.strip_prefix('.')?.split_once('.')?,
+    };
+    let i: usize = index.parse().ok()?;
+    let (_, name) = LAYER_KEYS.iter().find(|(k, _)| *k == key)?;
+    Some(format!("Layer {i}'s {name}"))
+}
 
 /// The table's entry for `column`.
 fn entry(column: &str) -> Option<&'static Label> {
@@ -215,6 +266,9 @@ fn entry(column: &str) -> Option<&'static Label> {
 pub fn label(column: &str) -> String {
     if let Some(l) = entry(column) {
         return l.name.to_string();
+    }
+    if let Some(name) = layer_key(column) {
+        return name;
     }
     if column.contains(", ") {
         return column
@@ -301,6 +355,61 @@ mod tests {
         assert_eq!(with_unit("wait_s"), "wait_s (s)");
         assert_eq!(quantity("speedup_vs_ps"), Quantity::Ratio);
         assert_eq!(quantity("model.compute_jitter"), Quantity::Plain);
+    }
+
+    /// Every key a scenario accepts at the top, in `[cluster]`, `[model]`
+    /// and `[strategy]` has a name of its own (read from the scenario's
+    /// own message listing the known keys, so a key added there without a
+    /// name fails here), and so do a custom layer's.
+    #[test]
+    fn every_scenario_key_has_a_name() {
+        let known = |section: &str| -> Vec<String> {
+            // an unknown key in the section: the message lists the known
+            let at = |name: &str| if name == section { "zzz = 1\n" } else { "" };
+            let text = format!(
+                "name = \"t\"\n{}[cluster]\nnodes = 1\nnetwork = \"eth-10g\"\n{}[model]\npreset = \"resnet20\"\nbatch_per_gpu = 1\n{}[strategy]\n{}",
+                at(""),
+                at("cluster"),
+                at("model"),
+                at("strategy"),
+            );
+            let e = sim::scenario::load_str(&text, "t.toml", "t").unwrap_err();
+            let list = e.message.split("known: ").nth(1).expect("the known keys");
+            list.split(", ")
+                .map(|k| {
+                    if section.is_empty() {
+                        k.to_string()
+                    } else {
+                        format!("{section}.{k}")
+                    }
+                })
+                .collect()
+        };
+        let mut keys = Vec::new();
+        for section in ["", "cluster", "model", "strategy"] {
+            keys.extend(known(section));
+        }
+        assert!(keys.len() > 55, "{keys:?}");
+        // tables, and what names the scenario rather than a point
+        let whole = [
+            "name",
+            "cluster",
+            "model",
+            "strategy",
+            "sweep",
+            "model.layers",
+        ];
+        for k in keys.iter().filter(|k| !whole.contains(&k.as_str())) {
+            assert_ne!(label(k), *k, "no name for `{k}`");
+        }
+        assert_eq!(
+            label("model.layers.0.embedding.density"),
+            "Layer 0's embedding density"
+        );
+        assert_eq!(label("model.layers.12.forward"), "Layer 12's forward pass");
+        assert_eq!(label("model.layers.x.forward"), "model.layers.x.forward");
+        assert_eq!(label("model.layers[3].params"), "Layer 3's parameters");
+        assert_eq!(label("model.layers[3]params"), "model.layers[3]params");
     }
 
     #[test]

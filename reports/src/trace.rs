@@ -9,6 +9,7 @@
 //!   by layer, inserted kernels, and the waits of the stream on a
 //!   dependency such as a layer's parameters) and one communication thread
 //!   per channel of the plan (`communication` when there is one channel,
+//!   and for the channel named `communication` beside others,
 //!   `communication: NAME` otherwise; each fused collective message, named
 //!   by operation, size and the layers it carries).
 //! * Flow arrows from each GPU's message to the same message on every
@@ -147,14 +148,20 @@ pub(crate) const COMPUTE_TID: u32 = 0;
 
 /// The name of thread `tid` of every GPU: `compute`, then one
 /// communication track per channel (`communication` when the plan has
-/// one channel, `communication: NAME` otherwise).
+/// one channel, and for the dense channel, named `communication`, beside
+/// others; `communication: NAME` otherwise).
 pub(crate) fn thread_name(timeline: &Timeline, tid: u32) -> String {
     if tid == COMPUTE_TID {
         "compute".to_string()
-    } else if timeline.channels.len() <= 1 {
-        "communication".to_string()
     } else {
-        format!("communication: {}", timeline.channels[(tid - 1) as usize])
+        match timeline.channels.get((tid - 1) as usize) {
+            // one channel, or the dense channel beside others (named
+            // `communication` itself)
+            Some(c) if timeline.channels.len() > 1 && c != "communication" => {
+                format!("communication: {c}")
+            }
+            _ => "communication".to_string(),
+        }
     }
 }
 
@@ -567,4 +574,29 @@ fn trace_events<E>(
         "link_bandwidth_bytes_per_s": bandwidths,
         "iteration_starts_us": iteration_starts_us(timeline),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan's one channel, and the dense channel (`communication`)
+    /// beside a sparse one, are `communication`; every other channel is
+    /// `communication: NAME` (the dense channel read `communication:
+    /// communication` until 2026-11-29).
+    #[test]
+    fn communication_threads_are_named_once() {
+        let t = |channels: &[&str]| Timeline {
+            channels: channels.iter().map(|c| c.to_string()).collect(),
+            ..Timeline::default()
+        };
+        assert_eq!(thread_name(&t(&["communication"]), COMPUTE_TID), "compute");
+        assert_eq!(thread_name(&t(&["communication"]), 1), "communication");
+        let both = t(&["communication", "sparse"]);
+        assert_eq!(thread_name(&both, 1), "communication");
+        assert_eq!(thread_name(&both, 2), "communication: sparse");
+        let mp = t(&["activations", "stage 0"]);
+        assert_eq!(thread_name(&mp, 1), "communication: activations");
+        assert_eq!(thread_name(&mp, 2), "communication: stage 0");
+    }
 }

@@ -304,11 +304,28 @@ pub(super) fn draw<DB: DrawingBackend>(
         .y_label_area_size(y_area)
         .build_cartesian_2d(c.x.clone(), c.y.clone())
         .map_err(text)?;
+    // a numeric axis's labels that would run together in a narrow plot
+    // (long row labels, a wide legend) are thinned to every k-th
+    let every = if c.x.categorical || c.x.labels.is_empty() {
+        1
+    } else {
+        let (plot_w, _) = plot.dim_in_pixel();
+        let room = (plot_w as i32 - y_area - right).max(1);
+        let mut widest = 0;
+        for l in &c.x.labels {
+            widest = widest.max(size(l, &tick_font)?.0 as i32);
+        }
+        let needed = c.x.labels.len() as i32 * (widest + px(16.0));
+        (needed + room - 1) / room
+    }
+    .max(1) as usize;
     let x_label = |v: &f64| {
         if c.x.categorical {
-            String::new()
-        } else {
-            c.x.label(*v)
+            return String::new();
+        }
+        match c.x.ticks.iter().position(|t| t == v) {
+            Some(i) if i % every != 0 => String::new(),
+            _ => c.x.label(*v),
         }
     };
     let y_label = |v: &f64| c.y.label(*v);
@@ -389,6 +406,9 @@ pub(super) fn draw<DB: DrawingBackend>(
             root.draw(&PathElement::new(path, style)).map_err(text)?;
         }
     }
+    // a mark's label is left out where it would run into the last one
+    // drawn (iterations a few pixels apart in a narrow plot)
+    let mut free_from = i32::MIN;
     for (x, label) in &c.marks {
         let top = chart.backend_coord(&(*x, c.y.hi));
         let bottom = chart.backend_coord(&(*x, c.y.lo));
@@ -397,8 +417,25 @@ pub(super) fn draw<DB: DrawingBackend>(
             BLACK.mix(0.7).stroke_width(px(2.0).max(1) as u32),
         ))
         .map_err(text)?;
-        root.draw_text(label, &mark_font, (top.0 + px(4.0), top.1 - px(4.0)))
-            .map_err(text)?;
+        // where the whole label does not fit, its last word ("2" of
+        // "iteration 2")
+        let at = top.0 + px(4.0);
+        let last = label.rsplit(' ').next().unwrap_or(label);
+        for shown in [label.as_str(), last] {
+            let w = size(shown, &mark_font)?.0 as i32;
+            let next = c
+                .marks
+                .iter()
+                .map(|m| chart.backend_coord(&(m.0, c.y.hi)).0)
+                .find(|&x| x > top.0);
+            let fits = next.is_none_or(|n| at + w + px(4.0) <= n);
+            if at >= free_from && (fits || shown == last) {
+                root.draw_text(shown, &mark_font, (at, top.1 - px(4.0)))
+                    .map_err(text)?;
+                free_from = at + w + px(8.0);
+                break;
+            }
+        }
     }
 
     // the legend, aligned with the top of the plotting area

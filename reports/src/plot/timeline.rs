@@ -430,10 +430,13 @@ impl Gantt {
             .filter(|&(_, &s)| s >= w0 && s < w1)
             .map(|(k, &s)| ((s - w0) * factor, format!("iteration {k}")))
             .collect();
+        // a channel's row is named by the channel ("GPU 0 (node 0)
+        // activations 0→1"), the trace's thread names being long enough
+        // to squeeze the plot
         let labels: Vec<String> = rows
             .iter()
             .rev()
-            .map(|&t| self.tracks[t].label.clone())
+            .map(|&t| self.tracks[t].label.replace(" communication: ", " "))
             .collect();
 
         let scenario = self

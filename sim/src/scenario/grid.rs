@@ -59,6 +59,23 @@ impl Grid {
             if v.is_empty() {
                 return Err(grid.locate(invalid(k, "a sweep needs at least one value"), true));
             }
+            // the same value twice gives two identical points, which
+            // tables, plots and reports cannot tell apart
+            for (i, a) in v.iter().enumerate() {
+                if let Some(j) = v[..i].iter().position(|b| same_value(a, b)) {
+                    return Err(grid.locate(
+                        invalid(
+                            k,
+                            format!(
+                                "lists {a} twice (values {} and {}): each point of a sweep must differ; remove one",
+                                j + 1,
+                                i + 1
+                            ),
+                        ),
+                        true,
+                    ));
+                }
+            }
         }
         let mut len: usize = 1;
         for (k, v) in grid.keys.iter().zip(&grid.values) {
@@ -260,6 +277,16 @@ impl Grid {
 /// Sets a dotted key in a TOML table, creating tables on the way; a part
 /// `name[i]` steps into the i-th table of the array of tables `name`
 /// (`model.layers[0].embedding.density`), which must exist.
+/// Whether two swept values are the same point: equal, or the same number
+/// written as an integer and as a float (`8` and `8.0`).
+fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
+    use toml::Value::{Float, Integer};
+    match (a, b) {
+        (Integer(x), Float(y)) | (Float(y), Integer(x)) => *x as f64 == *y,
+        _ => a == b,
+    }
+}
+
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let mut parts: Vec<&str> = key.split('.').collect();
     let last = parts.pop().ok_or("empty key")?;
@@ -475,6 +502,22 @@ mod tests {
             got,
             [(1, "fifo"), (1, "priority"), (2, "fifo"), (2, "priority")]
         );
+    }
+
+    #[test]
+    fn repeated_sweep_values_are_refused_on_their_line() {
+        for (values, shown) in [
+            ("[1, 2, 1]", "lists 1 twice (values 1 and 3)"),
+            ("[2, 2.0]", "lists 2.0 twice (values 1 and 2)"),
+        ] {
+            let text = format!("{GOOD}\n[sweep]\n\"cluster.nodes\" = {values}\n");
+            let e = err(&text);
+            assert_eq!(e.key.as_deref(), Some("cluster.nodes"), "{e}");
+            assert_eq!(e.line, Some(text.lines().count()), "{e}");
+            assert!(e.message.contains(shown), "{e}");
+        }
+        let text = format!("{GOOD}\n[sweep]\n\"strategy.schedule\" = [\"fifo\", \"fifo\"]\n");
+        assert!(err(&text).message.contains("lists \"fifo\" twice"));
     }
 
     #[test]

@@ -229,6 +229,14 @@ pub(crate) fn user_words(message: &str) -> String {
             "sequence" => "a list".to_string(),
             _ => found,
         };
+        // a whole number beyond 64 bits reaches the reader as an i128
+        if let Some(n) = found.strip_suffix(" as i128") {
+            return format!(
+                "{n} is too large (a whole number here is at most {}); expected {}",
+                i64::MAX,
+                type_words(expected)
+            );
+        }
         return format!("expected {}, got {found}", type_words(expected));
     }
     type_words(m)
@@ -322,6 +330,12 @@ gpu = "titan-xp"
                 8,
                 "model.layers",
                 "expected a list, got the whole number `3`",
+            ),
+            (
+                ("nodes = 2", "nodes = 99999999999999999999"),
+                4,
+                "cluster.nodes",
+                "the whole number `99999999999999999999` is too large (a whole number here is at most 9223372036854775807)",
             ),
         ];
         for ((from, to), line, key, message) in cases {

@@ -313,16 +313,14 @@ pub(super) fn validate_strategy(
                 "means nothing here: micro-batches are pipelined through model-parallel stages, and `mp_stages` is 1 (set `mp_stages` to 2 or more, or remove the key)",
             ));
         }
-        Some(_) => count(s.mp_microbatches, "strategy.mp_microbatches", Some(1), 1)?,
-    };
-    if mp_microbatches > MAX_MICROBATCHES {
-        return Err(invalid(
+        Some(_) => super::validate::count_to(
+            s.mp_microbatches,
             "strategy.mp_microbatches",
-            format!(
-                "{mp_microbatches} micro-batches is more than the {MAX_MICROBATCHES} dtsim accepts"
-            ),
-        ));
-    }
+            Some(1),
+            1,
+            MAX_MICROBATCHES,
+        )?,
+    };
     if mp_stages > 1 {
         mp_refusals(dense, s, sparse.is_some())?;
     }

@@ -54,19 +54,13 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
         gpudirect: c.gpudirect,
         oversubscription: c.oversubscription.unwrap_or(1.0),
         cpu_cores: {
-            let n = count(
+            count_to(
                 c.cpu_cores,
                 "cluster.cpu_cores",
                 Some(crate::cluster::DEFAULT_CPU_CORES as i64),
                 1,
-            )?;
-            if n > limits::MAX_CPU_CORES {
-                return Err(invalid(
-                    "cluster.cpu_cores",
-                    format!("must be at most {}, got {n}", limits::MAX_CPU_CORES),
-                ));
-            }
-            n
+                limits::MAX_CPU_CORES,
+            )?
         },
         placement,
         nic_efficiency: c.nic_efficiency.unwrap_or(losses.nic_efficiency),
@@ -1038,15 +1032,27 @@ pub(super) fn count(
     default: Option<i64>,
     min: i64,
 ) -> Result<u32, Invalid> {
+    count_to(v, key, default, min, u32::MAX)
+}
+
+/// [`count`] with a largest value of its own, which the message names
+/// (a count below `min` is told the whole range, not u32's).
+pub(super) fn count_to(
+    v: Option<i64>,
+    key: &str,
+    default: Option<i64>,
+    min: i64,
+    max: u32,
+) -> Result<u32, Invalid> {
     let v = match (v, default) {
         (Some(v), _) => v,
         (None, Some(d)) => d,
         (None, None) => return Err(invalid(key, "is required but missing")),
     };
-    if v < min || v > u32::MAX as i64 {
+    if v < min || v > max as i64 {
         return Err(invalid(
             key,
-            format!("must be an integer from {min} to {}, got {v}", u32::MAX),
+            format!("must be an integer from {min} to {max}, got {v}"),
         ));
     }
     Ok(v as u32)
@@ -1054,17 +1060,7 @@ pub(super) fn count(
 
 /// An iteration count: [`count`], at most [`limits::MAX_ITERATIONS`].
 fn iterations(v: Option<i64>, key: &str, default: i64, min: i64) -> Result<u32, Invalid> {
-    let n = count(v, key, Some(default), min)?;
-    if n as u64 > limits::MAX_ITERATIONS {
-        return Err(invalid(
-            key,
-            format!(
-                "{n} is more than the {} dtsim simulates",
-                limits::MAX_ITERATIONS
-            ),
-        ));
-    }
-    Ok(n)
+    count_to(v, key, Some(default), min, limits::MAX_ITERATIONS as u32)
 }
 
 /// A size in bytes: a non-negative integer or a quantity with a unit
@@ -1120,6 +1116,38 @@ fn layer_variables(v: &[i64], params: u64, key: &str) -> Result<Vec<u64>, Invali
 }
 #[cfg(test)]
 mod tests {
+
+    /// A count's message names its own range, not u32's (a review found
+    /// `iterations = 0` told "1 to 4294967295" where 1,000,000 is the
+    /// most), below and above it.
+    #[test]
+    fn counts_name_their_own_range() {
+        let text = |set: &str| {
+            format!(
+                "name = \"t\"\n{set}\n[cluster]\nnodes = 2\ngpus_per_node = 1\nnetwork = \"eth-10g\"\n[model]\npreset = \"resnet20\"\nbatch_per_gpu = 128\ngpu = \"p102-100\"\n"
+            )
+        };
+        for (set, key, says) in [
+            ("iterations = 0", "iterations", "from 1 to 1000000, got 0"),
+            (
+                "iterations = 2000000",
+                "iterations",
+                "from 1 to 1000000, got 2000000",
+            ),
+            (
+                "warmup_iterations = -1",
+                "warmup_iterations",
+                "from 0 to 1000000, got -1",
+            ),
+        ] {
+            let e = crate::scenario::load_str(&text(set), "t.toml", "t").unwrap_err();
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert!(e.message.contains(says), "{set}: {e}");
+        }
+        let cores = text("").replace("gpus_per_node = 1", "gpus_per_node = 1\ncpu_cores = 0");
+        let e = crate::scenario::load_str(&cores, "t.toml", "t").unwrap_err();
+        assert!(e.message.contains("from 1 to 4096, got 0"), "{e}");
+    }
 
     /// DCT-DP warns when the measured window is not a whole number of
     /// life-spans, and counts the sorts the window holds.

@@ -536,7 +536,14 @@ fn micro_batches_pipeline_and_are_validated() {
             "mp_stages = 2\nmp_microbatches = 5",
             "divide the trainer's batch of 32",
         ),
-        ("mp_stages = 2\nmp_microbatches = 0", "from 1"),
+        (
+            "mp_stages = 2\nmp_microbatches = 0",
+            "from 1 to 4096, got 0",
+        ),
+        (
+            "mp_stages = 2\nmp_microbatches = 8192",
+            "from 1 to 4096, got 8192",
+        ),
     ] {
         let text = mlp(2, 4, "flow", extra);
         let e = load_str(&text, "t.toml", "t").unwrap_err();
