@@ -224,13 +224,15 @@ pub(super) fn validate_strategy(
         ));
     }
     // dedicated server machines run the sharded dense PS's servers,
-    // DCT-DP's, and a sparse PS's (whose partitions' work their hosts
-    // take); whole variables' servers work on the GPU machines' hosts,
-    // each machine's its own (not modelled on machines of their own)
-    if machines > 0 && ps_whole_variables && dense == DenseMethod::Ps {
+    // DCT-DP's, a sparse PS's (whose partitions' work their hosts take)
+    // and whole variables' (each machine's own work, on a host the engine
+    // stands beside a GPU machine's: at most one a GPU machine)
+    if machines > 0 && ps_whole_variables && dense == DenseMethod::Ps && machines > nodes {
         return Err(invalid(
             "strategy.ps_machines",
-            "is not modelled here: with `ps_placement = \"whole\"` TensorFlow's servers receive, add and apply each variable on the CPUs of the GPU machines, which dtsim does not move to dedicated machines; use `ps_placement = \"sharded\"` (servers that do no CPU work in dtsim, as BytePS's summation servers), or remove the key",
+            format!(
+                "is not modelled here: with `ps_placement = \"whole\"` each server machine's host runs its own variables' work, and dtsim models at most one dedicated machine a GPU machine there ({machines} for {nodes}); use at most {nodes}, or `ps_placement = \"sharded\"`"
+            ),
         ));
     }
     let compressed = matches!(dense, DenseMethod::TopK | DenseMethod::GTopK);
@@ -937,9 +939,9 @@ backward = "10ms"
     }
 
     /// `ps_machines`: the servers' dedicated machines, put in the cluster
-    /// for the sharded dense PS, DCT-DP and a sparse PS; meaningless
-    /// without servers (and with Top-k's), not modelled for whole
-    /// variables (their servers work on each GPU machine's CPU), out of range
+    /// for the sharded dense PS, DCT-DP, a sparse PS and whole variables
+    /// (at most one machine a GPU machine); meaningless without servers
+    /// (and with Top-k's), out of range
     /// refused; a sweep over the dense method drops it at the AllReduce
     /// point, whose cluster then has none.
     #[test]
@@ -969,8 +971,8 @@ backward = "10ms"
             ),
             (
                 GOOD,
-                "dense = \"ps\"\nps_placement = \"whole\"\nps_machines = 2",
-                "`ps_placement = \"sharded\"`",
+                "dense = \"ps\"\nps_placement = \"whole\"\nps_machines = 3",
+                "at most one dedicated machine a GPU machine there (3 for 2)",
             ),
             (
                 GOOD,
@@ -1014,6 +1016,12 @@ backward = "10ms"
         let c = cfg(SPARSE, "sparse = \"ps\"\nps_machines = 2");
         assert_eq!(c.cluster.ps_machines, 2);
         let c = cfg(SPARSE, "dense = \"dct\"\nps_machines = 2");
+        assert_eq!(c.cluster.ps_machines, 2);
+        // whole variables' servers on up to a machine a GPU machine
+        let c = cfg(
+            GOOD,
+            "dense = \"ps\"\nps_placement = \"whole\"\nps_machines = 2",
+        );
         assert_eq!(c.cluster.ps_machines, 2);
         let sweep = format!(
             "{GOOD}[strategy]\nps_machines = 2\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"ps\"]\n"

@@ -2707,6 +2707,79 @@ fn er_table3_ratios_of_the_token_model() {
     assert_eq!(table("bert_base", "rtx3090", 32, 0).padding, 6_783);
 }
 
+/// Whole variables' servers on dedicated machines (`ps_machines` at most
+/// the GPU machines, since 2026-11-29, twelfth session): server j on
+/// machine j mod M, each machine's variables' work (the polling threads,
+/// the transfers, the accumulator) on its own host, which the engine
+/// stands beside GPU machine m's (`Plan::on_server_machines`), the other
+/// such hosts idle. On 2 machines of 2 GPUs with the network and the
+/// GPUs' links out of the way (1,000 TB/s, no latency), the servers' work
+/// is the colocated servers' to the task, and so is the iteration (to
+/// the 1e-5 the links' nanoseconds leave);
+/// on 1 machine the second host holds nothing and the first both
+/// servers' work. Both network models.
+#[test]
+fn whole_variables_on_dedicated_machines() {
+    use sim::train::task::PerIteration;
+    let layers: String = [3_000_000u64, 1_000_000, 1_000_000, 1_000_000, 1_000_000]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "[[model.layers]]\nname = \"l{i}\"\nparams = {p}\nforward = \"1ms\"\nbackward = \"2ms\"\n"
+            )
+        })
+        .collect();
+    let text = |machines: u32, servers: u32| {
+        format!(
+            "name = \"w\"\n[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\nbandwidth = \"1000TB/s\"\nlatency = \"0us\"\nintra = \"pcie3-x16\"\nintra_bandwidth = \"1000TB/s\"\nintra_latency = \"0us\"\ncpu_cores = 8\n[model]\nbatch_per_gpu = 8\n{layers}[strategy]\ndense = \"ps\"\nlocal_aggregation = false\nps_placement = \"whole\"\nps_servers = {servers}\nps_machines = {machines}\n"
+        )
+    };
+    let server_task = |name: &str| {
+        ["receiving thread", "receive ", "accumulate", "serve "]
+            .iter()
+            .any(|k| name.contains(k))
+    };
+    let durations = |machines: u32| {
+        let cfg = config(&text(machines, 2));
+        let plan = planner::plan(&cfg);
+        let mut out = Vec::new();
+        for t in 0..plan.tasks.len() as u32 {
+            let name = plan.name(t, |l| cfg.model.layer_name(l));
+            assert_eq!(
+                plan.on_server_machine(t),
+                machines > 0 && server_task(&name),
+                "M={machines}: {name}"
+            );
+            if let Some(PerIteration::PerNode(d)) = plan.per_iteration.get(&t) {
+                assert!(server_task(&name), "{name}");
+                out.push((name, d.to_vec()));
+            }
+        }
+        assert!(!out.is_empty());
+        out
+    };
+    // two machines: the colocated servers' work, host by host
+    assert_eq!(durations(2), durations(0));
+    for net in [NetModel::Analytical, NetModel::Flow] {
+        let (apart, home) = (run(&text(2, 2), net), run(&text(0, 2), net));
+        assert_eq!(apart.ps_servers.as_ref().unwrap().dedicated_machines, 2);
+        // what the links still cost (a 12 MB variable 12 ns at 1,000
+        // TB/s) differs by path: to a colocated server over the GPU's
+        // own link, to a dedicated one over the NICs too
+        assert_close(apart.iteration_time_s, home.iteration_time_s, 1e-5, "M = 2");
+    }
+    // one machine: both servers' work on its host, none beside node 1
+    for ((name, one), (_, two)) in durations(1).into_iter().zip(durations(2)) {
+        assert_eq!(one[1].as_secs(), 0.0, "{name}");
+        let sum = two[0].as_secs() + two[1].as_secs();
+        assert!(
+            (one[0].as_secs() - sum).abs() <= 1e-12 * sum.max(1.0),
+            "{name}: {one:?} {two:?}"
+        );
+    }
+}
+
 /// `ps_placement = "whole"` (docs/models.md §4.3): each dense variable
 /// whole on one server, placed greedily by bytes in creation order (a
 /// custom layer is one variable: 3M, 1M, 1M, 1M, 1M elements go to

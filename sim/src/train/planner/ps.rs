@@ -322,6 +322,19 @@ pub fn server_tasks(
 ) -> (Vec<TaskId>, Vec<TaskId>) {
     let cluster = &cfg.cluster;
     let nodes = cluster.nodes;
+    // server j on machine j mod M: the GPU machines, or (at most one a
+    // GPU machine, validated) the servers' own, machine m's host standing
+    // beside node m's ([`Plan::on_server_machines`]), the others idle
+    let dedicated = cluster.ps_machines > 0;
+    let machines = if dedicated {
+        cluster.ps_machines
+    } else {
+        nodes
+    };
+    debug_assert!(
+        machines <= nodes,
+        "validated: a machine a GPU machine at most"
+    );
     let bpe = cfg.model.gradient_precision.bytes();
     let name = &cfg.model.layers[l as usize].name;
     let js = servers_of(vars);
@@ -344,7 +357,7 @@ pub fn server_tasks(
     let mut send = vec![0.0; nodes as usize];
     let mut accum = vec![0.0; nodes as usize];
     for &(elements, j) in vars {
-        let h = (j % nodes) as usize;
+        let h = (j % machines) as usize;
         let bytes = (elements * bpe) as f64;
         let e = elements as f64;
         for (c, &pushes) in chain.iter_mut().zip(&threads) {
@@ -357,7 +370,8 @@ pub fn server_tasks(
     let per_node = |v: &[f64]| -> PerIteration {
         PerIteration::PerNode(v.iter().map(|&s| SimTime::from_secs(s)).collect())
     };
-    // a host task lasting `each[h]` on node h (its `work` the longest)
+    // a host task lasting `each[h]` on node h's host, or beside it on
+    // server machine h's (its `work` the longest)
     let cpu = |plan: &mut Plan, label: String, each: &[f64], after: &[TaskId]| -> TaskId {
         let id = plan.tasks.len() as TaskId;
         let longest = each.iter().copied().fold(0.0, f64::max);
@@ -368,6 +382,10 @@ pub fn server_tasks(
             after,
         ));
         plan.per_iteration.insert(id, per_node(each));
+        if dedicated {
+            plan.on_server_machines.resize(plan.tasks.len(), false);
+            plan.on_server_machines[id as usize] = true;
+        }
         id
     };
     // the transfers each on a core: one task a push, then one a pull
