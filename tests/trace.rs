@@ -211,6 +211,74 @@ fn ps_nic_utilisation_matches_the_parallax_loads() {
     }
 }
 
+/// Dedicated server machines (`strategy.ps_machines`) appear after the
+/// GPUs, a process each (`server machine m`) holding its NIC's counter:
+/// with 2 machines of one server for 4 single-GPU nodes, each server
+/// receives every GPU's half of the 100 MB gradient and sends it back, so
+/// during a message of duration d its NIC carries N·m/S each way:
+/// u = N·m/(S·d·B), the same identity's 1e-9 as above. A trace of 2 GPUs
+/// shows 2 machines; one of 1 GPU, 1.
+#[test]
+fn dedicated_server_machines_show_their_nics() {
+    let n = 4u32;
+    let text = comm_bound(
+        n,
+        "model = \"analytical\"",
+        "dense = \"ps\"\nps_machines = 2",
+    );
+    let cfg = config(&text);
+    let (_, timeline) = simulate_traced(&cfg).unwrap();
+    let t = chrome_trace(&cfg, &timeline, n);
+    let names: Vec<(u64, String)> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "process_name")
+        .map(|e| {
+            (
+                e["pid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(names.contains(&(4, "server machine 0".into())), "{names:?}");
+    assert!(names.contains(&(5, "server machine 1".into())), "{names:?}");
+    let m = 25e6 * 4.0;
+    let b = cfg.cluster.inter.bandwidth;
+    let gpu_messages = messages(&t, 0);
+    assert!(!gpu_messages.is_empty());
+    for pid in [4u64, 5] {
+        for &(ts, dur) in &gpu_messages {
+            let c = counter_at(&t, pid, ts);
+            let want = n as f64 * m / (2.0 * dur * 1e-6 * b);
+            for key in ["NIC up", "NIC down"] {
+                let u = pct(&c, key) / 100.0;
+                assert!(
+                    (u - want).abs() <= 1e-9 * want,
+                    "{pid} {key}: {u} vs {want}"
+                );
+            }
+        }
+    }
+    for (shown, machines) in [(2u32, 2usize), (1, 1)] {
+        let t = chrome_trace(&cfg, &timeline, shown);
+        let servers = t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                e["ph"] == "M"
+                    && e["name"] == "process_name"
+                    && e["args"]["name"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("server machine")
+            })
+            .count();
+        assert_eq!(servers, machines, "{shown} GPUs shown");
+    }
+}
+
 /// On every collective, network model and cluster shape (several GPUs per
 /// node, two NICs, an oversubscribed core, scattered placement), every
 /// counter value lies in [0, 100] %, every shown GPU has a counter per

@@ -38,6 +38,9 @@
 //!   and the flow model's max-min rates never move more than B_l · d over
 //!   l); values are clamped to [0, 100] against the rounding of d to the
 //!   picosecond. The same values are in each message's `args`.
+//! * A process per dedicated server machine (`strategy.ps_machines`),
+//!   after the GPUs (`server machine m`), with the same counter over its
+//!   one NIC (`NIC up` / `NIC down`).
 //!
 //! Everything comes from the recorded [`Timeline`]. When the engine
 //! followed one representative GPU (`Timeline::gpus` = 1: every GPU
@@ -550,6 +553,49 @@ fn trace_events<E>(
                         }
                     }
                 }
+            }
+        }
+    }
+    // the dedicated server machines (`strategy.ps_machines`), as many as
+    // GPUs are shown: a process each after the GPUs, holding its NIC's
+    // counter (every uniform message's load there, as the GPUs' links)
+    let machines = cfg.cluster.ps_machines.min(shown.len() as u32);
+    for m in 0..machines {
+        let pid = gpus + m;
+        emit(
+            json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": format!("server machine {m}")}}),
+        )?;
+        emit(
+            json!({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}}),
+        )?;
+        let up = topo.server_nic_up(m);
+        let links = [("NIC up", up), ("NIC down", up + 1)];
+        for (i, msg) in timeline.comm.iter().enumerate().filter(|(_, m)| m.uniform) {
+            let ci = info(&running(msg));
+            let secs = (msg.end - msg.start).as_secs();
+            let util: Map<String, Value> = links
+                .iter()
+                .map(|&(name, l)| {
+                    let l = l as usize;
+                    let u = utilisation(msg.bytes as f64 * ci.per_byte[l], secs, caps[l]);
+                    (name.to_string(), json!(100.0 * u))
+                })
+                .collect();
+            let (ts, te) = (us(msg.start), us(msg.end));
+            emit(
+                json!({"ph": "C", "pid": pid, "name": counter(msg.channel), "ts": ts, "args": util}),
+            )?;
+            let next = timeline.comm[i + 1..]
+                .iter()
+                .find(|n| n.channel == msg.channel);
+            if next.is_none_or(|n| !n.uniform || n.start != msg.end) {
+                let zero: Map<String, Value> = links
+                    .iter()
+                    .map(|(n, _)| (n.to_string(), json!(0.0)))
+                    .collect();
+                emit(
+                    json!({"ph": "C", "pid": pid, "name": counter(msg.channel), "ts": te, "args": zero}),
+                )?;
             }
         }
     }
