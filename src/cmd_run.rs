@@ -225,9 +225,15 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             let n = pl.bytes_per_push.len().max(1) as f64;
             let mean = pl.bytes_per_push.iter().sum::<f64>() / n;
             print_line(format_args!(
-                "  ps_placement = \"whole\": {} dense variables on {} servers; a push sends the busiest server {} ({} variable{}; {} on average); its busiest receiving thread spends {:.2} ms an iteration on them",
+                "  ps_placement = \"whole\": {} dense variable{} on {} server{}; a push sends the busiest server {} ({} variable{}; {} on average); its busiest receiving thread spends {:.2} ms an iteration on them",
                 pl.variables.iter().sum::<u32>(),
+                if pl.variables.iter().sum::<u32>() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
                 pl.variables.len(),
+                if pl.variables.len() == 1 { "" } else { "s" },
                 HumanBytes(pl.bytes_per_push[b]),
                 pl.variables[b],
                 if pl.variables[b] == 1 { "" } else { "s" },

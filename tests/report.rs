@@ -522,7 +522,7 @@ fn a_nodes_network_model_report_says_what_it_holds_and_compares_like_with_like()
         "{md}"
     );
     assert!(
-        md.contains("### Speedup over Dense method = allreduce"),
+        md.contains("### Speedup over dense method = allreduce"),
         "{md}"
     );
     assert!(

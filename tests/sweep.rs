@@ -441,6 +441,20 @@ fn plots_from_a_sweep_and_a_trace() {
         sp.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "--baseline needs --series");
+    // a series over the x column itself is named as such
+    let o = dtsim(&[
+        "plot",
+        csv1.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--y",
+        "throughput",
+        "--series",
+        "gpus",
+        "-o",
+        sp.to_str().unwrap(),
+    ]);
+    common::assert_bad(&o, &["--series gpus is also the x axis's column"]);
     // timeline
     let single = d.join("single.toml");
     std::fs::write(&single, GRID.split("[sweep]").next().unwrap()).unwrap();

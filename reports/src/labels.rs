@@ -319,9 +319,14 @@ pub fn heading(column: &str, unit: Option<&str>) -> String {
 /// servers" stay as they are; "Inter-node network" becomes "inter-node
 /// network").
 pub fn in_sentence(name: &str) -> String {
+    // a first word with capitals inside (AllReduce, AllGather, GPUs) or a
+    // proper name keeps its case
+    const PROPER: &[&str] = &["Zipf", "Parallax", "EmbRace", "Horovod"];
+    let first = name.split([' ', '\'']).next().unwrap_or("");
+    let inner_capital = first.chars().skip(1).any(char::is_uppercase);
     let mut chars = name.chars();
-    match (chars.next(), chars.next()) {
-        (Some(a), Some(b)) if a.is_uppercase() && !b.is_uppercase() => a
+    match chars.next() {
+        Some(a) if a.is_uppercase() && !inner_capital && !PROPER.contains(&first) => a
             .to_lowercase()
             .chain(name[a.len_utf8()..].chars())
             .collect(),
@@ -425,6 +430,16 @@ mod tests {
         assert_eq!(in_sentence("GPU type"), "GPU type");
         assert_eq!(in_sentence("PS servers"), "PS servers");
         assert_eq!(in_sentence(""), "");
+        assert_eq!(in_sentence("AllReduce algorithm"), "AllReduce algorithm");
+        assert_eq!(
+            in_sentence("Zipf exponent of the tokens"),
+            "Zipf exponent of the tokens"
+        );
+        assert_eq!(in_sentence("Top-k density"), "top-k density");
+        assert_eq!(
+            in_sentence("Layer 0's embedding density"),
+            "layer 0's embedding density"
+        );
         assert_eq!(
             setting("cluster.network", "eth-10g"),
             "Inter-node network = eth-10g"

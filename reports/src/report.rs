@@ -642,7 +642,10 @@ fn write_files(
                 &format!("speedup.{ext}"),
                 spec,
                 &sp,
-                format!("Speedup over {}", labels::setting(key, &base)),
+                format!(
+                    "Speedup over {}",
+                    labels::in_sentence(&labels::setting(key, &base))
+                ),
                 format!(
                     "Throughput of each point over that of the point with `{key}` = {base} \
                      and every other setting the same (the same {}).",

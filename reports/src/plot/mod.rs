@@ -312,6 +312,12 @@ pub fn draw(source: &Source, out: &Path) -> Result<(), PlotError> {
             filters,
             baseline,
         } => {
+            if spec.series.as_ref() == Some(&spec.x) {
+                return Err(PlotError::BadSpec(format!(
+                    "--series {} is also the x axis's column: a series is one line or bar per value of another column (drop --series, or name a column the table sweeps beside it)",
+                    spec.x
+                )));
+            }
             // (reading a table fails only on the input: its name or content)
             let mut df = crate::table::read(path).map_err(|e| PlotError::BadSpec(e.to_string()))?;
             let mut spec = PlotSpec::clone(spec);

@@ -59,23 +59,6 @@ impl Grid {
             if v.is_empty() {
                 return Err(grid.locate(invalid(k, "a sweep needs at least one value"), true));
             }
-            // the same value twice gives two identical points, which
-            // tables, plots and reports cannot tell apart
-            for (i, a) in v.iter().enumerate() {
-                if let Some(j) = v[..i].iter().position(|b| same_value(a, b)) {
-                    return Err(grid.locate(
-                        invalid(
-                            k,
-                            format!(
-                                "lists {a} twice (values {} and {}): each point of a sweep must differ; remove one",
-                                j + 1,
-                                i + 1
-                            ),
-                        ),
-                        true,
-                    ));
-                }
-            }
         }
         let mut len: usize = 1;
         for (k, v) in grid.keys.iter().zip(&grid.values) {
@@ -100,6 +83,33 @@ impl Grid {
             let mut t = toml::Table::try_from(&grid.base).expect("raw scenarios serialise");
             t.remove("sweep");
             grid.base_table = t;
+        }
+        // the same value twice gives two identical points, which tables,
+        // plots and reports cannot tell apart (a key that does not fit the
+        // scenario is left to the points, which say why)
+        for (k, v) in grid.keys.iter().zip(&grid.values) {
+            for (i, a) in v.iter().enumerate() {
+                let Some(j) = v[..i].iter().position(|b| same_value(a, b)) else {
+                    continue;
+                };
+                let mut t = grid.base_table.clone();
+                let fits = set_path(&mut t, k, a.clone()).is_ok()
+                    && toml::Value::Table(t).try_into::<RawScenario>().is_ok();
+                if fits {
+                    return Err(grid.locate(
+                        invalid(
+                            k,
+                            format!(
+                                "lists {} and {a} (entries {} and {}), the same value twice: each point of a sweep must differ; remove one",
+                                v[j],
+                                j + 1,
+                                i + 1
+                            ),
+                        ),
+                        true,
+                    ));
+                }
+            }
         }
         Ok(grid)
     }
@@ -274,19 +284,32 @@ impl Grid {
     }
 }
 
-/// Sets a dotted key in a TOML table, creating tables on the way; a part
-/// `name[i]` steps into the i-th table of the array of tables `name`
-/// (`model.layers[0].embedding.density`), which must exist.
-/// Whether two swept values are the same point: equal, or the same number
-/// written as an integer and as a float (`8` and `8.0`).
+/// Whether two swept values are the same point: equal, the same number
+/// written as an integer and as a float (`8` and `8.0`), or the same
+/// quantity written two ways (`"25Gbps"` and `"3.125GB/s"`, `"1us"` and
+/// `"1000ns"`, `"1MiB"` and `1048576`).
 fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
-    use toml::Value::{Float, Integer};
+    use crate::units::{parse_bandwidth, parse_bytes, parse_seconds};
+    use toml::Value::{Float, Integer, String as Text};
     match (a, b) {
         (Integer(x), Float(y)) | (Float(y), Integer(x)) => *x as f64 == *y,
+        (Text(x), Text(y)) if x != y => {
+            // equal to the rounding of their units (1000 ns is 1.0000000000000002 µs)
+            let same = |p: &dyn Fn(&str) -> Option<f64>| matches!((p(x), p(y)), (Some(u), Some(v)) if (u - v).abs() <= 1e-12 * u.abs().max(v.abs()));
+            same(&|t| parse_bandwidth(t).ok())
+                || same(&|t| parse_seconds(t).ok())
+                || same(&|t| parse_bytes(t).ok().map(|b| b as f64))
+        }
+        (Text(x), Integer(n)) | (Integer(n), Text(x)) => {
+            parse_bytes(x).is_ok_and(|b| *n >= 0 && b == *n as u64)
+        }
         _ => a == b,
     }
 }
 
+/// Sets a dotted key in a TOML table, creating tables on the way; a part
+/// `name[i]` steps into the i-th table of the array of tables `name`
+/// (`model.layers[0].embedding.density`), which must exist.
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let mut parts: Vec<&str> = key.split('.').collect();
     let last = parts.pop().ok_or("empty key")?;
@@ -506,18 +529,55 @@ mod tests {
 
     #[test]
     fn repeated_sweep_values_are_refused_on_their_line() {
-        for (values, shown) in [
-            ("[1, 2, 1]", "lists 1 twice (values 1 and 3)"),
-            ("[2, 2.0]", "lists 2.0 twice (values 1 and 2)"),
+        for (key, values, shown) in [
+            (
+                "cluster.nodes",
+                "[1, 2, 1]",
+                "lists 1 and 1 (entries 1 and 3)",
+            ),
+            (
+                "cluster.nodes",
+                "[2, 2.0]",
+                "lists 2 and 2.0 (entries 1 and 2)",
+            ),
+            (
+                "strategy.schedule",
+                "[\"fifo\", \"fifo\"]",
+                "lists \"fifo\" and \"fifo\"",
+            ),
+            (
+                "cluster.bandwidth",
+                "[\"25Gbps\", \"3.125GB/s\"]",
+                "(entries 1 and 2)",
+            ),
+            (
+                "cluster.bandwidth",
+                "[\"25Gbps\", \"25 Gbps\"]",
+                "(entries 1 and 2)",
+            ),
+            (
+                "cluster.latency",
+                "[\"2us\", \"1us\", \"1000ns\"]",
+                "(entries 2 and 3)",
+            ),
+            (
+                "strategy.fusion",
+                "[\"1MiB\", 1048576]",
+                "(entries 1 and 2)",
+            ),
         ] {
-            let text = format!("{GOOD}\n[sweep]\n\"cluster.nodes\" = {values}\n");
+            let text = format!("{GOOD}\n[sweep]\n\"{key}\" = {values}\n");
             let e = err(&text);
-            assert_eq!(e.key.as_deref(), Some("cluster.nodes"), "{e}");
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
             assert_eq!(e.line, Some(text.lines().count()), "{e}");
             assert!(e.message.contains(shown), "{e}");
+            assert!(e.message.contains("the same value twice"), "{e}");
         }
-        let text = format!("{GOOD}\n[sweep]\n\"strategy.schedule\" = [\"fifo\", \"fifo\"]\n");
-        assert!(err(&text).message.contains("lists \"fifo\" twice"));
+        // different quantities, and an unknown key's own message first
+        let text = format!("{GOOD}\n[sweep]\n\"cluster.bandwidth\" = [\"25Gbps\", \"25GB/s\"]\n");
+        assert!(crate::scenario::load_str(&text, "f.toml", "f").is_ok());
+        let e = err(&format!("{GOOD}\n[sweep]\n\"strategy.bogus\" = [1, 1]\n"));
+        assert!(e.message.contains("unknown key `bogus`"), "{e}");
     }
 
     #[test]

@@ -28,8 +28,12 @@ use std::path::Path;
 pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<TrainConfig, Invalid> {
     let c = &raw.cluster;
     let (losses, fitted_losses) = training_profile(raw, dir)?;
-    let nodes = count(c.nodes, "cluster.nodes", None, 1)?;
-    let given = |v: Option<i64>, key: &str| v.map(|v| count(Some(v), key, None, 1)).transpose();
+    let max_gpus = limits::MAX_GPUS as u32;
+    let nodes = count_to(c.nodes, "cluster.nodes", None, 1, max_gpus)?;
+    let given = |v: Option<i64>, key: &str| {
+        v.map(|v| count_to(Some(v), key, None, 1, max_gpus))
+            .transpose()
+    };
     let gpn = given(c.gpus_per_node, "cluster.gpus_per_node")?;
     let nics = given(c.nics_per_node, "cluster.nics_per_node")?;
     // 0: no shared switch (a node preset's turned off)
@@ -810,9 +814,33 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
             out.push(invalid(
                 "strategy.ps_machines",
                 format!(
-                    "{servers} server{} on {machines} dedicated machines (server j on machine j mod {machines}) leave {} of them without a server (`ps_servers`: 0 is one a machine)",
+                    "{servers} server{} on {machines} dedicated machines (server j on machine j mod {machines}) {} {} of them without a server (`ps_servers`: 0 is one a machine)",
                     if servers == 1 { "" } else { "s" },
+                    if servers == 1 { "leaves" } else { "leave" },
                     machines - servers
+                ),
+            ));
+        }
+    }
+    // a sparse PS's tables in fewer partitions than servers: partition k
+    // on server k mod S, so some servers (machines) hold none of them
+    if let (Some(crate::strategy::SparseMethod::Ps), crate::strategy::Partitions::Fixed(p)) =
+        (cfg.strategy.sparse, cfg.strategy.ps_partitions)
+        && cfg.cluster.gpus() > 1
+    {
+        let servers = crate::collective::Collective {
+            ps_servers: cfg.strategy.ps_servers,
+            ..crate::collective::Collective::new(crate::collective::Op::Ps)
+        }
+        .servers(&cfg.cluster);
+        if p < servers {
+            out.push(invalid(
+                "strategy.ps_partitions",
+                format!(
+                    "{p} partition{} of each table on {servers} servers (partition k on server k mod {servers}) {} {} servers without any of the tables' work; use at least {servers} (or \"auto\")",
+                    if p == 1 { "" } else { "s" },
+                    if p == 1 { "leaves" } else { "leave" },
+                    servers - p
                 ),
             ));
         }
@@ -1032,6 +1060,15 @@ pub(super) fn count(
     default: Option<i64>,
     min: i64,
 ) -> Result<u32, Invalid> {
+    // the count's real bound, where it has one, depends on the rest of
+    // the scenario (servers on machines, stages on layers) and is checked
+    // there: a count below `min` is told the least alone
+    if let Some(v) = v.filter(|&v| v < min) {
+        return Err(invalid(
+            key,
+            format!("must be a whole number of at least {min}, got {v}"),
+        ));
+    }
     count_to(v, key, default, min, u32::MAX)
 }
 
@@ -1196,7 +1233,7 @@ mod tests {
         assert_eq!(w[0].key.as_deref(), Some("strategy.ps_machines"));
         assert!(
             w[0].message.contains("1 server on 3 dedicated machines")
-                && w[0].message.contains("leave 2 of them"),
+                && w[0].message.contains("leaves 2 of them"),
             "{}",
             w[0].message
         );
@@ -1211,6 +1248,18 @@ mod tests {
         assert!(warned(hybrid).is_empty(), "{:?}", warned(hybrid));
         let w = warned(&hybrid.replace("ps_machines = 3", "ps_machines = 3\nps_servers = 2"));
         assert!(w[0].message.contains("2 servers on 3"), "{w:?}");
+        // too few partitions for the servers, dedicated or not
+        let w = warned(&hybrid.replace("ps_machines = 3", "ps_machines = 3\nps_partitions = 2"));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key.as_deref(), Some("strategy.ps_partitions"));
+        assert!(
+            w[0].message
+                .contains("2 partitions of each table on 3 servers"),
+            "{w:?}"
+        );
+        let w = warned(&hybrid.replace("ps_machines = 3", "ps_partitions = 1"));
+        assert!(w[0].message.contains("leaves 3 servers"), "{w:?}");
+        assert!(warned(&hybrid.replace("ps_machines = 3", "ps_partitions = 4")).is_empty());
     }
     use super::super::tests::{GOOD, err};
     use super::super::{load_str, load_str_in};
@@ -1880,8 +1929,14 @@ density = 0.1
         for n in ["0", "9223372036854775807"] {
             let e = err(&GOOD.replace("nodes = 2", &format!("nodes = {n}")));
             assert_eq!(e.key.as_deref(), Some("cluster.nodes"));
-            assert!(e.to_string().contains("from 1 to 4294967295"), "{e}");
+            assert!(e.to_string().contains("from 1 to 1048576"), "{e}");
         }
+        // a count whose bound depends on the rest (servers on machines)
+        // is told its least alone
+        let e = err(&format!(
+            "{GOOD}[strategy]\ndense = \"ps\"\nps_servers = -1\n"
+        ));
+        assert!(e.message.contains("at least 0, got -1"), "{e}");
     }
 
     /// `model.gradient_precision` defaults to fp32, halves every layer's
