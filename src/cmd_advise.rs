@@ -73,7 +73,7 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
     let width = advice
         .ranked
         .iter()
-        .map(|r| r.candidate.method().len() + 2)
+        .map(|r| r.candidate.method().len() + if r.lossy { LOSSY.len() } else { 0 })
         .max()
         .unwrap_or(0)
         .max(8);
@@ -107,7 +107,7 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
     for x in &advice.ranked {
         let mut method = x.candidate.method();
         if x.lossy {
-            method.push_str(" *");
+            method.push_str(LOSSY);
         }
         let vs = if x.rank == 1 {
             "best".to_string()
@@ -172,12 +172,17 @@ pub fn run(a: AdviseArgs) -> Result<(), CliError> {
     }
     if advice.ranked.iter().any(|r| r.lossy) {
         print_line(
-            "* lossy: Top-k, gTop-k and DCT-DP change what the optimiser sees; how that slows \
-             convergence is not modelled, only the time an iteration takes",
+            "lossy: Top-k, gTop-k and DCT-DP change what the optimiser sees; how that slows \
+             convergence is not modelled, only the time an iteration takes (a network name's `*` \
+             is another thing: its preset's figures changed by the file)",
         )?;
     }
     refusals(&advice)
 }
+
+/// The mark of a lossy way in the method column (words, not a `*`, which
+/// after a network's name says its preset was changed).
+const LOSSY: &str = " (lossy)";
 
 /// A ranked row's schedules: its own and those that give the same result.
 fn schedules(r: &reports::advise::Ranked) -> String {

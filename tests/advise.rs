@@ -121,7 +121,8 @@ fn the_table_says_best_this_file_lossy_and_refused() {
         "<- this file",
         "best: ",
         "this file's strategy (allreduce (ring), fifo",
-        "* lossy: Top-k, gTop-k and DCT-DP",
+        "lossy: Top-k, gTop-k and DCT-DP",
+        "gtopk (lossy)",
         "not applicable here (6 of the 22 ways):",
         "refuses: allreduce (nvls)",
     ] {
@@ -165,6 +166,25 @@ fn a_sweep_of_the_method_keys_is_taken_and_any_other_refused() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // a swept file has no single strategy of its own to mark
     assert!(!stdout(&o).contains("<- this file"));
+    // and the DCT ways' warning, of a way the file does not run, is
+    // theirs (2026-11-29: untagged for a swept file)
+    let err = stderr(&o);
+    assert!(
+        err.contains("DCT-DP sorts each threshold")
+            && err.contains("(of ways the advice tried, not the file's own)"),
+        "{err}"
+    );
+    // a file that sweeps DCT-DP itself owns the warning
+    let dct = write(
+        &dir,
+        "dct.toml",
+        &format!("{SCENARIO}[sweep]\n\"strategy.dense\" = [\"allreduce\", \"dct\"]\n"),
+    );
+    let o = dtsim(&["advise", &dct]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("DCT-DP sorts each threshold"), "{err}");
+    assert!(!err.contains("not the file's own"), "{err}");
     let nodes = write(
         &dir,
         "nodes.toml",

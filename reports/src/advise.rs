@@ -353,6 +353,16 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
         }
         Err(e) => return Err(e.into()),
     };
+    // the ways the file itself runs: its one strategy, or each point of
+    // its sweep over the methods
+    let owns: Vec<Candidate> = if one_strategy {
+        own.iter().cloned().collect()
+    } else {
+        (0..grid.len())
+            .filter_map(|i| grid.point(i).ok())
+            .map(|p| Candidate::of(&p.config, embeddings))
+            .collect()
+    };
     let tried = candidates(embeddings);
     let count = tried.len();
     // every candidate validated and simulated on its own, on every core
@@ -367,14 +377,13 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
             Ok((result, said)) => {
                 let this_file = own.as_ref() == Some(&c);
                 // a candidate's own warnings (DCT-DP's measured window
-                // against its life-span, say), each once; where the file
-                // has one strategy, one its point did not give (or every
-                // one, where its strategy does not apply here) is said to
-                // be of the ways tried, so that it is not taken for advice
-                // on the file
+                // against its life-span, say), each once; one of a way the
+                // file does not run (every one, where its strategy does not
+                // apply here) is said to be of the ways tried, so that it
+                // is not taken for advice on the file
                 for w in said {
                     let mut w = w.to_string();
-                    if one_strategy && !this_file && !warnings.contains(&w) {
+                    if !this_file && !owns.contains(&c) && !warnings.contains(&w) {
                         w = format!("{w} (of ways the advice tried, not the file's own)");
                     }
                     if !warnings.contains(&w) {
