@@ -156,8 +156,9 @@ pub struct Plan {
     /// the parameter servers (`strategy.ps_machines`), not on the GPU
     /// machines': by task, empty where none does. Beside each node's host
     /// stands a server machine's host of its own `host_cores` cores, which
-    /// runs these tasks for that node (their durations are the busiest
-    /// server machine's, so every server machine's host runs the same).
+    /// runs these tasks for that node: a sparse PS's at the busiest server
+    /// machine's durations on every such host, whole variables' machine
+    /// m's work beside node m ([`PerIteration::PerNode`]).
     pub on_server_machines: Vec<bool>,
     /// Tasks whose work changes from one iteration to the next (the token
     /// model's rows): in iteration i a task listed here carries entry
