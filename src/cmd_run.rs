@@ -208,10 +208,11 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         }
         if let Some(ps) = r.ps_servers.as_ref().filter(|p| p.dedicated_machines > 0) {
             print_line(format_args!(
-                "  parameter servers: {} on {} dedicated machine{} (strategy.ps_machines), none on the GPU machines",
+                "  parameter servers: {} on {} dedicated machine{} of {} cores (strategy.ps_machines), none on the GPU machines",
                 ps.servers,
                 ps.dedicated_machines,
-                if ps.dedicated_machines == 1 { "" } else { "s" }
+                if ps.dedicated_machines == 1 { "" } else { "s" },
+                ps.machine_cores
             ))?;
         }
         if !r.links.is_empty() {

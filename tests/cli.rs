@@ -2634,7 +2634,7 @@ fn run_reports_the_busiest_links() {
     let o = dtsim(&["run", dedicated.to_str().unwrap()]);
     let out = stdout(&o);
     assert!(
-        out.contains("\n  parameter servers: 1 on 1 dedicated machine (strategy.ps_machines), none on the GPU machines\n"),
+        out.contains("\n  parameter servers: 1 on 1 dedicated machine of 36 cores (strategy.ps_machines), none on the GPU machines\n"),
         "{out}"
     );
     assert!(

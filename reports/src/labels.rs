@@ -202,6 +202,11 @@ pub const LABELS: &[Label] = &[
     l("strategy.local_aggregation", "Local aggregation", Plain),
     l("strategy.ps_servers", "PS servers", Plain),
     l("strategy.ps_machines", "PS server machines", Plain),
+    l(
+        "strategy.ps_machine_cores",
+        "CPU cores per PS machine",
+        Plain,
+    ),
     l("training_profile", "Training profile", Plain),
     l("cluster.cpu_cores", "CPU cores per machine", Plain),
     l("model.embedding_density", "Embedding density", Plain),

@@ -124,6 +124,9 @@ pub struct Strategy {
     pub local_aggregation: bool,
     /// PS: number of servers (0 = one per machine).
     pub ps_servers: u32,
+    /// CPU cores of each dedicated server machine's host
+    /// (`strategy.ps_machine_cores`; 0: the GPU machines' `cpu_cores`).
+    pub ps_machine_cores: u32,
     /// Sparse method; `None` for a model without sparse parts.
     pub sparse: Option<SparseMethod>,
     /// Partitions of each sparse variable on the servers (sparse PS).
@@ -185,6 +188,7 @@ impl Default for Strategy {
             partition: 4 << 20,
             local_aggregation: true,
             ps_servers: 0,
+            ps_machine_cores: 0,
             sparse: None,
             ps_partitions: Partitions::PerServer,
             vertical_scheduling: false,

@@ -245,6 +245,14 @@ impl Grid {
         {
             super::strategy::drop_other_methods_keys(&mut raw, &|k| sweep.contains_key(k));
         }
+        // the machines' cores at a point of a sweep over the machines
+        // that has none
+        if sweep.contains_key("strategy.ps_machines")
+            && raw.strategy.ps_machines == Some(0)
+            && !sweep.contains_key("strategy.ps_machine_cores")
+        {
+            raw.strategy.ps_machine_cores = None;
+        }
         let cfg = validate(&raw, &self.stem, dir).map_err(|(k, m)| {
             let swept = sweep.contains_key(&k);
             self.locate((k, m), swept)

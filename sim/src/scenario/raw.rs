@@ -376,6 +376,14 @@ pub struct RawStrategy {
         skip_serializing_if = "Option::is_none"
     )]
     pub ps_machines: Option<i64>,
+    /// CPU cores of each dedicated server machine's host (default: the GPU
+    /// machines' `cluster.cpu_cores`).
+    #[serde(
+        default,
+        deserialize_with = "whole",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ps_machine_cores: Option<i64>,
     /// "auto" or an integer; refused until the sparse-methods issue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ps_partitions: Option<IntOrText>,

@@ -113,6 +113,22 @@ pub(super) fn validate_strategy(
     };
     let ps_servers = count(s.ps_servers, "strategy.ps_servers", Some(0), 0)?;
     let machines = ps_machines(raw)?;
+    let ps_machine_cores = match s.ps_machine_cores {
+        None => 0,
+        Some(_) if machines == 0 => {
+            return Err(invalid(
+                "strategy.ps_machine_cores",
+                "means nothing here: it is the cores of each dedicated server machine, and there are none (`ps_machines` is 0); set `ps_machines`, or remove the key",
+            ));
+        }
+        Some(_) => super::validate::count_to(
+            s.ps_machine_cores,
+            "strategy.ps_machine_cores",
+            None,
+            1,
+            crate::limits::MAX_CPU_CORES,
+        )?,
+    };
     crate::limits::check_ps(nodes, machines, ps_servers).map_err(|(bound, m)| {
         let key = match bound {
             crate::limits::PsBound::Machines => "strategy.ps_machines",
@@ -346,6 +362,7 @@ pub(super) fn validate_strategy(
         partition: size(&s.partition, "strategy.partition", d.partition)?,
         local_aggregation: s.local_aggregation.unwrap_or(d.local_aggregation),
         ps_servers,
+        ps_machine_cores,
         // resolved against `ideal` (`validate::validate`)
         message_overhead_s: 0.0,
     })
@@ -459,6 +476,11 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
             ("strategy.ps_servers", s.ps_servers.is_some(), TOPK),
             ("strategy.ps_machines", s.ps_machines.is_some(), TOPK),
             (
+                "strategy.ps_machine_cores",
+                s.ps_machine_cores.is_some(),
+                TOPK,
+            ),
+            (
                 "strategy.local_aggregation",
                 s.local_aggregation.is_some(),
                 TOPK,
@@ -496,6 +518,7 @@ fn server_keys(
         ("strategy.ps_servers", s.ps_servers.is_some()),
         ("strategy.local_aggregation", s.local_aggregation.is_some()),
         ("strategy.ps_machines", s.ps_machines.is_some()),
+        ("strategy.ps_machine_cores", s.ps_machine_cores.is_some()),
     ]
 }
 
@@ -657,6 +680,7 @@ fn clear(s: &mut RawStrategy, key: &str) {
         "strategy.allreduce" => s.allreduce = None,
         "strategy.ps_servers" => s.ps_servers = None,
         "strategy.ps_machines" => s.ps_machines = None,
+        "strategy.ps_machine_cores" => s.ps_machine_cores = None,
         "strategy.local_aggregation" => s.local_aggregation = None,
         "strategy.ps_placement" => s.ps_placement = None,
         _ => unreachable!("method_keys and server_keys name these"),
@@ -1017,6 +1041,41 @@ backward = "10ms"
         assert_eq!(c.cluster.ps_machines, 2);
         let c = cfg(SPARSE, "dense = \"dct\"\nps_machines = 2");
         assert_eq!(c.cluster.ps_machines, 2);
+        // the machines' cores: with machines only, in range, dropped at a
+        // swept point of none
+        let c = cfg(
+            SPARSE,
+            "sparse = \"ps\"\nps_machines = 2\nps_machine_cores = 8",
+        );
+        assert_eq!(c.strategy.ps_machine_cores, 8);
+        for (set, says) in [
+            (
+                "dense = \"ps\"\nps_machine_cores = 8",
+                "there are none (`ps_machines` is 0)",
+            ),
+            (
+                "dense = \"ps\"\nps_machines = 2\nps_machine_cores = 0",
+                "from 1 to 4096, got 0",
+            ),
+            (
+                "dense = \"topk\"\nps_machine_cores = 8",
+                "means nothing here",
+            ),
+        ] {
+            let e = err(&format!("{GOOD}[strategy]\n{set}\n"));
+            assert_eq!(
+                e.key.as_deref(),
+                Some("strategy.ps_machine_cores"),
+                "{set}: {e}"
+            );
+            assert!(e.message.contains(says), "{set}: {e}");
+        }
+        let sweep = format!(
+            "{GOOD}[strategy]\ndense = \"ps\"\nps_machine_cores = 8\n[sweep]\n\"strategy.ps_machines\" = [0, 2]\n"
+        );
+        let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
+        assert_eq!(p[0].config.strategy.ps_machine_cores, 0);
+        assert_eq!(p[1].config.strategy.ps_machine_cores, 8);
         // whole variables' servers on up to a machine a GPU machine
         let c = cfg(
             GOOD,

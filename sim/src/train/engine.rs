@@ -822,7 +822,12 @@ impl Engine<'_> {
     fn run_host(&mut self, host: usize) {
         let now = self.now();
         let node = (host % self.nodes as usize) as u32;
-        while self.hosts[host].busy < self.plan.host_cores.max(1) {
+        // a server machine's host has cores of its own
+        let cores = match self.plan.server_host_cores {
+            c if host >= self.nodes as usize && c > 0 => c,
+            _ => self.plan.host_cores,
+        };
+        while self.hosts[host].busy < cores.max(1) {
             let Some((iter, task)) = self.hosts[host].queue.pop_front() else {
                 return;
             };

@@ -146,6 +146,14 @@ pub struct PsServers {
     /// The machines dedicated to them (server j on machine j mod these);
     /// 0: server j on GPU machine j mod the machines.
     pub dedicated_machines: u32,
+    /// Cores of each dedicated machine's host (`strategy.ps_machine_cores`,
+    /// or the GPU machines' `cpu_cores`); 0 without dedicated machines.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub machine_cores: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A host task of a table in host memory, and its mean seconds an
@@ -333,6 +341,11 @@ pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
                 }
                 .servers(&cfg.cluster),
                 dedicated_machines: cfg.cluster.ps_machines,
+                machine_cores: if cfg.cluster.ps_machines > 0 {
+                    super::planner::sparse::server_cores(cfg)
+                } else {
+                    0
+                },
             })
         },
         ps_placement: super::planner::ps::summary(cfg),

@@ -155,11 +155,13 @@ pub struct Plan {
     /// The CPU tasks that run on the hosts of the machines dedicated to
     /// the parameter servers (`strategy.ps_machines`), not on the GPU
     /// machines': by task, empty where none does. Beside each node's host
-    /// stands a server machine's host of its own `host_cores` cores, which
+    /// stands a server machine's host of its own `server_host_cores` cores, which
     /// runs these tasks for that node: a sparse PS's at the busiest server
     /// machine's durations on every such host, whole variables' machine
     /// m's work beside node m ([`PerIteration::PerNode`]).
     pub on_server_machines: Vec<bool>,
+    /// Cores of each dedicated server machine's host (0: `host_cores`).
+    pub server_host_cores: u32,
     /// Tasks whose work changes from one iteration to the next (the token
     /// model's rows): in iteration i a task listed here carries entry
     /// i mod len; its `work` holds iteration 0's.

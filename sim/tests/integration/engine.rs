@@ -207,6 +207,7 @@ fn plan_of(compute: SimTime, comms: Vec<(Collective, Payload)>) -> Plan {
         channels,
         host_cores: 1,
         on_server_machines: Vec::new(),
+        server_host_cores: 0,
         per_iteration: Default::default(),
         stages: 1,
         stage: Vec::new(),
@@ -330,6 +331,7 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
         }],
         host_cores: 1,
         on_server_machines: Vec::new(),
+        server_host_cores: 0,
         per_iteration: Default::default(),
         stages: 1,
         stage: Vec::new(),
@@ -377,7 +379,8 @@ fn a_forward_pass_waits_exactly_for_its_collective() {
 /// server machines (`Plan::on_server_machines`) takes a core of the
 /// server machine's host beside the node's, so on one core each the two
 /// 4 ms tasks overlap there (1 + 4 ms) where on the node's host alone
-/// they queue (1 + 8 ms).
+/// they queue (1 + 8 ms); both on the server machine, its own cores
+/// (`Plan::server_host_cores`, else the node's) decide.
 #[test]
 fn cpu_tasks_queue_for_the_hosts_cores() {
     let c = ClusterSpec::flat(2, 1e9, 0.0);
@@ -389,11 +392,17 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
         priority: 0,
         lead: false,
     };
-    for (cores, apart, want) in [
-        (1u32, false, 1.0 + 8.0),
-        (2, false, 1.0 + 4.0),
-        (1, true, 1.0 + 4.0),
-        (2, true, 1.0 + 4.0),
+    // (the node's cores, which tasks run on the server machine, its
+    // cores, the iteration in ms)
+    for (cores, apart, server_cores, want) in [
+        (1u32, vec![], 0, 1.0 + 8.0),
+        (2, vec![], 0, 1.0 + 4.0),
+        (1, vec![false, false, true], 0, 1.0 + 4.0),
+        (2, vec![false, false, true], 0, 1.0 + 4.0),
+        // both on the server machine: its own cores decide
+        (2, vec![false, true, true], 1, 1.0 + 8.0),
+        (1, vec![false, true, true], 2, 1.0 + 4.0),
+        (1, vec![false, true, true], 0, 1.0 + 8.0),
     ] {
         let plan = Plan {
             tasks: vec![
@@ -413,11 +422,8 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
             ],
             channels: vec![],
             host_cores: cores,
-            on_server_machines: if apart {
-                vec![false, false, true]
-            } else {
-                Vec::new()
-            },
+            on_server_machines: apart,
+            server_host_cores: server_cores,
             per_iteration: Default::default(),
             stages: 1,
             stage: Vec::new(),
@@ -493,6 +499,7 @@ fn cpu_tasks_may_differ_by_node() {
         }],
         host_cores: 1,
         on_server_machines: Vec::new(),
+        server_host_cores: 0,
         per_iteration: Default::default(),
         stages: 1,
         stage: Vec::new(),

@@ -237,7 +237,9 @@ fn a_dedicated_server_machine_takes_every_push() {
         r.ps_servers,
         Some(sim::train::PsServers {
             servers: 1,
-            dedicated_machines: 1
+            dedicated_machines: 1,
+            // the GPU machines' cores by default
+            machine_cores: sim::cluster::DEFAULT_CPU_CORES,
         })
     );
     let colocated = simulate(&config(&one_layer("dense = \"ps\"\nps_servers = 1"))).unwrap();

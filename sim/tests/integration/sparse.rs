@@ -372,11 +372,15 @@ fn er_a1_ps_column_on_dedicated_server_machines() {
 /// and one core a host, an iteration is its compute and one chain of CPU
 /// tasks, and only the servers' part of it changes with M: 8/M partition
 /// tasks and the 8 polling threads' 8/M partitions' shares and 1/M of
-/// each pusher's bytes, exactly. Both network models.
+/// each pusher's bytes, exactly. Both network models. With 8 cores on the
+/// one machine (`ps_machine_cores`) its partitions run at once and so do
+/// its polling threads: the chain shrinks to one partition and the
+/// longest thread, exactly.
 #[test]
 fn sparse_ps_servers_on_dedicated_machines() {
     use sim::train::planner::sparse::{
-        PS_POLL_BYTE_S, PS_POLL_S, PS_TRANSFER_S, partition_cost_s, server_element_s,
+        PS_POLL_BYTE_S, PS_POLL_S, PS_TRANSFER_S, partition_cost_s, partition_threads_s,
+        server_element_s,
     };
     for local in [false, true] {
         let text = |machines: u32| {
@@ -452,6 +456,23 @@ fn sparse_ps_servers_on_dedicated_machines() {
             let want = servers_s(1) - servers_s(m);
             assert_close(saved, want, 1e-6, &format!("local {local}: M=1 → {m}"));
         }
+        // one machine of 8 cores (`ps_machine_cores`), the GPU machines
+        // still of one: its 8 partitions run at once, then its polling
+        // threads at once, the first (which also applies) the longest
+        let wide = text(1).replace("ps_machines = 1", "ps_machines = 1\nps_machine_cores = 8");
+        let r = run(&wide, NetModel::Flow);
+        assert_eq!(r.ps_servers.as_ref().unwrap().machine_cores, 8);
+        let threads = partition_threads_s(pushers);
+        let parsed = carried * gradient * PS_POLL_BYTE_S;
+        let serial = 8.0 * partition + threads.iter().map(|t| 8.0 * t + parsed).sum::<f64>();
+        let parallel = partition + 8.0 * threads[0] + parsed;
+        let saved = times[0] - r.iteration_time_s;
+        assert_close(
+            saved,
+            serial - parallel,
+            1e-6,
+            &format!("local {local}: 8 cores"),
+        );
     }
 }
 

@@ -174,6 +174,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         }],
         host_cores: 1,
         on_server_machines: Vec::new(),
+        server_host_cores: 0,
         stages: 1,
         stage: Vec::new(),
         per_iteration: Default::default(),

@@ -211,6 +211,7 @@ pub fn data_parallel(cfg: &TrainConfig, collective: Collective, channel: &str) -
         }],
         host_cores: 1,
         on_server_machines: Vec::new(),
+        server_host_cores: 0,
         stages: 1,
         stage: Vec::new(),
         per_iteration: Default::default(),

@@ -533,6 +533,7 @@ pub fn plan(cfg: &TrainConfig) -> Plan {
         channels,
         host_cores: 1,
         on_server_machines: Vec::new(),
+        server_host_cores: 0,
         per_iteration,
         stages: s_count,
         stage: b.stage,

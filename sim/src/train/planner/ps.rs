@@ -388,9 +388,15 @@ pub fn server_tasks(
         }
         id
     };
-    // the transfers each on a core: one task a push, then one a pull
+    // the transfers each on a core (of the server's machine): one task a
+    // push, then one a pull
     let cores = cluster.cpu_cores.max(1);
-    let ways = |count: u32| count.min(cores).max(1);
+    let server_cores = if dedicated {
+        super::sparse::server_cores(cfg).max(1)
+    } else {
+        cores
+    };
+    let ways = |count: u32| count.min(server_cores).max(1);
     let receiving: Vec<TaskId> = chain
         .iter()
         .enumerate()
@@ -435,5 +441,8 @@ pub fn server_tasks(
         ));
     }
     plan.host_cores = cores;
+    if dedicated {
+        plan.server_host_cores = server_cores;
+    }
     (pulls, receiving)
 }

@@ -1374,9 +1374,10 @@ fn ps_tasks(
     );
     if dedicated {
         // the partitions and the polling threads run on the servers' own
-        // machines
+        // machines, on their cores
         plan.on_server_machines.resize(plan.tasks.len(), false);
         plan.on_server_machines[first_server_task..].fill(true);
+        plan.server_host_cores = server_cores(cfg);
     }
     let pull = plan.tasks.len() as TaskId;
     plan.tasks.push(comm(
@@ -1420,6 +1421,15 @@ fn ps_tasks(
     );
     plan.host_cores = cluster.cpu_cores;
     (stitch, receives, fetching)
+}
+
+/// Cores of each dedicated server machine's host: `ps_machine_cores`, or
+/// the GPU machines' `cpu_cores`.
+pub fn server_cores(cfg: &TrainConfig) -> u32 {
+    match cfg.strategy.ps_machine_cores {
+        0 => cfg.cluster.cpu_cores,
+        c => c,
+    }
 }
 
 /// Partitions of each sparse variable on `servers` servers.
