@@ -207,6 +207,17 @@ impl Default for Strategy {
 }
 
 impl Strategy {
+    /// The parameter servers on `cluster` of whichever method uses them
+    /// (a dense PS, DCT-DP's, a sparse PS beside any dense method):
+    /// `ps_servers`, or one a server machine.
+    pub fn server_count(&self, cluster: &crate::cluster::ClusterSpec) -> u32 {
+        Collective {
+            ps_servers: self.ps_servers,
+            ..Collective::new(Op::Ps)
+        }
+        .servers(cluster)
+    }
+
     /// The collective that synchronises one dense message.
     pub fn dense_collective(&self) -> Collective {
         match self.dense {

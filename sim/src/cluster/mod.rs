@@ -291,6 +291,17 @@ pub struct ClusterSpec {
 pub const DEFAULT_CPU_CORES: u32 = 36;
 
 impl ClusterSpec {
+    /// The machines the parameter servers run on, server j on machine
+    /// j mod these: the dedicated ones (`ps_machines`), else the GPU
+    /// machines.
+    pub fn server_machines(&self) -> u32 {
+        if self.ps_machines > 0 {
+            self.ps_machines
+        } else {
+            self.nodes
+        }
+    }
+
     /// A flat cluster for formula checks: `n` single-GPU nodes, every pair
     /// connected at `bandwidth` bytes/s and `latency` s; intra-node links add
     /// no latency and are never the bottleneck. The intra link is also the

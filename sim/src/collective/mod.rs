@@ -1069,10 +1069,8 @@ impl Collective {
     pub fn servers(&self, cluster: &ClusterSpec) -> u32 {
         if self.op != Op::Ps {
             0
-        } else if self.ps_servers == 0 && cluster.ps_machines > 0 {
-            cluster.ps_machines
         } else if self.ps_servers == 0 {
-            cluster.nodes
+            cluster.server_machines()
         } else {
             self.ps_servers
         }

@@ -805,11 +805,7 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
     } else if machines > 0 {
         // the servers of whichever method uses them (a hybrid's sparse PS
         // beside a dense AllReduce too)
-        let servers = crate::collective::Collective {
-            ps_servers: cfg.strategy.ps_servers,
-            ..crate::collective::Collective::new(crate::collective::Op::Ps)
-        }
-        .servers(&cfg.cluster);
+        let servers = cfg.strategy.server_count(&cfg.cluster);
         if servers < machines {
             out.push(invalid(
                 "strategy.ps_machines",
@@ -828,11 +824,7 @@ pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
         (cfg.strategy.sparse, cfg.strategy.ps_partitions)
         && cfg.cluster.gpus() > 1
     {
-        let servers = crate::collective::Collective {
-            ps_servers: cfg.strategy.ps_servers,
-            ..crate::collective::Collective::new(crate::collective::Op::Ps)
-        }
-        .servers(&cfg.cluster);
+        let servers = cfg.strategy.server_count(&cfg.cluster);
         if p < servers {
             out.push(invalid(
                 "strategy.ps_partitions",

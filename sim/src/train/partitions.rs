@@ -75,12 +75,7 @@ pub(super) fn search(
     };
     let time = |p: u32| at(p, quiet).map(|(r, _)| r.iteration_time_s);
     // the servers' machines: the GPU machines, or their own
-    let machines = if cfg.cluster.ps_machines > 0 {
-        cfg.cluster.ps_machines
-    } else {
-        cfg.cluster.nodes
-    };
-    let start = machines.clamp(1, max);
+    let start = cfg.cluster.server_machines().clamp(1, max);
     let mut samples = vec![Sample {
         partitions: start,
         iteration_time_s: time(start)?,
@@ -116,11 +111,7 @@ pub(super) fn search(
         .iter()
         .min_by(|a, b| a.iteration_time_s.total_cmp(&b.iteration_time_s))
         .map_or(start, |s| s.partitions);
-    let servers = crate::collective::Collective {
-        ps_servers: cfg.strategy.ps_servers,
-        ..crate::collective::Collective::new(crate::collective::Op::Ps)
-    }
-    .servers(&cfg.cluster);
+    let servers = cfg.strategy.server_count(&cfg.cluster);
     let chosen = if theta[1] > 0.0 && theta[2] > 0.0 {
         round_to_servers((theta[1] / theta[2]).sqrt(), servers, lo, hi)
     } else {

@@ -20,7 +20,6 @@
 
 use super::TrainConfig;
 use super::task::{ChannelId, Plan, TaskId};
-use crate::collective::{Collective, Op};
 use crate::strategy::{DenseMethod, SparseMethod};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -335,11 +334,7 @@ pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
             let uses = matches!(st.dense, DenseMethod::Ps | DenseMethod::Dct)
                 || st.sparse == Some(SparseMethod::Ps);
             uses.then(|| PsServers {
-                servers: Collective {
-                    ps_servers: st.ps_servers,
-                    ..Collective::new(Op::Ps)
-                }
-                .servers(&cfg.cluster),
+                servers: st.server_count(&cfg.cluster),
                 dedicated_machines: cfg.cluster.ps_machines,
                 machine_cores: if cfg.cluster.ps_machines > 0 {
                     super::planner::sparse::server_cores(cfg)

@@ -2728,6 +2728,21 @@ fn er_table3_ratios_of_the_token_model() {
     assert_eq!(table("bert_base", "rtx3090", 32, 0).padding, 6_783);
 }
 
+/// The whole-variables tests' model: five custom layers l0..l4 of 3M,
+/// 1M, 1M, 1M and 1M parameters (one variable each), 1 ms forward, 2 ms
+/// backward.
+fn whole_layers() -> String {
+    [3_000_000u64, 1_000_000, 1_000_000, 1_000_000, 1_000_000]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "[[model.layers]]\nname = \"l{i}\"\nparams = {p}\nforward = \"1ms\"\nbackward = \"2ms\"\n"
+            )
+        })
+        .collect()
+}
+
 /// Whole variables' servers on dedicated machines (`ps_machines` at most
 /// the GPU machines, since 2026-11-29, twelfth session): server j on
 /// machine j mod M, each machine's variables' work (the polling threads,
@@ -2742,15 +2757,7 @@ fn er_table3_ratios_of_the_token_model() {
 #[test]
 fn whole_variables_on_dedicated_machines() {
     use sim::train::task::PerIteration;
-    let layers: String = [3_000_000u64, 1_000_000, 1_000_000, 1_000_000, 1_000_000]
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            format!(
-                "[[model.layers]]\nname = \"l{i}\"\nparams = {p}\nforward = \"1ms\"\nbackward = \"2ms\"\n"
-            )
-        })
-        .collect();
+    let layers = whole_layers();
     let text = |machines: u32, servers: u32| {
         format!(
             "name = \"w\"\n[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\nbandwidth = \"1000TB/s\"\nlatency = \"0us\"\nintra = \"pcie3-x16\"\nintra_bandwidth = \"1000TB/s\"\nintra_latency = \"0us\"\ncpu_cores = 8\n[model]\nbatch_per_gpu = 8\n{layers}[strategy]\ndense = \"ps\"\nlocal_aggregation = false\nps_placement = \"whole\"\nps_servers = {servers}\nps_machines = {machines}\n"
@@ -2818,15 +2825,7 @@ fn whole_variables_are_placed_pushed_and_served() {
     };
     use sim::train::planner::sparse::{PS_POLL_S, PS_TRANSFER_S};
     use sim::train::task::{Dep, PerIteration};
-    let layers: String = [3_000_000u64, 1_000_000, 1_000_000, 1_000_000, 1_000_000]
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            format!(
-                "[[model.layers]]\nname = \"l{i}\"\nparams = {p}\nforward = \"1ms\"\nbackward = \"2ms\"\n"
-            )
-        })
-        .collect();
+    let layers = whole_layers();
     let text = format!(
         "name = \"w\"\n[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"ib-edr-100g\"\nintra = \"pcie3-x16\"\ncpu_cores = 8\n[model]\nbatch_per_gpu = 8\n{layers}[strategy]\ndense = \"ps\"\nlocal_aggregation = false\nps_placement = \"whole\"\n"
     );

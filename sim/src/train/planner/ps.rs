@@ -326,11 +326,7 @@ pub fn server_tasks(
     // GPU machine, validated) the servers' own, machine m's host standing
     // beside node m's ([`Plan::on_server_machines`]), the others idle
     let dedicated = cluster.ps_machines > 0;
-    let machines = if dedicated {
-        cluster.ps_machines
-    } else {
-        nodes
-    };
+    let machines = cluster.server_machines();
     debug_assert!(
         machines <= nodes,
         "validated: a machine a GPU machine at most"

@@ -1026,11 +1026,7 @@ fn ps_tasks(
     // tasks apart from the workers')
     let on = |j: u32| parts / servers + u32::from(j < parts % servers);
     let dedicated = cluster.ps_machines > 0;
-    let machines = if dedicated {
-        cluster.ps_machines
-    } else {
-        cluster.nodes
-    };
+    let machines = cluster.server_machines();
     let host_parts = |h: u32| -> Vec<u32> {
         (0..parts)
             .filter(|&k| (k % servers) % machines == h)
