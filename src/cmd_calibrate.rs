@@ -151,6 +151,8 @@ struct NetArgs {
     /// receives outstanding (its default is none).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::eager_limit, long_help = crate::EAGER_LIMIT_HELP, help = crate::EAGER_LIMIT_HELP)]
+    eager_limit: Option<u64>,
     /// The profile to write.
     #[arg(short, long)]
     output: PathBuf,
@@ -227,6 +229,8 @@ struct CollectiveArgs {
     /// receives outstanding (its default is none).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::eager_limit, long_help = crate::EAGER_LIMIT_HELP, help = crate::EAGER_LIMIT_HELP)]
+    eager_limit: Option<u64>,
     /// The profile to write (by rank 0).
     #[arg(short, long)]
     output: PathBuf,
@@ -286,7 +290,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 osu: n.osu,
                 ranks: n.ranks,
                 shape: n.shape,
-                algos: algos(&n.algos)?,
+                algos: algos(&n.algos)?.with_eager_limit(n.eager_limit.unwrap_or(0)),
             };
             (Some(calibrate::net(&req, &who)?), n.output)
         }
@@ -309,7 +313,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 min_size: parse_size("--min-size", &c.min_size)?,
                 max_size: parse_size("--max-size", &c.max_size)?,
                 repeats: c.repeats,
-                algos: algos(&c.algos)?,
+                algos: algos(&c.algos)?.with_eager_limit(c.eager_limit.unwrap_or(0)),
             };
             // under MPI, only rank 0 has a profile to write
             (calibrate::collectives(&req, &who)?, c.output)

@@ -69,6 +69,8 @@ pub struct ValidateArgs {
     /// receives outstanding (its default is none).
     #[arg(long = "algo", value_name = "OP=ALGO[/FANOUT][:SEGMENT]")]
     algos: Vec<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::eager_limit, long_help = crate::EAGER_LIMIT_HELP, help = crate::EAGER_LIMIT_HELP)]
+    eager_limit: Option<u64>,
     /// One JSON object per collective on stdout (with --training, one
     /// object: every held-out run and the summary).
     #[arg(long)]
@@ -91,7 +93,7 @@ pub struct ValidateArgs {
     /// of them, predict the rest.
     #[arg(
         long,
-        conflicts_with_all = ["nccl_tests", "osu", "measurements", "ranks", "shape", "algos", "verbose"]
+        conflicts_with_all = ["nccl_tests", "osu", "measurements", "ranks", "shape", "algos", "eager_limit", "verbose"]
     )]
     training: Option<PathBuf>,
     /// The scenario whose points --training measured [default: each
@@ -122,7 +124,9 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
     if let Some(measured) = &a.training {
         return training(&a, measured.clone(), a.scenario.clone());
     }
-    let algos = calibration::fit::Algos::parse(&a.algos).map_err(CliError::Input)?;
+    let algos = calibration::fit::Algos::parse(&a.algos)
+        .map_err(CliError::Input)?
+        .with_eager_limit(a.eager_limit.unwrap_or(0));
     let named: Vec<sim::collective::Op> = sim::collective::Op::ALL
         .into_iter()
         .filter(|&op| algos.names(op))
@@ -225,13 +229,33 @@ fn table(v: &Validation, verbose: bool) -> String {
         let r2 = if r.r2.is_finite() {
             format!("{:.4}", r.r2)
         } else {
-            format!("n/a ({} points)", r.points)
+            format!(
+                "n/a ({} point{})",
+                r.points,
+                if r.points == 1 { "" } else { "s" }
+            )
         };
         let bw = match r.bandwidth() {
             Some(b) => format!("bandwidth {}", sim::units::HumanRate(b)),
             None => "latency only (time flat in size)".into(),
         };
         match &r.protocol {
+            // regimes fitted apart at the eager limit, named by protocol
+            Some(name) if !protocols => {
+                // one size cannot show a bandwidth: the fit lent it
+                let bw = if r.points < 2 {
+                    format!("{bw} (the other protocol's nearest regime's)")
+                } else {
+                    bw
+                };
+                let _ = writeln!(
+                    s,
+                    "  regime {}..{} B ({name}): alpha {:.2} us, {bw}, R² {r2}",
+                    r.min_bytes,
+                    r.max_bytes,
+                    r.alpha_s * 1e6,
+                );
+            }
             Some(name) => {
                 let fastest = match r.points {
                     0 => "fastest at none of the fitted sizes".to_string(),

@@ -75,6 +75,28 @@ pub(crate) fn uncertainty_runs(s: &str) -> Result<u32, String> {
     })
 }
 
+/// `--eager-limit SIZE`'s value: bytes, with a unit if the user likes
+/// ("64KiB"), at least 1 (leave the flag out where the limit is not known).
+pub(crate) fn eager_limit(s: &str) -> Result<u64, String> {
+    match sim::units::parse_bytes(s) {
+        Ok(0) => Err(
+            "an eager limit is at least 1 byte (leave --eager-limit out where it is not \
+                      known)"
+                .to_string(),
+        ),
+        Ok(b) => Ok(b),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The help of `--eager-limit`, one text for the commands that fit.
+pub(crate) const EAGER_LIMIT_HELP: &str = "The MPI transport's eager limit (\"64KiB\", Open MPI's \
+    btl_tcp_eager_limit by default; btl_vader_eager_limit 4KiB on shared memory; UCX_RNDV_THRESH): \
+    messages of at least this size go by rendezvous, and the size regimes of the fit are fitted \
+    apart there, sizes whose messages go eagerly and those that go by rendezvous (a protocol with \
+    a single fitted size takes the other's bandwidth and fits its latency); needs the regimes fit, \
+    MPI's default [default: not known: the regimes break where the times say]";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

@@ -2726,3 +2726,128 @@ fn collective_ps_on_dedicated_machines() {
         ],
     );
 }
+
+/// `--eager-limit`: `dtsim validate` breaks the regimes at the transport's
+/// eager limit and says which protocol each point went by; `calibrate
+/// net` records the limit in the profile's provenance and names the
+/// regimes' protocols; a limit of 0, one given to a protocol fit (NCCL's
+/// default) or to the NCCL backend, or beside --training, exits 2.
+#[test]
+fn the_eager_limit_breaks_the_regimes() {
+    let log = fixture("osu/nwtnni_collective_osu_allreduce_ring_8node_full.txt");
+    let o = dtsim(&[
+        "validate",
+        "--osu",
+        &log,
+        "--ranks",
+        "8",
+        "--eager-limit",
+        "64KiB",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("regime 1048576..1048576 B (rendezvous)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(the other protocol's nearest regime's), R² n/a (1 point)"),
+        "{out}"
+    );
+    assert!(out.contains("ring regime 4 (rendezvous)"), "{out}");
+    assert!(
+        out.contains("at ≥ 64 KiB: median 9.0% (max 14.2%)"),
+        "{out}"
+    );
+    let dir = common::fresh_dir("cli", "eager-limit");
+    let prof = dir.join("net.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--osu",
+        &log,
+        "--ranks",
+        "8",
+        "--eager-limit",
+        "65536",
+        "-o",
+        prof.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let saved = std::fs::read_to_string(&prof).unwrap();
+    assert!(
+        saved.contains("fitted with the eager limit 65536 B (--eager-limit"),
+        "{saved}"
+    );
+    assert!(saved.contains("protocol = \"rendezvous\""), "{saved}");
+    let nccl = fixture("nccl-tests/aws_2x_p4de_16xA100_efa_allreduce.txt");
+    for (args, says) in [
+        (
+            vec![
+                "validate",
+                "--osu",
+                &log,
+                "--ranks",
+                "8",
+                "--eager-limit",
+                "0",
+            ],
+            "at least 1 byte",
+        ),
+        (
+            vec![
+                "validate",
+                "--osu",
+                &log,
+                "--ranks",
+                "8",
+                "--eager-limit",
+                "lots",
+            ],
+            "--eager-limit",
+        ),
+        (
+            vec![
+                "validate",
+                "--osu",
+                &log,
+                "--ranks",
+                "8",
+                "--eager-limit",
+                "64KiB",
+                "--fit",
+                "protocols",
+            ],
+            "give --fit regimes with --eager-limit",
+        ),
+        (
+            vec!["validate", "--nccl-tests", &nccl, "--eager-limit", "64KiB"],
+            "give --fit regimes",
+        ),
+        (
+            vec![
+                "calibrate",
+                "collectives",
+                "--backend",
+                "nccl",
+                "--eager-limit",
+                "64KiB",
+                "-o",
+                "x.toml",
+            ],
+            "NCCL has none",
+        ),
+        (
+            vec![
+                "validate",
+                "--training",
+                "runs.csv",
+                "--eager-limit",
+                "4KiB",
+            ],
+            "cannot be used with",
+        ),
+    ] {
+        assert_bad(&dtsim(&args), &[says]);
+    }
+}

@@ -296,8 +296,9 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
             .ok_or_else(|| in_src(ValidateError::UnknownOp(log.op.clone())))?;
         let pts = sim_points(log, ranks);
         let library = Library::of_tool(log.tool.name());
-        let (f, screened) = fit_measurements(model, &pts, req.shape, library)
-            .map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
+        let (f, screened) =
+            fit_measurements(model, &pts, req.shape, library, req.algos.eager_limit())
+                .map_err(|e| input(format!("{src}: `{}`: {e}", log.op)))?;
         entries.push(FitEntry {
             ranks_inferred: log.ranks_inferred.clone(),
             skipped_lines: log.skipped.len() as u64,
@@ -702,6 +703,12 @@ pub fn collectives(
     if req.repeats == 0 {
         return Err(input("--repeats must be at least 1"));
     }
+    if req.backend == CollectiveBackend::Nccl && req.algos.eager_limit() > 0 {
+        return Err(input(
+            "--eager-limit is an MPI transport's setting; NCCL has none (its protocols are \
+             fitted as the fastest lines)",
+        ));
+    }
     let ops: Vec<&str> = req.ops.iter().map(|s| s.as_str()).collect();
     let backend = req.backend.name();
     let (timings, notes, host_name): (Vec<CollectiveTiming>, Vec<String>, String) = match req
@@ -785,7 +792,8 @@ pub fn collectives(
             continue;
         };
         let library = Library::of_tool(backend);
-        if let Ok((f, screened)) = fit_measurements(model, &pts, None, library) {
+        if let Ok((f, screened)) = fit_measurements(model, &pts, None, library, algos.eager_limit())
+        {
             entries.push(fit_entry(
                 &format!("{backend} measurement"),
                 &op,

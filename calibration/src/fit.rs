@@ -355,8 +355,12 @@ fn probe_sizes() -> impl Iterator<Item = f64> {
 /// latency and bandwidth terms off the model at each measured size
 /// ([`Model::terms`]), so any algorithm whose time is linear in α and
 /// 1/B at every size can be named; its piece count may grow with the size.
+///
+/// It also carries the transport's eager limit where the user gives it
+/// ([`Algos::with_eager_limit`]): a library setting every operation's
+/// messages obey, which a [`Shape::Regimes`] fit breaks its regimes at.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Algos(Vec<(Op, Algo, u64, u32)>);
+pub struct Algos(Vec<(Op, Algo, u64, u32)>, u64);
 
 impl Algos {
     /// From `OP=ALGO[/FANOUT][:SEGMENT]` specifications
@@ -494,7 +498,26 @@ impl Algos {
             out.retain(|(o, ..)| *o != op);
             out.push((op, algo, segment, fanout));
         }
-        Ok(Algos(out))
+        Ok(Algos(out, 0))
+    }
+
+    /// These settings with the transport's eager limit, bytes (0: not
+    /// known): a point-to-point message of at least this many bytes goes
+    /// by the rendezvous protocol (a handshake, then the data), a smaller
+    /// one eagerly (Open MPI's `btl_tcp_eager_limit`, 64 KiB by default,
+    /// counts its match header against the limit, so a payload of exactly
+    /// the limit goes by rendezvous; UCX's `UCX_RNDV_THRESH`). A
+    /// [`Shape::Regimes`] fit keeps the two protocols' sizes in regimes
+    /// of their own ([`fit`]).
+    pub fn with_eager_limit(mut self, bytes: u64) -> Algos {
+        self.1 = bytes;
+        self
+    }
+
+    /// The transport's eager limit, bytes; 0 where not given
+    /// ([`Algos::with_eager_limit`]).
+    pub fn eager_limit(&self) -> u64 {
+        self.1
     }
 
     /// The model of `op` on `ranks` ranks: [`Model::for_op`], with this
@@ -535,7 +558,8 @@ impl Algos {
                 out.push(*d);
             }
         }
-        Algos(out)
+        let eager = if self.1 > 0 { self.1 } else { defaults.1 };
+        Algos(out, eager)
     }
 
     /// Whether it names an algorithm for `op`.
@@ -543,7 +567,7 @@ impl Algos {
         self.0.iter().any(|(o, ..)| *o == op)
     }
 
-    /// Whether it names no algorithm.
+    /// Whether it names no algorithm (an eager limit is not one).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -552,8 +576,18 @@ impl Algos {
     /// broadcast=ompi-binomial (--algo)`, `fitted with
     /// broadcast=ompi-binomial:65536 (--algo; segments of 65536 bytes)`,
     /// `fitted with broadcast=knomial/2 (--algo; radix 2)`.
+    /// The eager limit, where given, adds `fitted with the eager limit
+    /// 65536 B (--eager-limit; …)`.
     pub fn notes(&self) -> Vec<String> {
-        self.notes_by_op().into_iter().map(|(_, n)| n).collect()
+        let mut notes: Vec<String> = self.notes_by_op().into_iter().map(|(_, n)| n).collect();
+        if self.1 > 0 {
+            notes.push(format!(
+                "fitted with the eager limit {} B (--eager-limit; messages of at least it by \
+                 rendezvous, in size regimes of their own)",
+                self.1
+            ));
+        }
+        notes
     }
 
     /// [`Algos::notes`], each with the operation it is about.
@@ -710,6 +744,12 @@ pub struct Fit {
     /// ([`Model::bytes_per_step_at`]: 1/N for a ring over a ping-pong's
     /// 1), of the algorithm it runs; `None`, by the buffer's size.
     pub regime_from: Option<Model>,
+    /// The transport's eager limit the regimes were fitted apart at,
+    /// bytes ([`Algos::with_eager_limit`]; 0: none): a buffer whose
+    /// messages are at least this large is predicted by the regimes
+    /// fitted on rendezvous sizes (their `protocol`), a smaller one by the
+    /// eager ones, where the fit has both.
+    pub eager_limit: u64,
     /// Size regimes by increasing size, or protocols by increasing
     /// bandwidth ([`Shape`]).
     pub segments: Vec<Segment>,
@@ -753,8 +793,37 @@ impl Fit {
 
     /// The regimes fitted on sizes that ran the algorithm a buffer of `m`
     /// bytes runs (the library's selection; [`Model::switches`]), or all
-    /// of them where none did, or where the model has one algorithm.
+    /// of them where none did, or where the model has one algorithm; and
+    /// of those, where the fit knows the eager limit, the ones of the
+    /// protocol `m`'s messages go by ([`Fit::eager_limit`]), where any.
     fn same_algorithm(&self, m: f64) -> Vec<(usize, &Segment)> {
+        let same = self.same_algorithm_any_protocol(m);
+        if self.eager_limit == 0 {
+            return same;
+        }
+        let protocol = rendezvous_protocol(self.message_bytes(m), self.eager_limit);
+        let on: Vec<(usize, &Segment)> = same
+            .iter()
+            .copied()
+            .filter(|(_, s)| s.protocol.as_deref() == Some(protocol))
+            .collect();
+        if on.is_empty() { same } else { on }
+    }
+
+    /// The bytes of each message a buffer of `m` bytes sends on the wire
+    /// (this fit's model; a segment at most, for Open MPI's segmented
+    /// broadcast): what the transport's eager limit is compared with.
+    fn message_bytes(&self, m: f64) -> f64 {
+        let b = m * self.model.bytes_per_step_at(m);
+        if self.regime_segment > 0 {
+            b.min(self.regime_segment as f64)
+        } else {
+            b
+        }
+    }
+
+    /// [`Fit::same_algorithm`] before the protocol's choice.
+    fn same_algorithm_any_protocol(&self, m: f64) -> Vec<(usize, &Segment)> {
         let all = || self.segments.iter().enumerate().collect::<Vec<_>>();
         // the regimes' sizes are those of the model they were fitted on: a
         // ping-pong's messages know no algorithm
@@ -850,9 +919,15 @@ impl Fit {
         let same = self.same_algorithm(bytes as f64);
         let bytes = self.regime_bytes(bytes as f64);
         let n = same.len();
+        // regimes fitted apart at the eager limit say their protocol
+        let named = |s: &Segment| {
+            s.protocol
+                .as_deref()
+                .map_or(String::new(), |p| format!(" ({p})"))
+        };
         for (i, (k, s)) in same.iter().enumerate() {
             if bytes <= s.max_bytes || i + 1 == n {
-                return format!("{algo} regime {}", k + 1);
+                return format!("{algo} regime {}{}", k + 1, named(s));
             }
             if bytes < same[i + 1].1.min_bytes {
                 return format!("{algo} between regimes {} and {}", k + 1, same[i + 1].0 + 1);
@@ -876,6 +951,12 @@ pub enum FitError {
     /// The times do not grow with size in any way a bandwidth can explain.
     #[error("the times do not grow with the message size; no bandwidth can be fitted ({0})")]
     NoBandwidth(String),
+    /// An eager limit given to a protocol fit.
+    #[error(
+        "an eager limit breaks size regimes at a configured size; a protocol fit's lines cross \
+         where the times say: give --fit regimes with --eager-limit"
+    )]
+    EagerLimitNeedsRegimes,
 }
 
 /// Median of a list (NaN if empty), by statrs.
@@ -1115,9 +1196,168 @@ pub fn fit(
         sharpness: f64::INFINITY,
         regime_segment: 0,
         regime_from: None,
+        eager_limit: 0,
         segments,
         residuals,
     })
+}
+
+/// The MPI protocol a message of `bytes` goes by under the transport's
+/// eager limit `eager` (> 0; [`Algos::with_eager_limit`]).
+fn rendezvous_protocol(bytes: f64, eager: u64) -> &'static str {
+    if bytes >= eager as f64 {
+        "rendezvous"
+    } else {
+        "eager"
+    }
+}
+
+/// [`fit`], knowing the transport's eager limit `eager` (bytes; 0: not
+/// known, [`fit`] itself): the sizes whose messages
+/// ([`Model::bytes_per_step_at`]) go eagerly and those that go by
+/// rendezvous are fitted apart, each in up to `max_segments` regimes
+/// named after their protocol, since the library changes protocol there
+/// whatever the times say. A protocol with fewer than `min_points` sizes
+/// (the one size above the limit of a sweep fitted on every other size)
+/// cannot fit a line of its own: its regime takes the bandwidth of the
+/// other protocol's nearest regime, the wire being the same, and fits its
+/// latency (the handshake's round trip, or the eager copies', added to
+/// each step) through its points.
+pub fn fit_with_eager_limit(
+    model: Model,
+    points: &[(u64, f64)],
+    max_segments: usize,
+    min_points: usize,
+    eager: u64,
+) -> Result<Fit, FitError> {
+    if eager == 0 {
+        return fit(model, points, max_segments, min_points);
+    }
+    let usable_pts: Vec<(u64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|p| p.1 > 0.0 && p.1.is_finite())
+        .collect();
+    let protocol =
+        |m: u64| rendezvous_protocol(m as f64 * model.bytes_per_step_at(m as f64), eager);
+    let (rndv, eagerly): (Points, Points) = usable_pts
+        .iter()
+        .partition(|p| protocol(p.0) == "rendezvous");
+    let min_points = min_points.max(2);
+    let named = |mut f: Fit, name: &str| {
+        for s in &mut f.segments {
+            s.protocol = Some(name.to_string());
+        }
+        f.eager_limit = eager;
+        f
+    };
+    let big = |v: &Vec<(u64, f64)>| v.len() >= min_points;
+    let mut f = match (big(&eagerly), big(&rndv)) {
+        // one protocol has too few sizes to say anything of the other
+        (false, false) => return fit(model, points, max_segments, min_points),
+        (true, false) if rndv.is_empty() => {
+            named(fit(model, &eagerly, max_segments, min_points)?, "eager")
+        }
+        (false, true) if eagerly.is_empty() => {
+            named(fit(model, &rndv, max_segments, min_points)?, "rendezvous")
+        }
+        (true, true) => {
+            let mut a = named(fit(model, &eagerly, max_segments, min_points)?, "eager");
+            let b = named(fit(model, &rndv, max_segments, min_points)?, "rendezvous");
+            a.segments.extend(b.segments);
+            a.residuals.extend(b.residuals);
+            a
+        }
+        (true, false) => {
+            let mut a = named(fit(model, &eagerly, max_segments, min_points)?, "eager");
+            let near = nearest_regime(&a.segments, &rndv);
+            let (seg, res) =
+                latency_through(&model, &rndv, a.segments[near].bandwidth_bps, "rendezvous")?;
+            a.segments.push(seg);
+            a.residuals.extend(res);
+            a
+        }
+        (false, true) => {
+            let mut b = named(fit(model, &rndv, max_segments, min_points)?, "rendezvous");
+            let near = nearest_regime(&b.segments, &eagerly);
+            let (seg, res) =
+                latency_through(&model, &eagerly, b.segments[near].bandwidth_bps, "eager")?;
+            b.segments.push(seg);
+            b.residuals.extend(res);
+            b
+        }
+    };
+    f.segments.sort_by_key(|s| s.min_bytes);
+    f.residuals.sort_by_key(|r| r.0);
+    Ok(f)
+}
+
+/// The regime of `segments` nearest in size to `pts` (by the log of the
+/// size, between their ranges).
+fn nearest_regime(segments: &[Segment], pts: &[(u64, f64)]) -> usize {
+    let mid = pts.iter().map(|p| (p.0.max(1) as f64).ln()).sum::<f64>() / pts.len().max(1) as f64;
+    let gap = |s: &Segment| {
+        let (lo, hi) = (
+            (s.min_bytes.max(1) as f64).ln(),
+            (s.max_bytes.max(1) as f64).ln(),
+        );
+        (lo - mid).max(mid - hi).max(0.0)
+    };
+    (0..segments.len())
+        .min_by(|&i, &j| gap(&segments[i]).total_cmp(&gap(&segments[j])))
+        .unwrap_or(0)
+}
+
+/// One regime of protocol `name` through `pts` (fewer than a line needs)
+/// with the bandwidth `bandwidth_bps`: the latency that minimises their
+/// relative error, at least 0. The regime and its points' residuals.
+fn latency_through(
+    model: &Model,
+    pts: &[(u64, f64)],
+    bandwidth_bps: f64,
+    name: &str,
+) -> Result<(Segment, Vec<(u64, f64)>), FitError> {
+    let mut pts = usable(model, pts).or_else(|e| match e {
+        // one point is what this is for
+        FitError::TooFewPoints(1) => Ok(pts
+            .iter()
+            .map(|&(m, t)| {
+                let m = m as f64;
+                let (s, g) = if model.is_straight() {
+                    let st = model.structure();
+                    (st.steps, st.bytes * m)
+                } else {
+                    model.terms(m)
+                };
+                Pt { m, t, s, g }
+            })
+            .collect()),
+        e => Err(e),
+    })?;
+    pts.sort_by(|a, b| a.m.total_cmp(&b.m));
+    let b = 1.0 / bandwidth_bps;
+    // minimise Σ ((s·α + g·β − t)/t)² over α, β fixed
+    let (num, den) = pts.iter().fold((0.0, 0.0), |(n, d), p| {
+        let x = p.s / p.t;
+        (n + x * (1.0 - p.g * b / p.t), d + x * x)
+    });
+    let a = if den > 0.0 { (num / den).max(0.0) } else { 0.0 };
+    let residuals = pts
+        .iter()
+        .map(|p| (p.m as u64, (p.at(a, b) - p.t) / p.t))
+        .collect();
+    Ok((
+        Segment {
+            min_bytes: pts[0].m as u64,
+            max_bytes: pts[pts.len() - 1].m as u64,
+            alpha_s: a,
+            bandwidth_bps,
+            points: pts.len(),
+            r2: r2(&pts, a, b),
+            protocol: Some(name.to_string()),
+        },
+        residuals,
+    ))
 }
 
 /// The most protocols a [`Shape::Protocols`] fit uses: NCCL has three
@@ -1530,6 +1770,7 @@ pub fn fit_protocols(
         sharpness,
         regime_segment: 0,
         regime_from: None,
+        eager_limit: 0,
         segments,
         residuals,
     })
@@ -1547,20 +1788,28 @@ pub const MAX_REGIMES: usize = 8;
 /// See [`MAX_REGIMES`].
 pub const MIN_POINTS: usize = 2;
 
-/// A fit of `shape` ([`fit_protocols`], or [`fit`] with dtsim's regime
-/// settings; `None`: the library's [`Library::default_shape`]), after
-/// [`screen`]ing anomalies out.
+/// A fit of `shape` ([`fit_protocols`], or [`fit_with_eager_limit`]
+/// with dtsim's regime settings and the transport's eager limit `eager`,
+/// bytes, 0 where not known; `None`: the library's
+/// [`Library::default_shape`]), after [`screen`]ing anomalies out.
 /// Returns the fit and the screened-out points.
+///
+/// # Errors
+/// Too few points, no size that shows the bandwidth, or an eager limit
+/// given to a protocol fit, whose lines cross where the times say, not at
+/// a configured size ([`FitError::EagerLimitNeedsRegimes`]).
 pub fn fit_measurements(
     model: Model,
     points: &[(u64, f64)],
     shape: Option<Shape>,
     library: Library,
+    eager: u64,
 ) -> Result<(Fit, Vec<(u64, f64)>), FitError> {
     let (kept, dropped) = screen_for(&model, points);
     let f = match shape.unwrap_or(library.default_shape()) {
+        Shape::Protocols if eager > 0 => return Err(FitError::EagerLimitNeedsRegimes),
         Shape::Protocols => fit_protocols(model, &kept, library)?,
-        Shape::Regimes => fit(model, &kept, MAX_REGIMES, MIN_POINTS)?,
+        Shape::Regimes => fit_with_eager_limit(model, &kept, MAX_REGIMES, MIN_POINTS, eager)?,
     };
     Ok((f, dropped))
 }
@@ -2333,5 +2582,117 @@ mod linear_tests {
         );
         assert!(r < 1e-9);
         assert!(fit_linear_relative(&rows[..2]).is_none());
+    }
+}
+
+#[cfg(test)]
+mod eager_limit_tests {
+    use super::*;
+
+    /// A ring AllReduce on 8 ranks over a TCP transport whose eager limit
+    /// is 64 KiB: a step's message (m/8) of at least 64 KiB pays a
+    /// rendezvous handshake of 150 µs more latency, on the same 500 MB/s
+    /// wire (α 50 µs). Times at every power of two from 16 KiB to 2^`top`.
+    fn ring_with_rendezvous(top: u32) -> (Model, Vec<(u64, f64)>) {
+        let m = Model::for_op("allreduce", 8).unwrap();
+        let pts = (14..=top)
+            .map(|k| {
+                let b = 1u64 << k;
+                let alpha = if b / 8 >= 65_536 { 200e-6 } else { 50e-6 };
+                (b, m.predict(b as f64, alpha, 5e8))
+            })
+            .collect();
+        (m, pts)
+    }
+
+    /// Every other size fitted, one of them (1 MiB) above the limit: the
+    /// eager sizes give the wire, the one rendezvous size its latency, and
+    /// the held-out 512 KiB (messages of exactly the limit) is predicted
+    /// as the rendezvous it is, to rounding; without the limit a regime
+    /// spans the switch and misses it.
+    #[test]
+    fn one_size_above_the_limit_fits_its_latency_on_the_eager_wire() {
+        let (m, pts) = ring_with_rendezvous(20);
+        let fitted: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
+        assert_eq!(fitted.last().unwrap().0, 1 << 20);
+        let f = fit_with_eager_limit(m, &fitted, MAX_REGIMES, MIN_POINTS, 65_536).unwrap();
+        assert_eq!(f.eager_limit, 65_536);
+        let last = f.segments.last().unwrap();
+        assert_eq!(last.protocol.as_deref(), Some("rendezvous"));
+        assert_eq!((last.points, last.min_bytes), (1, 1 << 20));
+        assert!((last.alpha_s - 200e-6).abs() < 1e-12, "{last:?}");
+        assert!((last.bandwidth_bps - 5e8).abs() < 1e-3, "{last:?}");
+        for s in &f.segments[..f.segments.len() - 1] {
+            assert_eq!(s.protocol.as_deref(), Some("eager"), "{s:?}");
+        }
+        for &(b, t) in &pts {
+            assert!(
+                (f.predict(b) - t).abs() < 1e-9 * t,
+                "{b}: {} {t}",
+                f.predict(b)
+            );
+        }
+        assert_eq!(f.via(1 << 19), "ring regime 2 (rendezvous)");
+        assert_eq!(f.via(1 << 18), "ring regime 1 (eager)");
+        let plain = fit(m, &fitted, MAX_REGIMES, MIN_POINTS).unwrap();
+        let (b, t) = pts[5];
+        assert_eq!(b, 1 << 19);
+        assert!(
+            (plain.predict(b) - t).abs() > 0.1 * t,
+            "{}",
+            plain.predict(b)
+        );
+    }
+
+    /// With two sizes or more on each side each protocol fits a line of its
+    /// own; a sweep wholly on one side fits as without the limit, named.
+    #[test]
+    fn each_protocol_with_the_sizes_for_a_line_fits_its_own() {
+        let (m, pts) = ring_with_rendezvous(23);
+        let f = fit_with_eager_limit(m, &pts, MAX_REGIMES, MIN_POINTS, 65_536).unwrap();
+        assert_eq!(f.segments.len(), 2, "{f:?}");
+        let lines = [(50e-6, "eager", 1 << 14), (200e-6, "rendezvous", 1 << 19)];
+        for (s, (alpha, name, lo)) in f.segments.iter().zip(lines) {
+            assert!((s.alpha_s - alpha).abs() < 1e-12, "{s:?}");
+            assert!((s.bandwidth_bps - 5e8).abs() < 1e-3, "{s:?}");
+            assert_eq!((s.protocol.as_deref(), s.min_bytes), (Some(name), lo));
+        }
+        let below: Vec<(u64, f64)> = pts.iter().copied().take(4).collect();
+        let f = fit_with_eager_limit(m, &below, MAX_REGIMES, MIN_POINTS, 65_536).unwrap();
+        let g = fit(m, &below, MAX_REGIMES, MIN_POINTS).unwrap();
+        assert_eq!(f.segments.len(), g.segments.len());
+        assert!(
+            f.segments
+                .iter()
+                .all(|s| s.protocol.as_deref() == Some("eager"))
+        );
+        // 0: not known, the plain fit
+        assert_eq!(
+            fit_with_eager_limit(m, &pts, MAX_REGIMES, MIN_POINTS, 0).unwrap(),
+            fit(m, &pts, MAX_REGIMES, MIN_POINTS).unwrap()
+        );
+    }
+
+    /// A protocol fit's lines cross where the times say: an eager limit is
+    /// refused there, and carried by the settings otherwise.
+    #[test]
+    fn an_eager_limit_needs_the_regimes() {
+        let (m, pts) = ring_with_rendezvous(23);
+        let e = fit_measurements(m, &pts, Some(Shape::Protocols), Library::Mpi, 65_536);
+        assert_eq!(e.unwrap_err(), FitError::EagerLimitNeedsRegimes);
+        let e = fit_measurements(m, &pts, None, Library::Nccl, 65_536);
+        assert_eq!(e.unwrap_err(), FitError::EagerLimitNeedsRegimes);
+        assert!(fit_measurements(m, &pts, None, Library::Mpi, 65_536).is_ok());
+        let a = Algos::parse(&["broadcast=ompi-binomial".into()])
+            .unwrap()
+            .with_eager_limit(4096);
+        assert_eq!(a.eager_limit(), 4096);
+        assert_eq!(a.notes().len(), 2);
+        assert!(
+            a.notes()[1].starts_with("fitted with the eager limit 4096 B"),
+            "{:?}",
+            a.notes()
+        );
+        assert_eq!(Algos::default().with_defaults(&a).eager_limit(), 4096);
     }
 }

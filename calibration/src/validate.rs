@@ -309,7 +309,7 @@ fn every_other_size(
     }
     let fit_pts: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
     let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
-    let (f, dropped) = fit_measurements(model, &fit_pts, shape, library)
+    let (f, dropped) = fit_measurements(model, &fit_pts, shape, library, algos.eager_limit())
         .map_err(|e| ValidateError::Fit(op.into(), e))?;
     let screened = crate::fit::screen_reasons(&model, &fit_pts, &dropped)
         .into_iter()
@@ -390,7 +390,7 @@ pub fn validate_between(
             .ok_or_else(|| ValidateError::UnknownOp(op.clone()))
     };
     let (from, to) = (model(algos.0, fitted.ranks)?, model(algos.1, target.ranks)?);
-    let (f, _) = fit_measurements(from, &fitted.points, shape, library)
+    let (f, _) = fit_measurements(from, &fitted.points, shape, library, algos.0.eager_limit())
         .map_err(|e| ValidateError::Fit(op.clone(), e))?;
     let fit = Fit {
         model: to,
@@ -398,6 +398,7 @@ pub fn validate_between(
         sharpness: f.sharpness,
         regime_segment: 0,
         regime_from: Some(from),
+        eager_limit: f.eager_limit,
         segments: f.segments.clone(),
         residuals: f.residuals.clone(),
     };
@@ -424,8 +425,14 @@ pub fn validate_from_pingpong(
     shape: Option<Shape>,
     algos: &Algos,
 ) -> Result<Validation, ValidateError> {
-    let (p2p, _) = fit_measurements(Model::PointToPoint, pingpong, shape, Library::Mpi)
-        .map_err(|e| ValidateError::Fit("pingpong".into(), e))?;
+    let (p2p, _) = fit_measurements(
+        Model::PointToPoint,
+        pingpong,
+        shape,
+        Library::Mpi,
+        algos.eager_limit(),
+    )
+    .map_err(|e| ValidateError::Fit("pingpong".into(), e))?;
     let model = algos
         .model(op, ranks)
         .ok_or_else(|| ValidateError::UnknownOp(op.to_string()))?;
@@ -457,6 +464,7 @@ pub fn validate_from_pingpong(
             Model::PointToPoint | Model::Collective { .. } => 0,
         },
         regime_from: Some(Model::PointToPoint),
+        eager_limit: p2p.eager_limit,
         segments: p2p.segments.clone(),
         residuals: p2p.residuals.clone(),
     };
