@@ -126,7 +126,8 @@ pub struct CollectiveArgs {
     pcie_uplink: Option<String>,
     /// GPUDirect RDMA: NICs read and write GPU memory (true) or transfers
     /// are staged through host memory (false) [default: true on RDMA
-    /// networks, false on TCP ones and calibration profiles].
+    /// networks, false on TCP ones; refused with a calibration profile's
+    /// network, measured end to end].
     #[arg(long)]
     gpudirect: Option<bool>,
     /// Core oversubscription ratio (1 = non-blocking).

@@ -334,6 +334,15 @@ impl Description {
                     ),
                 ));
             }
+            (Some(_), _) if inter.name == PROFILE => {
+                return Err(invalid(
+                    Field::Gpudirect,
+                    format!(
+                        "means nothing with a calibration profile's network (`{}`): its latency and bandwidth were measured end to end, the GPU's way to its NIC included, so dtsim adds neither GPUDirect's latency nor a host-staged copy (leave gpudirect out)",
+                        self.network
+                    ),
+                ));
+            }
             (Some(g), _) => g,
             (None, kind) => kind == Kind::Rdma && inter.name != PROFILE,
         };
@@ -364,7 +373,7 @@ impl Description {
             nic_link,
             pcie_switches,
             gpudirect,
-            latency_end_to_end: inter.name == PROFILE,
+            measured_end_to_end: inter.name == PROFILE,
             nics_per_node: nics,
             oversubscription: self.oversubscription,
             placement: self.placement,

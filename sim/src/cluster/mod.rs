@@ -258,11 +258,13 @@ pub struct ClusterSpec {
     /// Whether NICs read and write GPU memory directly (GPUDirect RDMA);
     /// otherwise transfers across nodes are staged through host memory.
     pub gpudirect: bool,
-    /// Whether the network's latency was measured GPU to GPU (a
-    /// calibration profile fitted on collectives): then a cross-node
-    /// transfer adds no GPU-side latency of its own, which the profile's
-    /// latency already holds.
-    pub latency_end_to_end: bool,
+    /// Whether the network's figures were measured end to end (a
+    /// calibration profile, fitted on collectives or ping-pongs between
+    /// the ranks): then a cross-node transfer adds no GPU-side latency of
+    /// its own and crosses no GPU-side link (the GPU's PCIe link, shared
+    /// switches' uplinks), which the profile's latency and bandwidth
+    /// already hold; only the NICs (and an oversubscribed core) bound it.
+    pub measured_end_to_end: bool,
     /// NICs per node.
     pub nics_per_node: u32,
     /// Core oversubscription ratio (1 = non-blocking).
@@ -321,7 +323,7 @@ impl ClusterSpec {
             nic_link: None,
             pcie_switches: None,
             gpudirect: false,
-            latency_end_to_end: false,
+            measured_end_to_end: false,
             nics_per_node: 1,
             oversubscription: 1.0,
             placement: Placement::Contiguous,
@@ -432,7 +434,7 @@ impl ClusterSpec {
     /// transfer: GPUDirect RDMA's ([`presets::GPUDIRECT_RDMA_LATENCY_S`])
     /// or, staged through host memory, the PCIe link's.
     pub fn gpu_nic_latency(&self) -> f64 {
-        if self.latency_end_to_end {
+        if self.measured_end_to_end {
             0.0
         } else if self.gpudirect {
             presets::GPUDIRECT_RDMA_LATENCY_S
@@ -852,6 +854,12 @@ impl Topology {
         } else {
             x
         };
+        // a profile's bandwidth was measured through the GPU's way to its
+        // NIC: only the NIC bounds it
+        if s.measured_end_to_end {
+            p.push(self.nic_up(n, nic));
+            return;
+        }
         p.push(self.pcie_up(sender));
         if self.via_cpu(sender, nic) {
             p.push(self.uplink_up(n, pairing.switch_of_gpu(sender % s.gpus_per_node)));
@@ -866,6 +874,9 @@ impl Topology {
     fn nic_to_gpu(&self, p: &mut Path, y: u32, n: u32, nic: u32) {
         let s = &self.spec;
         p.push(self.nic_down(n, nic));
+        if s.measured_end_to_end {
+            return;
+        }
         if self.via_cpu(y, nic) {
             let pairing = self.pairing;
             p.push(self.uplink_up(n, pairing.switch_of_nic(nic)));
@@ -988,7 +999,7 @@ mod tests {
             nic_link: None,
             pcie_switches: None,
             gpudirect: false,
-            latency_end_to_end: false,
+            measured_end_to_end: false,
             nics_per_node: nics,
             oversubscription: over,
             placement: Placement::Contiguous,

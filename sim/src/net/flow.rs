@@ -531,7 +531,7 @@ mod tests {
             nic_link: None,
             pcie_switches: None,
             gpudirect: false,
-            latency_end_to_end: false,
+            measured_end_to_end: false,
             nics_per_node: 1,
             oversubscription: 1.0,
             placement: Placement::Contiguous,

@@ -2178,7 +2178,7 @@ density = 0.1
         assert_eq!(c.nic_link.as_ref().unwrap().name, "pcie3-x16");
         // the network's own latency, not end to end: only a network
         // profile's is
-        assert!(!c.latency_end_to_end);
+        assert!(!c.measured_end_to_end);
         let over = text.replace(
             "intra = \"node.toml\"",
             "intra = \"node.toml\"\nintra_bandwidth = \"100GB/s\"\nnic_link = \"pcie4-x16\"",

@@ -794,3 +794,65 @@ fn a_rings_latency_is_its_chain_of_hops() {
         );
     }
 }
+
+/// A calibration profile's network was measured end to end, the GPU's
+/// way to its NIC included: a transfer across nodes crosses the NICs only
+/// (not the GPU's PCIe link, nor shared switches' uplinks) and adds no
+/// GPU-side latency, so a ring over single-GPU nodes reaches the
+/// profile's own bus bandwidth even where it is faster than PCIe, as the
+/// fit that wrote it does (`dtsim collective --network PROFILE` used to
+/// cap it at the default pcie3-x16's 12.4 GB/s). The same cluster on a
+/// preset of that speed stays bound by PCIe; GPUDirect means nothing with
+/// a profile and is refused.
+#[test]
+fn a_profile_network_is_measured_end_to_end() {
+    let dir = std::env::temp_dir().join(format!("dtsim-topo-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("net.toml");
+    std::fs::write(
+        &path,
+        "[network]\nlatency_s = 4e-6\nbandwidth_bps = 3.4e11\n",
+    )
+    .unwrap();
+    let net = path.to_str().unwrap();
+    for (g, switches) in [(1, None), (8, None), (8, Some(2))] {
+        let c = Description {
+            gpus_per_pcie_switch: switches,
+            ..Description::new(2, g, net)
+        }
+        .build()
+        .unwrap();
+        assert!(c.measured_end_to_end && !c.gpudirect);
+        assert_eq!(c.gpu_nic_latency(), 0.0);
+        let topo = sim::cluster::Topology::new(&c);
+        let p = topo.path(
+            sim::cluster::Endpoint::Gpu(0),
+            sim::cluster::Endpoint::Gpu(g),
+        );
+        assert_eq!(
+            p.links(),
+            &[topo.nic_up(0, 0), topo.nic_down(1, 0)],
+            "{g} {switches:?}"
+        );
+        assert_eq!(p.latency, 4e-6);
+        assert_eq!(topo.path_bandwidth(&p), 3.4e11);
+    }
+    // 16 single-GPU nodes: the ring's bus bandwidth is the profile's, less
+    // its 30 steps' latency (120 µs of the 23.7 ms the bytes take, 0.51%)
+    let c = Description::new(16, 1, net).build().unwrap();
+    assert_ring_busbw(&c, 4.0 * 1024.0 * 1024.0 * 1024.0, 340.0, 0.994, "profile");
+    let d = Description {
+        bandwidth: Some("340GB/s".into()),
+        ..Description::new(16, 1, "ib-ndr-400g")
+    };
+    let (_, f) = ring_busbw(&d.build().unwrap(), 4.0 * 1024.0 * 1024.0 * 1024.0);
+    assert!(f < 13.0, "{f}");
+    let e = Description {
+        gpudirect: Some(true),
+        ..Description::new(2, 1, net)
+    }
+    .build()
+    .unwrap_err();
+    assert!(e.message.contains("measured end to end"), "{e:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
