@@ -261,6 +261,24 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
         What::Training(t) => &t.output,
     };
     crate::error::output_file("-o", out)?;
+    // the profile must not replace a log or a file it is made from
+    let inputs: Vec<&PathBuf> = match &a.what {
+        What::Net(n) => n.nccl_tests.iter().chain(&n.osu).collect(),
+        What::Training(t) => t.scenario.iter().chain([&t.measured]).collect(),
+        What::Kernels(_) | What::Collectives(_) => Vec::new(),
+    };
+    if let Ok(target) = std::fs::canonicalize(out)
+        && let Some(input) = inputs
+            .iter()
+            .find(|i| std::fs::canonicalize(i).is_ok_and(|c| c == target))
+    {
+        return Err(CliError::Input(format!(
+            "-o {}: that is an input ({}): writing the profile there would destroy it; name \
+             another file",
+            out.display(),
+            input.display()
+        )));
+    }
     let who = requester();
     // a kernel calibration's checkpoint, which its finished profile replaces
     let mut checkpoint = None;
@@ -335,6 +353,18 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                     f.source,
                     f.op,
                     f.screened_out_bytes
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" B, ")
+                );
+            }
+            if !f.unmeasured_bytes.is_empty() {
+                eprintln!(
+                    "{} `{}`: kept out of the fit as measuring no message (a size or a time of 0): {} B",
+                    f.source,
+                    f.op,
+                    f.unmeasured_bytes
                         .iter()
                         .map(u64::to_string)
                         .collect::<Vec<_>>()

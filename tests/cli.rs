@@ -2851,3 +2851,48 @@ fn the_eager_limit_breaks_the_regimes() {
         assert_bad(&dtsim(&args), &[says]);
     }
 }
+
+/// `dtsim calibrate -o` naming one of its own inputs is refused (exit 2)
+/// and the input is left as it was; a size-0 row of an nccl-tests log is
+/// kept out of the fit and said so.
+#[test]
+fn calibrate_does_not_overwrite_its_inputs() {
+    let dir = common::fresh_dir("cli", "calibrate-own-input");
+    let log = dir.join("all_reduce_perf.log");
+    std::fs::copy(
+        fixture("nccl-tests/autodl_1x2_2080ti_pcie_allgather_broadcast.txt"),
+        &log,
+    )
+    .unwrap();
+    let before = std::fs::read_to_string(&log).unwrap();
+    let same = dir.join(".").join("all_reduce_perf.log");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        log.to_str().unwrap(),
+        "-o",
+        same.to_str().unwrap(),
+    ]);
+    assert_bad(&o, &["that is an input", "name another file"]);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
+    let out = dir.join("net.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        log.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("kept out of the fit as measuring no message (a size or a time of 0): 0 B"),
+        "{}",
+        stderr(&o)
+    );
+    let saved = std::fs::read_to_string(&out).unwrap();
+    assert!(saved.contains("unmeasured_bytes = [0]"), "{saved}");
+    assert!(!saved.contains("min_bytes = 0\n"), "{saved}");
+}

@@ -193,7 +193,16 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
                 residual,
             })
             .collect(),
-        screened_out_bytes: screened.iter().map(|p| p.0).collect(),
+        screened_out_bytes: screened
+            .iter()
+            .filter(|p| crate::fit::unmeasured(p.0, p.1).is_none())
+            .map(|p| p.0)
+            .collect(),
+        unmeasured_bytes: screened
+            .iter()
+            .filter(|p| crate::fit::unmeasured(p.0, p.1).is_some())
+            .map(|p| p.0)
+            .collect(),
         ranks_inferred: None,
         skipped_lines: 0,
     }
@@ -304,7 +313,12 @@ pub fn net(req: &NetRequest, who: &Requester) -> Result<Profile, CalibrateError>
             skipped_lines: log.skipped.len() as u64,
             ..fit_entry(src, &log.op, ranks, &f, &screened)
         });
-        measurements.extend(pts.iter().map(|&(size_bytes, time_s)| MeasurementEntry {
+        // a profile's measurements are of messages (its reader refuses a
+        // time of 0); what measures none is listed in the fit's entry
+        let measured = pts
+            .iter()
+            .filter(|p| crate::fit::unmeasured(p.0, p.1).is_none());
+        measurements.extend(measured.map(|&(size_bytes, time_s)| MeasurementEntry {
             op: log.op.clone(),
             size_bytes,
             time_s,

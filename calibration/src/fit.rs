@@ -1788,6 +1788,20 @@ pub const MAX_REGIMES: usize = 8;
 /// See [`MAX_REGIMES`].
 pub const MIN_POINTS: usize = 2;
 
+/// Why a (size bytes, seconds) point measures no message, if it does not:
+/// a size of 0, for which the library returns at once (nccl-tests' first
+/// rows), or a time of 0, under the log's resolution. Such points are
+/// kept out of every fit and held-out set, and listed with this reason.
+pub fn unmeasured(size_bytes: u64, time_s: f64) -> Option<&'static str> {
+    if size_bytes == 0 {
+        Some("size 0: nothing is sent (the library returns at once), so it measures no message")
+    } else if time_s.is_nan() || time_s <= 0.0 {
+        Some("a time of 0: under the log's resolution, not a measurement")
+    } else {
+        None
+    }
+}
+
 /// A fit of `shape` ([`fit_protocols`], or [`fit_with_eager_limit`]
 /// with dtsim's regime settings and the transport's eager limit `eager`,
 /// bytes, 0 where not known; `None`: the library's
@@ -1805,7 +1819,12 @@ pub fn fit_measurements(
     library: Library,
     eager: u64,
 ) -> Result<(Fit, Vec<(u64, f64)>), FitError> {
-    let (kept, dropped) = screen_for(&model, points);
+    // points that measure no message never reach the fit
+    let (none, measured): (Points, Points) =
+        points.iter().partition(|p| unmeasured(p.0, p.1).is_some());
+    let (kept, mut dropped) = screen_for(&model, &measured);
+    dropped.extend(none);
+    dropped.sort_by_key(|p| p.0);
     let f = match shape.unwrap_or(library.default_shape()) {
         Shape::Protocols if eager > 0 => return Err(FitError::EagerLimitNeedsRegimes),
         Shape::Protocols => fit_protocols(model, &kept, library)?,
@@ -1820,6 +1839,9 @@ pub fn screen_reasons(model: &Model, points: &[(u64, f64)], dropped: &[(u64, f64
     dropped
         .iter()
         .map(|&(m, t)| {
+            if let Some(why) = unmeasured(m, t) {
+                return why.to_string();
+            }
             let zone = model.zone(m as f64);
             let best = points
                 .iter()

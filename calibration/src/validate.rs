@@ -215,16 +215,17 @@ pub fn points_of(log: &Log) -> Vec<(u64, f64)> {
     median_per_size(log.rows.iter().map(|r| (r.size_bytes, r.time_s)).collect())
 }
 
-/// Distinct (size, time) points by size, a repeated size at its median
-/// time; points of no time are dropped.
+/// Distinct (size, time) points by size, a repeated size at the median of
+/// its positive times; a size with none keeps a time of 0, which
+/// [`crate::fit::unmeasured`] then names.
 fn median_per_size(mut rows: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
     rows.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let mut out: Vec<(u64, f64)> = rows
-        .chunk_by(|a, b| a.0 == b.0)
-        .map(|g| (g[0].0, median(g.iter().map(|r| r.1).collect())))
-        .collect();
-    out.retain(|p| p.1 > 0.0);
-    out
+    rows.chunk_by(|a, b| a.0 == b.0)
+        .map(|g| {
+            let times: Vec<f64> = g.iter().map(|r| r.1).filter(|&t| t > 0.0).collect();
+            (g[0].0, if times.is_empty() { 0.0 } else { median(times) })
+        })
+        .collect()
 }
 
 /// The ranks of a log: its own count when it states one, else `fallback`
@@ -301,16 +302,31 @@ fn every_other_size(
     let model = algos
         .model(op, ranks)
         .ok_or_else(|| ValidateError::UnknownOp(op.into()))?;
-    if pts.len() < 4 {
+    // points that measure no message (nccl-tests' size 0) are neither
+    // fitted nor held out; the sizes alternate as the log lists them
+    let none = |p: &(u64, f64)| crate::fit::unmeasured(p.0, p.1).is_some();
+    let measured = pts.iter().filter(|p| !none(p)).count();
+    if measured < 4 {
         return Err(ValidateError::TooFewSizes {
             op: op.into(),
-            n: pts.len(),
+            n: measured,
         });
     }
     let fit_pts: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
-    let held: Vec<(u64, f64)> = pts.iter().copied().skip(1).step_by(2).collect();
+    let held: Vec<(u64, f64)> = pts
+        .iter()
+        .copied()
+        .skip(1)
+        .step_by(2)
+        .filter(|p| !none(p))
+        .collect();
+    let none: Vec<(u64, f64)> = pts.iter().copied().filter(none).collect();
     let (f, dropped) = fit_measurements(model, &fit_pts, shape, library, algos.eager_limit())
         .map_err(|e| ValidateError::Fit(op.into(), e))?;
+    // the fit lists the unmeasured points it was given; the held-out ones too
+    let mut dropped = dropped;
+    dropped.extend(none.into_iter().filter(|p| !fit_pts.contains(p)));
+    dropped.sort_by_key(|p| p.0);
     let screened = crate::fit::screen_reasons(&model, &fit_pts, &dropped)
         .into_iter()
         .zip(&dropped)

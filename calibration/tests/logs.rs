@@ -1008,6 +1008,102 @@ mod errors {
         assert!(err.text().contains("Test NCCL failure"), "{err}");
     }
 
+    /// What Slurm, Open MPI and the kernel print when a run dies, inside a
+    /// table: an error at its line, as the docs list them.
+    #[test]
+    fn a_killed_or_cancelled_run_inside_a_table() {
+        let text = read("nccl-tests", "gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+        for failure in [
+            "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=123.0. Some of your processes may have been killed by the cgroup out-of-memory handler.",
+            "[node1:1234] *** Process received signal ***",
+            "slurmstepd: error: *** STEP 123.0 ON node1 CANCELLED AT 2026-11-29T10:00:00 DUE TO TIME LIMIT ***",
+        ] {
+            let mut lines: Vec<&str> = text.lines().collect();
+            lines.insert(30, failure);
+            let err =
+                parse_nccl_tests_named(&lines.join("\n"), Some("gcp_allreduce.txt")).unwrap_err();
+            assert!(
+                matches!(err, ParseError::Interrupted { line: 31, .. }),
+                "{failure}: {err}"
+            );
+        }
+    }
+
+    /// A benchmark that says its results were wrong is refused at the line
+    /// that says so: nccl-tests' `#wrong` count, its footer's out-of-bounds
+    /// count, an OSU row that failed validation.
+    #[test]
+    fn wrong_results_are_refused() {
+        let text = read("nccl-tests", "gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+        let wrong = text.replacen(
+            "    123.0    0.00    0.00      0    122.7    0.00    0.00      0",
+            "    123.0    0.00    0.00     17    122.7    0.00    0.00      0",
+            1,
+        );
+        assert_ne!(wrong, text);
+        let err = parse_nccl_tests_named(&wrong, Some("gcp_allreduce.txt")).unwrap_err();
+        assert!(
+            matches!(err, ParseError::WrongResults { line: 29, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("17 wrong elements"), "{err}");
+        let footer = text.replace(
+            "# Out of bounds values : 0 OK",
+            "# Out of bounds values : 3 FAILED",
+        );
+        assert_ne!(footer, text);
+        let err = parse_nccl_tests_named(&footer, Some("gcp_allreduce.txt")).unwrap_err();
+        assert!(matches!(err, ParseError::WrongResults { .. }), "{err}");
+        assert!(err.to_string().contains("3 values out of bounds"), "{err}");
+        let osu = read(
+            "osu",
+            "cscs_alps_osu_alltoall_cpu_2node_8ranks_validation.txt",
+        );
+        let failed = osu.replacen(
+            "65536                  36.53              Pass",
+            "65536                  36.53              Fail",
+            1,
+        );
+        assert_ne!(failed, osu);
+        let err = parse_osu(&failed).unwrap_err();
+        assert!(
+            matches!(err, ParseError::WrongResults { line: 22, .. }),
+            "{err}"
+        );
+    }
+
+    /// A time or a size that a profile could not hold is refused at its
+    /// row, not written into a profile that dtsim then refuses to read.
+    #[test]
+    fn times_and_sizes_a_profile_cannot_hold() {
+        let text = read("nccl-tests", "gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
+        let huge = text.replacen(
+            "    123.0    0.00    0.00      0    122.7",
+            "    1e300    0.00    0.00      0    122.7",
+            1,
+        );
+        assert_ne!(huge, text);
+        let err = parse_nccl_tests_named(&huge, Some("gcp_allreduce.txt")).unwrap_err();
+        assert!(
+            matches!(err, ParseError::BadValue { line: 29, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("at most 1e6 s"), "{err}");
+        let osu = read(
+            "osu",
+            "cscs_alps_osu_alltoall_cpu_2node_8ranks_validation.txt",
+        );
+        let big = osu.replacen(
+            "1048576               519.85",
+            "2251799813685248      519.85",
+            1,
+        );
+        assert_ne!(big, osu);
+        let err = parse_osu(&big).unwrap_err();
+        assert!(matches!(err, ParseError::BadValue { .. }), "{err}");
+        assert!(err.to_string().contains("at most 2^50 bytes"), "{err}");
+    }
+
     #[test]
     fn a_crash_after_an_osu_table() {
         // The crash report of open-mpi/ompi issue #9761, after osu_alltoall.

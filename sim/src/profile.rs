@@ -180,6 +180,11 @@ pub struct FitEntry {
     /// (`calibration::fit::screen`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub screened_out_bytes: Vec<u64>,
+    /// Sizes of the log that measure no message, kept out of the fit: a
+    /// size of 0 (the library returns at once) or a time of 0 (under the
+    /// log's resolution) (`calibration::fit::unmeasured`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured_bytes: Vec<u64>,
     /// How `ranks` was inferred, where the log did not state it (an
     /// nccl-tests log without `# Rank` lines: from busbw/algbw).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -571,6 +576,7 @@ mod tests {
                 }],
                 residuals: vec![],
                 screened_out_bytes: vec![],
+                unmeasured_bytes: vec![],
                 ranks_inferred: Some("16 ranks inferred".into()),
                 skipped_lines: 3,
             }],

@@ -171,7 +171,14 @@ pub(crate) const FAILURES: &[&str] = &[
     "job step aborted",
     "exited with exit code",
     "killed",
+    "oom-kill",
+    "oom_kill",
     "out of memory",
+    "received signal",
+    "due to time limit",
+    "due to preemption",
+    "due to node failure",
+    "cancelled at",
 ];
 
 /// Whether `body` reports a failed run ([`FAILURES`]).
@@ -350,6 +357,22 @@ pub enum ParseError {
         /// What should have been there.
         expected: &'static str,
     },
+    /// The benchmark says its results were wrong: nccl-tests' `#wrong`
+    /// count above 0 or its footer's `Out of bounds values : N FAILED`, an
+    /// OSU row's `Validation` of `Fail`. Its times measure a collective
+    /// that did not work.
+    #[error(
+        "line {line}: the benchmark reports wrong results ({what}); its times do not measure a \
+         working collective: rerun it, or cut the failed run out of the log: `{text}`"
+    )]
+    WrongResults {
+        /// The line that says so.
+        line: usize,
+        /// Its text.
+        text: String,
+        /// What it says, in words.
+        what: String,
+    },
     /// The collective cannot be determined from the content or the file name.
     #[error(
         "line {line}: cannot tell which collective this table measures; expected {expected} \
@@ -422,6 +445,7 @@ impl ParseError {
             | ParseError::SizeOrder { line, .. }
             | ParseError::StrayRow { line, .. }
             | ParseError::Interrupted { line, .. }
+            | ParseError::WrongResults { line, .. }
             | ParseError::UnknownOp { line, .. }
             | ParseError::UnsupportedTest { line, .. }
             | ParseError::MultipleTests { line, .. }
@@ -443,6 +467,7 @@ impl ParseError {
             | ParseError::SizeOrder { text, .. }
             | ParseError::StrayRow { text, .. }
             | ParseError::Interrupted { text, .. }
+            | ParseError::WrongResults { text, .. }
             | ParseError::UnknownOp { text, .. }
             | ParseError::UnsupportedTest { text, .. }
             | ParseError::MultipleTests { text, .. }
@@ -744,6 +769,43 @@ fn field_f64(
     match value.parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(bad_value(line, column, value, expected)),
+    }
+}
+
+/// A measured time (seconds) a profile can hold
+/// ([`sim::profile::MAX_MEASURED_TIME_S`]), or the error naming `line`'s
+/// `column` and `value`: a log whose times `dtsim calibrate` wrote into a
+/// profile that dtsim then refuses to read is refused here, at its line.
+fn within_profile_time(
+    line: &Line<'_>,
+    column: &str,
+    value: &str,
+    time_s: f64,
+) -> Result<f64, ParseError> {
+    if time_s <= sim::profile::MAX_MEASURED_TIME_S {
+        Ok(time_s)
+    } else {
+        Err(bad_value(
+            line,
+            column,
+            value,
+            "a time of at most 1e6 s (11.6 days), the longest a profile holds",
+        ))
+    }
+}
+
+/// A message size dtsim simulates ([`sim::limits::MAX_BYTES`]), or the
+/// error naming `line`'s `column`.
+fn within_size_limit(line: &Line<'_>, column: &str, size: u64) -> Result<u64, ParseError> {
+    if size <= sim::limits::MAX_BYTES {
+        Ok(size)
+    } else {
+        Err(bad_value(
+            line,
+            column,
+            &size.to_string(),
+            "a size of at most 2^50 bytes (1 PiB), the largest dtsim simulates",
+        ))
     }
 }
 

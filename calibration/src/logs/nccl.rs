@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 
 use super::{
     Launcher, Line, Log, ParseError, Row, Skipped, Tool, field_f64, field_u64, is_failure, lines,
-    no_table, op_from_file_name,
+    no_table, op_from_file_name, within_profile_time, within_size_limit,
 };
 
 /// The benchmarks this parser supports, for error messages.
@@ -151,6 +151,14 @@ fn is_footer(body: &str) -> bool {
     ]
     .iter()
     .any(|f| rest.starts_with(f))
+}
+
+/// The count of nccl-tests' `# Out of bounds values : N OK|FAILED` footer.
+fn out_of_bounds(body: &str) -> Option<u64> {
+    let rest = body.trim_start_matches('#').trim_start();
+    let rest = rest.strip_prefix("Out of bounds values")?;
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    rest.split_whitespace().next()?.parse().ok()
 }
 
 /// Comments that start a new run's header.
@@ -403,6 +411,13 @@ impl<'a> Parser<'a, '_> {
             return Ok(());
         };
         if is_footer(line.body) {
+            if let Some(n) = out_of_bounds(line.body).filter(|&n| n > 0) {
+                return Err(ParseError::WrongResults {
+                    line: line.number,
+                    text: line.text(),
+                    what: format!("{n} values out of bounds"),
+                });
+            }
             return self.finish_table();
         }
         if starts_run(line.body) {
@@ -658,7 +673,7 @@ impl Table<'_> {
             let name = column.name.as_str();
             let group = usize::from(column.group.min(2));
             match column.kind {
-                Kind::Size => size = field_u64(line, name, value)?,
+                Kind::Size => size = within_size_limit(line, name, field_u64(line, name, value)?)?,
                 Kind::Count => {
                     field_u64(line, name, value)?;
                 }
@@ -672,7 +687,8 @@ impl Table<'_> {
                 }
                 Kind::Time => {
                     let t = field_f64(line, name, value, "a non-negative time")?;
-                    time[group] = Some(t * self.time_scale);
+                    time[group] =
+                        Some(within_profile_time(line, name, value, t * self.time_scale)?);
                 }
                 Kind::Algbw | Kind::Busbw => {
                     let bw = field_f64(line, name, value, "a non-negative bandwidth in GB/s")?;
@@ -684,11 +700,20 @@ impl Table<'_> {
                         }
                     }
                 }
-                Kind::Wrong => {
-                    if value != "N/A" && value.parse::<u64>().is_err() {
+                Kind::Wrong => match value.parse::<u64>() {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        return Err(ParseError::WrongResults {
+                            line: line.number,
+                            text: line.text(),
+                            what: format!("{n} wrong elements in `{name}`"),
+                        });
+                    }
+                    Err(_) if value == "N/A" => {}
+                    Err(_) => {
                         return Err(bad(line, name, value, "a count of wrong elements or N/A"));
                     }
-                }
+                },
                 Kind::Error => {
                     if value != "N/A" {
                         field_f64(line, name, value, "a relative error or N/A")?;

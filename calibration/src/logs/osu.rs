@@ -21,7 +21,7 @@
 
 use super::{
     Launcher, Line, Log, ParseError, Row, Skipped, Tool, field_f64, field_u64, is_failure, lines,
-    no_table, op_from_file_name,
+    no_table, op_from_file_name, within_profile_time, within_size_limit,
 };
 
 /// The benchmarks this parser supports, for error messages.
@@ -419,13 +419,18 @@ impl<'a> Table<'a> {
                 found: fields.len(),
             });
         }
-        let size = field_u64(line, &self.columns[0].0, fields[0])?;
+        let size = within_size_limit(
+            line,
+            &self.columns[0].0,
+            field_u64(line, &self.columns[0].0, fields[0])?,
+        )?;
         let mut time_s = 0.0;
         let mut algbw_gbps = None;
         for ((name, kind), &value) in self.columns.iter().zip(&fields).take(expected).skip(1) {
             match kind {
                 Kind::Metric(Metric::Latency) => {
-                    time_s = field_f64(line, name, value, "a latency in microseconds")? * 1e-6;
+                    let us = field_f64(line, name, value, "a latency in microseconds")?;
+                    time_s = within_profile_time(line, name, value, us * 1e-6)?;
                 }
                 Kind::Metric(Metric::Bandwidth) => {
                     let mbps = field_f64(line, name, value, "a positive bandwidth in MB/s")?;
@@ -439,7 +444,7 @@ impl<'a> Table<'a> {
                         });
                     }
                     // Lossless for sizes below 2^53 bytes.
-                    time_s = size as f64 / (mbps * 1e6);
+                    time_s = within_profile_time(line, name, value, size as f64 / (mbps * 1e6))?;
                     algbw_gbps = Some(mbps / 1e3);
                 }
                 Kind::Number => {
@@ -449,7 +454,14 @@ impl<'a> Table<'a> {
                     field_u64(line, name, value)?;
                 }
                 Kind::Validation => {
-                    if value != "Pass" && value != "Fail" {
+                    if value == "Fail" {
+                        return Err(ParseError::WrongResults {
+                            line: line.number,
+                            text: line.text(),
+                            what: format!("`{name}` says Fail"),
+                        });
+                    }
+                    if value != "Pass" {
                         return Err(ParseError::BadValue {
                             line: line.number,
                             text: line.text(),
