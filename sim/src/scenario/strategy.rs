@@ -458,8 +458,8 @@ fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), 
 
 /// The `[strategy]` keys that `dense` does not read, each with why, as
 /// (key, whether given, why): Top-k and gTop-k send one message an
-/// iteration with a collective of their own (no fusion, pieces, AllReduce
-/// algorithm or servers); DCT-DP's trainers each push their own layers to
+/// iteration with a collective of their own (no schedule to choose among
+/// messages, no fusion, pieces, AllReduce algorithm or servers); DCT-DP's trainers each push their own layers to
 /// the servers (no fusion, AllReduce algorithm or local aggregation).
 fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, &'static str)> {
     const TOPK: &str = "Top-k and gTop-k send one message an iteration, the whole model's selected elements, by a collective of their own";
@@ -470,6 +470,7 @@ fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, 
     let placement = ("strategy.ps_placement", s.ps_placement.is_some(), PLACED);
     match dense {
         DenseMethod::TopK | DenseMethod::GTopK => vec![
+            ("strategy.schedule", s.schedule.is_some(), TOPK),
             ("strategy.fusion", s.fusion.is_some(), TOPK),
             ("strategy.partition", s.partition.is_some(), TOPK),
             ("strategy.allreduce", s.allreduce.is_some(), TOPK),
@@ -675,6 +676,7 @@ pub(super) fn drop_other_methods_keys(raw: &mut RawScenario, swept: &dyn Fn(&str
 /// the strategy.
 fn clear(s: &mut RawStrategy, key: &str) {
     match key {
+        "strategy.schedule" => s.schedule = None,
         "strategy.fusion" => s.fusion = None,
         "strategy.partition" => s.partition = None,
         "strategy.allreduce" => s.allreduce = None,
@@ -1381,6 +1383,8 @@ backward = "10ms"
     fn other_methods_keys() {
         for (dense, set, key) in [
             ("topk", "fusion = \"64MiB\"", "strategy.fusion"),
+            ("topk", "schedule = \"priority\"", "strategy.schedule"),
+            ("gtopk", "schedule = \"fifo\"", "strategy.schedule"),
             ("gtopk", "partition = \"1MiB\"", "strategy.partition"),
             ("gtopk", "allreduce = \"tree\"", "strategy.allreduce"),
             ("topk", "ps_servers = 2", "strategy.ps_servers"),
@@ -1398,11 +1402,14 @@ backward = "10ms"
             assert!(e.message.contains("means nothing here"), "{e}");
         }
         let sweep = format!(
-            "{GOOD}[strategy]\nfusion = \"32MiB\"\ndensity = 0.01\ndct_lifespan = 10\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"topk\", \"dct\"]\n"
+            "{GOOD}[strategy]\nfusion = \"32MiB\"\nschedule = \"priority\"\ndensity = 0.01\ndct_lifespan = 10\n[sweep]\n\"strategy.dense\" = [\"allreduce\", \"topk\", \"dct\"]\n"
         );
         let p = super::super::load_str(&sweep, "f.toml", "f").unwrap();
         let s: Vec<_> = p.iter().map(|p| p.config.strategy.clone()).collect();
         assert_eq!(s[0].fusion, 32 << 20);
+        assert_eq!(s[0].schedule, crate::strategy::Schedule::Priority);
+        assert_eq!(s[1].schedule, crate::strategy::Schedule::Fifo);
+        assert_eq!(s[2].schedule, crate::strategy::Schedule::Priority);
         assert_eq!((s[1].dense_name(), s[1].density), ("topk", 0.01));
         assert_eq!((s[2].dense_name(), s[2].dct_lifespan), ("dct", 10));
         // a key swept beside the method is kept, and refused where it

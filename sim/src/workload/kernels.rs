@@ -521,6 +521,37 @@ fn read_profile(text: &str, path: &str, what: &str) -> KernelCosts {
     }
 }
 
+/// How a GPU preset's GPU is named where a profile's provenance names
+/// the GPU it was measured on (`dtsim calibrate kernels --backend cuda`
+/// writes `GPU 0: NVIDIA H200 (sm_90, …)` into `host`): the preset, a
+/// substring the name holds, and substrings that name another GPU of the
+/// family (an RTX 2080 Ti is not the `rtx2080` preset). Case ignored.
+const GPU_NAMES: [(&str, &str, &[&str]); 8] = [
+    ("titan-xp", "titan xp", &[]),
+    ("p102-100", "p102-100", &[]),
+    ("rtx2080", "rtx 2080", &[" ti", "super"]),
+    ("rtx3090", "rtx 3090", &[" ti"]),
+    ("v100", "v100", &[]),
+    ("a100", "a100", &[]),
+    ("h100", "h100", &[]),
+    ("h200", "h200", &[]),
+];
+
+/// The GPU preset whose GPU a profile's provenance `host` names, if it
+/// names one dtsim has a preset for ([`GPU_NAMES`]).
+pub fn gpu_preset_named(host: &str) -> Option<&'static str> {
+    let lower = host.to_ascii_lowercase();
+    // the measured GPU's name: after "GPU 0: ", up to its "(" (sm, memory)
+    let name = lower
+        .split_once("gpu 0:")
+        .map_or(lower.as_str(), |(_, r)| r);
+    let name = name.split('(').next().unwrap_or(name);
+    GPU_NAMES
+        .iter()
+        .find(|(_, has, not)| name.contains(has) && !not.iter().any(|n| name.contains(n)))
+        .map(|(preset, _, _)| *preset)
+}
+
 impl KernelCosts {
     /// These costs with `needed`'s replaced by calibration profile
     /// `profile`'s fitted models (`dtsim calibrate kernels`), read from
@@ -531,7 +562,9 @@ impl KernelCosts {
     /// (an unknown backend or form, a cost term out of range, a kernel
     /// modelled twice), a kernel `needed` that the profile lacks (and the
     /// default that would apply without the profile), or a profile
-    /// measured on another kind of device (a CPU's for a GPU preset).
+    /// measured on another kind of device (a CPU's for a GPU preset) or on
+    /// another GPU that has a preset ([`gpu_preset_named`]; a GPU without
+    /// one is taken as the user's choice).
     pub fn with_profile(
         &self,
         profile: &crate::profile::Profile,
@@ -570,6 +603,17 @@ impl KernelCosts {
             if m.backend == "cpu" && is_gpu {
                 return Err(format!(
                     "kernel profile {path} was measured on a CPU (`{name}`: backend cpu), and the model computes on GPU `{device}`: measure on that GPU with `dtsim calibrate kernels --backend cuda`, or remove the key to use the GPU's defaults"
+                ));
+            }
+            // a GPU's profile for another GPU that dtsim knows: its
+            // kernels ran at that GPU's speed
+            if m.backend != "cpu"
+                && let Some(host) = &profile.provenance.host
+                && let Some(measured) = gpu_preset_named(host)
+                && measured != device
+            {
+                return Err(format!(
+                    "kernel profile {path} was measured on another GPU (its provenance: `{host}`, the `{measured}` preset's), and the model computes on `{device}`: set `model.gpu = \"{measured}\"`, measure on the model's GPU with `dtsim calibrate kernels --backend cuda`, or remove the key to use `{device}`'s defaults"
                 ));
             }
             if m.backend != "cpu" && CPU_DEVICES.contains(&device) {

@@ -583,6 +583,56 @@ fn a_kernel_profile_replaces_the_defaults() {
     );
 }
 
+/// A GPU's kernel profile names the GPU it ran on (`calibrate kernels
+/// --backend cuda` writes it into the provenance's `host`): a scenario
+/// whose `model.gpu` is another GPU dtsim has a preset for refuses it at
+/// the key, naming the preset to set; the same GPU's, or a GPU without a
+/// preset (the user's choice), is taken.
+#[test]
+fn a_kernel_profile_of_another_gpu_is_refused() {
+    use sim::workload::kernels::gpu_preset_named;
+    let topk = kernel_model("topk", "cuda", "a + b*m + c*k", 1e-4, 1e-9, 2e-8);
+    let on = |name: &str, gpu: &str| {
+        let host =
+            format!("vm (Intel(R) Xeon(R) Processor); GPU 0: NVIDIA {gpu} (sm_90, 79.2 GiB)");
+        let path = profile(
+            &format!("{name}.toml"),
+            &format!("[provenance]\nhost = \"{host}\"\n{topk}"),
+        );
+        (path, host)
+    };
+    let text = |gpu: &str, path: &str| {
+        format!(
+            "name = \"t\"\niterations = 2\n[cluster]\nnodes = 2\ngpus_per_node = 1\nnetwork = \"eth-1g\"\n[model]\npreset = \"resnet20\"\nbatch_per_gpu = 128\ngpu = \"{gpu}\"\nkernel_profile = \"{}\"\n[strategy]\ndense = \"topk\"\n",
+            path.replace('\\', "/")
+        )
+    };
+    let (h100, host) = on("h100", "H100 80GB HBM3");
+    let e = load_str(&text("p102-100", &h100), "t.toml", "t").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("model.kernel_profile"), "{e}");
+    assert_eq!(e.line, Some(11), "{e}");
+    assert!(
+        e.message
+            .contains(&format!("its provenance: `{host}`, the `h100` preset's"))
+            && e.message.contains("computes on `p102-100`")
+            && e.message.contains("model.gpu = \"h100\""),
+        "{e}"
+    );
+    assert!(load_str(&text("h100", &h100), "t.toml", "t").is_ok());
+    let (l40s, _) = on("l40s", "L40S");
+    assert!(load_str(&text("p102-100", &l40s), "t.toml", "t").is_ok());
+    assert_eq!(gpu_preset_named(&host), Some("h100"));
+    assert_eq!(
+        gpu_preset_named("GPU 0: NVIDIA GeForce RTX 2080 Ti (sm_75, 10.8 GiB)"),
+        None
+    );
+    assert_eq!(
+        gpu_preset_named("GPU 0: NVIDIA GeForce RTX 2080 (sm_75, 7.8 GiB)"),
+        Some("rtx2080")
+    );
+    assert_eq!(gpu_preset_named("vm (Intel(R) Xeon(R) Processor)"), None);
+}
+
 /// The gTop-k paper's LSTM-PTB preset: the release's 66,034,000
 /// parameters, its one-GPU 392 samples/s on the P102-100 (an iteration of
 /// 100 sequences computes for 100/392 s), and the three methods run on it
