@@ -206,6 +206,23 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 tasks.join(", ")
             ))?;
         }
+        if let Some(h) = &r.host_cpu {
+            print_line(format_args!(
+                "  host CPU: busiest {}, {:.2} ms of work an iteration on {} core{} ({:.0}% of their time); its longest task `{}` {:.2} ms ({:.0}% of the iteration)",
+                h.host,
+                ms(h.busy_s),
+                h.cores,
+                if h.cores == 1 { "" } else { "s" },
+                h.utilisation * 100.0,
+                h.longest_task,
+                ms(h.longest_task_s),
+                if r.iteration_time_s > 0.0 {
+                    h.longest_task_s / r.iteration_time_s * 100.0
+                } else {
+                    0.0
+                }
+            ))?;
+        }
         if let Some(ps) = r.ps_servers.as_ref().filter(|p| p.dedicated_machines > 0) {
             print_line(format_args!(
                 "  parameter servers: {} on {} dedicated machine{} of {} cores (strategy.ps_machines), none on the GPU machines",

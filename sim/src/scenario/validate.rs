@@ -604,7 +604,15 @@ fn model_parallel(
     gpus: u32,
 ) -> Result<crate::strategy::Strategy, Invalid> {
     let s = strategy.mp_stages;
-    let key = "strategy.mp_stages";
+    // the stages' count comes from `mp_splits` where `mp_stages` is not
+    // given: a count that does not fit is the splits' then
+    let (key, what) = match (&raw.strategy.mp_stages, &raw.strategy.mp_splits) {
+        (None, Some(names)) => (
+            "strategy.mp_splits",
+            format!("{} splits make {s} stages a trainer, and", names.len()),
+        ),
+        _ => ("strategy.mp_stages", format!("{s} stages a trainer:")),
+    };
     if s < 2 {
         return Ok(strategy);
     }
@@ -637,14 +645,14 @@ fn model_parallel(
     if !gpus.is_multiple_of(s) {
         return Err(invalid(
             key,
-            format!("{s} stages a trainer must divide the cluster's {gpus} GPUs"),
+            format!("{what} the stages must divide the cluster's {gpus} GPUs"),
         ));
     }
     let layers = model.layers.len();
     if s as usize > layers {
         return Err(invalid(
             key,
-            format!("{s} stages for a model of {layers} layers: each stage owns a layer at least"),
+            format!("{what} the model has {layers} layers: each stage owns a layer at least"),
         ));
     }
     let mb = strategy.mp_microbatches;
@@ -859,7 +867,8 @@ fn sorts_in(w: u32, n: u32, l: u32) -> u32 {
     ((w + n - 1) / l + 1).saturating_sub(w.div_ceil(l))
 }
 
-/// [`advice`]'s first check: priority pieces whose latency dominates.
+/// [`advice`]'s first check: priority pieces whose latency is at least
+/// their transfer's.
 fn priority_advice(cfg: &TrainConfig) -> Vec<Invalid> {
     let s = &cfg.strategy;
     let largest = cfg
@@ -892,10 +901,16 @@ fn priority_advice(cfg: &TrainConfig) -> Vec<Invalid> {
         return vec![];
     }
     let even = (latency / transfer * message as f64).ceil();
+    // the key that sets the messages' size: the larger of the two
+    let (key, which) = if fusion > s.partition {
+        ("strategy.fusion", "a fusion buffer")
+    } else {
+        ("strategy.partition", "a partition")
+    };
     vec![invalid(
-        "strategy.partition",
+        key,
         format!(
-            "priority scheduling sends messages of at most {} here, and each costs {:.0} µs of latency against {:.0} µs of transfer: per-message latency dominates and priority may run slower than FIFO; a partition (or fusion) of at least {} keeps latency under half of each message",
+            "priority scheduling sends messages of at most {} here, and each costs {:.0} µs of latency against {:.0} µs of transfer: per-message latency is as large as the transfer or larger, and priority may run slower than FIFO; {which} of at least {} keeps latency under half of each message",
             HumanBytes(message as f64),
             latency * 1e6,
             transfer * 1e6,

@@ -256,6 +256,10 @@ struct Msg {
 struct Host {
     busy: u32,
     queue: VecDeque<(u32, TaskId)>,
+    /// Picoseconds of CPU work started in the measured iterations.
+    work_ps: u128,
+    /// The longest task started in the measured iterations, if any.
+    longest: Option<(SimTime, TaskId)>,
 }
 
 struct Engine<'a> {
@@ -423,6 +427,7 @@ pub fn run(
     };
     let mut r = result(cfg, plan, &record);
     r.host_tasks = super::planner::host::tasks(cfg, plan);
+    r.host_cpu = e.busiest_host(&r);
     let mut timeline = e.timeline.take();
     if let Some(t) = &mut timeline {
         t.iteration_starts = e.start_max;
@@ -434,6 +439,45 @@ pub fn run(
 impl Engine<'_> {
     fn now(&self) -> SimTime {
         self.clock
+    }
+
+    /// The host whose CPU worked longest in the measured iterations of
+    /// `r`, with its cores and longest task; `None` where no host ran a
+    /// CPU task of any length (no servers, no tables in host memory).
+    fn busiest_host(&self, r: &super::RunResult) -> Option<super::result::HostCpu> {
+        let (h, host) = self
+            .hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.work_ps > 0)
+            // the first of equals: the lowest node
+            .max_by(|a, b| a.1.work_ps.cmp(&b.1.work_ps).then(b.0.cmp(&a.0)))?;
+        let nodes = self.nodes as usize;
+        let server = h >= nodes;
+        let cores = match self.plan.server_host_cores {
+            c if server && c > 0 => c,
+            _ => self.plan.host_cores,
+        };
+        let n = f64::from(self.cfg.iterations.max(1));
+        let busy_s = host.work_ps as f64 * 1e-12 / n;
+        let (longest, task) = host.longest.expect("a host that worked started a task");
+        let layer_name = |l: u32| self.cfg.model.layers[l as usize].name.clone();
+        Some(super::result::HostCpu {
+            host: if server {
+                format!("server machine beside node {}", h - nodes)
+            } else {
+                format!("node {h}")
+            },
+            cores,
+            busy_s,
+            utilisation: if r.iteration_time_s > 0.0 {
+                busy_s / (f64::from(cores.max(1)) * r.iteration_time_s)
+            } else {
+                0.0
+            },
+            longest_task: self.plan.name(task, layer_name),
+            longest_task_s: longest.as_secs(),
+        })
     }
 
     fn node_of(&self, gpu: u32) -> u32 {
@@ -833,6 +877,13 @@ impl Engine<'_> {
             };
             self.hosts[host].busy += 1;
             let duration = self.plan.host_duration(task, iter, node);
+            if iter >= self.cfg.warmup_iterations && iter < self.stop {
+                let h = &mut self.hosts[host];
+                h.work_ps += u128::from(duration.0);
+                if h.longest.is_none_or(|(d, _)| duration > d) {
+                    h.longest = Some((duration, task));
+                }
+            }
             self.q.push(now + duration, Event::Cpu { node, iter, task });
         }
     }

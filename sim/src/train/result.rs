@@ -128,6 +128,13 @@ pub struct RunResult {
     /// (a sparse PS).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_tasks: Vec<HostTask>,
+    /// The host CPU that worked longest in the measured iterations (the
+    /// parameter servers' partitions and polling threads, the workers'
+    /// receipts, tables in host memory), where any host ran CPU work: what
+    /// an iteration spends waiting for CPUs, which `exposed_comm_s`
+    /// otherwise holds without a name; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu: Option<HostCpu>,
     /// Bytes per link (DESIGN's "bytes per GPU and per link"): each kind
     /// of link that carries bytes in the measured iterations, with its
     /// busiest link's bytes and utilisation an iteration and the kind's
@@ -153,6 +160,27 @@ pub struct PsServers {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// The busiest host CPU of a run ([`RunResult::host_cpu`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostCpu {
+    /// Which host: "node 3", or "server machine beside node 3" (a
+    /// dedicated server machine, `strategy.ps_machines`).
+    pub host: String,
+    /// Its cores (`cluster.cpu_cores`, or `strategy.ps_machine_cores`).
+    pub cores: u32,
+    /// Seconds of CPU work it runs an iteration, summed over its cores
+    /// and threads (mean over the measured iterations).
+    pub busy_s: f64,
+    /// `busy_s` over its cores' time in an iteration: above 1 the
+    /// iteration waits for this CPU.
+    pub utilisation: f64,
+    /// Its longest single task in the measured iterations (a polling
+    /// thread's chain, a partition's aggregation, a table's update).
+    pub longest_task: String,
+    /// That task's seconds: an iteration holds it whole.
+    pub longest_task_s: f64,
 }
 
 /// A host task of a table in host memory, and its mean seconds an
@@ -350,6 +378,7 @@ pub(super) fn result(cfg: &TrainConfig, plan: &Plan, r: &Record) -> RunResult {
             k
         },
         host_tasks: Vec::new(),
+        host_cpu: None,
         links,
     }
 }

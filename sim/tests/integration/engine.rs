@@ -437,6 +437,34 @@ fn cpu_tasks_queue_for_the_hosts_cores() {
             );
             let (r, _) = engine::run(&cfg, &plan, with(|o| o.every_gpu = every_gpu)).unwrap();
             assert_close(r.iteration_time_s, want * 1e-3, 1e-12, "iteration");
+            // the busiest host: the one that runs both tasks, else (equals)
+            // the node's; its work an iteration, its cores, how busy they
+            // are, and its longest task (the first of equals)
+            let h = r.host_cpu.as_ref().expect("hosts worked");
+            let both_apart = plan.on_server_machines == [false, true, true];
+            let (host, busy, host_cores) = match (both_apart, plan.on_server_machines.is_empty()) {
+                (true, _) => (
+                    "server machine beside node 0",
+                    8.0,
+                    if server_cores > 0 {
+                        server_cores
+                    } else {
+                        cores
+                    },
+                ),
+                (false, true) => ("node 0", 8.0, cores),
+                (false, false) => ("node 0", 4.0, cores),
+            };
+            assert_eq!((h.host.as_str(), h.cores), (host, host_cores), "{h:?}");
+            assert_close(h.busy_s, busy * 1e-3, 1e-12, "busy");
+            assert_close(
+                h.utilisation,
+                busy / (f64::from(host_cores) * want),
+                1e-9,
+                "utilisation",
+            );
+            assert_eq!(h.longest_task, "aggregate a");
+            assert_close(h.longest_task_s, 4e-3, 1e-12, "longest");
         }
     }
 }

@@ -366,11 +366,24 @@ fn stages_are_validated_against_the_model() {
     let e = load_str(&text, "t.toml", "t").unwrap_err();
     assert_eq!(e.key.as_deref(), Some("strategy.mp_stages"), "{e}");
     assert!(
-        e.message.contains("8 stages for a model of 4 layers"),
+        e.message
+            .contains("8 stages a trainer: the model has 4 layers"),
         "{e}"
     );
     let line = |t: &str, start: &str| t.lines().position(|l| l.starts_with(start)).unwrap() + 1;
     assert_eq!(e.line, Some(line(&text, "mp_stages")));
+    // stages made by `mp_splits` alone that do not divide the GPUs: the
+    // splits' key and line (it named `mp_stages`, which the file lacks)
+    let text = mlp(2, 4, "analytical", "mp_splits = [\"a\", \"b\"]");
+    let e = load_str(&text, "t.toml", "t").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("strategy.mp_splits"), "{e}");
+    assert!(
+        e.message.contains(
+            "2 splits make 3 stages a trainer, and the stages must divide the cluster's 8 GPUs"
+        ),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(line(&text, "mp_splits")));
     let text = mlp(2, 4, "analytical", "mp_stages = 2\nmp_sparsity = 0.5").replace(
         &format!("activation_bytes = {}", 32 * 512 * 4),
         "activation_bytes = 65537",
