@@ -789,6 +789,29 @@ fn compute_jitter(v: Option<f64>, default: f64) -> Result<f64, Invalid> {
 /// changes nothing (docs/models.md §6.7).
 pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
     let mut out = priority_advice(cfg);
+    // a compressed method's selection on a GPU dtsim has not measured:
+    // the 2019 implementation's cost, carried over by memory bandwidth
+    let selects = matches!(
+        cfg.strategy.dense,
+        crate::strategy::DenseMethod::TopK
+            | crate::strategy::DenseMethod::GTopK
+            | crate::strategy::DenseMethod::Dct
+    ) || cfg.strategy.mp_sparsity > 0.0;
+    let derived = cfg
+        .model
+        .kernels
+        .topk
+        .source
+        .starts_with("DERIVED: the P102-100's measured Top-k");
+    if selects && derived {
+        out.push(invalid(
+            "model.gpu",
+            format!(
+                "the selection kernels on `{}` cost what the gTop-k authors measured of PyTorch 0.4's torch.topk on a P102-100 (2019), scaled by memory bandwidth: on the H200 and H100, whose kernels dtsim measured, that rule gives 36 and 48 times the measured cost of ResNet-50's 25.6M elements (2 times below a million, where kernel launches dominate; docs/models.md §7), so the compression here is probably overcharged; a `kernel_profile` measured on this GPU (`dtsim calibrate kernels --backend cuda`) replaces it",
+                cfg.model.gpu
+            ),
+        ));
+    }
     let host_tables = cfg
         .model
         .layers

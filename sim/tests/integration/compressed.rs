@@ -633,6 +633,37 @@ fn a_kernel_profile_of_another_gpu_is_refused() {
     assert_eq!(gpu_preset_named("vm (Intel(R) Xeon(R) Processor)"), None);
 }
 
+/// Top-k, gTop-k, DCT-DP or DCT-MP on a GPU whose selection cost is the
+/// P102-100's 2019 measurement carried over by memory bandwidth is warned
+/// of at `model.gpu`; the P102-100 itself, the measured Hopper GPUs, a
+/// kernel profile and an uncompressed method are not.
+#[test]
+fn derived_selection_costs_are_warned_of() {
+    let text = |gpu: &str, dense: &str, extra: &str| {
+        format!(
+            "name = \"t\"\niterations = 2\n[cluster]\nnodes = 2\ngpus_per_node = 1\nnetwork = \"eth-1g\"\n[model]\npreset = \"resnet20\"\nbatch_per_gpu = 128\ngpu = \"{gpu}\"\n{extra}[strategy]\ndense = \"{dense}\"\n"
+        )
+    };
+    let warned = |t: &str| {
+        load_str(t, "t.toml", "t")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .remove(0)
+            .warnings
+            .iter()
+            .any(|w| w.key.as_deref() == Some("model.gpu") && w.message.contains("36 and 48 times"))
+    };
+    for dense in ["topk", "gtopk", "dct"] {
+        assert!(warned(&text("a100", dense, "")), "{dense}");
+        assert!(!warned(&text("p102-100", dense, "")), "{dense}");
+        assert!(!warned(&text("h100", dense, "")), "{dense}");
+    }
+    assert!(!warned(&text("a100", "allreduce", "")));
+    let topk = kernel_model("topk", "cuda", "a + b*m + c*k", 1e-4, 1e-9, 2e-8);
+    let own = profile("own.toml", &topk);
+    let with = format!("kernel_profile = \"{}\"\n", own.replace('\\', "/"));
+    assert!(!warned(&text("a100", "topk", &with)));
+}
+
 /// The gTop-k paper's LSTM-PTB preset: the release's 66,034,000
 /// parameters, its one-GPU 392 samples/s on the P102-100 (an iteration of
 /// 100 sequences computes for 100/392 s), and the three methods run on it

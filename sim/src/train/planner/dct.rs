@@ -101,7 +101,10 @@ pub fn kernel_uses(cfg: &TrainConfig) -> Vec<KernelUse> {
     vec![
         KernelUse {
             kernel: Kernel::Threshold.name().into(),
-            task: format!("DCT threshold (every {life} iterations)"),
+            // the sort's cost over its life-span: the long run's mean, not
+            // the measured window's (`compression_s`), which holds
+            // ⌊iterations/L⌋ sorts or one more
+            task: format!("DCT threshold (every {life} iterations, its cost spread over them)"),
             seconds: sum(&|n, k| c.threshold.time(n, k)) / life as f64,
             source: c.threshold.source.clone(),
         },
