@@ -121,6 +121,20 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         max_median_log2_ratio: a.max_median_log2_ratio,
     };
     limits.check()?;
+    // clap leaves `requires` unchecked beside the logs `--training`
+    // conflicts with: say what these mean without it
+    if a.training.is_none() {
+        for (flag, given) in [
+            ("--scenario", a.scenario.is_some()),
+            ("--fit-on", a.fit_on.is_some()),
+        ] {
+            if given {
+                return Err(CliError::Input(format!(
+                    "{flag} goes with --training (measured training runs); it means nothing beside logs or profiles"
+                )));
+            }
+        }
+    }
     if let Some(measured) = &a.training {
         return training(&a, measured.clone(), a.scenario.clone());
     }

@@ -103,8 +103,30 @@ fn a_validation_limit_exceeded_exits_1_and_a_bad_limit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(
         stderr(&o),
-        "error: --max-median-error must be a non-negative number\n"
+        "error: --max-median-error must be a finite number, 0 or more, got -1\n"
     );
+    // a percentage given for the fraction, and the training flags beside
+    // logs
+    for (args, says) in [
+        (
+            vec!["--max-median-error", "5"],
+            "error: --max-median-error is a fraction (0.05 = 5%), and 5 is 500%: give 0.05 for 5%\n",
+        ),
+        (
+            vec!["--scenario", "s.toml"],
+            "error: --scenario goes with --training (measured training runs); it means nothing beside logs or profiles\n",
+        ),
+        (
+            vec!["--fit-on", "cluster.nodes=1"],
+            "error: --fit-on goes with --training (measured training runs); it means nothing beside logs or profiles\n",
+        ),
+    ] {
+        let mut a = vec!["validate", "--nccl-tests", &log];
+        a.extend(args);
+        let o = dtsim(&a);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(stderr(&o), says);
+    }
 }
 
 /// `dtsim run … | head -1`: the reader leaves after one line; the run ends

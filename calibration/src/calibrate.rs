@@ -1535,8 +1535,19 @@ impl Limits {
             if let Some(m) = v
                 && !(m.is_finite() && m >= 0.0)
             {
-                return Err(input(format!("{flag} must be a non-negative number")));
+                return Err(input(format!(
+                    "{flag} must be a finite number, 0 or more, got {m}"
+                )));
             }
+        }
+        // a fraction: 5 is 500%, which no fit that deserves the name
+        // misses by; the user meant 0.05
+        if let Some(m) = self.max_median_error.filter(|&m| m > 1.0) {
+            return Err(input(format!(
+                "--max-median-error is a fraction (0.05 = 5%), and {m} is {:.0}%: give {} for {m}%",
+                m * 100.0,
+                m / 100.0
+            )));
         }
         Ok(())
     }

@@ -538,7 +538,7 @@ const GPU_NAMES: [(&str, &str, &[&str]); 8] = [
 ];
 
 /// The GPU preset whose GPU a profile's provenance `host` names, if it
-/// names one dtsim has a preset for ([`GPU_NAMES`]).
+/// names one dtsim has a preset for (matched by the name the GPU is sold under).
 pub fn gpu_preset_named(host: &str) -> Option<&'static str> {
     let lower = host.to_ascii_lowercase();
     // the measured GPU's name: after "GPU 0: ", up to its "(" (sm, memory)
