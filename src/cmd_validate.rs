@@ -155,6 +155,24 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         algos,
     };
     let results = calibrate::validate(&req)?;
+    // a log's own rank count wins over --ranks: say so where they differ
+    if let Some(given) = req.ranks {
+        for v in results.iter().filter(|v| {
+            v.ranks != given
+                && matches!(v.tool.as_str(), "nccl-tests" | "osu")
+                && !matches!(v.op.as_str(), "latency" | "bw")
+        }) {
+            eprintln!(
+                "warning: --ranks {given}: {} says its `{}` ran on {} ranks{}, and that count is used",
+                v.source,
+                v.op,
+                v.ranks,
+                v.ranks_inferred
+                    .as_deref()
+                    .map_or(String::new(), |how| format!(" ({how})"))
+            );
+        }
+    }
     // an algorithm named for an operation none of the measurements holds
     // changes nothing: say so rather than let it pass for applied
     for op in named {

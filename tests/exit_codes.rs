@@ -127,6 +127,15 @@ fn a_validation_limit_exceeded_exits_1_and_a_bad_limit_2() {
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert_eq!(stderr(&o), says);
     }
+    // --ranks beside a log that states its own: the log's, and a warning
+    let o = dtsim(&["validate", "--nccl-tests", &log, "--ranks", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: --ranks 3: ")
+            && stderr(&o).contains("and that count is used"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `dtsim run … | head -1`: the reader leaves after one line; the run ends

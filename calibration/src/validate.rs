@@ -123,7 +123,8 @@ pub enum ValidateError {
     BadRanks(String, u32),
     /// Too few sizes to fit on half and predict the other half.
     #[error(
-        "`{op}`: {n} distinct sizes; at least 4 are needed to fit on half and predict the rest"
+        "`{op}`: {n} distinct size{s}; at least 4 are needed to fit on half and predict the rest",
+        s = if *.n == 1 { "" } else { "s" }
     )]
     TooFewSizes {
         /// Operation.

@@ -271,8 +271,9 @@ pub enum ParseError {
     },
     /// A data row with fewer fields than the column-title line names.
     #[error(
-        "line {line}: data row has {found} fields but the column titles name {expected}; \
-         column `{column}` is missing (truncated row?): `{text}`"
+        "line {line}: data row has {found} field{s} but the column titles name {expected}; \
+         column `{column}` is missing (truncated row?): `{text}`",
+        s = if *.found == 1 { "" } else { "s" }
     )]
     MissingColumn {
         /// The data row.
@@ -288,7 +289,8 @@ pub enum ParseError {
     },
     /// A data row with more fields than the column-title line names.
     #[error(
-        "line {line}: data row has {found} fields but the column titles name {expected}: `{text}`"
+        "line {line}: data row has {found} field{s} but the column titles name {expected}: `{text}`",
+        s = if *.found == 1 { "" } else { "s" }
     )]
     ExtraColumn {
         /// The data row.
