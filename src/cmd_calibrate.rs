@@ -347,29 +347,25 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
             if let Some(how) = &f.ranks_inferred {
                 eprintln!("{} `{}`: {how}", f.source, f.op);
             }
-            if !f.screened_out_bytes.is_empty() {
-                eprintln!(
-                    "{} `{}`: kept out of the fit as measurement anomalies (throughput under 60% of the best at a smaller size): {} B",
-                    f.source,
-                    f.op,
-                    f.screened_out_bytes
-                        .iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" B, ")
-                );
-            }
-            if !f.unmeasured_bytes.is_empty() {
-                eprintln!(
-                    "{} `{}`: kept out of the fit as measuring no message (a size or a time of 0): {} B",
-                    f.source,
-                    f.op,
-                    f.unmeasured_bytes
-                        .iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" B, ")
-                );
+            for (bytes, why) in [
+                (
+                    &f.screened_out_bytes,
+                    "measurement anomalies (throughput under 60% of the best at a smaller size)",
+                ),
+                (
+                    &f.unmeasured_bytes,
+                    "measuring no message (a size or a time of 0)",
+                ),
+            ] {
+                if !bytes.is_empty() {
+                    let sizes: Vec<String> = bytes.iter().map(u64::to_string).collect();
+                    eprintln!(
+                        "{} `{}`: kept out of the fit as {why}: {} B",
+                        f.source,
+                        f.op,
+                        sizes.join(" B, ")
+                    );
+                }
             }
             if f.skipped_lines > 0 {
                 eprintln!(

@@ -165,6 +165,12 @@ pub fn read_logs(paths: &[PathBuf]) -> Result<Vec<(String, Log)>, CalibrateError
 
 /// A fit as the profile records it.
 fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)]) -> FitEntry {
+    // what measures no message apart from the anomalies
+    let (unmeasured, anomalies): (crate::fit::Points, crate::fit::Points) = screened
+        .iter()
+        .partition(|p| crate::fit::unmeasured(p.0, p.1).is_some());
+    let screened_out_bytes = anomalies.iter().map(|p| p.0).collect();
+    let unmeasured_bytes = unmeasured.iter().map(|p| p.0).collect();
     FitEntry {
         source: source.to_string(),
         op: op.to_string(),
@@ -193,16 +199,8 @@ fn fit_entry(source: &str, op: &str, ranks: u32, f: &Fit, screened: &[(u64, f64)
                 residual,
             })
             .collect(),
-        screened_out_bytes: screened
-            .iter()
-            .filter(|p| crate::fit::unmeasured(p.0, p.1).is_none())
-            .map(|p| p.0)
-            .collect(),
-        unmeasured_bytes: screened
-            .iter()
-            .filter(|p| crate::fit::unmeasured(p.0, p.1).is_some())
-            .map(|p| p.0)
-            .collect(),
+        screened_out_bytes,
+        unmeasured_bytes,
         ranks_inferred: None,
         skipped_lines: 0,
     }

@@ -1065,19 +1065,25 @@ fn needs_bandwidth(pts: &[Pt], segments: &[Segment]) -> Result<(), FitError> {
 /// [`Model::structure`] where its time is a straight line in the size);
 /// at least two.
 fn usable(model: &Model, points: &[(u64, f64)]) -> Result<Vec<Pt>, FitError> {
+    let pts = model_points(model, points);
+    if pts.len() < 2 {
+        return Err(FitError::TooFewPoints(pts.len()));
+    }
+    Ok(pts)
+}
+
+/// `points` of a positive, finite time, by size, each with `model`'s
+/// latency and bandwidth terms at its size ([`Pt`]).
+fn model_points(model: &Model, points: &[(u64, f64)]) -> Vec<Pt> {
     let mut pts: Vec<(f64, f64)> = points
         .iter()
         .filter(|p| p.1 > 0.0 && p.1.is_finite())
         .map(|&(m, t)| (m as f64, t))
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if pts.len() < 2 {
-        return Err(FitError::TooFewPoints(pts.len()));
-    }
     let st = model.structure();
     let straight = model.is_straight();
-    Ok(pts
-        .into_iter()
+    pts.into_iter()
         .map(|(m, t)| {
             let (s, g) = if straight {
                 (st.steps, st.bytes * m)
@@ -1086,7 +1092,7 @@ fn usable(model: &Model, points: &[(u64, f64)]) -> Result<Vec<Pt>, FitError> {
             };
             Pt { m, t, s, g }
         })
-        .collect())
+        .collect()
 }
 
 /// Fits `model` to (size bytes, seconds) points with up to `max_segments`
@@ -1268,28 +1274,34 @@ pub fn fit_with_eager_limit(
             a.residuals.extend(b.residuals);
             a
         }
-        (true, false) => {
-            let mut a = named(fit(model, &eagerly, max_segments, min_points)?, "eager");
-            let near = nearest_regime(&a.segments, &rndv);
-            let (seg, res) =
-                latency_through(&model, &rndv, a.segments[near].bandwidth_bps, "rendezvous")?;
-            a.segments.push(seg);
-            a.residuals.extend(res);
-            a
-        }
-        (false, true) => {
-            let mut b = named(fit(model, &rndv, max_segments, min_points)?, "rendezvous");
-            let near = nearest_regime(&b.segments, &eagerly);
-            let (seg, res) =
-                latency_through(&model, &eagerly, b.segments[near].bandwidth_bps, "eager")?;
-            b.segments.push(seg);
-            b.residuals.extend(res);
-            b
-        }
+        // one protocol fits lines of its own; the other's few sizes take
+        // the bandwidth of its nearest regime
+        (true, false) => lend(
+            named(fit(model, &eagerly, max_segments, min_points)?, "eager"),
+            &rndv,
+            "rendezvous",
+        )?,
+        (false, true) => lend(
+            named(fit(model, &rndv, max_segments, min_points)?, "rendezvous"),
+            &eagerly,
+            "eager",
+        )?,
     };
     f.segments.sort_by_key(|s| s.min_bytes);
     f.residuals.sort_by_key(|r| r.0);
     Ok(f)
+}
+
+/// `fitted` with a regime of protocol `name` for the few sizes `few`:
+/// the bandwidth of `fitted`'s regime nearest them, and the latency
+/// through them ([`latency_through`]).
+fn lend(mut fitted: Fit, few: &[(u64, f64)], name: &str) -> Result<Fit, FitError> {
+    let near = nearest_regime(&fitted.segments, few);
+    let bandwidth = fitted.segments[near].bandwidth_bps;
+    let (seg, res) = latency_through(&fitted.model, few, bandwidth, name)?;
+    fitted.segments.push(seg);
+    fitted.residuals.extend(res);
+    Ok(fitted)
 }
 
 /// The regime of `segments` nearest in size to `pts` (by the log of the
@@ -1317,24 +1329,11 @@ fn latency_through(
     bandwidth_bps: f64,
     name: &str,
 ) -> Result<(Segment, Vec<(u64, f64)>), FitError> {
-    let mut pts = usable(model, pts).or_else(|e| match e {
-        // one point is what this is for
-        FitError::TooFewPoints(1) => Ok(pts
-            .iter()
-            .map(|&(m, t)| {
-                let m = m as f64;
-                let (s, g) = if model.is_straight() {
-                    let st = model.structure();
-                    (st.steps, st.bytes * m)
-                } else {
-                    model.terms(m)
-                };
-                Pt { m, t, s, g }
-            })
-            .collect()),
-        e => Err(e),
-    })?;
-    pts.sort_by(|a, b| a.m.total_cmp(&b.m));
+    // a single point is what this is for
+    let pts = model_points(model, pts);
+    if pts.is_empty() {
+        return Err(FitError::TooFewPoints(0));
+    }
     let b = 1.0 / bandwidth_bps;
     // minimise Σ ((s·α + g·β − t)/t)² over α, β fixed
     let (num, den) = pts.iter().fold((0.0, 0.0), |(n, d), p| {

@@ -314,19 +314,12 @@ fn every_other_size(
         });
     }
     let fit_pts: Vec<(u64, f64)> = pts.iter().copied().step_by(2).collect();
-    let held: Vec<(u64, f64)> = pts
-        .iter()
-        .copied()
-        .skip(1)
-        .step_by(2)
-        .filter(|p| !none(p))
-        .collect();
-    let none: Vec<(u64, f64)> = pts.iter().copied().filter(none).collect();
-    let (f, dropped) = fit_measurements(model, &fit_pts, shape, library, algos.eager_limit())
+    let (held_none, held): (crate::fit::Points, crate::fit::Points) =
+        pts.iter().skip(1).step_by(2).partition(|p| none(p));
+    let (f, mut dropped) = fit_measurements(model, &fit_pts, shape, library, algos.eager_limit())
         .map_err(|e| ValidateError::Fit(op.into(), e))?;
     // the fit lists the unmeasured points it was given; the held-out ones too
-    let mut dropped = dropped;
-    dropped.extend(none.into_iter().filter(|p| !fit_pts.contains(p)));
+    dropped.extend(held_none);
     dropped.sort_by_key(|p| p.0);
     let screened = crate::fit::screen_reasons(&model, &fit_pts, &dropped)
         .into_iter()

@@ -459,8 +459,9 @@ fn mp_refusals(dense: DenseMethod, s: &RawStrategy, sparse: bool) -> Result<(), 
 /// The `[strategy]` keys that `dense` does not read, each with why, as
 /// (key, whether given, why): Top-k and gTop-k send one message an
 /// iteration with a collective of their own (no schedule to choose among
-/// messages, no fusion, pieces, AllReduce algorithm or servers); DCT-DP's trainers each push their own layers to
-/// the servers (no fusion, AllReduce algorithm or local aggregation).
+/// messages, no fusion, pieces, AllReduce algorithm or servers); DCT-DP's
+/// trainers each push their own layers to the servers (no fusion,
+/// AllReduce algorithm or local aggregation).
 fn method_keys(dense: DenseMethod, s: &RawStrategy) -> Vec<(&'static str, bool, &'static str)> {
     const TOPK: &str = "Top-k and gTop-k send one message an iteration, the whole model's selected elements, by a collective of their own";
     const DCT: &str =

@@ -454,10 +454,7 @@ impl Engine<'_> {
             .max_by(|a, b| a.1.work_ps.cmp(&b.1.work_ps).then(b.0.cmp(&a.0)))?;
         let nodes = self.nodes as usize;
         let server = h >= nodes;
-        let cores = match self.plan.server_host_cores {
-            c if server && c > 0 => c,
-            _ => self.plan.host_cores,
-        };
+        let cores = self.host_cores(h);
         let n = f64::from(self.cfg.iterations.max(1));
         let busy_s = host.work_ps as f64 * 1e-12 / n;
         let (longest, task) = host.longest.expect("a host that worked started a task");
@@ -861,16 +858,22 @@ impl Engine<'_> {
         }
     }
 
+    /// The cores of host `host` ([`Engine::host_of`]): a server machine's
+    /// host has cores of its own (`Plan::server_host_cores`, else the
+    /// nodes').
+    fn host_cores(&self, host: usize) -> u32 {
+        match self.plan.server_host_cores {
+            c if host >= self.nodes as usize && c > 0 => c,
+            _ => self.plan.host_cores,
+        }
+    }
+
     /// Starts what host `host` ([`Engine::host_of`]) has queued, as its
     /// cores allow.
     fn run_host(&mut self, host: usize) {
         let now = self.now();
         let node = (host % self.nodes as usize) as u32;
-        // a server machine's host has cores of its own
-        let cores = match self.plan.server_host_cores {
-            c if host >= self.nodes as usize && c > 0 => c,
-            _ => self.plan.host_cores,
-        };
+        let cores = self.host_cores(host);
         while self.hosts[host].busy < cores.max(1) {
             let Some((iter, task)) = self.hosts[host].queue.pop_front() else {
                 return;
