@@ -298,8 +298,9 @@ mod tests {
 
     /// PS with local aggregation on n nodes × 4 GPUs: only GPU 0 of each
     /// node pushes and pulls, so a NIC carries 2(n−1)/n · m each way. Intra
-    /// links (binomial reduce 1→0, 3→2, 2→0; broadcast 0→1, 0→2, 1→3, each
-    /// m; the leader's pushes m): GPU 0 up 3m, GPU 1 up 2m, GPUs 2, 3 up m.
+    /// links (binomial reduce 1→0, 3→2, 2→0; broadcast, its mirror, 0→2,
+    /// 0→1, 2→3, each m; the leader's pushes m): GPU 0 up 3m, GPU 2 up 2m,
+    /// GPUs 1, 3 up m.
     #[test]
     fn ps_with_local_aggregation() {
         let m = 12e6;
@@ -314,9 +315,34 @@ mod tests {
             let nic = 2.0 * (n as f64 - 1.0) / n as f64 * m;
             close(b[t.nic_up(node, 0) as usize], nic, "nic up");
             close(b[t.nic_down(node, 0) as usize], nic, "nic down");
-            for (i, want) in [3.0 * m, 2.0 * m, m, m].into_iter().enumerate() {
+            for (i, want) in [3.0 * m, m, 2.0 * m, m].into_iter().enumerate() {
                 close(b[t.gpu_up(node * 4 + i as u32) as usize], want, "intra up");
             }
+        }
+    }
+
+    /// Binomial trees over 2 nodes × 8 GPUs, contiguous: the broadcast
+    /// sends to the farthest child first (0→8, then 0→4 and 8→12, …), the
+    /// reduce's mirror, so one copy of m crosses to node 1 and none comes
+    /// back; the binomial AllReduce crosses once each way (8→0, 0→8).
+    /// (Sending to the nearest first, the broadcast's last step sent 0–7
+    /// to 8–15: eight copies through node 0's NIC.)
+    #[test]
+    fn binomial_trees_cross_once_between_contiguous_nodes() {
+        let m = 8e6;
+        let spec = cluster(2, 8, 1);
+        let (t, b) = bytes_of(&Collective::new(Op::Broadcast), &spec, m);
+        close(b[t.nic_up(0, 0) as usize], m, "broadcast: node 0 nic up");
+        close(b[t.nic_down(1, 0) as usize], m, "broadcast: node 1 nic down");
+        close(b[t.nic_up(1, 0) as usize], 0.0, "broadcast: node 1 nic up");
+        let ar = Collective {
+            algo: Algo::Binomial,
+            ..Collective::new(Op::AllReduce)
+        };
+        let (t, b) = bytes_of(&ar, &spec, m);
+        for node in 0..2 {
+            close(b[t.nic_up(node, 0) as usize], m, "allreduce: nic up");
+            close(b[t.nic_down(node, 0) as usize], m, "allreduce: nic down");
         }
     }
 

@@ -130,7 +130,12 @@ pub enum Phase {
         /// Bytes per send.
         bytes: f64,
     },
-    /// Binomial-tree broadcast from member 0: ⌈log2 s⌉ steps of `bytes`.
+    /// Binomial-tree broadcast from member 0: ⌈log2 s⌉ steps of `bytes`,
+    /// the mirror of [`Phase::BinomialReduce`]: in step k every member
+    /// holding the buffer sends it 2^(⌈log2 s⌉ − 1 − k) members on, the
+    /// farthest child first (as MPICH's `MPIR_Bcast_intra_binomial`), so
+    /// a subtree is a run of consecutive members and, with several GPUs a
+    /// node in contiguous placement, one copy crosses to each node.
     BinomialBcast {
         /// Groups.
         group: Grouping,
@@ -798,6 +803,15 @@ fn ceil_log2(s: u32) -> u32 {
     } else {
         32 - (s - 1).leading_zeros()
     }
+}
+
+/// How far step `k` of a binomial broadcast over `s` ≥ 2 members sends:
+/// 2^(⌈log2 s⌉ − 1 − k), halving from the farthest child (1 past the
+/// last step, which sends nothing).
+fn bcast_distance(s: u32, k: u32) -> u32 {
+    ceil_log2(s)
+        .checked_sub(k + 1)
+        .map_or(1, |e| 1u32 << e)
 }
 
 /// Shape of a recursive-doubling AllGather over `s` members: the largest
@@ -2194,8 +2208,9 @@ impl Program {
                         (idx % (2 * d) == d).then(|| (idx - d, 1))
                     }
                     Phase::BinomialBcast { .. } => {
-                        let d = 1u32 << k;
-                        (idx < d && idx + d < s).then(|| (idx + d, 1))
+                        // the reduce's mirror: farthest child first
+                        let d = bcast_distance(s, k);
+                        (idx % (2 * d) == 0 && idx + d < s).then(|| (idx + d, 1))
                     }
                     Phase::RecursiveDoubling { .. } => doubling_send(s, idx, k),
                     Phase::Bruck { .. } => {
@@ -2350,7 +2365,10 @@ impl Program {
                         batch, with_self, ..
                     } => return linear_batch(k, batch, with_self, s).len() as u32,
                     Phase::BinomialReduce { .. } => idx % (2 * d) == 0 && idx + d < s,
-                    Phase::BinomialBcast { .. } => idx >= d && idx < 2 * d,
+                    Phase::BinomialBcast { .. } => {
+                        let d = bcast_distance(s, k);
+                        idx % (2 * d) == d
+                    }
                     // every member hears from member i + 2^k
                     Phase::Bruck { .. } | Phase::NeighborExchange { .. } => true,
                     Phase::RecursiveDoubling { .. } => {
