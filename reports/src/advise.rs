@@ -379,7 +379,7 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
     // every candidate validated and simulated on its own, on every core
     // (each simulation is deterministic, and the order is kept)
     use rayon::prelude::*;
-    let outcomes: Vec<Result<(RunResult, Vec<ScenarioError>), String>> =
+    let outcomes: Vec<Result<(RunResult, Vec<ScenarioError>), NotRun>> =
         tried.par_iter().map(|c| outcome(&grid, c)).collect();
     let mut ranked: Vec<Ranked> = Vec::new();
     let mut refused = Vec::new();
@@ -429,10 +429,11 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
                     }),
                 }
             }
-            Err(reason) => refused.push(Refused {
+            Err(NotRun::NotHere(reason)) => refused.push(Refused {
                 candidate: c,
                 refused: reason,
             }),
+            Err(NotRun::File(e)) => return Err((*e).into()),
         }
     }
     // fastest first; a stable sort keeps the order tried among ties
@@ -462,10 +463,12 @@ pub fn advise(path: &Path) -> Result<Advice, RunError> {
 
 /// Whether two results of one method under two schedules are the same
 /// but for the schedule, the events simulated, and time figures apart by
-/// less than a nanosecond (an iteration of a binomial tree's AllReduce
-/// under FIFO and priority differs by 3 ps: the same messages, rounded to
-/// the picosecond in another order). Throughput and scaling follow from
-/// the iteration time, so they are compared through it.
+/// less than a nanosecond (the same messages, rounded to the picosecond
+/// in another order: an iteration of a binomial tree's AllReduce under
+/// FIFO and priority differed by 3 ps until its broadcast sent to the
+/// farthest child first, 2026-11-29; a recursive-doubling AllReduce's
+/// still does). Throughput and scaling follow from the iteration time,
+/// so they are compared through it.
 fn same_but_rounding(a: &RunResult, b: &RunResult) -> bool {
     const NS: f64 = 1e-9;
     let near = |x: f64, y: f64| (x - y).abs() < NS;
@@ -512,13 +515,30 @@ fn same_but_rounding(a: &RunResult, b: &RunResult) -> bool {
 
 /// A candidate's result, or why it does not apply: the validation's
 /// message without the file's name (the table names the file once).
-fn outcome(grid: &Grid, c: &Candidate) -> Result<(RunResult, Vec<ScenarioError>), String> {
-    let p = grid.point_with(c.keys()).map_err(|e| match &e.key {
-        Some(k) => format!("`{k}`: {}", e.message),
-        None => e.message.clone(),
+fn outcome(grid: &Grid, c: &Candidate) -> Result<(RunResult, Vec<ScenarioError>), NotRun> {
+    let p = grid.point_with(c.keys()).map_err(|e| {
+        if e.key.as_deref().is_some_and(|k| !k.starts_with("strategy.")) {
+            NotRun::File(Box::new(e))
+        } else {
+            NotRun::NotHere(match &e.key {
+                Some(k) => format!("`{k}`: {}", e.message),
+                None => e.message.clone(),
+            })
+        }
     })?;
-    let r = simulate(&p.config).map_err(|e| e.to_string())?;
+    let r = simulate(&p.config).map_err(|e| NotRun::NotHere(e.to_string()))?;
     Ok((r, p.warnings))
+}
+
+/// Why a candidate did not run.
+enum NotRun {
+    /// The method does not apply to this model or cluster (a strategy key
+    /// refused, or the simulation refused it): listed as not applicable.
+    NotHere(String),
+    /// The file is wrong beyond its strategy at this method (a kernel
+    /// profile it names cannot be read, or lacks a kernel the method
+    /// needs): an error of the file, as for `dtsim sweep`.
+    File(Box<ScenarioError>),
 }
 
 #[cfg(test)]
@@ -547,5 +567,28 @@ mod tests {
         let c = &candidates(true)[0];
         assert_eq!(c.method(), "allreduce (ring) + ps");
         assert_eq!(c.schedule, "fifo");
+    }
+
+    /// A run and the same run with its times a few picoseconds apart are
+    /// one result; a nanosecond apart, or another byte on a link, two.
+    #[test]
+    fn results_apart_by_rounding_are_the_same() {
+        let text = "[cluster]\nnodes = 2\ngpus_per_node = 2\nnetwork = \"eth-10g\"\n\
+                    [model]\npreset = \"resnet50\"\ngpu = \"titan-xp\"\nbatch_per_gpu = 32\n";
+        let points = sim::scenario::load_str_in(text, "t.toml", "t", None).unwrap();
+        let a = simulate(&points[0].config).unwrap();
+        let shifted = |dt: f64| RunResult {
+            schedule: "priority".into(),
+            events: a.events + 1,
+            iteration_time_s: a.iteration_time_s + dt,
+            exposed_comm_s: a.exposed_comm_s + dt,
+            comm_s: a.comm_s - dt,
+            ..a.clone()
+        };
+        assert!(same_but_rounding(&a, &shifted(3e-12)));
+        assert!(!same_but_rounding(&a, &shifted(2e-9)));
+        let mut more = shifted(0.0);
+        more.bytes_sent_per_gpu += 1.0;
+        assert!(!same_but_rounding(&a, &more));
     }
 }
