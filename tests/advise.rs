@@ -230,7 +230,11 @@ fn a_sweep_of_the_method_keys_is_taken_and_any_other_refused() {
     );
     assert_bad(
         &dtsim(&["advise", &profile]),
-        &["profile.toml:", "`model.kernel_profile`", "cannot read kernel profile"],
+        &[
+            "profile.toml:",
+            "`model.kernel_profile`",
+            "cannot read kernel profile",
+        ],
     );
 }
 
@@ -354,10 +358,7 @@ allreduce = "ring"
             .unwrap()
     };
     let (fifo, priority) = (time("fifo"), time("priority"));
-    assert!(
-        (fifo - priority).abs() < 1e-9,
-        "{fifo} {priority}"
-    );
+    assert!((fifo - priority).abs() < 1e-9, "{fifo} {priority}");
     let o = dtsim(&["advise", &file, "--json"]);
     let rows = json_rows(&o);
     let binomial: Vec<_> = rows

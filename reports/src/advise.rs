@@ -517,7 +517,10 @@ fn same_but_rounding(a: &RunResult, b: &RunResult) -> bool {
 /// message without the file's name (the table names the file once).
 fn outcome(grid: &Grid, c: &Candidate) -> Result<(RunResult, Vec<ScenarioError>), NotRun> {
     let p = grid.point_with(c.keys()).map_err(|e| {
-        if e.key.as_deref().is_some_and(|k| !k.starts_with("strategy.")) {
+        if e.key
+            .as_deref()
+            .is_some_and(|k| !k.starts_with("strategy."))
+        {
             NotRun::File(Box::new(e))
         } else {
             NotRun::NotHere(match &e.key {

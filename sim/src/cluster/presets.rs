@@ -209,6 +209,9 @@ pub struct NodePreset {
     pub name: &'static str,
     /// The GPU, for documentation (`model.gpu` is chosen separately).
     pub gpu: &'static str,
+    /// The `model.gpu` compute tables of that GPU: another known one
+    /// beside this node is warned about (`sim::scenario::advice`).
+    pub gpu_tables: &'static [&'static str],
     /// `cluster.gpus_per_node`.
     pub gpus_per_node: u32,
     /// `cluster.intra`: the GPUs' fabric.
@@ -233,6 +236,7 @@ pub const NODES: &[NodePreset] = &[
     NodePreset {
         name: "dgx-a100",
         gpu: "8x A100-SXM4 (40 or 80 GB)",
+        gpu_tables: &["a100"],
         gpus_per_node: 8,
         intra: "nvlink3",
         network: "ib-hdr-200g",
@@ -245,6 +249,7 @@ pub const NODES: &[NodePreset] = &[
     NodePreset {
         name: "dgx-h100",
         gpu: "8x H100-SXM5 80 GB",
+        gpu_tables: &["h100", "h200"],
         gpus_per_node: 8,
         intra: "nvlink4",
         network: "ib-ndr-400g",
@@ -257,6 +262,7 @@ pub const NODES: &[NodePreset] = &[
     NodePreset {
         name: "aws-p4d",
         gpu: "8x A100-SXM4 40 GB (p4de: 80 GB)",
+        gpu_tables: &["a100"],
         gpus_per_node: 8,
         intra: "nvlink3",
         network: "efa-100g",
@@ -270,6 +276,7 @@ pub const NODES: &[NodePreset] = &[
     NodePreset {
         name: "aws-p5",
         gpu: "8x H100-SXM5 80 GB",
+        gpu_tables: &["h100"],
         gpus_per_node: 8,
         intra: "nvlink4",
         network: "efa-100g",

@@ -333,7 +333,11 @@ mod tests {
         let spec = cluster(2, 8, 1);
         let (t, b) = bytes_of(&Collective::new(Op::Broadcast), &spec, m);
         close(b[t.nic_up(0, 0) as usize], m, "broadcast: node 0 nic up");
-        close(b[t.nic_down(1, 0) as usize], m, "broadcast: node 1 nic down");
+        close(
+            b[t.nic_down(1, 0) as usize],
+            m,
+            "broadcast: node 1 nic down",
+        );
         close(b[t.nic_up(1, 0) as usize], 0.0, "broadcast: node 1 nic up");
         let ar = Collective {
             algo: Algo::Binomial,

@@ -809,9 +809,7 @@ fn ceil_log2(s: u32) -> u32 {
 /// 2^(⌈log2 s⌉ − 1 − k), halving from the farthest child (1 past the
 /// last step, which sends nothing).
 fn bcast_distance(s: u32, k: u32) -> u32 {
-    ceil_log2(s)
-        .checked_sub(k + 1)
-        .map_or(1, |e| 1u32 << e)
+    ceil_log2(s).checked_sub(k + 1).map_or(1, |e| 1u32 << e)
 }
 
 /// Shape of a recursive-doubling AllGather over `s` members: the largest

@@ -189,7 +189,7 @@ impl Grid {
         let dir = self.dir.as_deref();
         if sweep.is_empty() {
             let cfg = validate(&self.base, &self.stem, dir).map_err(|e| self.locate(e, false))?;
-            let warnings = advice(&cfg)
+            let warnings = advice(&self.base, &cfg)
                 .into_iter()
                 .map(|w| self.locate(w, false))
                 .collect();
@@ -257,7 +257,7 @@ impl Grid {
             let swept = sweep.contains_key(&k);
             self.locate((k, m), swept)
         })?;
-        let warnings = advice(&cfg)
+        let warnings = advice(&raw, &cfg)
             .into_iter()
             .map(|(k, m)| {
                 let swept = sweep.contains_key(&k);

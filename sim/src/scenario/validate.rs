@@ -787,8 +787,37 @@ fn compute_jitter(v: Option<f64>, default: f64) -> Result<f64, Invalid> {
 /// Tables in host memory synchronised by a sparse PS on more than one GPU:
 /// the servers hold the tables, so where the workers would keep them
 /// changes nothing (docs/models.md §6.7).
-pub fn advice(cfg: &TrainConfig) -> Vec<Invalid> {
+///
+/// A node preset beside the compute table of another known device
+/// (`node = "dgx-h100"` with `gpu = "a100"`): the run takes the links of
+/// the one and the compute of the other, which a what-if may want but a
+/// slip gives silently. `raw` is the scenario `cfg` was validated from.
+pub fn advice(raw: &RawScenario, cfg: &TrainConfig) -> Vec<Invalid> {
     let mut out = priority_advice(cfg);
+    if let Some(node) = raw
+        .cluster
+        .node
+        .as_deref()
+        .and_then(crate::cluster::presets::node)
+    {
+        let gpu = cfg.model.gpu.as_str();
+        let known = crate::workload::gpus::MEMORY_BANDWIDTH
+            .iter()
+            .any(|(k, _, _)| *k == gpu)
+            || crate::workload::kernels::CPU_DEVICES.contains(&gpu);
+        if known && !node.gpu_tables.contains(&gpu) {
+            let tables: Vec<String> = node.gpu_tables.iter().map(|t| format!("\"{t}\"")).collect();
+            out.push(invalid(
+                "model.gpu",
+                format!(
+                    "`{gpu}` computes on `{}` nodes, which carry {}: the run takes the node's links and this device's compute; the node's own GPU is `gpu = {}`",
+                    node.name,
+                    node.gpu,
+                    tables.join("` or `gpu = ")
+                ),
+            ));
+        }
+    }
     // a compressed method's selection on a GPU dtsim has not measured:
     // the 2019 implementation's cost, carried over by memory bandwidth
     let selects = matches!(
@@ -1243,6 +1272,63 @@ mod tests {
         let p = crate::scenario::load_str(&text(300), "t.toml", "t").unwrap();
         assert!(p[0].warnings.is_empty());
     }
+    /// A node preset beside another known device's compute table is
+    /// warned about at `model.gpu`, at its sweep's points too (a review
+    /// swept `cluster.node` over DGX A100 and H100 with `gpu = "a100"`:
+    /// the H100 nodes ran A100s' compute, silently); the node's own GPU,
+    /// a custom model's own device name, and no node preset are not.
+    #[test]
+    fn a_node_presets_gpu_beside_another_device_is_warned_about() {
+        let text = |node: &str, gpu: &str| {
+            format!(
+                "name = \"t\"\n[cluster]\nnodes = 2\nnode = \"{node}\"\n[model]\npreset = \"resnet50\"\nbatch_per_gpu = 64\ngpu = \"{gpu}\"\n"
+            )
+        };
+        let warned = |t: &str| {
+            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
+                .warnings
+                .clone()
+        };
+        let w = warned(&text("dgx-h100", "a100"));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key.as_deref(), Some("model.gpu"));
+        assert!(
+            w[0].message.contains("`a100` computes on `dgx-h100` nodes")
+                && w[0]
+                    .message
+                    .contains("`gpu = \"h100\"` or `gpu = \"h200\"`"),
+            "{}",
+            w[0].message
+        );
+        assert_eq!(w[0].line, Some(8));
+        for (node, gpu) in [
+            ("dgx-h100", "h100"),
+            ("dgx-h100", "h200"),
+            ("aws-p4d", "a100"),
+        ] {
+            assert!(warned(&text(node, gpu)).is_empty(), "{node} {gpu}");
+        }
+        let w = warned(&text("aws-p4d", "titan-xp"));
+        assert!(w[0].message.contains("`gpu = \"a100\"`"), "{w:?}");
+        // no node preset: nothing to compare
+        let plain = text("x", "v100").replace(
+            "node = \"x\"",
+            "gpus_per_node = 8\nnetwork = \"ib-edr-100g\"",
+        );
+        assert!(warned(&plain).is_empty());
+        // a custom model's device is its own name
+        let custom = "name = \"t\"\n[cluster]\nnodes = 2\nnode = \"dgx-a100\"\n[model]\nbatch_per_gpu = 8\ngpu = \"my-accelerator\"\n[[model.layers]]\nname = \"d\"\nparams = 1000\nforward = \"1ms\"\nbackward = \"1ms\"\n";
+        assert!(warned(custom).is_empty(), "{:?}", warned(custom));
+        // at a point of a sweep over the nodes
+        let sweep = format!(
+            "{}[sweep]\n\"cluster.node\" = [\"dgx-a100\", \"dgx-h100\"]\n",
+            text("dgx-a100", "a100")
+        );
+        let points = crate::scenario::load_str(&sweep, "t.toml", "t").unwrap();
+        assert!(points[0].warnings.is_empty());
+        assert_eq!(points[1].warnings.len(), 1, "{:?}", points[1].warnings);
+    }
+
     /// Dedicated server machines warn where they carry nothing: machines
     /// beyond the servers (server j on machine j mod M), and one GPU (no
     /// communication at all); as many servers as machines, none.
