@@ -326,6 +326,13 @@ schedule = "priority"
                 let (_, timeline) = simulate_traced(&cfg).unwrap();
                 let shown = cfg.cluster.gpus().min(8);
                 let t = chrome_trace(&cfg, &timeline, shown);
+                // the PCIe counters' capacity, to turn them into bytes/s
+                let caps = Topology::new(&cfg.cluster);
+                assert_eq!(
+                    t["otherData"]["link_bandwidth_bytes_per_s"]["PCIe"].as_f64(),
+                    Some(caps.capacities()[caps.pcie_up(0) as usize]),
+                    "{what}"
+                );
                 let values = all_values(&t);
                 assert!(!values.is_empty(), "{what}");
                 for v in values {
@@ -423,15 +430,15 @@ fn flow_arrows_follow_the_collectives_peers() {
     // shown GPUs only: with 3 shown, GPU 2's successor (3) is not drawn
     let a = arrows(&chrome_trace(&cfg, &tl, 3));
     assert_eq!(a, [(0, set(&[1])), (1, set(&[2]))].into());
-    // a binomial tree over 4 single-GPU nodes, distances doubling: reduce
-    // 1→0 and 3→2, then 2→0; broadcast 0→1, then 0→2 and 1→3
+    // a binomial tree over 4 single-GPU nodes: reduce 1→0 and 3→2, then
+    // 2→0; broadcast, its mirror, 0→2, then 0→1 and 2→3
     let text = comm_bound(4, "", "allreduce = \"binomial\"");
     let cfg = config(&text);
     let (_, tl) = simulate_traced(&cfg).unwrap();
     let want: BTreeMap<u64, BTreeSet<u64>> = [
         (0, set(&[1, 2])),
-        (1, set(&[0, 3])),
-        (2, set(&[0])),
+        (1, set(&[0])),
+        (2, set(&[0, 3])),
         (3, set(&[2])),
     ]
     .into();

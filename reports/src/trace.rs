@@ -602,6 +602,12 @@ fn trace_events<E>(
     // capacities behind the utilisation counters, to turn % into bytes/s
     let mut bandwidths = Map::new();
     bandwidths.insert("intra".into(), json!(cfg.cluster.intra.bandwidth));
+    if let Some(n) = &cfg.cluster.nic_link {
+        bandwidths.insert("PCIe".into(), json!(n.link.bandwidth));
+    }
+    if let Some(sw) = &cfg.cluster.pcie_switches {
+        bandwidths.insert("PCIe switch uplink".into(), json!(sw.uplink.link.bandwidth));
+    }
     if cfg.cluster.nodes > 1 {
         bandwidths.insert("NIC".into(), json!(cfg.cluster.inter.bandwidth));
         if cfg.cluster.oversubscription > 1.0 {

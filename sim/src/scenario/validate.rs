@@ -35,7 +35,18 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             .transpose()
     };
     let gpn = given(c.gpus_per_node, "cluster.gpus_per_node")?;
-    let nics = given(c.nics_per_node, "cluster.nics_per_node")?;
+    let nics = c
+        .nics_per_node
+        .map(|v| {
+            count_to(
+                Some(v),
+                "cluster.nics_per_node",
+                None,
+                1,
+                crate::cluster::build::MAX_NICS_PER_NODE,
+            )
+        })
+        .transpose()?;
     // 0: no shared switch (a node preset's turned off)
     let per_switch = c
         .gpus_per_pcie_switch
@@ -856,6 +867,9 @@ pub fn advice(raw: &RawScenario, cfg: &TrainConfig) -> Vec<Invalid> {
             "the parameter servers of a sparse PS (`sparse = \"ps\"`, which `dense = \"ps\"` and `\"dct\"` take by default) hold the sparse tables, as Parallax's do, so tables in host memory (`placement = \"host\"`) change nothing here: no worker looks them up or updates them",
         ));
     }
+    if let Some(w) = nic_path_advice(&cfg.cluster) {
+        out.push(w);
+    }
     let machines = cfg.cluster.ps_machines;
     if machines > 0 && cfg.cluster.gpus() == 1 {
         out.push(invalid(
@@ -911,6 +925,48 @@ pub fn advice(raw: &RawScenario, cfg: &TrainConfig) -> Vec<Invalid> {
         ));
     }
     out
+}
+
+/// NICs that their GPUs can never fill: a node's NICs (nics × B_nic)
+/// faster than all its GPUs' PCIe paths to them together (gpus × B_pcie,
+/// each GPU's `nic_link`, or its `intra` link on a PCIe node), so that a
+/// faster network changes nothing (a review: `ib-ndr-400g` behind the
+/// default pcie3-x16 ran at EDR's 12.4 GB/s). A calibration profile's
+/// network was measured end to end and is not bounded by PCIe; one node
+/// has no transfers across nodes.
+fn nic_path_advice(c: &ClusterSpec) -> Option<Invalid> {
+    if c.nodes < 2 || c.measured_end_to_end {
+        return None;
+    }
+    let (path, path_bw) = match &c.nic_link {
+        Some(n) => (n.name.as_str(), n.link.bandwidth),
+        None => (c.intra_name.as_str(), c.intra.bandwidth),
+    };
+    let nics = c.nics_per_node as f64 * c.inter.bandwidth;
+    let gpus = c.gpus_per_node as f64 * path_bw;
+    (nics > gpus).then(|| {
+        let gb = |b: f64| format!("{:.1} GB/s", b / 1e9);
+        let (n, g) = (c.nics_per_node, c.gpus_per_node);
+        let nic = if n == 1 {
+            format!("one `{}` NIC ({})", c.network, gb(nics))
+        } else {
+            format!("{n} `{}` NICs ({} together)", c.network, gb(nics))
+        };
+        let over = if g == 1 {
+            format!("its GPU's `{path}` link ({})", gb(path_bw))
+        } else {
+            format!("its {g} GPUs' `{path}` links ({} each)", gb(path_bw))
+        };
+        invalid(
+            "cluster.network",
+            format!(
+                "a node's {nic} {} reached over {over}: the GPU{} can fill {:.0}% of the NICs, so a faster network changes nothing here; give the PCIe generation such NICs sit on (`nic_link`, or `intra` on a PCIe node: pcie4-x16 for 200 Gb/s, pcie5-x16 for 400 Gb/s)",
+                if n == 1 { "is" } else { "are" },
+                if g == 1 { "" } else { "s" },
+                100.0 * gpus / nics
+            ),
+        )
+    })
 }
 
 /// The multiples of `l` in the window of `n` ≥ 1 iterations from `w`:
@@ -1327,6 +1383,74 @@ mod tests {
         let points = crate::scenario::load_str(&sweep, "t.toml", "t").unwrap();
         assert!(points[0].warnings.is_empty());
         assert_eq!(points[1].warnings.len(), 1, "{:?}", points[1].warnings);
+    }
+
+    /// NICs faster than all their GPUs' PCIe paths together are warned
+    /// about at `cluster.network` (NDR behind the default pcie3-x16: a
+    /// review found it ran at EDR's speed); NICs the GPUs can fill (one
+    /// EDR NIC for 6 PCIe GPUs, a PCIe 5 node, every node preset) and one
+    /// node are not.
+    #[test]
+    fn nics_their_gpus_cannot_fill_are_warned_about() {
+        let text = |cluster: &str| {
+            format!(
+                "name = \"t\"\n[cluster]\nnodes = 2\n{cluster}\n[model]\npreset = \"resnet50\"\nbatch_per_gpu = 64\ngpu = \"a100\"\n"
+            )
+        };
+        let warned = |t: &str| {
+            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
+                .warnings
+                .clone()
+        };
+        let w = warned(&text("network = \"ib-ndr-400g\""));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].key.as_deref(), Some("cluster.network"));
+        // 400 Gb/s at 94% efficiency over pcie3-x16's 12.4 GB/s
+        assert!(
+            w[0].message.contains("one `ib-ndr-400g` NIC (47.0 GB/s)")
+                && w[0]
+                    .message
+                    .contains("its GPU's `pcie3-x16` link (12.4 GB/s)")
+                && w[0].message.contains("can fill 26%"),
+            "{}",
+            w[0].message
+        );
+        let w = warned(&text(
+            "gpus_per_node = 8\nintra = \"nvlink3\"\nnics_per_node = 8\nnic_link = \"pcie3-x16\"\nnetwork = \"ib-ndr-400g\"",
+        ));
+        assert!(
+            w[0].message
+                .contains("8 `ib-ndr-400g` NICs (376.0 GB/s together)"),
+            "{w:?}"
+        );
+        assert!(
+            w[0].message
+                .contains("8 GPUs' `pcie3-x16` links (12.4 GB/s each)"),
+            "{w:?}"
+        );
+        for quiet in [
+            "gpus_per_node = 6\nnetwork = \"ib-edr-100g\"",
+            "network = \"ib-ndr-400g\"\nintra = \"pcie5-x16\"",
+            "node = \"dgx-a100\"",
+            "node = \"dgx-h100\"",
+            "node = \"aws-p4d\"",
+            "node = \"aws-p5\"",
+        ] {
+            let w: Vec<_> = warned(&text(quiet))
+                .into_iter()
+                .filter(|w| w.key.as_deref() == Some("cluster.network"))
+                .collect();
+            assert!(w.is_empty(), "{quiet}: {w:?}");
+        }
+        let one = text("network = \"ib-ndr-400g\"").replace("nodes = 2", "nodes = 1");
+        assert!(warned(&one).is_empty());
+        // the NIC count's range is the builder's, however far off (a
+        // review: 0 said "1 to 1048576", 65 "1 to 64")
+        for n in [0, 65, 1 << 30] {
+            let t = text(&format!("nics_per_node = {n}\nnetwork = \"eth-10g\""));
+            let e = crate::scenario::load_str(&t, "t.toml", "t").unwrap_err();
+            assert!(e.message.contains("from 1 to 64"), "{n}: {e}");
+        }
     }
 
     /// Dedicated server machines warn where they carry nothing: machines
