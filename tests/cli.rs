@@ -170,6 +170,27 @@ fn collective_json_fields_and_busbw() {
     }
 }
 
+/// GPUs a node taken from a node preset are said to be the preset's when
+/// they do not divide `--gpus` (a review: the message named
+/// `--gpus-per-node`, which the user never gave, and nothing else).
+#[test]
+fn a_node_presets_gpus_that_do_not_divide_say_so() {
+    assert_bad(
+        &dtsim(&[
+            "collective",
+            "--op",
+            "allreduce",
+            "--gpus",
+            "12",
+            "--node",
+            "dgx-h100",
+            "--size",
+            "1MiB",
+        ]),
+        &["8 (node `dgx-h100`'s GPUs a node) must be ≥ 1 and divide the 12 GPUs"],
+    );
+}
+
 #[test]
 fn missing_file() {
     assert_bad(

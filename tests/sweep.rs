@@ -381,6 +381,27 @@ fn plots_from_a_sweep_and_a_trace() {
     }
     let svg = std::fs::read_to_string(d.join("p.svg")).unwrap();
     assert!(svg.contains("Throughput") && svg.contains("fifo") && svg.contains("priority"));
+    // without the series, the hint names the swept key that tells the
+    // rows apart, not the sweep's row number (a review: "make point the
+    // series")
+    let o = dtsim(&[
+        "plot",
+        csv1.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--y",
+        "throughput",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("but differ in strategy.schedule")
+            && err.contains("or make strategy.schedule the series")
+            && !err.contains("point"),
+        "{err}"
+    );
     let o = dtsim(&[
         "plot",
         csv1.to_str().unwrap(),

@@ -24,8 +24,9 @@ pub enum UnitError {
     /// The text has no number in front.
     #[error("`{0}` does not start with a number")]
     NoNumber(String),
-    /// The unit is not one we know for this kind of quantity.
-    #[error("`{text}` has unknown unit `{unit}` (expected {expected})")]
+    /// The unit is not one we know for this kind of quantity, or is
+    /// missing where one is needed.
+    #[error("`{text}` {} (expected {expected})", unit_words(.unit))]
     UnknownUnit {
         /// The whole text.
         text: String,
@@ -37,6 +38,15 @@ pub enum UnitError {
     /// Negative, zero where not allowed, not finite, or too large.
     #[error("`{0}` is out of range ({1})")]
     OutOfRange(String, &'static str),
+}
+
+/// "has unknown unit `x`", or "has no unit" for an empty one.
+fn unit_words(unit: &str) -> String {
+    if unit.is_empty() {
+        "has no unit".to_string()
+    } else {
+        format!("has unknown unit `{unit}`")
+    }
 }
 
 fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
@@ -312,6 +322,18 @@ mod tests {
             parse_bytes("-1MB"),
             Err(UnitError::OutOfRange(..))
         ));
+    }
+
+    /// A number without the unit a bandwidth or duration needs says so
+    /// (a review: `--bandwidth 0` read "`0` has unknown unit ``").
+    #[test]
+    fn a_missing_unit_is_named() {
+        let e = parse_bandwidth("0").unwrap_err().to_string();
+        assert!(e.starts_with("`0` has no unit (expected bits"), "{e}");
+        let e = parse_seconds("5").unwrap_err().to_string();
+        assert_eq!(e, "`5` has no unit (expected ps, ns, us, ms, s)");
+        let e = parse_seconds("5 min").unwrap_err().to_string();
+        assert!(e.contains("has unknown unit `min`"), "{e}");
     }
 
     #[test]

@@ -92,6 +92,8 @@ pub(super) fn duplicate(
         .columns()
         .iter()
         .filter(|c| !spec.y.iter().any(|y| y == c.name().as_str()))
+        // a sweep's row number always differs, and says nothing
+        .filter(|c| !matches!(c.name().as_str(), "point" | "grid_points"))
         .filter(|c| c.get(a).ok() != c.get(b).ok())
         .map(|c| c.name().to_string())
         .collect();
@@ -105,7 +107,9 @@ pub(super) fn duplicate(
         .map(|(c, _)| *c)
         .collect::<Vec<_>>()
         .join(" and ");
-    let series = match (&spec.series, differ.first()) {
+    // a swept key (a dotted name) before a result column it moves
+    let pick = differ.iter().find(|c| c.contains('.')).or(differ.first());
+    let series = match (&spec.series, pick) {
         (None, Some(c)) if spec.kind != Kind::Stacked => {
             format!(", or make {c} the series")
         }

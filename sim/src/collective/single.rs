@@ -70,6 +70,14 @@ pub struct Invalid {
     pub message: String,
 }
 
+/// The GPUs a node of the description's node preset has, if it names one.
+fn presets_gpn(d: &crate::cluster::build::Description) -> Option<u32> {
+    d.node
+        .as_deref()
+        .and_then(crate::cluster::presets::node)
+        .map(|p| p.gpus_per_node)
+}
+
 fn invalid(field: &'static str, message: impl Into<String>) -> Invalid {
     Invalid {
         field,
@@ -314,9 +322,15 @@ pub fn time(req: &Request) -> Result<Timing, Invalid> {
     }
     let gpn = req.cluster.gpus_per_node;
     if gpn == 0 || !req.gpus.is_multiple_of(gpn) {
+        // a node preset's count, where none was given (a review: the
+        // message named a flag the user never gave)
+        let whose = match (&req.cluster.node, presets_gpn(&req.cluster)) {
+            (Some(n), Some(p)) if p == gpn => format!(" (node `{n}`'s GPUs a node)"),
+            _ => String::new(),
+        };
         return Err(invalid(
             "gpus_per_node",
-            format!("{gpn} must be ≥ 1 and divide the {} GPUs", req.gpus),
+            format!("{gpn}{whose} must be ≥ 1 and divide the {} GPUs", req.gpus),
         ));
     }
     if req.size > limits::MAX_BYTES {

@@ -308,6 +308,12 @@ gpu = "titan-xp"
                 "must be a whole number, got 4.5",
             ),
             (
+                ("nodes = 2", "nodes = 1e20"),
+                4,
+                "cluster.nodes",
+                "1e20 is too large (a whole number here is at most 9223372036854775807)",
+            ),
+            (
                 ("nodes = 2", "nodes = \"two\""),
                 4,
                 "cluster.nodes",

@@ -52,6 +52,13 @@ fn exact_integer<E: serde::de::Error>(v: f64) -> Result<i64, E> {
     // 2^63 is the first float beyond i64
     if v.is_finite() && v.fract() == 0.0 && v.abs() < 2f64.powi(63) {
         Ok(v as i64)
+    } else if v.is_finite() && v.fract() == 0.0 {
+        // whole, but past any count a scenario holds (a review: 1e20
+        // was called not whole)
+        Err(E::custom(format!(
+            "{v:e} is too large (a whole number here is at most {})",
+            i64::MAX
+        )))
     } else {
         Err(E::custom(format!("must be a whole number, got {v}")))
     }
