@@ -23,7 +23,7 @@ pub struct AdviseArgs {
 pub fn run(a: AdviseArgs) -> Result<(), CliError> {
     let advice = reports::advise::advise(&a.file)?;
     for w in &advice.warnings {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     if a.json {
         for r in &advice.ranked {

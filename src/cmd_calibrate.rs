@@ -84,7 +84,11 @@ pub(crate) fn describe_fit(f: &calibration::training::TrainingFit) -> String {
         let how = match f.fitted.iter().position(|n| n == p.name()) {
             None => "held".to_string(),
             Some(j) if f.unidentified.contains(&f.fitted[j]) => {
-                "fitted, but no run depends on it: unknown".into()
+                "not fitted: no run depends on it (the scenario's value, held)".into()
+            }
+            Some(j) if f.collinear.contains(&f.fitted[j]) => {
+                "fitted, but moved by the runs only together with the others named so: no uncertainty"
+                    .into()
             }
             Some(j) if f.at_bound.contains(&f.fitted[j]) => {
                 "fitted, on a bound of its range".into()
@@ -290,9 +294,9 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 params: loss_params(&t.params)?,
             };
             let (profile, fit) = calibration::training::calibrate(&req, &who)?;
-            eprint!("{}", describe_fit(&fit));
+            note_part!("{}", describe_fit(&fit));
             for p in &profile.training_points {
-                eprintln!(
+                note!(
                     "  {}: measured {:.4} s, predicted {:.4} s ({:+.1}%)",
                     p.point,
                     p.measured_s,
@@ -345,7 +349,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
         // what the logs did not say, or said among other things
         for f in &p.fits {
             if let Some(how) = &f.ranks_inferred {
-                eprintln!("{} `{}`: {how}", f.source, f.op);
+                note!("{} `{}`: {how}", f.source, f.op);
             }
             for (bytes, why) in [
                 (
@@ -359,7 +363,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
             ] {
                 if !bytes.is_empty() {
                     let sizes: Vec<String> = bytes.iter().map(u64::to_string).collect();
-                    eprintln!(
+                    note!(
                         "{} `{}`: kept out of the fit as {why}: {} B",
                         f.source,
                         f.op,
@@ -368,7 +372,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
                 }
             }
             if f.skipped_lines > 0 {
-                eprintln!(
+                note!(
                     "{} `{}`: skipped {} line{} that {} not the benchmark's (`dtsim validate --verbose` lists them)",
                     f.source,
                     f.op,
@@ -379,9 +383,9 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
             }
         }
         if p.provenance.notes.iter().any(|n| n == calibrate::ONE_GPU) {
-            eprintln!("note: {}", calibrate::ONE_GPU);
+            note!("note: {}", calibrate::ONE_GPU);
         }
-        eprintln!("wrote {}", output.display());
+        note!("wrote {}", output.display());
     }
     Ok(())
 }

@@ -88,7 +88,7 @@ pub fn run(a: PlotArgs) -> Result<(), CliError> {
         },
     };
     reports::plot::draw(&source, &a.output)?;
-    eprintln!("wrote {}", a.output.display());
+    note!("wrote {}", a.output.display());
     Ok(())
 }
 

@@ -72,7 +72,7 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
     if let Some(ReportCommand::Merge { inputs, out }) = a.what {
         crate::error::output_file("--out", &out)?;
         let s = sweep::merge(&inputs, &out)?;
-        eprintln!(
+        note!(
             "wrote {} ({})",
             out.display(),
             Count(s.points as u64, "point")
@@ -114,16 +114,16 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
     let made = make(&req)?;
     if let Some((s, table)) = &made.swept {
         for w in &s.warnings {
-            eprintln!("warning: {w}");
+            note!("warning: {w}");
         }
-        eprintln!(
+        note!(
             "swept {} into {}",
             Count(s.points as u64, "point"),
             table.display()
         );
     }
     let files = &made.written.files;
-    eprintln!(
+    note!(
         "wrote {} ({} in {})",
         files[0].display(),
         Count(files.len() as u64, "file"),

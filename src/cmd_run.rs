@@ -49,10 +49,10 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         uncertainty: a.uncertainty,
     })?;
     for w in runs.warnings() {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     if let Some(out) = &a.trace {
-        eprintln!("wrote {}", out.display());
+        note!("wrote {}", out.display());
     }
     let bound = runs.label_width();
     let methods = runs.method_width();

@@ -93,22 +93,22 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     let s = sweep::run(&grid, &a.out, &opts).map_err(map_in(&a.file))?;
     let secs = t0.elapsed().as_secs_f64();
     for w in &s.warnings {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     if s.points == 0 {
-        eprintln!(
+        note!(
             "warning: shard {} of a grid of {} has no points; its table is empty",
             a.shard.as_deref().unwrap_or("1/1"),
             Count(grid.len() as u64, "point")
         );
     }
     if s.resumed > 0 {
-        eprintln!(
+        note!(
             "resumed {} from an interrupted run",
             Count(s.resumed as u64, "finished point")
         );
     }
-    eprintln!(
+    note!(
         "wrote {} ({}; {} computed in {:.2} s{})",
         a.out.display(),
         Count(s.points as u64, "point"),

@@ -162,7 +162,7 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
                 && matches!(v.tool.as_str(), "nccl-tests" | "osu")
                 && !matches!(v.op.as_str(), "latency" | "bw")
         }) {
-            eprintln!(
+            note!(
                 "warning: --ranks {given}: {} says its `{}` ran on {} ranks{}, and that count is used",
                 v.source,
                 v.op,
@@ -177,7 +177,7 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
     // changes nothing: say so rather than let it pass for applied
     for op in named {
         if !results.iter().any(|v| v.op == op.name()) {
-            eprintln!(
+            note!(
                 "warning: --algo {}=…: no {} among the measurements, so it applies to nothing",
                 op.name(),
                 op.name()
@@ -193,7 +193,7 @@ pub fn run(a: ValidateArgs) -> Result<(), CliError> {
         }
     }
     for line in calibrate::check_limits(&results, &limits)? {
-        eprintln!("{line}");
+        note!("{line}");
     }
     Ok(())
 }

@@ -40,7 +40,7 @@ impl CliError {
     /// returns the exit code.
     pub fn report(&self) -> ExitCode {
         match self {
-            CliError::Input(m) | CliError::Other(m) => eprintln!("error: {m}"),
+            CliError::Input(m) | CliError::Other(m) => note!("error: {m}"),
             CliError::ClosedOutput => {}
         }
         ExitCode::from(self.exit_code())

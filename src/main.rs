@@ -4,6 +4,26 @@
 //! Exit codes ([`error`]): 0 success, 2 bad input (a message says what and
 //! where), 1 anything else; a closed standard output ends quietly with 0.
 //! `--json` output goes to stdout alone; human messages go to stderr.
+//! A closed standard error loses the messages, and the command goes on
+//! (its files are written, its exit code is its own).
+
+/// `eprintln!` that does not panic where standard error is closed (a
+/// pipe whose reader has left: a review found `calibrate training 2>&1 |
+/// head -1` exit 101, sometimes before its profile was written).
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` as [`note!`] is `eprintln!`.
+macro_rules! note_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod cmd_advise;
 mod cmd_calibrate;

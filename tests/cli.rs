@@ -933,11 +933,23 @@ fn design_forms_and_output_paths() {
     let o = dtsim(&["run", f, "--trace-gpus", "4"]);
     assert_bad(&o, &["required", "--trace <OUT.json>"]);
     // calibrate training as DESIGN writes it: no --scenario, the runs
-    // name theirs (relative to the measurements' file); validate too
+    // name theirs (relative to the measurements' file); validate too.
+    // Five points (distinct scenarios: repeats of one point are one
+    // point, 2026-11-29), so that leaving one out leaves four for three
+    // losses
+    for n in [1, 3, 4, 8] {
+        std::fs::write(
+            file.with_file_name(format!("jitter-{n}.toml")),
+            std::fs::read_to_string(&file)
+                .unwrap()
+                .replace("nodes = 2", &format!("nodes = {n}")),
+        )
+        .unwrap();
+    }
     let runs = file.with_file_name("jitter-runs.csv");
     std::fs::write(
         &runs,
-        "scenario,iteration_time_s\njitter.toml,0.35\njitter.toml,0.36\njitter.toml,0.34\njitter.toml,0.355\njitter.toml,0.345\n",
+        "scenario,iteration_time_s\njitter.toml,0.35\njitter-1.toml,0.33\njitter-3.toml,0.36\njitter-4.toml,0.365\njitter-8.toml,0.38\n",
     )
     .unwrap();
     let profile = file.with_file_name("jitter-profile.toml");

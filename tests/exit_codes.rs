@@ -168,6 +168,50 @@ fn a_closed_standard_output_ends_quietly_with_0() {
     assert_eq!(stderr(&o), "", "a closed pipe is not an error");
 }
 
+/// `dtsim calibrate training … 2>&1 | head -1`: standard error closed
+/// before the fit prints; the profile is still written and the exit code
+/// is 0 (a review: 101, a panic, sometimes before the profile was
+/// written).
+#[test]
+fn a_closed_standard_error_loses_messages_not_the_work() {
+    let s = scratch(
+        "fit.toml",
+        &format!("{SMALL}[sweep]\n\"cluster.nodes\" = [2, 4, 8]\n"),
+    );
+    let m = scratch(
+        "fit.csv",
+        "cluster.nodes,iteration_time_s\n2,0.30\n4,0.31\n8,0.33\n",
+    );
+    let out = s.with_file_name("fit-profile.toml");
+    let _ = std::fs::remove_file(&out);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+        .args([
+            "calibrate",
+            "training",
+            "--scenario",
+            s.to_str().unwrap(),
+            "--measured",
+            m.to_str().unwrap(),
+            "--params",
+            "message_overhead",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // the read end closes before the fit has printed anything
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("[training]")
+    );
+}
+
 /// Model parallelism's bad input, through the command line: stages that
 /// do not divide the GPUs, DCT-MP without stages, stages beside Top-k;
 /// each exit 2 with file, line and key.

@@ -501,11 +501,28 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
             "--params: name at least one loss to fit".into(),
         ));
     }
-    if runs.len() < p + 1 {
+    // repeats of a point measure its noise, not the losses: the points
+    // are counted, not the rows (a review: five rows of one job fitted
+    // three losses, exit 0)
+    let mut distinct: Vec<(&str, &BTreeMap<String, toml::Value>)> = Vec::new();
+    for r in runs {
+        if !distinct.contains(&(r.scenario.as_str(), &r.keys)) {
+            distinct.push((r.scenario.as_str(), &r.keys));
+        }
+    }
+    let points = distinct.len();
+    if points < p + 1 {
+        let repeats = if points < runs.len() {
+            format!(
+                " ({} runs: repeats of a point measure its noise, not the losses)",
+                runs.len()
+            )
+        } else {
+            String::new()
+        };
         return Err(CalibrateError::Input(format!(
-            "{} measured run{} for {p} parameter{}: a fit with an uncertainty needs at least {} (measure more points, or fit fewer losses with --params)",
-            runs.len(),
-            if runs.len() == 1 { "" } else { "s" },
+            "{points} measured point{}{repeats} for {p} parameter{}: a fit with an uncertainty needs at least {} distinct points (measure more points, or fit fewer losses with --params)",
+            if points == 1 { "" } else { "s" },
             if p == 1 { "" } else { "s" },
             p + 1
         )));
@@ -695,7 +712,7 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
     }
     let mut cov = vec![vec![0.0; p]; p];
     let ata = |j: usize, k: usize| jac.iter().map(|row| row[j] * row[k]).sum::<f64>();
-    let inv = invert(
+    let inv = invert_well_determined(
         inner
             .iter()
             .map(|&j| inner.iter().map(|&k| ata(j, k)).collect())
@@ -751,6 +768,44 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
         iterations,
         simulations: sims,
     })
+}
+
+/// Largest variance inflation a determined parameter may have: the
+/// diagonal of the inverse of JᵀJ scaled to a unit diagonal, 1/(1 − R²)
+/// for the parameter's correlation R with the others. Past 10⁸ (R² within
+/// 10⁻⁸ of 1) the runs move it only together with the others, and an
+/// inverse by elimination gives rounding, not a covariance (a review: a
+/// single point repeated gave negative variances and an asymmetric
+/// matrix, a profile `dtsim run` then refused).
+const MAX_VARIANCE_INFLATION: f64 = 1e8;
+
+/// The inverse of the symmetric positive semi-definite `a` (JᵀJ), or
+/// `None` where it is singular or so nearly so that a parameter's
+/// variance inflation passes [`MAX_VARIANCE_INFLATION`]: scaled to a unit
+/// diagonal, inverted, checked, and scaled back, symmetric by
+/// construction.
+fn invert_well_determined(a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
+    let n = a.len();
+    if (0..n).any(|i| !(a[i][i] > 0.0 && a[i][i].is_finite())) {
+        return None;
+    }
+    let d: Vec<f64> = (0..n).map(|i| a[i][i].sqrt()).collect();
+    let scaled: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| a[i][j] / (d[i] * d[j])).collect())
+        .collect();
+    let inv = invert(scaled)?;
+    if (0..n).any(|i| !(inv[i][i] >= 1.0 - 1e-9 && inv[i][i] <= MAX_VARIANCE_INFLATION)) {
+        return None;
+    }
+    Some(
+        (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| 0.5 * (inv[i][j] + inv[j][i]) / (d[i] * d[j]))
+                    .collect()
+            })
+            .collect(),
+    )
 }
 
 /// The inverse of a small matrix, column by column; `None` if singular.
@@ -819,6 +874,9 @@ pub fn calibrate(
             f.collinear.join(" and ")
         ));
     }
+    let determined: Vec<usize> = (0..f.fitted.len())
+        .filter(|&j| !f.unidentified.contains(&f.fitted[j]))
+        .collect();
     let profile = Profile {
         provenance: Provenance {
             tool: format!("{} calibrate training", who.tool),
@@ -837,8 +895,15 @@ pub fn calibrate(
             compute_jitter: f.values[0],
             message_overhead_s: f.values[1],
             nic_efficiency: f.values[2],
-            fitted: f.fitted.clone(),
-            covariance: f.covariance.clone(),
+            // a loss no run depends on was not fitted: the profile holds
+            // it as it holds one left out of --params, the scenario's
+            // value, and names it in its notes (a review: listed as
+            // fitted with no variance, `dtsim run` took it as known)
+            fitted: determined.iter().map(|&j| f.fitted[j].clone()).collect(),
+            covariance: determined
+                .iter()
+                .map(|&j| determined.iter().map(|&k| f.covariance[j][k]).collect())
+                .collect(),
             points: runs.len(),
             rms_log_residual: f.rms_log_residual,
         }),

@@ -219,6 +219,71 @@ fn held_and_unidentifiable_losses() {
     assert!(f.standard_errors.iter().all(|e| e.is_nan()));
     // each keeps the scenario's value (ideal: none), not the search's start
     assert_eq!((f.values[1], f.values[2]), (0.0, 1.0));
+    // and the profile does not call them fitted: it holds them, as it
+    // holds a loss left out of --params (a review: listed as fitted with
+    // no variance, `dtsim run` took them as known)
+    let who = Requester {
+        tool: "dtsim test".into(),
+        command: "test".into(),
+    };
+    let (profile, _) = training::calibrate(
+        &TrainingRequest {
+            scenario: Some(one.clone()),
+            measured: csv.clone(),
+            params: vec![Param::ComputeJitter, Param::NicEfficiency],
+        },
+        &who,
+    )
+    .unwrap();
+    let t = profile.training.as_ref().unwrap();
+    assert_eq!(t.fitted, ["compute_jitter"]);
+    assert_eq!(t.covariance.len(), 1);
+    assert!(
+        profile
+            .provenance
+            .notes
+            .iter()
+            .any(|n| n.contains("no measured run depends on nic_efficiency")),
+        "{:?}",
+        profile.provenance.notes
+    );
+}
+
+/// Repeats of a point measure its noise, not the losses: a fit needs one
+/// more distinct point than losses, however many rows repeat one (a
+/// review: five rows of one job fitted three losses, exit 0, into a
+/// covariance with negative variances that `dtsim run` refused).
+#[test]
+fn repeats_of_a_point_are_one_point() {
+    let dir = temp_dir("repeats");
+    let (scenario, _) = synthetic_runs(&dir, 0.0, 0);
+    let csv = dir.join("repeats.csv");
+    let rows: String = [0.470, 0.475, 0.472, 0.480, 0.468]
+        .iter()
+        .map(|t| format!("eth-10g,2,0,{t}\n"))
+        .collect();
+    std::fs::write(
+        &csv,
+        format!("cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\n{rows}"),
+    )
+    .unwrap();
+    let runs = read_runs(Some(&scenario), &csv).unwrap();
+    match fit(&runs, &Param::ALL) {
+        Err(CalibrateError::Input(m)) => assert!(
+            m.starts_with("1 measured point (5 runs: repeats of a point")
+                && m.contains("at least 4 distinct points"),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // one loss, two points, each twice: fitted
+    std::fs::write(
+        &csv,
+        "cluster.network,cluster.nodes,strategy.fusion,iteration_time_s\neth-10g,2,0,0.47\neth-10g,2,0,0.48\neth-10g,4,0,0.52\neth-10g,4,0,0.53\n",
+    )
+    .unwrap();
+    let runs = read_runs(Some(&scenario), &csv).unwrap();
+    assert!(fit(&runs, &[Param::MessageOverhead]).is_ok());
 }
 
 /// The profile carries the fit and every run's prediction, and a
