@@ -168,12 +168,27 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         }
         if losses != Some(p.losses()) {
             losses = Some(p.losses());
-            match &p.training_profile {
-                Some(f) => print_line(format_args!(
-                    "  losses besides bytes: {} (fitted to measured runs: {f})",
-                    p.losses()
-                ))?,
-                None => print_line(format_args!("  losses besides bytes: {}", p.losses()))?,
+            match (&p.training_profile, &p.loss_sources) {
+                (Some(f), Some(src)) => {
+                    // each loss's source (a review: a loss the scenario
+                    // set itself read as fitted)
+                    let mut from = Vec::new();
+                    if !src.fitted.is_empty() {
+                        from.push(format!("{} fitted to measured runs", src.fitted.join(", ")));
+                    }
+                    if !src.held.is_empty() {
+                        from.push(format!("{} held by its fit", src.held.join(", ")));
+                    }
+                    if !src.own.is_empty() {
+                        from.push(format!("{} the scenario's own", src.own.join(", ")));
+                    }
+                    print_line(format_args!(
+                        "  losses besides bytes: {} (training profile {f}: {})",
+                        p.losses(),
+                        from.join("; ")
+                    ))?
+                }
+                _ => print_line(format_args!("  losses besides bytes: {}", p.losses()))?,
             }
         }
         if let Some(mp) = &p.model_parallel {

@@ -63,8 +63,31 @@ dense = "gtopk"
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        out.contains("fitted to measured runs: training.toml"),
+        out.contains(
+            "(training profile training.toml: compute_jitter, message_overhead, nic_efficiency fitted to measured runs)"
+        ),
         "{out}"
+    );
+    // a loss the scenario sets itself is said to be its own (a review:
+    // it read as fitted)
+    let own = dir.join("r20-own.toml");
+    std::fs::write(
+        &own,
+        text.replace(
+            "gpu = \"p102-100\"",
+            "gpu = \"p102-100\"\ncompute_jitter = 0.1",
+        ),
+    )
+    .unwrap();
+    let o = dtsim(&["run", own.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains(
+            "stragglers (compute CV 10.00%)"
+        ) && stdout(&o).contains(
+            "(training profile training.toml: message_overhead, nic_efficiency fitted to measured runs; compute_jitter the scenario's own)"
+        ),
+        "{}",
+        stdout(&o)
     );
 
     let o = dtsim(&["run", s.to_str().unwrap(), "--json", "--uncertainty", "40"]);

@@ -170,6 +170,23 @@ pub struct PointResult {
     /// Whether `--uncertainty` drew the losses from the profile's fit.
     #[serde(skip)]
     pub fitted_draws: bool,
+    /// With a training profile, where each loss came from: (fitted by the
+    /// profile's fit, held by it, set by the scenario itself), by name.
+    #[serde(skip)]
+    pub loss_sources: Option<LossSources>,
+}
+
+/// Where a point's losses came from, beside a training profile
+/// (`training_profile`): each loss by its key's name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossSources {
+    /// Taken from the profile, which fitted them to measured runs.
+    pub fitted: Vec<String>,
+    /// Taken from the profile, which held them (left out of `--params`,
+    /// or no run depended on them): the scenario's values at the fit.
+    pub held: Vec<String>,
+    /// Set by the scenario's own keys, which win over the profile.
+    pub own: Vec<String>,
 }
 
 /// A point's losses besides bytes, as its scenario resolved them.
@@ -398,8 +415,23 @@ impl Iterator for Runs {
                 None => None,
                 Some(n) => Some(interval(&p.config, &result, n).map_err(|e| self.point_error(e))?),
             };
+            let loss_sources = p.config.fitted_losses.as_ref().map(|f| {
+                let names = |keep: &dyn Fn(sim::losses::Param) -> bool| {
+                    sim::losses::Param::ALL
+                        .into_iter()
+                        .filter(|&q| keep(q))
+                        .map(|q| q.name().to_string())
+                        .collect()
+                };
+                LossSources {
+                    fitted: names(&|q| f.params.contains(&q)),
+                    held: names(&|q| f.taken.contains(&q) && !f.params.contains(&q)),
+                    own: names(&|q| !f.taken.contains(&q)),
+                }
+            });
             Ok(PointResult {
                 result,
+                loss_sources,
                 training_profile: p
                     .config
                     .fitted_losses
