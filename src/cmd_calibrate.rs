@@ -295,6 +295,9 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
             };
             let (profile, fit) = calibration::training::calibrate(&req, &who)?;
             note_part!("{}", describe_fit(&fit));
+            for w in &fit.warnings {
+                note!("warning: {w}");
+            }
             for p in &profile.training_points {
                 note!(
                     "  {}: measured {:.4} s, predicted {:.4} s ({:+.1}%)",

@@ -432,7 +432,21 @@ pub struct TrainingFit {
     pub iterations: u32,
     /// Simulations run.
     pub simulations: u64,
+    /// What the runs cannot mean as given ([`calibrate`] fills it): a
+    /// run faster than the scenario allows with no loss at all, or a fit
+    /// that leaves the runs far off.
+    pub warnings: Vec<String>,
 }
+
+/// A run is called faster than any loss allows when its measured time is
+/// under this share of its prediction without losses (stragglers, the
+/// only loss that can speed one GPU's mean, move a 10-iteration mean by
+/// well under 5% at the largest CV dtsim takes on its measured window).
+const BELOW_IDEAL: f64 = 0.95;
+
+/// An rms of ln(predicted/measured) past which the fitted losses are
+/// said not to describe the runs (a typical miss of a factor e^0.5 ≈ 1.65).
+const FAR_OFF_RMS: f64 = 0.5;
 
 /// The scenario's losses at a run's point, in [`Param::ALL`]'s order.
 fn losses_of(cfg: &TrainConfig) -> [f64; 3] {
@@ -767,6 +781,7 @@ pub fn fit(runs: &[Run], params: &[Param]) -> Result<TrainingFit, CalibrateError
         rms_log_residual: (c / n as f64).sqrt(),
         iterations,
         simulations: sims,
+        warnings: Vec::new(),
     })
 }
 
@@ -850,8 +865,27 @@ pub fn calibrate(
 ) -> Result<(Profile, TrainingFit), CalibrateError> {
     let runs = read_runs(req.scenario.as_deref(), &req.measured)?;
     let scenarios = scenarios_of(&runs);
-    let f = fit(&runs, &req.params)?;
+    let mut f = fit(&runs, &req.params)?;
     let predicted = predict(&runs, Some(&f.values))?;
+    // runs no loss can reach: losses only slow a run (a review: a
+    // throughput 170 times the compute alone, or milliseconds written as
+    // seconds, fitted without a word)
+    let ideal = predict(&runs, Some(&[0.0, 0.0, 1.0]))?;
+    for (r, &t) in runs.iter().zip(&ideal) {
+        if r.measured_s < BELOW_IDEAL * t {
+            f.warnings.push(format!(
+                "line {} ({}): measured {:.4} s an iteration, faster than the scenario allows with no loss at all ({:.4} s): no fitted loss can reach it; the scenario's compute or network is slower than the cluster measured, or the measurement's unit is off",
+                r.line, r.label, r.measured_s, t
+            ));
+        }
+    }
+    if f.rms_log_residual > FAR_OFF_RMS {
+        f.warnings.push(format!(
+            "the fitted losses leave the runs off by a factor of {:.2} in the mean (rms of ln(predicted/measured) {:.3}): they do not describe these runs; check the measurements' units and the scenario",
+            f.rms_log_residual.exp(),
+            f.rms_log_residual
+        ));
+    }
     let mut notes = vec![format!(
         "least squares of ln(predicted/measured) over {} runs, {} iterations, {} simulations",
         runs.len(),
@@ -862,6 +896,9 @@ pub fn calibrate(
         notes.push(format!(
             "{b} ended on a bound of its range: no uncertainty for it"
         ));
+    }
+    for w in &f.warnings {
+        notes.push(format!("warning: {w}"));
     }
     for u in &f.unidentified {
         notes.push(format!(

@@ -249,6 +249,53 @@ fn held_and_unidentifiable_losses() {
     );
 }
 
+/// Runs no loss can reach are warned about with their line: a run faster
+/// than its prediction with no loss at all, and a fit that leaves the
+/// runs far off (a review: milliseconds written as seconds, or a
+/// throughput 170 times the compute alone, fitted without a word); exact
+/// runs warn of nothing.
+#[test]
+fn runs_no_loss_can_reach_are_warned_about() {
+    let dir = temp_dir("unreachable");
+    let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
+    let who = Requester {
+        tool: "dtsim test".into(),
+        command: "test".into(),
+    };
+    let req = |measured: PathBuf| TrainingRequest {
+        scenario: Some(scenario.clone()),
+        measured,
+        params: Param::ALL.to_vec(),
+    };
+    let (_, f) = training::calibrate(&req(measured.clone()), &who).unwrap();
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    // the last run (line 18: a comment, the header, 16 runs) 100 times
+    // too fast
+    let text = std::fs::read_to_string(&measured).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let last = lines.last_mut().unwrap();
+    let (head, t) = last.rsplit_once(',').unwrap();
+    *last = format!("{head},{:e}", t.parse::<f64>().unwrap() / 100.0);
+    let fast = dir.join("fast.csv");
+    std::fs::write(&fast, lines.join("\n") + "\n").unwrap();
+    let (profile, f) = training::calibrate(&req(fast), &who).unwrap();
+    assert!(
+        f.warnings.iter().any(|w| w.starts_with("line 18 (")
+            && w.contains("faster than the scenario allows with no loss at all")),
+        "{:?}",
+        f.warnings
+    );
+    assert!(
+        profile
+            .provenance
+            .notes
+            .iter()
+            .any(|n| n.starts_with("warning: line 18")),
+        "{:?}",
+        profile.provenance.notes
+    );
+}
+
 /// Repeats of a point measure its noise, not the losses: a fit needs one
 /// more distinct point than losses, however many rows repeat one (a
 /// review: five rows of one job fitted three losses, exit 0, into a
