@@ -1064,7 +1064,11 @@ pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, Cal
             // a key of any run (runs of several scenarios may sweep
             // different keys: a run whose scenario does not sweep it is
             // one of the others, predicted)
-            if !runs.iter().any(|r| r.keys.contains_key(key)) {
+            // the runs' own scenario files, where a column names them
+            // (a review: a whole file could not be held out)
+            let by_file = key == SCENARIO_COLUMN && req.scenario.is_none();
+            let dir = req.measured.parent().unwrap_or(Path::new(""));
+            if !by_file && !runs.iter().any(|r| r.keys.contains_key(key)) {
                 let mut known: Vec<&str> = runs
                     .iter()
                     .flat_map(|r| r.keys.keys().map(String::as_str))
@@ -1077,17 +1081,33 @@ pub fn validate(req: &TrainingValidateRequest) -> Result<TrainingValidation, Cal
                 )));
             }
             let on = |r: &Run| {
-                r.keys
-                    .get(key)
-                    .is_some_and(|k| values.iter().any(|v| same(k, v)))
+                if by_file {
+                    // one file however it is spelled (`a.toml`, `./a.toml`)
+                    values
+                        .iter()
+                        .any(|v| Path::new(&r.scenario) == dir.join(shown(v)))
+                } else {
+                    r.keys
+                        .get(key)
+                        .is_some_and(|k| values.iter().any(|v| same(k, v)))
+                }
             };
             let train: Vec<Run> = runs.iter().filter(|r| on(r)).cloned().collect();
             if train.is_empty() {
-                let mut taken: Vec<String> = runs
-                    .iter()
-                    .filter_map(|r| r.keys.get(key))
-                    .map(shown)
-                    .collect();
+                let mut taken: Vec<String> = if by_file {
+                    runs.iter()
+                        .map(|r| {
+                            Path::new(&r.scenario)
+                                .strip_prefix(dir)
+                                .map_or(r.scenario.clone(), |p| p.display().to_string())
+                        })
+                        .collect()
+                } else {
+                    runs.iter()
+                        .filter_map(|r| r.keys.get(key))
+                        .map(shown)
+                        .collect()
+                };
                 taken.dedup();
                 taken.sort();
                 taken.dedup();
@@ -1133,12 +1153,21 @@ fn shown(v: &toml::Value) -> String {
     }
 }
 
-/// Whether two cells mean the same value (a whole number and a float of
-/// the same value do).
+/// Whether two cells mean the same value: a whole number and a float of
+/// the same value do, and so do a size and its bytes (`64MiB` and
+/// `67108864`, as the runs' cells of a size key may be written either
+/// way; a review found `--fit-on strategy.fusion=64MiB` matched no run
+/// written in bytes).
 fn same(a: &toml::Value, b: &toml::Value) -> bool {
+    use toml::Value::{Float, Integer, String as Text};
     match (a, b) {
-        (toml::Value::Integer(x), toml::Value::Float(y))
-        | (toml::Value::Float(y), toml::Value::Integer(x)) => *x as f64 == *y,
+        (Integer(x), Float(y)) | (Float(y), Integer(x)) => *x as f64 == *y,
+        (Text(t), Integer(x)) | (Integer(x), Text(t)) => {
+            sim::units::parse_bytes(t).is_ok_and(|n| i64::try_from(n) == Ok(*x))
+        }
+        (Text(t), Text(u)) if t != u => {
+            matches!((sim::units::parse_bytes(t), sim::units::parse_bytes(u)), (Ok(x), Ok(y)) if x == y)
+        }
         _ => a == b,
     }
 }
@@ -1196,6 +1225,27 @@ mod tests {
                 assert!((inv[i][j] - want[i][j]).abs() < 1e-12);
             }
         }
+        // JᵀJ: inverted and symmetric where determined; refused where
+        // two columns agree to 1e-9 (a variance inflation of about
+        // 5e17), or a column is zero
+        let a = vec![vec![4.0, 2.0], vec![2.0, 3.0]];
+        let inv = invert_well_determined(a).unwrap();
+        let want = [[0.375, -0.25], [-0.25, 0.5]];
+        for i in 0..2 {
+            for j in 0..2 {
+                assert!((inv[i][j] - want[i][j]).abs() < 1e-12, "{inv:?}");
+            }
+        }
+        let j = [[1.0, 1.0 + 1e-9], [2.0, 2.0], [3.0, 3.0 - 1e-9]];
+        let ata: Vec<Vec<f64>> = (0..2)
+            .map(|p| {
+                (0..2)
+                    .map(|q| j.iter().map(|r| r[p] * r[q]).sum())
+                    .collect()
+            })
+            .collect();
+        assert!(invert_well_determined(ata).is_none());
+        assert!(invert_well_determined(vec![vec![1.0, 0.0], vec![0.0, 0.0]]).is_none());
     }
 
     #[test]
@@ -1206,5 +1256,10 @@ mod tests {
         assert!(parse_fit_on("cluster.nodes").is_err());
         assert!(parse_fit_on("cluster.nodes=").is_err());
         assert!(same(&toml::Value::Integer(2), &toml::Value::Float(2.0)));
+        let text = |t: &str| toml::Value::String(t.into());
+        assert!(same(&text("64MiB"), &toml::Value::Integer(67_108_864)));
+        assert!(same(&text("64MiB"), &text("67108864B")));
+        assert!(!same(&text("64MiB"), &toml::Value::Integer(64)));
+        assert!(!same(&text("eth-10g"), &text("eth-25g")));
     }
 }

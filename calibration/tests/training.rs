@@ -753,6 +753,36 @@ fn runs_name_their_scenarios() {
         training::scenarios_of(&runs),
         [dir.join("s.toml"), dir.join("more/one.toml")].map(|p| p.display().to_string())
     );
+    // a whole file held out: fit on s.toml's sixteen runs (however the
+    // value spells it), predict more/one.toml's
+    let held = dir.join("held.csv");
+    std::fs::write(&held, format!("{named}more/one.toml,,,,0.05\n")).unwrap();
+    for spelled in ["s.toml", "./s.toml"] {
+        let v = training::validate(&TrainingValidateRequest {
+            scenario: None,
+            measured: held.clone(),
+            params: vec![Param::MessageOverhead],
+            fit_on: Some(("scenario".into(), vec![toml::Value::String(spelled.into())])),
+        })
+        .unwrap();
+        assert_eq!(v.held_out.len(), 1, "{spelled}");
+        assert_eq!(v.held_out[0].point, "scenario=more/one.toml");
+    }
+    let e = training::validate(&TrainingValidateRequest {
+        scenario: None,
+        measured: held.clone(),
+        params: vec![Param::MessageOverhead],
+        fit_on: Some((
+            "scenario".into(),
+            vec![toml::Value::String("x.toml".into())],
+        )),
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("no run has x.toml; the runs' values are more/one.toml, s.toml"),
+        "{e}"
+    );
     // refusals, each with its line
     let bad = |csv: &str, scenario: Option<&Path>| -> String {
         let m = dir.join(format!("bad-{:x}.csv", fxhash(csv)));
