@@ -668,7 +668,7 @@ fn bad_training_profiles_are_refused() {
     let f = p[0].config.fitted_losses.as_ref().unwrap();
     assert_eq!(f.params, [Param::ComputeJitter, Param::NicEfficiency]);
     assert!(f.uncertain());
-    for (change, says) in [
+    for ((change, says), line) in [
         (
             ("nic_efficiency = 0.9", "nic_efficiency = 0"),
             "outside (0, 1]",
@@ -692,10 +692,23 @@ fn bad_training_profiles_are_refused() {
             "finite",
         ),
         (("[[1e-6, 0.0], [0.0, 1e-4]]", "[[1e-6]]"), "2 × 2"),
-    ] {
+        (
+            ("covariance = [[1e-6, 0.0], [0.0, 1e-4]]\n", ""),
+            "there is no covariance",
+        ),
+    ]
+    .into_iter()
+    // the profile's line of the value at fault (a review: only the
+    // scenario's line was named)
+    .zip([4, 2, 5, 6, 6, 6, 6, 6, 5])
+    {
         let e = load(&good.replace(change.0, change.1)).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("training_profile"), "{e}");
         assert!(e.message.contains(says), "{says}: {e}");
+        assert!(
+            e.message.contains(&format!("p.toml:{line}: [training]")),
+            "line {line}: {e}"
+        );
     }
 }
 

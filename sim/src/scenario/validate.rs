@@ -301,6 +301,25 @@ fn training_profile(
         ));
     }
     let (path, profile) = read_profile(key, "training", given, dir)?;
+    // a hand-edited value is named at its line of the profile (the file
+    // was just read whole; a second read that fails names no line)
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let line_of = |name: &str| {
+        let field = name.split_whitespace().next().unwrap_or(name);
+        text.lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix(field)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
+            })
+            .map_or(String::new(), |i| format!(":{}", i + 1))
+    };
+    let bad_at = |field: &str, m: String| {
+        invalid(
+            key,
+            format!("training profile {}{}: {m}", path.display(), line_of(field)),
+        )
+    };
     let bad = |m: String| invalid(key, format!("training profile {}: {m}", path.display()));
     let t = profile.training.ok_or_else(|| {
         bad("has no [training] table (`dtsim calibrate training` writes one)".into())
@@ -311,23 +330,41 @@ fn training_profile(
         (Param::NicEfficiency, t.nic_efficiency),
     ] {
         if !p.admits(v) {
-            return Err(bad(format!(
-                "[training] {} = {v} is outside {}",
-                p.name(),
-                p.admitted()
-            )));
+            let field = match p {
+                Param::MessageOverhead => "message_overhead_s",
+                _ => p.name(),
+            };
+            return Err(bad_at(
+                field,
+                format!("[training] {field} = {v} is outside {}", p.admitted()),
+            ));
         }
     }
     let mut fitted: Vec<Param> = Vec::new();
     for name in &t.fitted {
-        let p = Param::parse(name).map_err(|m| bad(format!("[training] fitted: {m}")))?;
+        let p =
+            Param::parse(name).map_err(|m| bad_at("fitted", format!("[training] fitted: {m}")))?;
         if fitted.contains(&p) {
-            return Err(bad(format!("[training] fitted names `{name}` twice")));
+            return Err(bad_at(
+                "fitted",
+                format!("[training] fitted names `{name}` twice"),
+            ));
         }
         fitted.push(p);
     }
     let n = fitted.len();
     let cov = &t.covariance;
+    if cov.is_empty() && n > 0 {
+        // every fitted loss would be taken as exact (a review deleted the
+        // line and `--uncertainty` drew nothing)
+        return Err(bad_at(
+            "fitted",
+            format!(
+                "[training] fitted names {n} loss{} and there is no covariance: give `covariance` ({n} × {n}, zeros for losses known exactly)",
+                if n == 1 { "" } else { "es" }
+            ),
+        ));
+    }
     if !cov.is_empty() {
         let shaped = cov.len() == n
             && cov
@@ -356,9 +393,12 @@ fn training_profile(
                 })
         };
         if !factors {
-            return Err(bad(format!(
-                "[training] covariance must be a symmetric, positive semi-definite {n} × {n} matrix of finite numbers, a row and a column for each fitted parameter"
-            )));
+            return Err(bad_at(
+                "covariance",
+                format!(
+                    "[training] covariance must be a symmetric, positive semi-definite {n} × {n} matrix of finite numbers, a row and a column for each fitted parameter"
+                ),
+            ));
         }
     }
     // a loss the scenario sets itself is not the profile's
