@@ -318,6 +318,42 @@ fn every_documented_command_runs_as_written() {
     assert!(counts["run"] >= 15, "{counts:?}");
 }
 
+/// Whole scenarios in the pages' ```toml blocks (a `[cluster]` and a
+/// `[model]` table: the others are fragments) run with `dtsim run` as
+/// written, without a warning; at least docs/scenarios.md's own model.
+#[test]
+fn every_documented_scenario_runs_as_written() {
+    let mut ran = Vec::new();
+    let mut failures = Vec::new();
+    for page in pages() {
+        let name = page.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&page).unwrap();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("```toml\n") {
+            let body = &rest[at + 8..];
+            let end = body.find("```").expect("a closed block");
+            let block = &body[..end];
+            rest = &body[end + 3..];
+            if !(block.contains("[cluster]") && block.contains("[model]")) {
+                continue;
+            }
+            let dir = scratch(&format!("{name}-toml-{}", ran.len()));
+            std::fs::write(dir.join("scenario.toml"), block).unwrap();
+            let o = sh(&dir, "dtsim run scenario.toml", &[]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            if !o.status.success() || !err.is_empty() {
+                failures.push(format!(
+                    "{name}: exited {:?}: {err}\n{block}",
+                    o.status.code()
+                ));
+            }
+            ran.push(name.clone());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(ran.iter().any(|p| p == "scenarios.md"), "{ran:?}");
+}
+
 /// Inline synopses (`dtsim run FILE --trace OUT.json`): the subcommand
 /// exists and every flag is one its help lists.
 #[test]
