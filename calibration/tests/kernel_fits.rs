@@ -46,8 +46,10 @@ fn sizes() -> Vec<usize> {
 /// and CI failed once on three misses running.
 ///
 /// Timings on a shared 2-core machine are still noisy (a scheduler hiccup
-/// can double one median): an attempt that misses is repeated, up to three
-/// times. The kernels crate builds optimised in test profiles too
+/// can double one median): an attempt that misses is repeated, up to five
+/// times, half a second apart (three in a row missed once in a full suite
+/// on 2026-11-29, the sort's growth over the selection's at ×1.20, and
+/// the test passed alone twice right after). The kernels crate builds optimised in test profiles too
 /// (Cargo.toml), since unoptimised code adds a per-element cost of its own.
 /// (The prediction averages log2 m arithmetically, the measurement ln t
 /// geometrically; the two differ in the fourth digit, 1.7273 against
@@ -55,7 +57,11 @@ fn sizes() -> Vec<usize> {
 #[test]
 fn cpu_kernels_fit_their_forms() {
     let mut last = String::new();
-    for _attempt in 0..3 {
+    for attempt in 0..5 {
+        if attempt > 0 {
+            // let whatever disturbed the last attempt pass
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
         let sizes = sizes();
         let timings = time_kernels(&sizes, &[0.01, 0.1], 5);
         let mut names: Vec<&str> = timings.iter().map(|t| t.kernel).collect();
@@ -110,7 +116,7 @@ fn cpu_kernels_fit_their_forms() {
             ln_sort.exp()
         );
     }
-    panic!("a form misfits in three attempts: {last}");
+    panic!("a form misfits in five attempts: {last}");
 }
 
 /// DCT's kept count is one rule in two crates: the simulator's

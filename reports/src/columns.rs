@@ -20,7 +20,7 @@ pub const SPEEDUP: &str = "speedup";
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ColumnError {
     /// The table has no column of that name.
-    #[error("no column `{column}` in the table; it has: {}", available.join(", "))]
+    #[error("no column `{column}` in the table{}; it has: {}", hint(column, available), available.join(", "))]
     Unknown {
         /// The column asked for.
         column: String,
@@ -51,6 +51,14 @@ pub enum ColumnError {
     /// polars could not convert or add a column; the message says which.
     #[error("{0}")]
     Table(String),
+}
+
+/// " (did you mean `X`?)" for the column nearest a misspelt one.
+fn hint(column: &str, available: &[String]) -> String {
+    let known: Vec<&str> = available.iter().map(String::as_str).collect();
+    sim::names::nearest(column, &known)
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
 }
 
 impl ColumnError {

@@ -37,9 +37,21 @@ pub trait Named: Copy + 'static {
 /// The known name closest to `word`, if it is close enough to be what was
 /// meant: at most a third of the longer name's characters differ (edits,
 /// ignoring case, with a transposition counting once), and at least one
-/// is shared.
+/// is shared; or, for a word of three letters or more, the one known
+/// name that begins with it (`prio` for `priority`).
 pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let lower = word.to_lowercase();
+    // or the one name a word of three letters or more begins (`prio`)
+    let starts: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|k| {
+            *k != word && lower.chars().count() >= 3 && k.to_lowercase().starts_with(&lower)
+        })
+        .collect();
+    if let [k] = starts[..] {
+        return Some(k);
+    }
     known
         .iter()
         .filter(|&&k| k != word)
@@ -73,6 +85,12 @@ mod tests {
         assert_eq!(nearest("Network", &keys), Some("network"));
         assert_eq!(nearest("bandwidth", &keys), None);
         assert_eq!(nearest("x", &keys), None);
+        assert_eq!(nearest("prio", &["fifo", "priority"]), Some("priority"));
+        // a beginning two names share is no hint
+        assert_eq!(
+            nearest("gpus", &["gpus_per_node", "gpus_per_pcie_switch"]),
+            None
+        );
         assert_eq!(nearest("nodes", &keys), None, "an exact name is not a typo");
     }
 

@@ -195,6 +195,9 @@ pub fn open_str_in(
                 "is given twice in its table; keep one".into()
             };
         }
+        if let Some(better) = line.and_then(|l| layout_hint(text, l, key.as_deref())) {
+            message = better;
+        }
         ScenarioError {
             file: file.into(),
             line,
@@ -242,6 +245,54 @@ pub(crate) fn user_words(message: &str) -> String {
     type_words(m)
 }
 
+/// What a reader's error at line `l` (1-based) means where the file's
+/// layout, not a value, is at fault (a review: each read as a type error
+/// of another key):
+/// * a `[sweep]` key written as a bare dotted path (`cluster.nodes =
+///   [1, 2]`), which TOML reads as a table `cluster` holding `nodes`;
+/// * `[[model.layers.embedding]]`, a list of tables where a layer's
+///   embedding is one table;
+/// * `[model.layers.embedding]` before any `[[model.layers]]`, which
+///   makes the first layer, so that the next `[[model.layers]]` repeats
+///   it.
+fn layout_hint(text: &str, l: usize, key: Option<&str>) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let here = lines.get(l - 1)?.split('#').next()?.trim();
+    if let Some(path) = key.and_then(|k| k.strip_prefix("sweep."))
+        && path.contains('.')
+        && !here.starts_with('"')
+        && !here.starts_with('\'')
+    {
+        return Some(format!(
+            "a [sweep] key is a dotted path in quotes: write `\"{path}\" = [...]` (unquoted, TOML reads `{path}` as tables inside [sweep])"
+        ));
+    }
+    let compact = |t: &str| t.split_whitespace().collect::<String>();
+    if compact(here) == "[[model.layers.embedding]]" {
+        return Some(
+            "a layer's embedding is one table: write `[model.layers.embedding]` (single brackets) after its `[[model.layers]]`".into(),
+        );
+    }
+    if compact(here) == "[[model.layers]]" {
+        let before = &lines[..l - 1];
+        let first_layer = before
+            .iter()
+            .position(|t| compact(t.split('#').next().unwrap_or(t)) == "[[model.layers]]");
+        let embedding = before
+            .iter()
+            .position(|t| compact(t.split('#').next().unwrap_or(t)) == "[model.layers.embedding]");
+        if let Some(e) = embedding
+            && first_layer.is_none_or(|f| e < f)
+        {
+            return Some(format!(
+                "the `[model.layers.embedding]` of line {} comes before any `[[model.layers]]`: a layer's embedding follows its `[[model.layers]]` entry",
+                e + 1
+            ));
+        }
+    }
+    None
+}
+
 /// The reader's names of types in scenario words.
 fn type_words(text: &str) -> String {
     let mut out = text
@@ -286,6 +337,39 @@ gpu = "titan-xp"
         let p = load_str(GOOD, "f.toml", "f").unwrap();
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].config.cluster.gpus(), 8);
+    }
+
+    /// Layout slips are said as such, at their line (a review: each read
+    /// as a type error of another key).
+    #[test]
+    fn layout_slips_say_what_to_write() {
+        let base = "name = \"t\"\n[cluster]\nnodes = 2\nnetwork = \"eth-10g\"\n[model]\ngpu = \"h200\"\nbatch_per_gpu = 8\n";
+        let layer = "[[model.layers]]\nparams = 1000\nforward = \"1ms\"\nbackward = \"1ms\"\n";
+        let table = "vocab = 10\ndim = 4\ndensity = 0.1\n";
+        for (text, line, says) in [
+            (
+                format!("{base}{layer}[sweep]\ncluster.nodes = [1, 2]\n"),
+                13,
+                "a [sweep] key is a dotted path in quotes: write `\"cluster.nodes\" = [...]`",
+            ),
+            (
+                format!("{base}{layer}[[model.layers.embedding]]\n{table}"),
+                12,
+                "write `[model.layers.embedding]` (single brackets)",
+            ),
+            (
+                format!("{base}[model.layers.embedding]\n{table}{layer}"),
+                12,
+                "the `[model.layers.embedding]` of line 8 comes before any `[[model.layers]]`",
+            ),
+        ] {
+            let e = err(&text);
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+        // a quoted sweep key's own error is the reader's
+        let e = err(&format!("{base}{layer}[sweep]\n\"cluster.nodes\" = 3\n"));
+        assert!(!e.message.contains("in quotes"), "{e}");
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub(super) fn validate_strategy(
             return Err(invalid(
                 "strategy.dense",
                 format!(
-                    "`{m}` sparsifies the dense gradients, and this model has embedding tables: a compressed dense method beside a sparse method is not modelled (use `allreduce` or `ps` for the dense part)"
+                    "`{m}` sparsifies the dense gradients, and this model has embedding tables: Top-k and gTop-k beside a sparse method are not modelled (use `allreduce`, `ps` or `dct`, DCT-DP, for the dense part)"
                 ),
             ));
         }

@@ -264,6 +264,13 @@ pub fn validate(raw: &RawScenario, stem: &str, dir: Option<&Path>) -> Result<Tra
             ));
         }
     }
+    if raw.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        // the results' scenario column would be blank
+        return Err(invalid(
+            "name",
+            "is empty: give the scenario a name, or leave the key out (it is then the file's name)",
+        ));
+    }
     Ok(TrainConfig {
         name: raw.name.clone().unwrap_or_else(|| stem.to_string()),
         seed: {
@@ -589,6 +596,14 @@ fn validate_model(raw: &RawScenario, default_jitter: f64) -> Result<Model, Inval
                     Some(v) => layer_variables(v, params as u64, &k("variables"))?,
                 };
                 let name = l.name.clone().unwrap_or_else(|| format!("layer{i}"));
+                if name.trim().is_empty() {
+                    // traces, tables and mp_splits name layers (a review:
+                    // `model parallel: 2 stages ( | layer1)`)
+                    return Err(invalid(
+                        &k("name"),
+                        "is empty: give the layer a name, or leave the key out (it is then layer<its index>)",
+                    ));
+                }
                 if let Some(&j) = named.get(&name) {
                     let unnamed = l.name.is_none() || m.layers[j].name.is_none();
                     return Err(invalid(
@@ -845,6 +860,27 @@ fn compute_jitter(v: Option<f64>, default: f64) -> Result<f64, Invalid> {
 /// slip gives silently. `raw` is the scenario `cfg` was validated from.
 pub fn advice(raw: &RawScenario, cfg: &TrainConfig) -> Vec<Invalid> {
     let mut out = priority_advice(cfg);
+    // a custom model's device, any name, but one a letter off a known one
+    // is probably it (a review: `H200` took a P102-100's kernel costs,
+    // 68 times the H200's, silently)
+    if raw.model.preset.is_none() {
+        let gpu = cfg.model.gpu.as_str();
+        let known: Vec<&str> = crate::workload::gpus::MEMORY_BANDWIDTH
+            .iter()
+            .map(|(k, _, _)| *k)
+            .chain(crate::workload::kernels::CPU_DEVICES)
+            .collect();
+        if !known.contains(&gpu)
+            && let Some(k) = crate::names::nearest(gpu, &known)
+        {
+            out.push(invalid(
+                "model.gpu",
+                format!(
+                    "`{gpu}` is no device dtsim knows (did you mean `{k}`?): a custom model's device picks the costs of the kernels a method inserts, and an unknown one takes the slowest known memory (the P102-100's) and no measured kernel"
+                ),
+            ));
+        }
+    }
     if let Some(node) = raw
         .cluster
         .node
@@ -1368,6 +1404,56 @@ mod tests {
         let p = crate::scenario::load_str(&text(300), "t.toml", "t").unwrap();
         assert!(p[0].warnings.is_empty());
     }
+    /// An empty scenario or layer name is refused at its key (a review:
+    /// a blank scenario column, and `2 stages ( | layer1)`).
+    #[test]
+    fn empty_names_are_refused() {
+        let good = "name = \"t\"\n[cluster]\nnodes = 2\nnetwork = \"eth-10g\"\n[model]\ngpu = \"h200\"\nbatch_per_gpu = 8\n[[model.layers]]\nname = \"a\"\nparams = 1000000\nforward = \"1ms\"\nbackward = \"1ms\"\n";
+        assert!(crate::scenario::load_str(good, "t.toml", "t").is_ok());
+        for (change, key, line) in [
+            (("name = \"t\"", "name = \"\""), "name", 1),
+            (("name = \"a\"", "name = \" \""), "model.layers[0].name", 9),
+        ] {
+            let e = crate::scenario::load_str(&good.replace(change.0, change.1), "t.toml", "t")
+                .unwrap_err();
+            assert_eq!(e.key.as_deref(), Some(key), "{e}");
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.starts_with("is empty"), "{e}");
+        }
+    }
+
+    /// A custom model's device a letter or a case off a known one is
+    /// warned about with the name it probably meant; a name far from any
+    /// (a device of one's own) is not.
+    #[test]
+    fn a_custom_devices_typo_is_warned_about() {
+        let text = |gpu: &str| {
+            format!(
+                "name = \"t\"\n[cluster]\nnodes = 2\nnetwork = \"eth-10g\"\n[model]\ngpu = \"{gpu}\"\nbatch_per_gpu = 8\n[[model.layers]]\nparams = 1000000\nforward = \"1ms\"\nbackward = \"1ms\"\n"
+            )
+        };
+        let warned = |t: &str| {
+            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
+                .warnings
+                .clone()
+        };
+        for (typo, meant) in [("H200", "h200"), ("xeon-18", "xeon-18c"), ("a10O", "a100")] {
+            let w = warned(&text(typo));
+            assert_eq!(w.len(), 1, "{typo}: {w:?}");
+            assert_eq!(w[0].key.as_deref(), Some("model.gpu"));
+            assert!(
+                w[0].message.starts_with(&format!(
+                    "`{typo}` is no device dtsim knows (did you mean `{meant}`?)"
+                )),
+                "{}",
+                w[0].message
+            );
+        }
+        for fine in ["h200", "xeon-18c", "my-accelerator"] {
+            assert!(warned(&text(fine)).is_empty(), "{fine}");
+        }
+    }
+
     /// A node preset beside another known device's compute table is
     /// warned about at `model.gpu`, at its sweep's points too (a review
     /// swept `cluster.node` over DGX A100 and H100 with `gpu = "a100"`:
