@@ -414,6 +414,24 @@ fn plots_from_a_sweep_and_a_trace() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no column `nope`"));
+    // a misspelt column gets the nearest (a review: none)
+    let o = dtsim(&[
+        "plot",
+        csv1.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--y",
+        "thruput",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("no column `thruput` in the table (did you mean `throughput`?)"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // speedup over a baseline series
     let sp = d.join("sp.svg");
     let base = [
