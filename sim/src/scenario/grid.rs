@@ -254,8 +254,29 @@ impl Grid {
             raw.strategy.ps_machine_cores = None;
         }
         let cfg = validate(&raw, &self.stem, dir).map_err(|(k, m)| {
-            let swept = sweep.contains_key(&k);
-            self.locate((k, m), swept)
+            if sweep.contains_key(&k) {
+                return self.locate((k, m), true);
+            }
+            // a key of the file refused beside a swept key of its table
+            // (a table's `density` beside a swept `tokens_per_batch`):
+            // the sweep's line is where the point went wrong (a review:
+            // only the file's line was named)
+            let table = |key: &str| key.rsplit_once('.').map(|(t, _)| t.to_string());
+            // (the file's own error, at every point, stays the file's)
+            let own = validate(&self.base, &self.stem, dir).is_err_and(|(b, _)| b == k);
+            match sweep
+                .keys()
+                .find(|sk| !own && table(sk).is_some() && table(sk) == table(&k))
+            {
+                Some(sk) => self.locate(
+                    (
+                        sk.clone(),
+                        format!("at this point of the sweep, `{k}` of the file: {m}"),
+                    ),
+                    true,
+                ),
+                None => self.locate((k, m), false),
+            }
         })?;
         let warnings = advice(&raw, &cfg)
             .into_iter()
@@ -602,6 +623,33 @@ mod tests {
                     + 1
             )
         );
+    }
+
+    /// A key of the file refused only beside a swept key of its table is
+    /// located at the sweep's line, naming both (a review: a table's
+    /// `density` beside a swept `tokens_per_batch` named the file's line
+    /// alone); the file's own error stays at its line.
+    #[test]
+    fn a_file_key_refused_beside_a_swept_one_points_at_the_sweep() {
+        let text = "name = \"t\"\n[cluster]\nnodes = 2\nnetwork = \"eth-10g\"\n[model]\ngpu = \"h200\"\nbatch_per_gpu = 8\n[[model.layers]]\nparams = 1000\nforward = \"1ms\"\nbackward = \"1ms\"\n[model.layers.embedding]\nvocab = 1000\ndim = 4\ndensity = 0.1\n[strategy]\nsparse = \"ps\"\n[sweep]\n\"model.layers[0].embedding.tokens_per_batch\" = [100]\n";
+        let e = err(text);
+        assert_eq!(
+            e.key.as_deref(),
+            Some("model.layers[0].embedding.tokens_per_batch")
+        );
+        assert_eq!(e.line, Some(19), "{e}");
+        assert!(
+            e.message
+                .starts_with("at this point of the sweep, `model.layers[0].embedding.density` of the file: give either"),
+            "{e}"
+        );
+        let own = format!(
+            "{}\n[sweep]\n\"cluster.nodes\" = [1, 2]\n",
+            GOOD.replace("ib-edr-100g", "eth-10x")
+        );
+        let e = err(&own);
+        assert_eq!(e.key.as_deref(), Some("cluster.network"), "{e}");
+        assert!(e.message.starts_with("unknown network"), "{e}");
     }
 
     /// A key may step into an array of tables by index: a custom layer's
