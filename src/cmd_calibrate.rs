@@ -266,23 +266,22 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     };
     crate::error::output_file("-o", out)?;
     // the profile must not replace a log or a file it is made from
-    let inputs: Vec<&PathBuf> = match &a.what {
-        What::Net(n) => n.nccl_tests.iter().chain(&n.osu).collect(),
-        What::Training(t) => t.scenario.iter().chain([&t.measured]).collect(),
+    let inputs: Vec<&std::path::Path> = match &a.what {
+        What::Net(n) => n
+            .nccl_tests
+            .iter()
+            .chain(&n.osu)
+            .map(|p| p.as_path())
+            .collect(),
+        What::Training(t) => t
+            .scenario
+            .iter()
+            .chain([&t.measured])
+            .map(|p| p.as_path())
+            .collect(),
         What::Kernels(_) | What::Collectives(_) => Vec::new(),
     };
-    if let Ok(target) = std::fs::canonicalize(out)
-        && let Some(input) = inputs
-            .iter()
-            .find(|i| std::fs::canonicalize(i).is_ok_and(|c| c == target))
-    {
-        return Err(CliError::Input(format!(
-            "-o {}: that is an input ({}): writing the profile there would destroy it; name \
-             another file",
-            out.display(),
-            input.display()
-        )));
-    }
+    crate::error::not_an_input("-o", out, &inputs, "the profile")?;
     let who = requester();
     // a kernel calibration's checkpoint, which its finished profile replaces
     let mut checkpoint = None;

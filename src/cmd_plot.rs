@@ -16,38 +16,52 @@ pub struct PlotArgs {
     #[arg(long, value_name = "TRACE.json")]
     timeline: Option<PathBuf>,
     /// Column for the x axis.
-    #[arg(long, required_unless_present = "timeline")]
+    #[arg(
+        long,
+        required_unless_present = "timeline",
+        conflicts_with = "timeline"
+    )]
     x: Option<String>,
     /// Column(s) for the y axis (several, comma-separated, for --kind stacked).
-    #[arg(long, value_delimiter = ',', required_unless_present = "timeline")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        required_unless_present = "timeline",
+        conflicts_with = "timeline"
+    )]
     y: Vec<String>,
     /// One line or bar per value of this column.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "timeline")]
     series: Option<String>,
     /// line, bar (grouped) or stacked.
-    #[arg(long, default_value = "line", value_parser = parse_kind)]
+    #[arg(long, default_value = "line", value_parser = parse_kind, conflicts_with = "timeline")]
     kind: Kind,
     /// Plot the speedup of y over this value of the series column (y
     /// divided by the baseline's y at the same x), e.g. `--y throughput
     /// --series strategy.dense --baseline ps --kind bar`.
-    #[arg(long, requires = "series", value_name = "SERIES_VALUE")]
+    #[arg(
+        long,
+        requires = "series",
+        value_name = "SERIES_VALUE",
+        conflicts_with = "timeline"
+    )]
     baseline: Option<String>,
     /// Keep only the rows whose COL reads VALUE (repeatable), e.g.
     /// `--where cluster.network=eth-10g`: for a table that sweeps more keys
     /// than the chart shows.
-    #[arg(long = "where", value_name = "COL=VALUE")]
+    #[arg(long = "where", value_name = "COL=VALUE", conflicts_with = "timeline")]
     filters: Vec<String>,
     /// Title (default: derived from the columns' names).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "timeline")]
     title: Option<String>,
     /// The x axis's title (default: the column's name and unit).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "timeline")]
     xlabel: Option<String>,
     /// The y axis's title (default: the column's name and unit).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "timeline")]
     ylabel: Option<String>,
     /// The legend's title (default: the series column's name).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "timeline")]
     legend_title: Option<String>,
     /// Iterations of the timeline to draw.
     #[arg(long)]
@@ -65,6 +79,13 @@ pub struct PlotArgs {
 
 pub fn run(a: PlotArgs) -> Result<(), CliError> {
     crate::error::output_file("-o", &a.output)?;
+    // (a table's plot has no iterations: the flag was ignored, a review)
+    if a.iterations.is_some() && a.timeline.is_none() {
+        return Err(CliError::Input(
+            "--iterations: the iterations of a timeline (--timeline TRACE.json) to draw; a results table's plot has none"
+                .into(),
+        ));
+    }
     let source = match &a.timeline {
         Some(t) => Source::Timeline {
             path: t.clone(),

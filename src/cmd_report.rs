@@ -71,6 +71,8 @@ enum ReportCommand {
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     if let Some(ReportCommand::Merge { inputs, out }) = a.what {
         crate::error::output_file("--out", &out)?;
+        let shards: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+        crate::error::not_an_input("--out", &out, &shards, "the merged table")?;
         let s = sweep::merge(&inputs, &out)?;
         note!(
             "wrote {} ({})",
@@ -81,6 +83,19 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
     }
     crate::cmd_sweep::check_uncertainty(a.uncertainty)?;
     let input = a.input.as_ref().expect("clap requires it");
+    // the report's own tables in its folder must not replace its input
+    // (a review: `report DIR/results.csv -o DIR --where …` replaced the
+    // 45-row table by the 15 rows it kept)
+    if let Some(dir) = &a.output {
+        for name in ["results.csv", "results.parquet"] {
+            crate::error::not_an_input(
+                "-o",
+                &dir.join(name),
+                &[input.as_path()],
+                "the report's table",
+            )?;
+        }
+    }
     if a.uncertainty.is_some() && input.extension().is_none_or(|e| e != "toml") {
         return Err(CliError::Input(format!(
             "--uncertainty runs a scenario's points, and {} is a results table: make it with `dtsim sweep --uncertainty N`, whose percentiles the report draws",

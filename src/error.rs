@@ -79,6 +79,14 @@ pub fn output_file(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
     } else if path.file_name().is_none() || text.ends_with("/.") {
         // "", "x/..", "x/.": no file is named
         "names no file"
+    } else if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        // a file is written whole beside its name and renamed into place,
+        // which would replace the link, not write its target (a review)
+        "is a symbolic link (the written file would replace the link, not write its target)"
+    } else if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        // a device or a pipe would be replaced by a regular file (a review
+        // replaced /dev/full, as root)
+        "is not a regular file but a device, a pipe or a socket (the written file would replace it)"
     } else {
         return Ok(());
     };
@@ -86,6 +94,30 @@ pub fn output_file(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
         "{flag} {}: {problem}; give the name of a file to write",
         path.display()
     )))
+}
+
+/// Refuses an output path that names one of the command's inputs (the
+/// same file however spelt, through links too): writing it would destroy
+/// the input, whole and at once. `what` is what would be written.
+pub fn not_an_input(
+    flag: &str,
+    out: &std::path::Path,
+    inputs: &[&std::path::Path],
+    what: &str,
+) -> Result<(), CliError> {
+    if let Ok(target) = std::fs::canonicalize(out)
+        && let Some(input) = inputs
+            .iter()
+            .find(|i| std::fs::canonicalize(i).is_ok_and(|c| c == target))
+    {
+        return Err(CliError::Input(format!(
+            "{flag} {}: that is an input ({}): writing {what} there would destroy it; name \
+             another file",
+            out.display(),
+            input.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Writes one line on standard output; see [`CliError::writing`].

@@ -75,12 +75,25 @@ fn an_unwritable_output_exits_1() {
         "{}",
         stderr(&o)
     );
-    // a profile
+    // a profile whose folder cannot be made (a file is in the way; a
+    // device as the output is refused as bad input since 2026-11-29, as
+    // the file renamed into place would replace it)
     let log = fixture("nccl-tests/gcp_a3mega_2node_16xH100_tcpxo_allreduce.txt");
-    let o = dtsim(&["calibrate", "net", "--nccl-tests", &log, "-o", "/dev/full"]);
+    let blocked = f.with_file_name("small.toml/x.toml");
+    let o = dtsim(&[
+        "calibrate",
+        "net",
+        "--nccl-tests",
+        &log,
+        "-o",
+        blocked.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).starts_with("error: /dev/full: cannot write the profile: "),
+        stderr(&o).starts_with(&format!(
+            "error: {}: cannot write the profile: ",
+            blocked.display()
+        )),
         "{}",
         stderr(&o)
     );
@@ -209,6 +222,58 @@ fn a_closed_standard_error_loses_messages_not_the_work() {
         std::fs::read_to_string(&out)
             .unwrap()
             .contains("[training]")
+    );
+}
+
+/// Outputs that would destroy what they replace are refused before any
+/// work, exit 2, and the file is untouched (a review: each was replaced,
+/// exit 0): the scenario as its own trace, a report's table over its
+/// input, merged shards over a shard, a symbolic link (the link was
+/// replaced, not its target written) and a device (as root, /dev/full
+/// became a regular file).
+#[test]
+fn outputs_that_would_destroy_what_they_replace_are_refused() {
+    let f = scratch("own-trace.toml", SMALL);
+    let dir = f.parent().unwrap().join("own-outputs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = dir.join("results.csv");
+    std::fs::write(&table, "point,throughput\n0,1\n").unwrap();
+    let link = dir.join("link.json");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(dir.join("target.json"), &link).unwrap();
+    let (fs, ts, ds, ls) = (
+        f.to_str().unwrap(),
+        table.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        link.to_str().unwrap(),
+    );
+    for (args, says) in [
+        (vec!["run", fs, "--trace", fs], "that is an input"),
+        (vec!["report", ts, "-o", ds], "that is an input"),
+        (vec!["report", "merge", ts, "--out", ts], "that is an input"),
+        (vec!["run", fs, "--trace", ls], "is a symbolic link"),
+        (
+            vec!["run", fs, "--trace", "/dev/null"],
+            "is not a regular file",
+        ),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_dtsim"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), SMALL);
+    assert_eq!(
+        std::fs::read_to_string(&table).unwrap(),
+        "point,throughput\n0,1\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
     );
 }
 

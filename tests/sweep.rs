@@ -414,6 +414,35 @@ fn plots_from_a_sweep_and_a_trace() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no column `nope`"));
+    // options of the other kind of plot are refused, not ignored (a
+    // review: --iterations on a table, --y beside --timeline)
+    let o = dtsim(&[
+        "plot",
+        csv1.to_str().unwrap(),
+        "--x",
+        "gpus",
+        "--y",
+        "throughput",
+        "--iterations",
+        "2",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--iterations: the iterations of a timeline")
+    );
+    let o = dtsim(&[
+        "plot",
+        "--timeline",
+        "t.json",
+        "--y",
+        "throughput",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
     // a misspelt column gets the nearest (a review: none)
     let o = dtsim(&[
         "plot",

@@ -423,13 +423,41 @@ fn steered(
     if steer.x.is_none() && steer.series.is_empty() {
         return Ok(lay);
     }
+    // a chosen x or series is a setting the sweep varies: a result
+    // column on the x axis drew "Throughput against throughput", and a
+    // series on the x axis was dropped without a word (a review)
+    let setting = |k: &str| k == "gpus" || swept.iter().any(|s| s == k);
+    let settings = || {
+        std::iter::once("gpus")
+            .chain(swept.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if let Some(x) = &steer.x {
         let numeric = columns::column(df, x)?.dtype().is_primitive_numeric();
+        if !setting(x) {
+            return Err(ColumnError::Table(format!(
+                "--x {x}: the x axis is a setting the sweep varies ({}), not a result",
+                settings()
+            )));
+        }
         lay.x = Some((x.clone(), numeric));
     }
     if !steer.series.is_empty() {
+        let x = lay.x.as_ref().map(|(x, _)| x.as_str());
         for s in &steer.series {
             columns::column(df, s)?;
+            if !setting(s) {
+                return Err(ColumnError::Table(format!(
+                    "--series {s}: a series is a setting the sweep varies ({}), not a result",
+                    settings()
+                )));
+            }
+            if Some(s.as_str()) == x || (x == Some("gpus") && s == "cluster.nodes") {
+                return Err(ColumnError::Table(format!(
+                    "--series {s}: that is the x axis; choose another setting, or another --x"
+                )));
+            }
         }
         lay.series = steer.series.clone();
     }
@@ -720,7 +748,10 @@ fn write_files(
         let left_out = if zero.is_empty() || drawn.is_empty() {
             String::new()
         } else {
-            format!("; {} (zero at every point) is left out", and_list(&zero))
+            format!(
+                "; {} (zero at every point drawn) is left out",
+                and_list(&zero)
+            )
         };
         let mut what = and_list(if drawn.is_empty() { &zero } else { &drawn });
         if let Some(first) = what.get(..1) {
@@ -771,8 +802,9 @@ fn write_files(
             .filter_map(|((p, t), _)| Some((p.map(|p| p as usize)?, (*t)?)))
             .filter(|(p, _)| *p < grid.len())
             .collect();
-        let fastest = rows.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-        let slowest = rows.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        // the first in the table among equals, as the headline names
+        let fastest = first_by(rows.iter(), |a, b| b.1 > a.1);
+        let slowest = first_by(rows.iter(), |a, b| b.1 < a.1);
         if let (Some(f), Some(s)) = (fastest, slowest)
             && f.0 != s.0
         {
@@ -839,6 +871,16 @@ fn write_files(
     std::fs::write(&files[0], md).map_err(|e| io(&files[0], e))?;
     Ok(Written {
         files: std::mem::take(files),
+    })
+}
+
+/// The first item `better` prefers to every earlier one: the maximum (or
+/// minimum) that comes first, where `Iterator::max_by` gives the last of
+/// equals.
+fn first_by<T: Copy>(items: impl Iterator<Item = T>, better: impl Fn(&T, &T) -> bool) -> Option<T> {
+    items.fold(None, |acc, x| match acc {
+        Some(a) if !better(&a, &x) => Some(a),
+        _ => Some(x),
     })
 }
 
@@ -973,16 +1015,30 @@ fn markdown(
     }
     let shown_groups = groups.len().min(MAX_HEADLINE_GROUPS);
     for (g, rows) in &groups[..shown_groups] {
-        let best = rows
-            .iter()
-            .filter_map(|&r| Some((r, thr[r]?)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        let worst = rows
-            .iter()
-            .filter_map(|&r| Some((r, thr[r]?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
+        // the first in the table among equals (the last came out, so a
+        // report named priority fastest where FIFO ran the same to the
+        // bit: a review)
+        let valued = || rows.iter().filter_map(|&r| Some((r, thr[r]?)));
+        let best = first_by(valued(), |a, b| b.1 > a.1);
+        let worst = first_by(valued(), |a, b| b.1 < a.1);
         let (Some((b, bt)), Some((w, wt))) = (best, worst) else {
             continue;
+        };
+        // the others equal to it to the figures shown
+        let equal = |x: usize, xt: f64| -> String {
+            let same: Vec<String> = valued()
+                .filter(|&(r, t)| r != x && sig(t, 4) == sig(xt, 4))
+                .map(|(r, _)| name_of(&other_keys, &other_vals, r))
+                .collect();
+            match same.len() {
+                0 => String::new(),
+                n if n <= 3 => format!(" (equal, to 4 figures, with {})", same.join("; ")),
+                n => format!(
+                    " (equal, to 4 figures, with {} and {} more)",
+                    same[..3].join("; "),
+                    n - 3
+                ),
+            }
         };
         let lead = if g.is_empty() {
             String::new()
@@ -1011,10 +1067,12 @@ fn markdown(
         } else if b != w && !other_keys.is_empty() {
             let _ = writeln!(
                 md,
-                "{lead}{fastest}: {} — {} {unit}. Slowest: {} — {} {unit}. The fastest has {} times the throughput of the slowest.{}",
+                "{lead}{fastest}: {}{} — {} {unit}. Slowest: {}{} — {} {unit}. The fastest has {} times the throughput of the slowest.{}",
                 name_of(&other_keys, &other_vals, b),
+                equal(b, bt),
                 sig(bt, 4),
                 name_of(&other_keys, &other_vals, w),
+                equal(w, wt),
                 sig(wt, 4),
                 sig(bt / wt, 4),
                 if lossy(b) {

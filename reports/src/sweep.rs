@@ -690,6 +690,9 @@ pub(crate) fn numeric_columns() -> Vec<(&'static str, table::Expect)> {
     cols.extend(fields.filter_map(|(name, cell)| match cell {
         Cell::U32(_) => Some((name, table::Expect::U32)),
         Cell::U64(_) => Some((name, table::Expect::U64)),
+        Cell::F64(_) if matches!(name, "throughput" | "iteration_time_s") => {
+            Some((name, table::Expect::Positive))
+        }
         Cell::F64(_) => Some((name, table::Expect::F64)),
         Cell::Text(_) => None,
     }));

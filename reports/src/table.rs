@@ -129,6 +129,11 @@ pub(crate) enum Expect {
     U64,
     /// A number (`NaN` and `inf` included, as polars writes them).
     F64,
+    /// A finite number above 0, and present: a run's throughput and
+    /// iteration time, which every point has (a review's hand-edited -5,
+    /// 0, NaN or empty throughput made a report's "fastest" and ratios
+    /// nonsense, exit 0).
+    Positive,
 }
 
 impl Expect {
@@ -146,6 +151,11 @@ impl Expect {
                 .parse::<f64>()
                 .is_err()
                 .then(|| format!("`{text}` is not a number")),
+            Expect::Positive => match text.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => None,
+                _ if text.is_empty() => Some("is empty: every point has one".into()),
+                _ => Some(format!("`{text}` is not a finite number above 0")),
+            },
         }
     }
 }
@@ -298,8 +308,8 @@ impl Rows<'_> {
         }
         if self.keep {
             if self.bad.is_none()
-                && !self.field.is_empty()
                 && let Some(Some(e)) = self.expect.get(k)
+                && (!self.field.is_empty() || *e == Expect::Positive)
             {
                 self.bad = e
                     .refuse(&String::from_utf8_lossy(&self.field))

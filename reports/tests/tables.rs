@@ -181,10 +181,27 @@ fn rows_that_do_not_fit_the_header_are_refused_with_their_line() {
     assert_eq!(
         refused("word.csv", with_line(2, &set("iteration_time_s", "fast"))),
         format!(
-            "{}, line 3, column `iteration_time_s`: `fast` is not a number",
+            "{}, line 3, column `iteration_time_s`: `fast` is not a finite number above 0",
             p("word.csv")
         )
     );
+    // a run's throughput and iteration time are present, finite and
+    // above 0 (a review's hand-edited -5 made a report's ratios nonsense)
+    for (v, why) in [
+        ("-5", "`-5` is not a finite number above 0"),
+        ("0", "`0` is not a finite number above 0"),
+        ("NaN", "`NaN` is not a finite number above 0"),
+        ("inf", "`inf` is not a finite number above 0"),
+        ("", "is empty: every point has one"),
+    ] {
+        assert_eq!(
+            refused("throughput.csv", with_line(2, &set("throughput", v))),
+            format!(
+                "{}, line 3, column `throughput`: {why}",
+                p("throughput.csv")
+            )
+        );
+    }
     assert_eq!(
         refused("fraction.csv", with_line(2, &set("gpus", "2.5"))),
         format!(
@@ -218,12 +235,12 @@ fn rows_that_do_not_fit_the_header_are_refused_with_their_line() {
 fn valid_csv_reads_as_before() {
     let dir = out_dir("valid");
     let cases = [
-        "point,grid_points,scenario,gpus,iteration_time_s\n0,2,\"a, \"\"b\"\"\",4,0.5\n1,2,\"two\nlines\",,NaN\n",
+        "point,grid_points,scenario,gpus,comm_s\n0,2,\"a, \"\"b\"\"\",4,0.5\n1,2,\"two\nlines\",,NaN\n",
         "point,grid_points,gpus\r\n0,1,4\r\n",
         "\u{feff}point,grid_points,gpus\n0,1,4",
         "a,b\n1,x\"y\"\n2,\n",
         "gpus,iteration_time_s\nmany,slow\n",
-        "point,grid_points,throughput\n0,1,inf\n",
+        "point,grid_points,comm_s\n0,1,inf\n",
         "a\n1\n\n2\n",
         "point,grid_points\n",
     ];
