@@ -463,6 +463,13 @@ fn a_timeline_draws_gpu_tracks_for_two_iterations() {
 fn timeline_errors() {
     let dir = out_dir("timeline_errors");
     let out = dir.join("t.png");
+    // iteration starts out of order would title the iterations wrongly
+    let mut falling = tiny_trace();
+    falling["otherData"]["iteration_starts_us"] = json!([5.0, 4.0, 3.0]);
+    assert!(matches!(
+        plot_timeline(&falling, &out, None, 1200, 800),
+        Err(PlotError::BadTrace(m)) if m.contains("must rise: entry 1 (4) is not after entry 0 (5)")
+    ));
     assert!(matches!(
         plot_timeline(&json!({"traceEvents": 3}), &out, None, 1200, 800),
         Err(PlotError::BadTrace(m)) if m.contains("traceEvents")

@@ -278,6 +278,18 @@ impl Gantt {
                             "`otherData.iteration_starts_us` holds a non-number or one beyond ±1e15",
                         )
                     })?;
+                // dtsim writes them rising; out of order they would title
+                // the iterations wrongly (a review: sorted, `[5, 4, 3]`
+                // drew four iterations titled 1–2)
+                if let Some(w) = starts.windows(2).position(|w| w[1] <= w[0]) {
+                    return Err(bad_trace(format!(
+                        "`otherData.iteration_starts_us` must rise: entry {} ({}) is not after entry {} ({})",
+                        w + 1,
+                        starts[w + 1],
+                        w,
+                        starts[w]
+                    )));
+                }
                 starts.sort_by(f64::total_cmp);
                 starts
             }
