@@ -266,19 +266,9 @@ pub fn run(a: CalibrateArgs) -> Result<(), CliError> {
     };
     crate::error::output_file("-o", out)?;
     // the profile must not replace a log or a file it is made from
-    let inputs: Vec<&std::path::Path> = match &a.what {
-        What::Net(n) => n
-            .nccl_tests
-            .iter()
-            .chain(&n.osu)
-            .map(|p| p.as_path())
-            .collect(),
-        What::Training(t) => t
-            .scenario
-            .iter()
-            .chain([&t.measured])
-            .map(|p| p.as_path())
-            .collect(),
+    let inputs: Vec<&PathBuf> = match &a.what {
+        What::Net(n) => n.nccl_tests.iter().chain(&n.osu).collect(),
+        What::Training(t) => t.scenario.iter().chain([&t.measured]).collect(),
         What::Kernels(_) | What::Collectives(_) => Vec::new(),
     };
     crate::error::not_an_input("-o", out, &inputs, "the profile")?;

@@ -71,8 +71,7 @@ enum ReportCommand {
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     if let Some(ReportCommand::Merge { inputs, out }) = a.what {
         crate::error::output_file("--out", &out)?;
-        let shards: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
-        crate::error::not_an_input("--out", &out, &shards, "the merged table")?;
+        crate::error::not_an_input("--out", &out, &inputs, "the merged table")?;
         let s = sweep::merge(&inputs, &out)?;
         note!(
             "wrote {} ({})",
@@ -88,12 +87,7 @@ pub fn run(a: ReportArgs) -> Result<(), CliError> {
     // 45-row table by the 15 rows it kept)
     if let Some(dir) = &a.output {
         for name in ["results.csv", "results.parquet"] {
-            crate::error::not_an_input(
-                "-o",
-                &dir.join(name),
-                &[input.as_path()],
-                "the report's table",
-            )?;
+            crate::error::not_an_input("-o", &dir.join(name), &[input], "the report's table")?;
         }
     }
     if a.uncertainty.is_some() && input.extension().is_none_or(|e| e != "toml") {

@@ -42,7 +42,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     if let Some(out) = &a.trace {
         crate::error::output_file("--trace", out)?;
         // a review wrote a trace over its own scenario
-        crate::error::not_an_input("--trace", out, &[a.file.as_path()], "the trace")?;
+        crate::error::not_an_input("--trace", out, &[&a.file], "the trace")?;
     }
     let runs = reports::run::start(&Request {
         file: a.file,

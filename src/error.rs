@@ -102,7 +102,7 @@ pub fn output_file(flag: &str, path: &std::path::Path) -> Result<(), CliError> {
 pub fn not_an_input(
     flag: &str,
     out: &std::path::Path,
-    inputs: &[&std::path::Path],
+    inputs: &[impl AsRef<std::path::Path>],
     what: &str,
 ) -> Result<(), CliError> {
     if let Ok(target) = std::fs::canonicalize(out)
@@ -114,7 +114,7 @@ pub fn not_an_input(
             "{flag} {}: that is an input ({}): writing {what} there would destroy it; name \
              another file",
             out.display(),
-            input.display()
+            input.as_ref().display()
         )));
     }
     Ok(())

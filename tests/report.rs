@@ -643,23 +643,28 @@ fn a_nodes_network_model_report_says_what_it_holds_and_compares_like_with_like()
     assert!(e.to_string().contains("not comparable"), "{e}");
 }
 
+/// The report.md of `scenario`, written as `NAME/s.toml` and reported
+/// into `NAME/out` (the command must succeed).
+fn report_md(name: &str, scenario: &str) -> String {
+    let d = dir(name);
+    let s = d.join("s.toml");
+    std::fs::write(&s, scenario).unwrap();
+    let out = d.join("out");
+    let o = dtsim(&["report", s.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_to_string(out.join("report.md")).unwrap()
+}
+
 /// A nodes × compute-jitter sweep (the stragglers example's form): the
 /// headline compares the jitters at the largest cluster, fastest against
 /// slowest, instead of one line per jitter or "every point … (equal to 4
 /// figures)".
 #[test]
 fn a_stragglers_headline_compares_the_jitters() {
-    let d = dir("jitter");
-    let s = d.join("jitter.toml");
-    std::fs::write(
-        &s,
-        swept("\"cluster.nodes\" = [1, 2]\n\"model.compute_jitter\" = [0.0, 0.1]\n"),
-    )
-    .unwrap();
-    let out = d.join("out");
-    let o = dtsim(&["report", s.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let md = report_md(
+        "jitter",
+        &swept("\"cluster.nodes\" = [1, 2]\n\"model.compute_jitter\" = [0.0, 0.1]\n"),
+    );
     let headline: Vec<&str> = md
         .lines()
         .skip_while(|l| !l.starts_with("At 8 GPUs"))
@@ -825,22 +830,15 @@ fn plot_and_report_exit_codes() {
 /// "the fastest point").
 #[test]
 fn equal_points_are_said_equal_and_the_first_is_named() {
-    let d = dir("equal");
-    let s = d.join("s.toml");
-    std::fs::write(
-        &s,
-        swept(
+    let md = report_md(
+        "equal",
+        &swept(
             "\"cluster.nodes\" = [1, 2]\n\
              \"strategy.dense\" = [\"allreduce\", \"ps\"]\n\
              \"strategy.schedule\" = [\"fifo\", \"priority\"]\n",
         )
         .replace("preset = \"vgg16\"", "preset = \"resnet50\""),
-    )
-    .unwrap();
-    let out = d.join("r");
-    let o = dtsim(&["report", s.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    );
     let line = md
         .lines()
         .find(|l| l.starts_with("Fastest: "))

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{dtsim, repo};
+use common::{assert_bad, dtsim, repo};
 
 fn dir(name: &str) -> PathBuf {
     common::fresh_dir("sweep", name)
@@ -381,85 +381,61 @@ fn plots_from_a_sweep_and_a_trace() {
     }
     let svg = std::fs::read_to_string(d.join("p.svg")).unwrap();
     assert!(svg.contains("Throughput") && svg.contains("fifo") && svg.contains("priority"));
+    // refusals of a plot of the one-model table, each at exit 2 with what
+    // its message must say (and, for the first, must not)
+    let refused_plot = |y: &str, extra: &[&str], says: &[&str]| {
+        let mut args = vec![
+            "plot",
+            csv1.to_str().unwrap(),
+            "--x",
+            "gpus",
+            "--y",
+            y,
+            "-o",
+            png.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = dtsim(&args);
+        assert_bad(&o, says);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
     // without the series, the hint names the swept key that tells the
     // rows apart, not the sweep's row number (a review: "make point the
     // series")
-    let o = dtsim(&[
-        "plot",
-        csv1.to_str().unwrap(),
-        "--x",
-        "gpus",
-        "--y",
+    let err = refused_plot(
         "throughput",
-        "-o",
-        png.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("but differ in strategy.schedule")
-            && err.contains("or make strategy.schedule the series")
-            && !err.contains("point"),
-        "{err}"
+        &[],
+        &[
+            "but differ in strategy.schedule",
+            "or make strategy.schedule the series",
+        ],
     );
-    let o = dtsim(&[
-        "plot",
-        csv1.to_str().unwrap(),
-        "--x",
-        "gpus",
-        "--y",
-        "nope",
-        "-o",
-        png.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no column `nope`"));
+    assert!(!err.contains("point"), "{err}");
+    refused_plot("nope", &[], &["no column `nope`"]);
     // options of the other kind of plot are refused, not ignored (a
     // review: --iterations on a table, --y beside --timeline)
-    let o = dtsim(&[
-        "plot",
-        csv1.to_str().unwrap(),
-        "--x",
-        "gpus",
-        "--y",
+    refused_plot(
         "throughput",
-        "--iterations",
-        "2",
-        "-o",
-        png.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("--iterations: the iterations of a timeline")
+        &["--iterations", "2"],
+        &["--iterations: the iterations of a timeline"],
     );
-    let o = dtsim(&[
-        "plot",
-        "--timeline",
-        "t.json",
-        "--y",
-        "throughput",
-        "-o",
-        png.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
+    assert_bad(
+        &dtsim(&[
+            "plot",
+            "--timeline",
+            "t.json",
+            "--y",
+            "throughput",
+            "-o",
+            png.to_str().unwrap(),
+        ]),
+        &["cannot be used with"],
+    );
     // a misspelt column gets the nearest (a review: none)
-    let o = dtsim(&[
-        "plot",
-        csv1.to_str().unwrap(),
-        "--x",
-        "gpus",
-        "--y",
+    refused_plot(
         "thruput",
-        "-o",
-        png.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains("no column `thruput` in the table (did you mean `throughput`?)"),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        &[],
+        &["no column `thruput` in the table (did you mean `throughput`?)"],
     );
     // speedup over a baseline series
     let sp = d.join("sp.svg");

@@ -870,7 +870,15 @@ pub fn calibrate(
     // runs no loss can reach: losses only slow a run (a review: a
     // throughput 170 times the compute alone, or milliseconds written as
     // seconds, fitted without a word)
-    let ideal = predict(&runs, Some(&[0.0, 0.0, 1.0]))?;
+    let none = sim::losses::Losses::defaults(true);
+    let ideal = predict(
+        &runs,
+        Some(&[
+            none.compute_jitter,
+            none.message_overhead_s,
+            none.nic_efficiency,
+        ]),
+    )?;
     for (r, &t) in runs.iter().zip(&ideal) {
         if r.measured_s < BELOW_IDEAL * t {
             f.warnings.push(format!(

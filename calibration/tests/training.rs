@@ -59,6 +59,14 @@ fusion = 0
 /// The losses the synthetic runs were made with, in `Param::ALL`'s order.
 const TRUE: [f64; 3] = [0.04, 1e-3, 0.55];
 
+/// Who the tests' profiles say made them.
+fn tester() -> Requester {
+    Requester {
+        tool: "dtsim test".into(),
+        command: "test".into(),
+    }
+}
+
 /// Writes the scenario and a CSV of its points' iteration times under the
 /// losses `TRUE`, each multiplied by exp(noise · zᵢ) for standard normal
 /// zᵢ drawn from `seed`.
@@ -222,10 +230,7 @@ fn held_and_unidentifiable_losses() {
     // and the profile does not call them fitted: it holds them, as it
     // holds a loss left out of --params (a review: listed as fitted with
     // no variance, `dtsim run` took them as known)
-    let who = Requester {
-        tool: "dtsim test".into(),
-        command: "test".into(),
-    };
+    let who = tester();
     let (profile, _) = training::calibrate(
         &TrainingRequest {
             scenario: Some(one.clone()),
@@ -258,10 +263,7 @@ fn held_and_unidentifiable_losses() {
 fn runs_no_loss_can_reach_are_warned_about() {
     let dir = temp_dir("unreachable");
     let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
-    let who = Requester {
-        tool: "dtsim test".into(),
-        command: "test".into(),
-    };
+    let who = tester();
     let req = |measured: PathBuf| TrainingRequest {
         scenario: Some(scenario.clone()),
         measured,
@@ -340,10 +342,7 @@ fn repeats_of_a_point_are_one_point() {
 fn the_profile_is_what_scenarios_name() {
     let dir = temp_dir("profile");
     let (scenario, measured) = synthetic_runs(&dir, 0.0, 0);
-    let who = Requester {
-        tool: "dtsim test".into(),
-        command: "test".into(),
-    };
+    let who = tester();
     let (profile, f) = training::calibrate(
         &TrainingRequest {
             scenario: Some(scenario.clone()),

@@ -56,9 +56,7 @@ pub enum ColumnError {
 /// " (did you mean `X`?)" for the column nearest a misspelt one.
 fn hint(column: &str, available: &[String]) -> String {
     let known: Vec<&str> = available.iter().map(String::as_str).collect();
-    sim::names::nearest(column, &known)
-        .map(|k| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default()
+    sim::names::did_you_mean(column, &known)
 }
 
 impl ColumnError {

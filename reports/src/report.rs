@@ -443,8 +443,10 @@ fn steered(
         }
         lay.x = Some((x.clone(), numeric));
     }
+    let x = lay.x.as_ref().map(|(x, _)| x.as_str());
+    // gpus on the x axis stands for the node count
+    let consumed = |k: &str| Some(k) == x || (x == Some("gpus") && k == "cluster.nodes");
     if !steer.series.is_empty() {
-        let x = lay.x.as_ref().map(|(x, _)| x.as_str());
         for s in &steer.series {
             columns::column(df, s)?;
             if !setting(s) {
@@ -453,7 +455,7 @@ fn steered(
                     settings()
                 )));
             }
-            if Some(s.as_str()) == x || (x == Some("gpus") && s == "cluster.nodes") {
+            if consumed(s) {
                 return Err(ColumnError::Table(format!(
                     "--series {s}: that is the x axis; choose another setting, or another --x"
                 )));
@@ -462,9 +464,6 @@ fn steered(
         lay.series = steer.series.clone();
     }
     lay.chosen = true;
-    let x = lay.x.as_ref().map(|(x, _)| x.as_str());
-    // gpus on the x axis stands for the node count
-    let consumed = |k: &str| Some(k) == x || (x == Some("gpus") && k == "cluster.nodes");
     lay.series.retain(|k| !consumed(k));
     lay.held.clear();
     for k in swept {

@@ -64,12 +64,20 @@ pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
+/// " (did you mean `X`?)" for the [`nearest`] known name, or nothing.
+pub fn did_you_mean(word: &str, known: &[&str]) -> String {
+    nearest(word, known)
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
+}
+
 /// "unknown WHAT `NAME` (did you mean `X`?); known: A, B, C".
 pub fn unknown(what: &str, name: &str, known: &[&str]) -> String {
-    let hint = nearest(name, known)
-        .map(|k| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default();
-    format!("unknown {what} `{name}`{hint}; known: {}", known.join(", "))
+    format!(
+        "unknown {what} `{name}`{}; known: {}",
+        did_you_mean(name, known),
+        known.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -262,11 +262,13 @@ impl Grid {
             // the sweep's line is where the point went wrong (a review:
             // only the file's line was named)
             let table = |key: &str| key.rsplit_once('.').map(|(t, _)| t.to_string());
-            // (the file's own error, at every point, stays the file's)
-            let own = validate(&self.base, &self.stem, dir).is_err_and(|(b, _)| b == k);
+            // (the file's own error, at every point, stays the file's: the
+            // file is validated again for it, on this error path only)
+            let own = || validate(&self.base, &self.stem, dir).is_err_and(|(b, _)| b == k);
             match sweep
                 .keys()
-                .find(|sk| !own && table(sk).is_some() && table(sk) == table(&k))
+                .find(|sk| table(sk).is_some() && table(sk) == table(&k))
+                .filter(|_| !own())
             {
                 Some(sk) => self.locate(
                     (

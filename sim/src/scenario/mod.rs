@@ -257,7 +257,10 @@ pub(crate) fn user_words(message: &str) -> String {
 ///   it.
 fn layout_hint(text: &str, l: usize, key: Option<&str>) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
-    let here = lines.get(l - 1)?.split('#').next()?.trim();
+    // a line without its comment, and without spaces (`[[ model.layers ]]`)
+    let uncommented = |t: &'_ str| t.split('#').next().unwrap_or_default().trim().to_string();
+    let compact = |t: &str| uncommented(t).split_whitespace().collect::<String>();
+    let here = uncommented(lines.get(l - 1)?);
     if let Some(path) = key.and_then(|k| k.strip_prefix("sweep."))
         && path.contains('.')
         && !here.starts_with('"')
@@ -267,20 +270,17 @@ fn layout_hint(text: &str, l: usize, key: Option<&str>) -> Option<String> {
             "a [sweep] key is a dotted path in quotes: write `\"{path}\" = [...]` (unquoted, TOML reads `{path}` as tables inside [sweep])"
         ));
     }
-    let compact = |t: &str| t.split_whitespace().collect::<String>();
-    if compact(here) == "[[model.layers.embedding]]" {
+    if compact(&here) == "[[model.layers.embedding]]" {
         return Some(
             "a layer's embedding is one table: write `[model.layers.embedding]` (single brackets) after its `[[model.layers]]`".into(),
         );
     }
-    if compact(here) == "[[model.layers]]" {
+    if compact(&here) == "[[model.layers]]" {
         let before = &lines[..l - 1];
-        let first_layer = before
-            .iter()
-            .position(|t| compact(t.split('#').next().unwrap_or(t)) == "[[model.layers]]");
+        let first_layer = before.iter().position(|t| compact(t) == "[[model.layers]]");
         let embedding = before
             .iter()
-            .position(|t| compact(t.split('#').next().unwrap_or(t)) == "[model.layers.embedding]");
+            .position(|t| compact(t) == "[model.layers.embedding]");
         if let Some(e) = embedding
             && first_layer.is_none_or(|f| e < f)
         {

@@ -307,10 +307,8 @@ fn training_profile(
             "a training profile gives the losses fitted to measured runs, and `ideal = true` asks for none: keep one of the two",
         ));
     }
-    let (path, profile) = read_profile(key, "training", given, dir)?;
-    // a hand-edited value is named at its line of the profile (the file
-    // was just read whole; a second read that fails names no line)
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let (path, text, profile) = read_profile(key, "training", given, dir)?;
+    // a hand-edited value is named at its line of the profile
     let line_of = |name: &str| {
         let field = name.split_whitespace().next().unwrap_or(name);
         text.lines()
@@ -778,7 +776,7 @@ fn kernel_profile(
             ));
         }
     };
-    let (_, profile) = read_profile(key, "kernel", given, dir)?;
+    let (_, _, profile) = read_profile(key, "kernel", given, dir)?;
     let kernels = model
         .kernels
         .with_profile(&profile, given, needed, &model.gpu)
@@ -787,14 +785,14 @@ fn kernel_profile(
 }
 
 /// Reads the `what` profile a scenario names at `key` (a path relative to
-/// the scenario's directory `dir`): its path and contents, or an error at
-/// the key saying which file and why.
+/// the scenario's directory `dir`): its path, its text (to name a value's
+/// line) and contents, or an error at the key saying which file and why.
 fn read_profile(
     key: &str,
     what: &str,
     given: &str,
     dir: Option<&Path>,
-) -> Result<(std::path::PathBuf, crate::profile::Profile), Invalid> {
+) -> Result<(std::path::PathBuf, String, crate::profile::Profile), Invalid> {
     let path = match dir {
         Some(d) if Path::new(given).is_relative() => d.join(given),
         _ => std::path::PathBuf::from(given),
@@ -807,7 +805,7 @@ fn read_profile(
     })?;
     let profile = crate::profile::Profile::from_toml(&text)
         .map_err(|e| invalid(key, format!("{what} profile {}: {e}", path.display())))?;
-    Ok((path, profile))
+    Ok((path, text, profile))
 }
 
 /// `model.compute_jitter`: a coefficient of variation in [0, 1] (default
@@ -860,50 +858,44 @@ fn compute_jitter(v: Option<f64>, default: f64) -> Result<f64, Invalid> {
 /// slip gives silently. `raw` is the scenario `cfg` was validated from.
 pub fn advice(raw: &RawScenario, cfg: &TrainConfig) -> Vec<Invalid> {
     let mut out = priority_advice(cfg);
+    // the devices dtsim knows: the GPUs of its memory table and its CPUs
+    let gpu = cfg.model.gpu.as_str();
+    let devices: Vec<&str> = crate::workload::gpus::MEMORY_BANDWIDTH
+        .iter()
+        .map(|(k, _, _)| *k)
+        .chain(crate::workload::kernels::CPU_DEVICES)
+        .collect();
+    let known = devices.contains(&gpu);
     // a custom model's device, any name, but one a letter off a known one
     // is probably it (a review: `H200` took a P102-100's kernel costs,
     // 68 times the H200's, silently)
-    if raw.model.preset.is_none() {
-        let gpu = cfg.model.gpu.as_str();
-        let known: Vec<&str> = crate::workload::gpus::MEMORY_BANDWIDTH
-            .iter()
-            .map(|(k, _, _)| *k)
-            .chain(crate::workload::kernels::CPU_DEVICES)
-            .collect();
-        if !known.contains(&gpu)
-            && let Some(k) = crate::names::nearest(gpu, &known)
-        {
-            out.push(invalid(
-                "model.gpu",
-                format!(
-                    "`{gpu}` is no device dtsim knows (did you mean `{k}`?): a custom model's device picks the costs of the kernels a method inserts, and an unknown one takes the slowest known memory (the P102-100's) and no measured kernel"
-                ),
-            ));
-        }
+    let hint = crate::names::did_you_mean(gpu, &devices);
+    if raw.model.preset.is_none() && !known && !hint.is_empty() {
+        out.push(invalid(
+            "model.gpu",
+            format!(
+                "`{gpu}` is no device dtsim knows{hint}: a custom model's device picks the costs of the kernels a method inserts, and an unknown one takes the slowest known memory (the P102-100's) and no measured kernel"
+            ),
+        ));
     }
     if let Some(node) = raw
         .cluster
         .node
         .as_deref()
         .and_then(crate::cluster::presets::node)
+        && known
+        && !node.gpu_tables.contains(&gpu)
     {
-        let gpu = cfg.model.gpu.as_str();
-        let known = crate::workload::gpus::MEMORY_BANDWIDTH
-            .iter()
-            .any(|(k, _, _)| *k == gpu)
-            || crate::workload::kernels::CPU_DEVICES.contains(&gpu);
-        if known && !node.gpu_tables.contains(&gpu) {
-            let tables: Vec<String> = node.gpu_tables.iter().map(|t| format!("\"{t}\"")).collect();
-            out.push(invalid(
-                "model.gpu",
-                format!(
-                    "`{gpu}` computes on `{}` nodes, which carry {}: the run takes the node's links and this device's compute; the node's own GPU is `gpu = {}`",
-                    node.name,
-                    node.gpu,
-                    tables.join("` or `gpu = ")
-                ),
-            ));
-        }
+        let tables: Vec<String> = node.gpu_tables.iter().map(|t| format!("\"{t}\"")).collect();
+        out.push(invalid(
+            "model.gpu",
+            format!(
+                "`{gpu}` computes on `{}` nodes, which carry {}: the run takes the node's links and this device's compute; the node's own GPU is `gpu = {}`",
+                node.name,
+                node.gpu,
+                tables.join("` or `gpu = ")
+            ),
+        ));
     }
     // a compressed method's selection on a GPU dtsim has not measured:
     // the 2019 implementation's cost, carried over by memory bandwidth
@@ -1344,6 +1336,12 @@ fn layer_variables(v: &[i64], params: u64, key: &str) -> Result<Vec<u64>, Invali
 }
 #[cfg(test)]
 mod tests {
+    /// The warnings of a scenario's first point (it must load).
+    fn warned(text: &str) -> Vec<crate::scenario::ScenarioError> {
+        crate::scenario::load_str(text, "t.toml", "t").unwrap()[0]
+            .warnings
+            .clone()
+    }
 
     /// A count's message names its own range, not u32's (a review found
     /// `iterations = 0` told "1 to 4294967295" where 1,000,000 is the
@@ -1432,11 +1430,6 @@ mod tests {
                 "name = \"t\"\n[cluster]\nnodes = 2\nnetwork = \"eth-10g\"\n[model]\ngpu = \"{gpu}\"\nbatch_per_gpu = 8\n[[model.layers]]\nparams = 1000000\nforward = \"1ms\"\nbackward = \"1ms\"\n"
             )
         };
-        let warned = |t: &str| {
-            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
-                .warnings
-                .clone()
-        };
         for (typo, meant) in [("H200", "h200"), ("xeon-18", "xeon-18c"), ("a10O", "a100")] {
             let w = warned(&text(typo));
             assert_eq!(w.len(), 1, "{typo}: {w:?}");
@@ -1465,11 +1458,6 @@ mod tests {
             format!(
                 "name = \"t\"\n[cluster]\nnodes = 2\nnode = \"{node}\"\n[model]\npreset = \"resnet50\"\nbatch_per_gpu = 64\ngpu = \"{gpu}\"\n"
             )
-        };
-        let warned = |t: &str| {
-            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
-                .warnings
-                .clone()
         };
         let w = warned(&text("dgx-h100", "a100"));
         assert_eq!(w.len(), 1, "{w:?}");
@@ -1522,11 +1510,6 @@ mod tests {
             format!(
                 "name = \"t\"\n[cluster]\nnodes = 2\n{cluster}\n[model]\npreset = \"resnet50\"\nbatch_per_gpu = 64\ngpu = \"a100\"\n"
             )
-        };
-        let warned = |t: &str| {
-            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
-                .warnings
-                .clone()
         };
         let w = warned(&text("network = \"ib-ndr-400g\""));
         assert_eq!(w.len(), 1, "{w:?}");
@@ -1588,11 +1571,6 @@ mod tests {
             format!(
                 "name = \"t\"\n[cluster]\nnodes = {gpus}\ngpus_per_node = 1\nnetwork = \"eth-10g\"\n[model]\npreset = \"resnet20\"\nbatch_per_gpu = 128\ngpu = \"p102-100\"\n[strategy]\ndense = \"ps\"\n{set}\n"
             )
-        };
-        let warned = |t: &str| {
-            crate::scenario::load_str(t, "t.toml", "t").unwrap()[0]
-                .warnings
-                .clone()
         };
         let w = warned(&text(4, "ps_machines = 3\nps_servers = 1"));
         assert_eq!(w.len(), 1, "{w:?}");
@@ -2167,7 +2145,6 @@ density = 0.1
         // a sparse PS's servers hold the tables: host memory is warned of
         // as changing nothing (on several GPUs; on one the process still
         // looks its tables up), at `strategy.sparse`'s line
-        let warned = |text: &str| load_str(text, "f.toml", "f").unwrap()[0].warnings.clone();
         let ps = format!("{host}[strategy]\nsparse = \"ps\"\n");
         let w = warned(&ps);
         assert_eq!(w.len(), 1, "{w:?}");
@@ -2596,8 +2573,7 @@ density = 0.1
                 "[cluster]\nnodes = 4\ngpus_per_node = 4\nnetwork = \"eth-25g\"\n[model]\npreset = \"vgg16\"\nbatch_per_gpu = 32\ngpu = \"titan-xp\"\n[strategy]\n{strategy}\n"
             )
         };
-        let warnings = |text: &str| load_str(text, "f.toml", "f").unwrap()[0].warnings.clone();
-        let w = warnings(&vgg(
+        let w = warned(&vgg(
             "schedule = \"priority\"\nfusion = 0\npartition = \"64KiB\"",
         ));
         assert_eq!(w.len(), 1, "{w:?}");
@@ -2623,8 +2599,8 @@ density = 0.1
             "schedule = \"priority\"\nfusion = 0\npartition = \"16MiB\"",
             "schedule = \"fifo\"\nfusion = 0",
         ] {
-            assert!(warnings(&vgg(quiet)).is_empty(), "{quiet}");
+            assert!(warned(&vgg(quiet)).is_empty(), "{quiet}");
         }
-        assert!(warnings(GOOD).is_empty());
+        assert!(warned(GOOD).is_empty());
     }
 }
